@@ -1,0 +1,198 @@
+"""Input validation shared by every problem, solver and estimator.
+
+Every check raises ``ValueError`` (or ``TypeError``) with a message that says what is wrong and
+what was expected, so bad input never silently turns into a wrong answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+#: Default relative tolerance for the symmetry check: ``max|K - K'| <= tol * max(1, max|K|)``.
+SYMMETRY_RTOL = 1e-10
+
+
+def check_square_symmetric(
+    K: ArrayLike,
+    *,
+    name: str = "K0",
+    symmetrize: bool = False,
+    rtol: float = SYMMETRY_RTOL,
+    min_size: int = 1,
+) -> NDArray[np.float64]:
+    """Return ``K`` as a float64 C-contiguous symmetric matrix or raise a clear error.
+
+    Parameters
+    ----------
+    K : array_like of shape (n, n)
+        Kernel (similarity) matrix.
+    name : str
+        Name used in error messages.
+    symmetrize : bool
+        If True, a non-symmetric ``K`` is replaced by ``(K + K') / 2`` instead of raising.
+    rtol : float
+        Relative tolerance of the symmetry check: ``max|K - K'| <= rtol * max(1, max|K|)``.
+        Inside the tolerance the matrix is symmetrised exactly (rounding noise only).
+    min_size : int
+        Smallest accepted ``n``.
+    """
+    K = np.asarray(K)
+    if K.dtype == object or not (
+        np.issubdtype(K.dtype, np.number) or np.issubdtype(K.dtype, np.bool_)
+    ):
+        raise TypeError(f"{name} must be a numeric matrix, got dtype {K.dtype}.")
+    if np.iscomplexobj(K):
+        raise TypeError(f"{name} must be real; got a complex matrix.")
+    if K.ndim != 2 or K.shape[0] != K.shape[1]:
+        raise ValueError(f"{name} must be a square (n, n) matrix; got shape {K.shape}.")
+    n = K.shape[0]
+    if n < min_size:
+        raise ValueError(f"{name} must have at least {min_size} rows; got n = {n}.")
+    K = np.array(K, dtype=np.float64, order="C", copy=True)
+    if not np.all(np.isfinite(K)):
+        bad = int(np.size(K) - np.count_nonzero(np.isfinite(K)))
+        raise ValueError(f"{name} contains {bad} non-finite entries (NaN or inf); expected finite.")
+    asym = float(np.max(np.abs(K - K.T))) if n > 0 else 0.0
+    scale = max(1.0, float(np.max(np.abs(K)))) if n > 0 else 1.0
+    if asym > rtol * scale and not symmetrize:
+        raise ValueError(
+            f"{name} is not symmetric: max|{name} - {name}'| = {asym:.3g} exceeds "
+            f"{rtol:g} * max(1, max|{name}|) = {rtol * scale:.3g}. Pass symmetrize=True to use "
+            f"({name} + {name}')/2."
+        )
+    # Exact symmetry matters: eigh reads only one triangle, and the gap uses both.
+    K = 0.5 * (K + K.T)
+    return K
+
+
+def check_finite_matrix(X: ArrayLike, *, name: str = "X", ndim: int = 2) -> NDArray[np.float64]:
+    """Return ``X`` as a finite float64 array of dimension ``ndim`` or raise."""
+    X = np.asarray(X)
+    if X.dtype == object or not (
+        np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.bool_)
+    ):
+        raise TypeError(f"{name} must be numeric, got dtype {X.dtype}.")
+    if np.iscomplexobj(X):
+        raise TypeError(f"{name} must be real; got complex values.")
+    if X.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-dimensional; got shape {X.shape}.")
+    X = np.asarray(X, dtype=np.float64)
+    if not np.all(np.isfinite(X)):
+        raise ValueError(f"{name} contains NaN or inf; expected finite values.")
+    return X
+
+
+def check_positive(value: Any, name: str, *, allow_array: bool = False) -> Any:
+    """Check that a scalar (or, with ``allow_array``, every entry of an array) is finite and > 0."""
+    arr = np.asarray(value, dtype=np.float64)
+    if arr.ndim > 0 and not allow_array:
+        raise ValueError(f"{name} must be a positive scalar; got an array of shape {arr.shape}.")
+    if arr.size == 0:
+        raise ValueError(f"{name} must not be empty.")
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise ValueError(f"{name} must be finite and > 0; got {value!r}.")
+    return float(arr) if arr.ndim == 0 else arr
+
+
+@dataclass(frozen=True)
+class BinaryLabels:
+    """Two-class labels mapped to ±1.
+
+    Attributes
+    ----------
+    y : ndarray of shape (n,)
+        Labels in {-1.0, +1.0}.
+    classes : ndarray of shape (2,)
+        The user's labels, sorted; ``classes[0]`` maps to -1 and ``classes[1]`` to +1.
+    """
+
+    y: NDArray[np.float64]
+    classes: NDArray[Any]
+
+
+def check_binary_labels(y: ArrayLike, n: int | None = None, *, name: str = "y") -> BinaryLabels:
+    """Map labels of exactly two classes to ±1 (sorted order: smaller class label -> -1)."""
+    y = np.asarray(y)
+    if y.ndim == 2 and 1 in y.shape:
+        y = y.ravel()
+    if y.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D vector of labels; got shape {y.shape}.")
+    if n is not None and y.shape[0] != n:
+        raise ValueError(
+            f"{name} has {y.shape[0]} labels but the kernel has {n} rows; expected one label per row."
+        )
+    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+        raise ValueError(f"{name} contains NaN or inf.")
+    classes = np.unique(y)
+    if classes.shape[0] != 2:
+        raise ValueError(
+            f"{name} must contain exactly two classes; found {classes.shape[0]}: "
+            f"{classes[:10].tolist()}{' ...' if classes.shape[0] > 10 else ''}."
+        )
+    y_pm = np.where(y == classes[1], 1.0, -1.0)
+    return BinaryLabels(y=y_pm, classes=classes)
+
+
+def class_weights_to_C(
+    C: float,
+    y_pm: NDArray[np.float64],
+    class_weight: None | str | Mapping[Any, float],
+    classes: NDArray[Any] | None = None,
+) -> NDArray[np.float64]:
+    """Per-sample box bounds ``C_i`` for the classification dual.
+
+    Parameters
+    ----------
+    C : float
+        Misclassification penalty (> 0).
+    y_pm : ndarray of shape (n,)
+        Labels in {-1, +1}.
+    class_weight : None, "balanced", "paper" or dict
+        ``None``: ``C_i = C``. ``"balanced"``: scikit-learn's ``n / (2 n_class)`` weights.
+        ``"paper"``: the published IndefiniteSVM code's ``C_i = C`` for y=+1 and
+        ``C * n_pos / n_neg`` for y=-1. A dict maps the user's labels (or ±1 when ``classes``
+        is None) to weights.
+    classes : ndarray of shape (2,), optional
+        The user's labels (``classes[0]`` -> -1, ``classes[1]`` -> +1), to interpret dict keys.
+    """
+    C = check_positive(C, "C")
+    n = y_pm.shape[0]
+    n_pos = int(np.sum(y_pm > 0))
+    n_neg = n - n_pos
+    if n_pos == 0 or n_neg == 0:
+        raise ValueError(
+            f"both classes need at least one sample; got {n_pos} positive and {n_neg} negative."
+        )
+    w_pos = w_neg = 1.0
+    if class_weight is None:
+        pass
+    elif isinstance(class_weight, str):
+        if class_weight == "balanced":
+            w_pos, w_neg = n / (2.0 * n_pos), n / (2.0 * n_neg)
+        elif class_weight == "paper":
+            w_pos, w_neg = 1.0, n_pos / n_neg
+        else:
+            raise ValueError(
+                f"class_weight must be None, 'balanced', 'paper' or a dict; got {class_weight!r}."
+            )
+    elif isinstance(class_weight, Mapping):
+        labels = (classes[0], classes[1]) if classes is not None else (-1, 1)
+        unknown = [k for k in class_weight if k not in labels]
+        if unknown:
+            raise ValueError(
+                f"class_weight has keys {unknown} that are not class labels {list(labels)}."
+            )
+        w_neg = float(class_weight.get(labels[0], 1.0))
+        w_pos = float(class_weight.get(labels[1], 1.0))
+        if not (np.isfinite(w_neg) and np.isfinite(w_pos) and w_neg > 0 and w_pos > 0):
+            raise ValueError(f"class weights must be finite and > 0; got {dict(class_weight)}.")
+    else:
+        raise TypeError(
+            f"class_weight must be None, 'balanced', 'paper' or a dict; got {type(class_weight)}."
+        )
+    return np.where(y_pm > 0, C * w_pos, C * w_neg)

@@ -1,0 +1,169 @@
+"""``indefsvm.solve``: one entry point for every problem and solver of paper 004."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from indefsvm.problems import ClassificationProblem, ProxyKernelProblem
+from indefsvm.result import SolveResult
+from indefsvm.solvers import SolverMonitor, projected_gradient
+
+#: Solvers known to :func:`solve`.
+METHODS = ("pg", "accpm", "siqclp")
+
+_NOT_YET = {
+    "accpm": (
+        "method='accpm' (the analytic center cutting plane method of paper 004 Sect. 3.3, "
+        "Algorithm 2) is not implemented yet: it is the ACCPM/SIQCLP capability still to come. "
+        "Use method='pg'."
+    ),
+    "siqclp": (
+        "method='siqclp' (Chen & Ye's exchange method for the SIQCLP, paper 004 Sect. 3.4, "
+        "Algorithm 3) is not implemented yet: it is the ACCPM/SIQCLP capability still to come. "
+        "Use method='pg'."
+    ),
+}
+
+
+def solve(
+    K0: ArrayLike,
+    y: ArrayLike,
+    *,
+    C: float = 1.0,
+    rho: float = 1.0,
+    method: str = "pg",
+    tol: float = 1e-6,
+    max_iter: int = 10000,
+    class_weight: None | str | Mapping[Any, float] = None,
+    libsvm_every: int | None = None,
+    verbose: bool | int = False,
+    callback: Callable[[dict[str, Any]], Any] | None = None,
+    symmetrize: bool = False,
+    max_time: float | None = None,
+    libsvm_tol: float = 1e-3,
+    **solver_options: Any,
+) -> SolveResult:
+    """Solve the indefinite SVM of Luss & d'Aspremont (paper 004, eq. 4/7).
+
+    Maximises ``e'alpha - 1/2 Tr(K*(Y alpha)(Y alpha)') + rho ||K* - K0||_F^2`` over
+    ``{y'alpha = 0, 0 <= alpha <= C_i}`` with the proxy kernel
+    ``K* = (K0 + (Y alpha)(Y alpha)'/(4 rho))_+`` (Theorem 1, eq. 5), and certifies the result
+    with a duality gap valid at every iteration (notes §3).
+
+    Parameters
+    ----------
+    K0 : array_like of shape (n, n)
+        Symmetric, possibly indefinite kernel (similarity) matrix.
+    y : array_like of shape (n,)
+        Labels of exactly two classes (any type); ``classes[1]`` maps to +1.
+    C : float
+        SVM misclassification penalty (> 0).
+    rho : float
+        Penalty on the distance ``||K - K0||_F^2`` (> 0); ``rho -> inf`` gives the SVM on the
+        clipped kernel ``(K0)_+``.
+    method : {"pg", "accpm", "siqclp"}
+        Solver. ``"pg"``: projected gradient (``step="accelerated"`` by default, or
+        ``step="paper"`` with ``step_size`` and ``smoothing`` for the paper's Algorithm 1).
+    tol : float
+        Stop when the certified gap ``<= tol * max(1, |objective|)``.
+    max_iter : int
+        Iteration limit; reaching it sets ``status="max_iter"`` and warns.
+    class_weight : None, "balanced", "paper" or dict
+        Per-class multipliers of ``C``; ``"paper"`` is the published code's
+        ``C * n_pos / n_neg`` for the negative class.
+    libsvm_every : int, optional
+        Every this many iterations (and at the end) train LIBSVM on the current proxy kernel and
+        use its solution's primal value to tighten the upper bound (notes §4).
+    verbose : bool or int
+        Print a progress line every ``verbose`` iterations (True: every 50).
+    callback : callable, optional
+        Called after every iteration with a dict (iteration, objective, upper_bound, gap, alpha,
+        time); returning True stops the solver.
+    symmetrize : bool
+        Accept a non-symmetric ``K0`` and use ``(K0 + K0')/2``.
+    max_time : float, optional
+        Wall-time limit in seconds.
+    libsvm_tol : float
+        LIBSVM's stopping tolerance ``-e`` for the checks.
+    **solver_options
+        Passed to the solver (see :func:`indefsvm.solvers.projected_gradient`).
+
+    Returns
+    -------
+    SolveResult
+        ``alpha``, ``objective`` (value of eq. 7), ``upper_bound``, ``gap``, ``kernel`` (K*),
+        ``intercept``, ``n_iter``, ``status``, ``history``, ``method``, ...
+
+    Examples
+    --------
+    >>> import numpy as np, indefsvm
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 3)); y = np.sign(X[:, 0] + 0.1)
+    >>> K0 = np.tanh(0.5 * X @ X.T - 0.2)          # indefinite sigmoid kernel
+    >>> res = indefsvm.solve(K0, y, C=1.0, rho=1.0)
+    >>> res.status
+    'converged'
+    """
+    start = time.perf_counter()
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}; got {method!r}.")
+    if method in _NOT_YET:
+        raise NotImplementedError(_NOT_YET[method])
+    problem = ClassificationProblem(
+        K0, y, C=C, rho=rho, class_weight=class_weight, symmetrize=symmetrize
+    )
+    return solve_problem(
+        problem,
+        method=method,
+        tol=tol,
+        max_iter=max_iter,
+        libsvm_every=libsvm_every,
+        libsvm_tol=libsvm_tol,
+        verbose=verbose,
+        callback=callback,
+        max_time=max_time,
+        start_time=start,
+        **solver_options,
+    )
+
+
+def solve_problem(
+    problem: ProxyKernelProblem,
+    *,
+    method: str = "pg",
+    tol: float = 1e-6,
+    max_iter: int = 10000,
+    libsvm_every: int | None = None,
+    libsvm_tol: float = 1e-3,
+    verbose: bool | int = False,
+    callback: Callable[[dict[str, Any]], Any] | None = None,
+    max_time: float | None = None,
+    start_time: float | None = None,
+    **solver_options: Any,
+) -> SolveResult:
+    """Run a solver on an already-built problem object (same options as :func:`solve`)."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}; got {method!r}.")
+    if method in _NOT_YET:
+        raise NotImplementedError(_NOT_YET[method])
+    monitor = SolverMonitor(
+        problem,
+        method=method,
+        tol=tol,
+        max_iter=max_iter,
+        libsvm_every=libsvm_every,
+        libsvm_tol=libsvm_tol,
+        verbose=verbose,
+        callback=callback,
+        max_time=max_time,
+        start_time=start_time,
+    )
+    result = projected_gradient(problem, monitor, **solver_options)
+    if not np.isfinite(result.objective):
+        raise FloatingPointError("the solver produced a non-finite objective")
+    return result

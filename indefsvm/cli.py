@@ -1,0 +1,140 @@
+"""Command-line interface: ``indefsvm solve KERNEL LABELS [options]``.
+
+Matrices are read from ``.npy``, ``.csv`` (comma-separated) or ``.txt`` (whitespace-separated)
+files; labels likewise (one per line, any two distinct values).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from indefsvm.api import METHODS, solve
+
+
+def load_array(path: str, *, what: str, labels: bool = False) -> np.ndarray:
+    """Load a matrix or vector from ``.npy``, ``.csv`` or ``.txt``."""
+    p = Path(path)
+    if not p.exists():
+        raise SystemExit(f"error: {what} file {path!r} does not exist.")
+    suffix = p.suffix.lower()
+    try:
+        if suffix == ".npy":
+            return np.load(p, allow_pickle=False)
+        if suffix in (".csv", ".txt", ".tsv", ".dat"):
+            delimiter = "," if suffix == ".csv" else ("\t" if suffix == ".tsv" else None)
+            if labels:
+                return np.loadtxt(p, delimiter=delimiter, dtype=str, ndmin=1)
+            return np.loadtxt(p, delimiter=delimiter, dtype=np.float64, ndmin=2)
+    except ValueError as exc:
+        raise SystemExit(f"error: could not read {what} file {path!r}: {exc}") from exc
+    raise SystemExit(f"error: {what} file {path!r}: expected .npy, .csv, .tsv or .txt.")
+
+
+def _labels_as_numbers_if_possible(y: np.ndarray) -> np.ndarray:
+    if y.dtype.kind in "US":
+        try:
+            return y.astype(np.float64)
+        except ValueError:
+            return y
+    return y
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="indefsvm", description="Learning with indefinite kernels (Luss & d'Aspremont SVM)."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    s = sub.add_parser(
+        "solve",
+        help="solve the indefinite SVM (paper 004, eq. 7) on a precomputed kernel",
+        description="Solve max_alpha min_K>=0 of the indefinite SVM and write the result as JSON.",
+    )
+    s.add_argument("kernel", help="n x n kernel matrix (.npy, .csv or .txt)")
+    s.add_argument("labels", help="n labels of two classes (.npy, .csv or .txt)")
+    s.add_argument("--C", type=float, default=1.0, help="misclassification penalty (default 1)")
+    s.add_argument("--rho", type=float, default=1.0, help="kernel penalty rho (default 1)")
+    s.add_argument("--method", choices=METHODS, default="pg", help="solver (default pg)")
+    s.add_argument(
+        "--step",
+        choices=["accelerated", "paper"],
+        default="accelerated",
+        help="projected-gradient step policy (default accelerated)",
+    )
+    s.add_argument("--step-size", type=float, default=5.0, help="t of the paper's step t/k")
+    s.add_argument(
+        "--smoothing", type=float, default=0.0, help="paper's Moreau-Yosida eps (with --step paper)"
+    )
+    s.add_argument("--tol", type=float, default=1e-6, help="certified relative gap (default 1e-6)")
+    s.add_argument("--max-iter", type=int, default=10000, help="iteration limit (default 10000)")
+    s.add_argument("--max-time", type=float, default=None, help="wall-time limit in seconds")
+    s.add_argument(
+        "--class-weight",
+        default=None,
+        help="None, 'balanced' or 'paper' (C*n_pos/n_neg on the negative class)",
+    )
+    s.add_argument(
+        "--libsvm-every",
+        type=int,
+        default=None,
+        help="LIBSVM duality-gap check every N iterations (and at the end)",
+    )
+    s.add_argument("--symmetrize", action="store_true", help="use (K + K')/2 if K is not symmetric")
+    s.add_argument("--every", type=int, default=50, help="print a progress line every N iterations")
+    s.add_argument("--quiet", action="store_true", help="no progress lines")
+    s.add_argument("--out", default=None, help="write the result as JSON to this file")
+    s.add_argument("--save-kernel", default=None, help="write the proxy kernel K* (.npy)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``indefsvm`` command."""
+    args = build_parser().parse_args(argv)
+    if args.command == "solve":
+        K = load_array(args.kernel, what="kernel")
+        y = _labels_as_numbers_if_possible(load_array(args.labels, what="labels", labels=True))
+        class_weight = None if args.class_weight in (None, "None", "none") else args.class_weight
+        options = {"step": args.step}
+        if args.step == "paper":
+            options.update(step_size=args.step_size, smoothing=args.smoothing)
+        elif args.smoothing:
+            raise SystemExit("error: --smoothing is the paper's approximation; use --step paper.")
+        try:
+            result = solve(
+                K,
+                y,
+                C=args.C,
+                rho=args.rho,
+                method=args.method,
+                tol=args.tol,
+                max_iter=args.max_iter,
+                max_time=args.max_time,
+                class_weight=class_weight,
+                libsvm_every=args.libsvm_every,
+                symmetrize=args.symmetrize,
+                verbose=False if args.quiet else args.every,
+                **options,
+            )
+        except (ValueError, TypeError, NotImplementedError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print(result)
+        if args.out:
+            result.to_json(args.out)
+            print(f"wrote {args.out}")
+        if args.save_kernel:
+            np.save(args.save_kernel, result.kernel)
+            print(f"wrote {args.save_kernel}")
+        return 0 if result.converged else 1
+    return 2  # pragma: no cover
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
+
+
+__all__ = ["build_parser", "load_array", "main"]

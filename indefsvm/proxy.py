@@ -1,0 +1,185 @@
+"""The proxy kernel ``K*(u) = (K0 + sigma u u')_+`` in the eigenbasis of ``K0``.
+
+Paper 004, Theorem 1 (eq. 5) and Corollary 2 (eq. 16): the inner minimisation over kernels has the
+closed form ``K* = (K0 + u u' / (4 rho))_+`` with ``u = Y alpha`` (classification) or ``u = alpha``
+(SVR, one-class). ``K0 = V D V'`` is eigendecomposed once; afterwards
+``M = K0 + sigma u u' = V (D + sigma z z') V'`` with ``z = V'u`` and only the eigenpairs of the
+diagonal-plus-rank-one matrix that lie below zero are needed (notes §1, §5): every evaluation costs
+two products with ``V`` plus the secular-equation work of :mod:`indefsvm.rank_one`, instead of the
+paper's n x n matrix product or a full eigendecomposition.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from indefsvm.rank_one import rank_one_eigh
+
+
+@dataclass
+class ProxyState:
+    """Everything one evaluation of ``K*(u)`` produces (all in O(n^2) + O(n k)).
+
+    Attributes
+    ----------
+    u : ndarray of shape (n,)
+        The vector of the rank-one update (``Y alpha`` or ``alpha``).
+    z : ndarray of shape (n,) or None
+        ``V'u`` (None on the PSD path, where no eigenbasis is used).
+    low_values : ndarray of shape (k,)
+        Eigenvalues of ``M`` below the threshold requested (the negative ones, plus those in
+        ``[0, smoothing)`` when a smoothing parameter is used).
+    low_vectors : ndarray of shape (n, k)
+        Their eigenvectors in the eigenbasis of ``K0`` (multiply by ``V`` for the true vectors).
+    kstar_u : ndarray of shape (n,)
+        ``K*(u) u``.
+    u_kstar_u, u_k0_u, u_norm_sq : float
+        ``u'K*u``, ``u'K0u`` and ``||u||^2``.
+    u_mneg_u : float
+        ``u' M_- u = sum_{lambda_i < 0} lambda_i (w_i'z)^2`` (non-positive), computed directly so
+        the penalty ``rho ||K* - K0||_F^2`` has no cancellation.
+    neg_sq_sum : float
+        ``sum_i min(0, lambda_i(M))^2``, i.e. ``||M - K*||_F^2``.
+    """
+
+    u: NDArray[np.float64]
+    z: NDArray[np.float64] | None
+    low_values: NDArray[np.float64]
+    low_vectors: NDArray[np.float64]
+    kstar_u: NDArray[np.float64]
+    u_kstar_u: float
+    u_k0_u: float
+    u_norm_sq: float
+    u_mneg_u: float
+    neg_sq_sum: float
+
+
+class ProxyKernelOperator:
+    """Evaluate ``K*(u) = (K0 + sigma u u')_+`` and products with it without forming it.
+
+    Parameters
+    ----------
+    K0 : ndarray of shape (n, n)
+        Symmetric (validated) kernel matrix; it is kept by reference, not copied.
+    sigma : float
+        Weight of the rank-one update, ``1 / (4 rho)``.
+    eigh : tuple of (ndarray, ndarray), optional
+        A precomputed eigendecomposition ``(d, V)`` of ``K0`` (ascending ``d``), e.g. shared
+        between problems on the same kernel.
+
+    Notes
+    -----
+    When ``K0`` has no negative eigenvalue, ``M`` is PSD for every ``u`` (``sigma > 0``), so
+    ``K* = M`` and no eigenvalue work is done per evaluation (paper 004 eq. 22, PerturbSVM).
+    """
+
+    def __init__(
+        self,
+        K0: NDArray[np.float64],
+        sigma: float,
+        *,
+        eigh: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
+    ) -> None:
+        self.K0 = K0
+        self.n = K0.shape[0]
+        self.sigma = float(sigma)
+        if eigh is None:
+            d, V = np.linalg.eigh(K0)
+        else:
+            d, V = eigh
+        self.eigenvalues = d
+        self.eigenvectors = V
+        self.n_negative_k0 = int(np.count_nonzero(d < 0))
+
+    @property
+    def is_psd(self) -> bool:
+        """True when ``K0`` has no negative eigenvalue (computed), so ``K*(u) = M(u)``."""
+        return self.n_negative_k0 == 0
+
+    def state(self, u: NDArray[np.float64], *, smoothing: float = 0.0) -> ProxyState:
+        """Evaluate the proxy kernel quantities at ``u``.
+
+        Parameters
+        ----------
+        u : ndarray of shape (n,)
+        smoothing : float
+            If positive, also return the eigenpairs of ``M`` in ``[0, smoothing)`` (needed by the
+            paper's Moreau-Yosida smoothed gradient, Sect. 3).
+        """
+        sigma = self.sigma
+        u_norm_sq = float(u @ u)
+        if self.is_psd and smoothing <= 0:
+            k0u = self.K0 @ u
+            u_k0_u = float(u @ k0u)
+            kstar_u = k0u + (sigma * u_norm_sq) * u
+            return ProxyState(
+                u=u,
+                z=None,
+                low_values=np.empty(0),
+                low_vectors=np.empty((self.n, 0)),
+                kstar_u=kstar_u,
+                u_kstar_u=u_k0_u + sigma * u_norm_sq**2,
+                u_k0_u=u_k0_u,
+                u_norm_sq=u_norm_sq,
+                u_mneg_u=0.0,
+                neg_sq_sum=0.0,
+            )
+        d, V = self.eigenvalues, self.eigenvectors
+        z = V.T @ u
+        low = rank_one_eigh(d, z, sigma, which="below", upper=float(smoothing))
+        lam, W = low.eigenvalues, low.eigenvectors
+        neg = lam < 0
+        # V' K* u = (D + sigma z z') z - W_- diag(lam_-) W_-' z
+        wz = W[:, neg].T @ z
+        s = d * z + (sigma * float(z @ z)) * z - W[:, neg] @ (lam[neg] * wz)
+        return ProxyState(
+            u=u,
+            z=z,
+            low_values=lam,
+            low_vectors=W,
+            kstar_u=V @ s,
+            u_kstar_u=float(z @ s),
+            u_k0_u=float(z @ (d * z)),
+            u_norm_sq=u_norm_sq,
+            u_mneg_u=float(np.sum(lam[neg] * wz**2)),
+            neg_sq_sum=float(np.sum(lam[neg] ** 2)),
+        )
+
+    def matvec(self, state: ProxyState, v: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``K*(u) v`` for the ``u`` of ``state`` (O(n^2 + n k), K* is never formed)."""
+        u = state.u
+        out = self.K0 @ v + (self.sigma * float(u @ v)) * u
+        neg = state.low_values < 0
+        if np.any(neg):
+            W = state.low_vectors[:, neg]
+            wv = W.T @ (self.eigenvectors.T @ v)
+            out -= self.eigenvectors @ (W @ (state.low_values[neg] * wv))
+        return out
+
+    def smoothed_kstar_u(self, state: ProxyState, smoothing: float) -> NDArray[np.float64]:
+        """``K_eps u`` of the paper's smoothed gradient (Sect. 3, Moreau-Yosida).
+
+        The smoothed positive part replaces ``1[lambda > 0]`` in ``K* = sum 1[lambda>0] lambda
+        v v'`` by ``u*(lambda) = clip(lambda / eps, 0, 1)``, the maximiser of
+        ``phi_eps(lambda) = max_{0<=t<=1} t lambda - eps t^2 / 2``.
+        """
+        lam = state.low_values
+        mid = (lam >= 0) & (lam < smoothing)
+        if not np.any(mid):
+            return state.kstar_u
+        W = state.low_vectors[:, mid]
+        weight = (1.0 - lam[mid] / smoothing) * lam[mid]
+        return state.kstar_u - self.eigenvectors @ (W @ (weight * (W.T @ state.z)))
+
+    def kernel(self, state: ProxyState) -> NDArray[np.float64]:
+        """The dense proxy kernel ``K*(u)`` (n x n), symmetric to rounding."""
+        u = state.u
+        K = self.K0 + self.sigma * np.outer(u, u)
+        neg = state.low_values < 0
+        if np.any(neg):
+            Q = self.eigenvectors @ state.low_vectors[:, neg]
+            K -= (Q * state.low_values[neg]) @ Q.T
+        return 0.5 * (K + K.T)

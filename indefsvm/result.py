@@ -1,0 +1,160 @@
+"""The result of :func:`indefsvm.solve` (modelled on SciPy's ``OptimizeResult``)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+#: Keys of :attr:`SolveResult.history`, one entry per iteration.
+HISTORY_KEYS = (
+    "iteration",
+    "time",
+    "objective",
+    "best_objective",
+    "upper_bound",
+    "gap",
+    "libsvm_upper_bound",
+)
+
+
+@dataclass
+class SolveResult:
+    """Solution of a proxy-kernel problem of paper 004.
+
+    Attributes
+    ----------
+    alpha : ndarray of shape (n,)
+        Best feasible point found (highest objective).
+    objective : float
+        ``f(alpha)``: the value of eq. (7) (eq. 17, 20 or 22 for the other problems) at ``alpha``,
+        at the paper's scale. A certified lower bound on the optimum.
+    upper_bound : float
+        Best certified upper bound on the optimum seen during the run (notes §3 and §4).
+    gap : float
+        ``upper_bound - objective >= OPT - objective`` (certified, up to rounding).
+    relative_gap : float
+        ``gap / max(1, |objective|)``; the stopping rule is ``relative_gap <= tol``.
+    kernel : ndarray of shape (n, n)
+        The proxy kernel ``K*(alpha)`` of eq. (5).
+    intercept : float
+        Intercept ``b`` minimising the primal loss with kernel ``K*(alpha)`` (notes §3).
+    n_iter : int
+        Iterations performed.
+    status : str
+        ``"converged"`` (certified relative gap <= tol), ``"max_iter"``, ``"max_time"`` or
+        ``"callback"`` (stopped by the callback).
+    message : str
+        Human-readable explanation of ``status``.
+    method : str
+        Solver used (``"pg"``, ``"accpm"``, ``"siqclp"``).
+    problem : str
+        Problem type (``"svc"``, ...).
+    history : dict of str -> ndarray
+        Per-iteration arrays keyed by :data:`HISTORY_KEYS`: ``iteration``, ``time`` (seconds since
+        the start, including set-up), ``objective`` (at the iterate), ``best_objective``,
+        ``upper_bound`` (best so far), ``gap`` (certified, best bounds) and
+        ``libsvm_upper_bound`` (NaN where no LIBSVM check ran).
+    libsvm_upper_bound : float
+        Best upper bound obtained from LIBSVM checks (NaN if none ran).
+    n_evaluations : int
+        Number of objective/gradient/bound evaluations.
+    time : float
+        Total wall time in seconds.
+    info : dict
+        Solver-specific details (step policy, timings, ...).
+    """
+
+    alpha: NDArray[np.float64]
+    objective: float
+    upper_bound: float
+    gap: float
+    relative_gap: float
+    kernel: NDArray[np.float64] | None
+    intercept: float
+    n_iter: int
+    status: str
+    message: str
+    method: str
+    problem: str
+    history: dict[str, NDArray[np.float64]]
+    libsvm_upper_bound: float = float("nan")
+    n_evaluations: int = 0
+    time: float = 0.0
+    classes: NDArray[Any] | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def converged(self) -> bool:
+        """True when the certified relative gap reached the tolerance."""
+        return self.status == "converged"
+
+    @property
+    def success(self) -> bool:
+        """Alias of :attr:`converged` (SciPy's name)."""
+        return self.converged
+
+    def __repr__(self) -> str:
+        return (
+            f"SolveResult(method={self.method!r}, problem={self.problem!r}, "
+            f"status={self.status!r}, objective={self.objective:.10g}, "
+            f"upper_bound={self.upper_bound:.10g}, gap={self.gap:.3g}, "
+            f"relative_gap={self.relative_gap:.3g}, n_iter={self.n_iter}, time={self.time:.3g}s)"
+        )
+
+    def to_dict(self, *, include_kernel: bool = False) -> dict[str, Any]:
+        """A JSON-serialisable dictionary (the kernel only on request: it is n x n)."""
+
+        def conv(v: Any) -> Any:
+            if isinstance(v, np.ndarray):
+                return v.tolist()
+            if isinstance(v, np.generic):
+                return v.item()
+            if isinstance(v, float) and not np.isfinite(v):
+                return None
+            if isinstance(v, dict):
+                return {k: conv(x) for k, x in v.items()}
+            if isinstance(v, list | tuple):
+                return [conv(x) for x in v]
+            return v
+
+        out = {
+            "alpha": self.alpha,
+            "objective": self.objective,
+            "upper_bound": self.upper_bound,
+            "gap": self.gap,
+            "relative_gap": self.relative_gap,
+            "intercept": self.intercept,
+            "n_iter": self.n_iter,
+            "status": self.status,
+            "message": self.message,
+            "method": self.method,
+            "problem": self.problem,
+            "libsvm_upper_bound": self.libsvm_upper_bound,
+            "n_evaluations": self.n_evaluations,
+            "time": self.time,
+            "classes": self.classes,
+            "history": {k: np.where(np.isfinite(v), v, np.nan) for k, v in self.history.items()},
+            "info": self.info,
+        }
+        if include_kernel:
+            out["kernel"] = self.kernel
+        return conv(out)
+
+    def to_json(self, path: str, *, include_kernel: bool = False) -> None:
+        """Write :meth:`to_dict` to ``path`` as JSON (NaN/inf written as null)."""
+
+        def nan_to_none(x: Any) -> Any:
+            if isinstance(x, float) and not np.isfinite(x):
+                return None
+            if isinstance(x, list):
+                return [nan_to_none(v) for v in x]
+            if isinstance(x, dict):
+                return {k: nan_to_none(v) for k, v in x.items()}
+            return x
+
+        with open(path, "w") as fh:
+            json.dump(nan_to_none(self.to_dict(include_kernel=include_kernel)), fh)

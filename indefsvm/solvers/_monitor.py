@@ -1,0 +1,241 @@
+"""Bookkeeping shared by every solver: best bounds, history, LIBSVM checks, progress, stopping.
+
+Solvers only produce points and evaluations; the monitor decides what is certified. The lower
+bound is the best objective at a FEASIBLE point, the upper bound the best certified bound seen
+anywhere (notes §3: any point gives a valid upper bound), so the reported gap can never be
+below the true suboptimality of the returned point.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+from indefsvm.problems import Evaluation, ProxyKernelProblem
+from indefsvm.result import HISTORY_KEYS, SolveResult
+
+
+class SolverMonitor:
+    """Track bounds and decide when a solver stops.
+
+    Parameters
+    ----------
+    problem : ProxyKernelProblem
+    method : str
+        Solver name recorded in the result.
+    tol : float
+        Stop when ``(UB - f) <= tol * max(1, |f|)``.
+    max_iter : int
+        Iteration limit (status ``"max_iter"`` with a ``ConvergenceWarning`` when reached).
+    libsvm_every : int or None
+        Run a LIBSVM check every this many iterations and at the end (None: never).
+    libsvm_tol : float
+        LIBSVM's ``-e`` for the checks.
+    verbose : bool or int
+        Print a progress line every ``verbose`` iterations (True: every 50) and at each check.
+    callback : callable, optional
+        ``callback(info: dict) -> bool | None``; returning True stops the solver
+        (status ``"callback"``). ``info`` has iteration, objective, upper_bound, gap, alpha, time.
+    max_time : float, optional
+        Wall-time limit in seconds (status ``"max_time"``).
+    """
+
+    def __init__(
+        self,
+        problem: ProxyKernelProblem,
+        *,
+        method: str,
+        tol: float,
+        max_iter: int,
+        libsvm_every: int | None = None,
+        libsvm_tol: float = 1e-3,
+        verbose: bool | int = False,
+        callback: Callable[[dict[str, Any]], Any] | None = None,
+        max_time: float | None = None,
+        start_time: float | None = None,
+    ) -> None:
+        if not np.isfinite(tol) or tol < 0:
+            raise ValueError(f"tol must be a finite non-negative number; got {tol!r}.")
+        if int(max_iter) != max_iter or max_iter < 1:
+            raise ValueError(f"max_iter must be a positive integer; got {max_iter!r}.")
+        if libsvm_every is not None and (int(libsvm_every) != libsvm_every or libsvm_every < 1):
+            raise ValueError(
+                f"libsvm_every must be None or a positive integer; got {libsvm_every!r}."
+            )
+        if max_time is not None and not max_time > 0:
+            raise ValueError(f"max_time must be None or > 0; got {max_time!r}.")
+        self.problem = problem
+        self.method = method
+        self.tol = float(tol)
+        self.max_iter = int(max_iter)
+        self.libsvm_every = libsvm_every
+        self.libsvm_tol = libsvm_tol
+        self.verbose = 50 if verbose is True else int(verbose or 0)
+        self.callback = callback
+        self.max_time = max_time
+        self.start = time.perf_counter() if start_time is None else start_time
+        self.best: Evaluation | None = None
+        self.upper_bound = np.inf
+        self.best_intercept = np.nan
+        self.libsvm_upper_bound = np.nan
+        self.n_iter = 0
+        self.n_evaluations = 0
+        self.status: str | None = None
+        self._rows: list[tuple[float, ...]] = []
+        self._header_printed = False
+
+    # -- bounds -------------------------------------------------------------------------------
+    @property
+    def objective(self) -> float:
+        return -np.inf if self.best is None else self.best.objective
+
+    @property
+    def gap(self) -> float:
+        return self.upper_bound - self.objective
+
+    @property
+    def relative_gap(self) -> float:
+        return self.gap / max(1.0, abs(self.objective))
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+    def offer_upper_bound(self, value: float) -> None:
+        """Take a certified upper bound computed anywhere (e.g. at an infeasible point)."""
+        if value < self.upper_bound:
+            self.upper_bound = value
+
+    def offer(self, evaluation: Evaluation, *, feasible: bool = True) -> None:
+        """Take an evaluation: its bound always, its objective only if the point is feasible."""
+        self.n_evaluations += 1
+        self.offer_upper_bound(evaluation.upper_bound)
+        if feasible and (self.best is None or evaluation.objective > self.best.objective):
+            self.best = evaluation
+
+    def libsvm_check(self) -> float:
+        """LIBSVM bound at the best point (notes §4); returns it and keeps the best."""
+        assert self.best is not None
+        ub, _, _ = self.problem.libsvm_upper_bound(self.best, tol=self.libsvm_tol)
+        if not np.isfinite(self.libsvm_upper_bound) or ub < self.libsvm_upper_bound:
+            self.libsvm_upper_bound = ub
+        self.offer_upper_bound(ub)
+        return ub
+
+    # -- per-iteration ---------------------------------------------------------------------------
+    def end_iteration(self, current_objective: float | None = None, **extra: Any) -> bool:
+        """Record one iteration; return True if the solver must stop (``status`` is then set)."""
+        self.n_iter += 1
+        k = self.n_iter
+        lib = np.nan
+        if self.libsvm_every and k % self.libsvm_every == 0:
+            lib = self.libsvm_check()
+        cur = self.objective if current_objective is None else current_objective
+        self._rows.append((k, self.elapsed(), cur, self.objective, self.upper_bound, self.gap, lib))
+        if self.verbose and (k % self.verbose == 0 or np.isfinite(lib) or k == 1):
+            self._print(k, lib)
+        if self.relative_gap <= self.tol:
+            self.status = "converged"
+        elif self.callback is not None and self.callback(
+            {
+                "iteration": k,
+                "objective": self.objective,
+                "upper_bound": self.upper_bound,
+                "gap": self.gap,
+                "alpha": self.best.alpha if self.best is not None else None,
+                "time": self.elapsed(),
+                **extra,
+            }
+        ):
+            self.status = "callback"
+        elif self.max_time is not None and self.elapsed() >= self.max_time:
+            self.status = "max_time"
+        elif k >= self.max_iter:
+            self.status = "max_iter"
+        return self.status is not None
+
+    def _print(self, k: int, lib: float) -> None:
+        if not self._header_printed:
+            print(
+                f"[{self.method}] {'iter':>7} {'objective':>16} {'upper bound':>16} "
+                f"{'gap':>10} {'rel gap':>10} {'libsvm UB':>16} {'time':>8}",
+                flush=True,
+            )
+            self._header_printed = True
+        lib_s = f"{lib:16.9g}" if np.isfinite(lib) else f"{'-':>16}"
+        print(
+            f"[{self.method}] {k:7d} {self.objective:16.9g} {self.upper_bound:16.9g} "
+            f"{self.gap:10.3g} {self.relative_gap:10.3g} {lib_s} {self.elapsed():8.2f}s",
+            flush=True,
+        )
+
+    # -- result -----------------------------------------------------------------------------------
+    def finish(
+        self, *, info: dict[str, Any] | None = None, final_libsvm: bool = True
+    ) -> SolveResult:
+        """Build the result; runs the final LIBSVM check and warns if not converged."""
+        assert self.best is not None, "the solver never offered a feasible evaluation"
+        if self.status is None:
+            self.status = "max_iter"
+        lib = np.nan
+        if self.libsvm_every and final_libsvm:
+            lib = self.libsvm_check()
+            if self.status != "converged" and self.relative_gap <= self.tol:
+                self.status = "converged"
+        if self._rows and np.isfinite(lib):
+            row = list(self._rows[-1])
+            row[4], row[5], row[6] = self.upper_bound, self.gap, lib
+            self._rows[-1] = tuple(row)
+        messages = {
+            "converged": f"certified relative gap {self.relative_gap:.3g} <= tol {self.tol:g}",
+            "max_iter": (
+                f"iteration limit {self.max_iter} reached before the certified relative gap "
+                f"reached tol: relative gap {self.relative_gap:.3g} > {self.tol:g}"
+            ),
+            "max_time": (
+                f"time limit {self.max_time}s reached with relative gap "
+                f"{self.relative_gap:.3g} > tol {self.tol:g}"
+            ),
+            "callback": f"stopped by the callback with relative gap {self.relative_gap:.3g}",
+        }
+        message = messages.get(self.status, self.status)
+        if self.status in ("max_iter", "max_time"):
+            warnings.warn(
+                f"{self.method}: {message}. The result is NOT certified optimal; increase "
+                "max_iter/max_time or loosen tol.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        if self.verbose:
+            self._print(self.n_iter, lib)
+            print(f"[{self.method}] {self.status}: {message}", flush=True)
+        best = self.best
+        rows = np.array(self._rows, dtype=np.float64).reshape(-1, len(HISTORY_KEYS))
+        history = {key: rows[:, j].copy() for j, key in enumerate(HISTORY_KEYS)}
+        problem = self.problem
+        kernel = problem.operator.kernel(best.state)
+        _, intercept = problem._primal_value(best.state.kstar_u, best.state.u_kstar_u)
+        return SolveResult(
+            alpha=best.alpha.copy(),
+            objective=best.objective,
+            upper_bound=self.upper_bound,
+            gap=self.gap,
+            relative_gap=self.relative_gap,
+            kernel=kernel,
+            intercept=intercept,
+            n_iter=self.n_iter,
+            status=self.status,
+            message=message,
+            method=self.method,
+            problem=problem.kind,
+            history=history,
+            libsvm_upper_bound=self.libsvm_upper_bound,
+            n_evaluations=self.n_evaluations,
+            time=self.elapsed(),
+            classes=getattr(problem, "classes", None),
+            info=info or {},
+        )

@@ -1,0 +1,85 @@
+"""The command-line interface on .npy and .csv inputs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import sigmoid_problem
+
+import indefsvm
+from indefsvm.cli import main
+
+
+def test_cli_npy_writes_result(tmp_path, capsys):
+    K0, y = sigmoid_problem(20, 0)
+    np.save(tmp_path / "K.npy", K0)
+    np.save(tmp_path / "y.npy", y)
+    out = tmp_path / "res.json"
+    code = main(
+        [
+            "solve",
+            str(tmp_path / "K.npy"),
+            str(tmp_path / "y.npy"),
+            "--C",
+            "2",
+            "--rho",
+            "0.5",
+            "--tol",
+            "1e-7",
+            "--every",
+            "5",
+            "--libsvm-every",
+            "10",
+            "--out",
+            str(out),
+            "--save-kernel",
+            str(tmp_path / "Ks.npy"),
+        ]
+    )
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "[pg]" in printed and "converged" in printed
+    data = json.loads(out.read_text())
+    ref = indefsvm.solve(K0, y, C=2.0, rho=0.5, tol=1e-7, libsvm_every=10)
+    assert data["status"] == "converged"
+    assert data["objective"] == pytest.approx(ref.objective, rel=1e-12)
+    assert set(data["history"]) >= {"iteration", "time", "objective", "upper_bound", "gap"}
+    assert np.allclose(np.load(tmp_path / "Ks.npy"), ref.kernel)
+
+
+def test_cli_csv_string_labels_and_errors(tmp_path, capsys):
+    K0, y = sigmoid_problem(12, 1)
+    np.savetxt(tmp_path / "K.csv", K0, delimiter=",")
+    (tmp_path / "y.txt").write_text("\n".join("cat" if v > 0 else "dog" for v in y))
+    assert main(["solve", str(tmp_path / "K.csv"), str(tmp_path / "y.txt"), "--quiet"]) == 0
+    np.savetxt(tmp_path / "bad.csv", K0 + np.triu(np.ones_like(K0), 1), delimiter=",")
+    assert main(["solve", str(tmp_path / "bad.csv"), str(tmp_path / "y.txt"), "--quiet"]) == 2
+    assert "not symmetric" in capsys.readouterr().err
+    with pytest.raises(SystemExit, match="does not exist"):
+        main(["solve", str(tmp_path / "missing.npy"), str(tmp_path / "y.txt")])
+
+
+def test_console_script_entry_point(tmp_path):
+    K0, y = sigmoid_problem(10, 2)
+    np.save(tmp_path / "K.npy", K0)
+    np.save(tmp_path / "y.npy", y)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "indefsvm.cli",
+            "solve",
+            str(tmp_path / "K.npy"),
+            str(tmp_path / "y.npy"),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "status='converged'" in proc.stdout
