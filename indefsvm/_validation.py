@@ -124,7 +124,8 @@ def check_binary_labels(y: ArrayLike, n: int | None = None, *, name: str = "y") 
         raise ValueError(f"{name} must be a 1-D vector of labels; got shape {y.shape}.")
     if n is not None and y.shape[0] != n:
         raise ValueError(
-            f"{name} has {y.shape[0]} labels but the kernel has {n} rows; expected one label per row."
+            f"{name} has {y.shape[0]} labels but the kernel has {n} rows; "
+            "expected one label per row."
         )
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         raise ValueError(f"{name} contains NaN or inf.")
