@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from indefsvm.problems import ClassificationProblem, ProxyKernelProblem
+from indefsvm.problems import ProxyKernelProblem, make_problem
 from indefsvm.result import SolveResult
 from indefsvm.solvers import SolverMonitor, projected_gradient
 
@@ -32,10 +32,13 @@ _NOT_YET = {
 
 def solve(
     K0: ArrayLike,
-    y: ArrayLike,
+    y: ArrayLike | None = None,
     *,
     C: float = 1.0,
-    rho: float = 1.0,
+    rho: float | ArrayLike = 1.0,
+    problem: str = "svc",
+    epsilon: float = 0.1,
+    nu: float = 0.5,
     method: str = "pg",
     tol: float = 1e-6,
     max_iter: int = 10000,
@@ -46,9 +49,10 @@ def solve(
     symmetrize: bool = False,
     max_time: float | None = None,
     libsvm_tol: float = 1e-3,
+    psd_tol: float = 1e-10,
     **solver_options: Any,
 ) -> SolveResult:
-    """Solve the indefinite SVM of Luss & d'Aspremont (paper 004, eq. 4/7).
+    """Solve the indefinite SVM of Luss & d'Aspremont (paper 004, eq. 4/7) or a variant.
 
     Maximises ``e'alpha - 1/2 Tr(K*(Y alpha)(Y alpha)') + rho ||K* - K0||_F^2`` over
     ``{y'alpha = 0, 0 <= alpha <= C_i}`` with the proxy kernel
@@ -59,13 +63,23 @@ def solve(
     ----------
     K0 : array_like of shape (n, n)
         Symmetric, possibly indefinite kernel (similarity) matrix.
-    y : array_like of shape (n,)
-        Labels of exactly two classes (any type); ``classes[1]`` maps to +1.
+    y : array_like of shape (n,), optional
+        Labels of exactly two classes (any type; ``classes[1]`` maps to +1) for ``"svc"`` and
+        ``"perturb"``, real targets for ``"svr"``; omitted for ``"oneclass"``.
     C : float
         SVM misclassification penalty (> 0).
-    rho : float
+    rho : float or array_like of shape (n,)
         Penalty on the distance ``||K - K0||_F^2`` (> 0); ``rho -> inf`` gives the SVM on the
-        clipped kernel ``(K0)_+``.
+        clipped kernel ``(K0)_+``. A vector gives componentwise penalties
+        ``H_ij = sqrt(rho_i rho_j)`` (Sect. 4.4, Theorem 3).
+    problem : {"svc", "svr", "oneclass", "perturb"}
+        ``"svc"``: classification, eq. (7). ``"svr"``: epsilon-insensitive regression, eq. (17).
+        ``"oneclass"``: one-class SVM, eq. (20) with ``e'alpha = 1``. ``"perturb"``: PerturbSVM
+        for a PSD kernel, eq. (22) (refuses an indefinite ``K0``).
+    epsilon : float
+        Width of the insensitive tube (``"svr"`` only).
+    nu : float
+        One-class parameter in (0, 1] (``"oneclass"`` only).
     method : {"pg", "accpm", "siqclp"}
         Solver. ``"pg"``: projected gradient (``step="accelerated"`` by default, or
         ``step="paper"`` with ``step_size`` and ``smoothing`` for the paper's Algorithm 1).
@@ -90,6 +104,8 @@ def solve(
         Wall-time limit in seconds.
     libsvm_tol : float
         LIBSVM's stopping tolerance ``-e`` for the checks.
+    psd_tol : float
+        Relative tolerance of the PSD check of ``problem="perturb"``.
     **solver_options
         Passed to the solver (see :func:`indefsvm.solvers.projected_gradient`).
 
@@ -114,11 +130,25 @@ def solve(
         raise ValueError(f"method must be one of {METHODS}; got {method!r}.")
     if method in _NOT_YET:
         raise NotImplementedError(_NOT_YET[method])
-    problem = ClassificationProblem(
-        K0, y, C=C, rho=rho, class_weight=class_weight, symmetrize=symmetrize
+    if problem != "svr":
+        if epsilon != 0.1:
+            raise ValueError("epsilon applies to problem='svr' only.")
+    if problem != "oneclass" and nu != 0.5:
+        raise ValueError("nu applies to problem='oneclass' only.")
+    built = make_problem(
+        problem,
+        K0,
+        y,
+        C=C,
+        rho=rho,
+        epsilon=epsilon,
+        nu=nu,
+        class_weight=class_weight,
+        symmetrize=symmetrize,
+        psd_tol=psd_tol,
     )
     return solve_problem(
-        problem,
+        built,
         method=method,
         tol=tol,
         max_iter=max_iter,

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from indefsvm.api import METHODS, solve
+from indefsvm.problems import PROBLEMS
 
 
 def load_array(path: str, *, what: str, labels: bool = False) -> np.ndarray:
@@ -55,7 +56,25 @@ def build_parser() -> argparse.ArgumentParser:
         description="Solve max_alpha min_K>=0 of the indefinite SVM and write the result as JSON.",
     )
     s.add_argument("kernel", help="n x n kernel matrix (.npy, .csv or .txt)")
-    s.add_argument("labels", help="n labels of two classes (.npy, .csv or .txt)")
+    s.add_argument(
+        "labels",
+        nargs="?",
+        default=None,
+        help="n labels (two classes) or regression targets; omit for --problem oneclass",
+    )
+    s.add_argument(
+        "--problem",
+        choices=PROBLEMS,
+        default="svc",
+        help="svc (eq. 7), svr (eq. 17), oneclass (eq. 20), perturb (eq. 22)",
+    )
+    s.add_argument("--epsilon", type=float, default=0.1, help="SVR tube width (--problem svr)")
+    s.add_argument("--nu", type=float, default=0.5, help="one-class nu (--problem oneclass)")
+    s.add_argument(
+        "--rho-file",
+        default=None,
+        help="per-point penalties (vector rho, Theorem 3) instead of --rho",
+    )
     s.add_argument("--C", type=float, default=1.0, help="misclassification penalty (default 1)")
     s.add_argument("--rho", type=float, default=1.0, help="kernel penalty rho (default 1)")
     s.add_argument("--method", choices=METHODS, default="pg", help="solver (default pg)")
@@ -95,10 +114,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``indefsvm`` command."""
     args = build_parser().parse_args(argv)
     if args.command == "solve":
+        options: dict = {"step": args.step}
         K = load_array(args.kernel, what="kernel")
-        y = _labels_as_numbers_if_possible(load_array(args.labels, what="labels", labels=True))
+        y = None
+        if args.labels is not None:
+            y = _labels_as_numbers_if_possible(load_array(args.labels, what="labels", labels=True))
+        elif args.problem != "oneclass":
+            raise SystemExit(f"error: --problem {args.problem} needs a LABELS file.")
+        rho = args.rho
+        if args.rho_file is not None:
+            rho = load_array(args.rho_file, what="rho").ravel()
+        if args.problem == "svr":
+            options["epsilon"] = args.epsilon
+        if args.problem == "oneclass":
+            options["nu"] = args.nu
         class_weight = None if args.class_weight in (None, "None", "none") else args.class_weight
-        options = {"step": args.step}
         if args.step == "paper":
             options.update(step_size=args.step_size, smoothing=args.smoothing)
         elif args.smoothing:
@@ -108,7 +138,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 K,
                 y,
                 C=args.C,
-                rho=args.rho,
+                rho=rho,
+                problem=args.problem,
                 method=args.method,
                 tol=args.tol,
                 max_iter=args.max_iter,

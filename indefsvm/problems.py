@@ -102,16 +102,29 @@ class ProxyKernelProblem:
     """Base class: the concave program ``max_{alpha in A} f(alpha)`` of paper 004.
 
     Subclasses set the feasible set, ``sign`` (``S``), the linear term and implement the primal
-    bound :meth:`_primal_value` and the LIBSVM interface.
+    bound :meth:`_primal_from` and :meth:`_libsvm_solution`.
+
+    ``rho`` may be a scalar or a vector with one penalty per training point: the componentwise
+    penalty ``sum_ij H_ij (K_ij - K0_ij)^2`` with ``H_ij = sqrt(rho_i rho_j)`` (paper 004 Sect. 4.4,
+    Theorem 3, eq. 23-24). It is reduced to the scalar problem with ``rho = 1`` by the diagonal
+    scaling ``K0 -> Ds K0 Ds``, ``u -> Ds^-1 u``, ``K* = Ds^-1 (.)_+ Ds^-1`` with
+    ``Ds = diag(rho_i^(1/4))`` (notes §7), so every solver handles it unchanged.
     """
 
     #: Short name used in results and the CLI.
     kind: str = "base"
 
+    # Public attributes used by the solvers (all in the working, i.e. scaled, coordinates):
+    #   n, lower, upper, eq_coef, eq_rhs   feasible set {eq_coef'a = eq_rhs, lower <= a <= upper}
+    #   linear_coef, l1_weight             l(alpha) = linear_coef'alpha - l1_weight ||alpha||_1
+    #   u_coef                             u = u_coef * alpha (S, divided by Ds for a vector rho)
+    #   penalty_rho                        rho of the working problem (1 for a vector rho)
+    #   operator                           ProxyKernelOperator on the working kernel operator.K0
+
     def __init__(
         self,
         K0: NDArray[np.float64],
-        rho: float,
+        rho: float | ArrayLike,
         *,
         lower: NDArray[np.float64],
         upper: NDArray[np.float64],
@@ -121,17 +134,38 @@ class ProxyKernelProblem:
         linear_coef: NDArray[np.float64],
         l1_weight: float = 0.0,
         eigh: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
+        assume_psd: bool = False,
     ) -> None:
-        self.rho = check_positive(rho, "rho")
         self.n = K0.shape[0]
+        rho_arr = np.asarray(check_positive(rho, "rho", allow_array=True), dtype=np.float64)
+        if rho_arr.ndim == 0:
+            self.rho: float | NDArray[np.float64] = float(rho_arr)
+            self.scale: NDArray[np.float64] | None = None
+            self.penalty_rho = float(rho_arr)
+            K_work = K0
+        else:
+            if rho_arr.shape != (self.n,):
+                raise ValueError(
+                    f"rho must be a positive scalar or a vector of length n = {self.n} "
+                    f"(one penalty per training point); got shape {rho_arr.shape}."
+                )
+            if eigh is not None:
+                raise ValueError("a precomputed eigh of K0 cannot be used with a vector rho.")
+            self.rho = rho_arr
+            self.scale = rho_arr**0.25
+            self.penalty_rho = 1.0
+            K_work = (self.scale[:, None] * K0) * self.scale[None, :]
         self.lower = lower
         self.upper = upper
         self.eq_coef = eq_coef
         self.eq_rhs = float(eq_rhs)
         self.sign = sign
+        self.u_coef = sign if self.scale is None else sign / self.scale
         self.linear_coef = linear_coef
         self.l1_weight = float(l1_weight)
-        self.operator = ProxyKernelOperator(K0, 1.0 / (4.0 * self.rho), eigh=eigh)
+        self.operator = ProxyKernelOperator(
+            K_work, 1.0 / (4.0 * self.penalty_rho), eigh=eigh, assume_psd=assume_psd
+        )
 
     # -- feasible set ------------------------------------------------------------------------
     def project(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -151,15 +185,24 @@ class ProxyKernelProblem:
         return self.project(np.zeros(self.n))
 
     # -- objective ---------------------------------------------------------------------------
-    def _linear(self, alpha: NDArray[np.float64]) -> float:
+    def linear_value(self, alpha: NDArray[np.float64]) -> float:
+        """``l(alpha)``: the linear part of the objective including the l1 term (SVR)."""
         return float(self.linear_coef @ alpha) - self.l1_weight * float(np.sum(np.abs(alpha)))
 
     def _penalty(self, state: ProxyState) -> float:
         """``rho ||K* - K0||_F^2 = rho ||sigma u u' - M_-||_F^2`` (no cancellation)."""
         sigma = self.operator.sigma
-        return self.rho * (
+        return self.penalty_rho * (
             sigma**2 * state.u_norm_sq**2 - 2.0 * sigma * state.u_mneg_u + state.neg_sq_sum
         )
+
+    def state(self, alpha: NDArray[np.float64], *, smoothing: float = 0.0) -> ProxyState:
+        """Proxy kernel quantities at ``alpha`` (in the scaled coordinates if rho is a vector)."""
+        return self.operator.state(self.u_coef * alpha, smoothing=smoothing)
+
+    def decision_values(self, state: ProxyState) -> NDArray[np.float64]:
+        """``K*(alpha) S alpha`` in the original coordinates: training decision values less b."""
+        return state.kstar_u if self.scale is None else state.kstar_u / self.scale
 
     def evaluate(self, alpha: NDArray[np.float64], *, smoothing: float = 0.0) -> Evaluation:
         """Objective, gradient and certified upper bound at ``alpha`` in one O(n^2) pass.
@@ -174,22 +217,21 @@ class ProxyKernelProblem:
             (Sect. 3); the objective and bound stay exact.
         """
         alpha = np.asarray(alpha, dtype=np.float64)
-        u = self.sign * alpha
-        state = self.operator.state(u, smoothing=smoothing)
+        state = self.state(alpha, smoothing=smoothing)
         sigma = self.operator.sigma
         # notes §1: f = l - 1/2 u'K0u - sigma ||u||^4 / 4 + rho sum min(0, lambda)^2
         smooth = (
             float(self.linear_coef @ alpha)
             - 0.5 * state.u_k0_u
             - 0.25 * sigma * state.u_norm_sq**2
-            + self.rho * state.neg_sq_sum
+            + self.penalty_rho * state.neg_sq_sum
         )
         objective = smooth - self.l1_weight * float(np.sum(np.abs(alpha)))
         kstar_u = (
             self.operator.smoothed_kstar_u(state, smoothing) if smoothing > 0 else state.kstar_u
         )
-        gradient = self.linear_coef - self.sign * kstar_u
-        primal, intercept = self._primal_value(state.kstar_u, state.u_kstar_u)
+        gradient = self.linear_coef - self.u_coef * kstar_u
+        primal, intercept = self._primal_from(self.decision_values(state), state.u_kstar_u)
         upper_bound = primal + self._penalty(state)
         return Evaluation(
             alpha=alpha,
@@ -202,7 +244,7 @@ class ProxyKernelProblem:
         )
 
     def objective(self, alpha: ArrayLike) -> float:
-        """``f(alpha)``, the value of eq. (7) (or 17/20)."""
+        """``f(alpha)``, the value of eq. (7) (or 17/20/22)."""
         return self.evaluate(np.asarray(alpha, dtype=np.float64)).objective
 
     def gradient(self, alpha: ArrayLike) -> NDArray[np.float64]:
@@ -213,19 +255,69 @@ class ProxyKernelProblem:
         """Certified gap ``UB(alpha) - f(alpha) >= OPT - f(alpha)`` for feasible ``alpha``."""
         return self.evaluate(np.asarray(alpha, dtype=np.float64)).gap
 
+    def kernel_from_state(self, state: ProxyState) -> NDArray[np.float64]:
+        """The dense proxy kernel for an evaluated state, in the original coordinates."""
+        K = self.operator.kernel(state)
+        if self.scale is not None:
+            K = (K / self.scale[:, None]) / self.scale[None, :]
+        return K
+
     def proxy_kernel(self, alpha: ArrayLike) -> NDArray[np.float64]:
-        """The dense proxy kernel ``K*(alpha)`` of eq. (5)/(16)."""
-        u = self.sign * np.asarray(alpha, dtype=np.float64)
-        return self.operator.kernel(self.operator.state(u))
+        """The dense proxy kernel ``K*(alpha)`` of eq. (5)/(16)/(24)."""
+        return self.kernel_from_state(self.state(np.asarray(alpha, dtype=np.float64)))
+
+    def out_of_sample_rows(
+        self, alpha: ArrayLike, K_test_train: ArrayLike, *, state: ProxyState | None = None
+    ) -> NDArray[np.float64]:
+        """Inductive proxy-kernel rows for new points (notes §8).
+
+        A new point's row of ``M = K0 + sigma u u'`` is its similarity row ``k_x`` (no rank-one
+        term), and ``K* = P_+ M``; the map is ``k_x -> P_+ k_x`` (with the ``Ds`` scaling for a
+        vector rho). Given the rows of ``M`` for training points it returns the rows of ``K*``
+        exactly.
+
+        Parameters
+        ----------
+        alpha : array_like of shape (n,)
+            The solution.
+        K_test_train : array_like of shape (m, n)
+            Similarities of m new points to the n training points (``K0`` scale).
+        state : ProxyState, optional
+            The evaluated state at ``alpha`` (recomputed when omitted).
+        """
+        R = np.asarray(K_test_train, dtype=np.float64)
+        if R.ndim != 2 or R.shape[1] != self.n:
+            raise ValueError(
+                f"K_test_train must have shape (m, {self.n}) (similarities to the {self.n} "
+                f"training points); got {R.shape}."
+            )
+        if not np.all(np.isfinite(R)):
+            raise ValueError("K_test_train contains NaN or inf.")
+        if state is None:
+            state = self.state(np.asarray(alpha, dtype=np.float64))
+        if self.scale is None:
+            return self.operator.project_rows(state, R)
+        return self.operator.project_rows(state, R * self.scale[None, :]) / self.scale[None, :]
 
     def proxy_kernel_matvec(self, alpha: ArrayLike, v: ArrayLike) -> NDArray[np.float64]:
         """``K*(alpha) @ v`` without forming ``K*``."""
-        u = self.sign * np.asarray(alpha, dtype=np.float64)
-        return self.operator.matvec(self.operator.state(u), np.asarray(v, dtype=np.float64))
+        state = self.state(np.asarray(alpha, dtype=np.float64))
+        v = np.asarray(v, dtype=np.float64)
+        if self.scale is None:
+            return self.operator.matvec(state, v)
+        return self.operator.matvec(state, v / self.scale) / self.scale
 
     # -- subclass hooks ----------------------------------------------------------------------
-    def _primal_value(self, kstar_u: NDArray[np.float64], u_kstar_u: float) -> tuple[float, float]:
-        """Primal value (with the best intercept) of ``w = sum_j u_j phi(x_j)`` for ``K*``."""
+    def _primal_from(self, g: NDArray[np.float64], u_k_u: float) -> tuple[float, float]:
+        """Primal value, with the best intercept, of ``w = sum_j u_j phi(x_j)``.
+
+        ``g = K u`` are the decision values without intercept and ``u_k_u = ||w||^2``.
+        Returns ``(value, intercept)``.
+        """
+        raise NotImplementedError
+
+    def _libsvm_solution(self, K: NDArray[np.float64], tol: float) -> NDArray[np.float64]:
+        """Train LIBSVM on ``K`` and return its ``u = S alpha`` in the original coordinates."""
         raise NotImplementedError
 
     def libsvm_upper_bound(
@@ -241,7 +333,12 @@ class ProxyKernelProblem:
         -------
         upper_bound, intercept, alpha_libsvm
         """
-        raise NotImplementedError
+        state = evaluation.state
+        K = self.kernel_from_state(state)
+        u_lib = self._libsvm_solution(K, tol)
+        g = K @ u_lib
+        primal, b = self._primal_from(g, float(u_lib @ g))
+        return primal + self._penalty(state), b, self.sign * u_lib
 
 
 class ClassificationProblem(ProxyKernelProblem):
@@ -258,8 +355,9 @@ class ClassificationProblem(ProxyKernelProblem):
         Labels of exactly two classes (any type; mapped to ±1, see ``classes``).
     C : float
         Misclassification penalty (> 0).
-    rho : float
-        Penalty on ``||K - K0||_F^2`` (> 0).
+    rho : float or array_like of shape (n,)
+        Penalty on ``||K - K0||_F^2`` (> 0); a vector gives componentwise penalties
+        ``H_ij = sqrt(rho_i rho_j)`` (Theorem 3).
     class_weight : None, "balanced", "paper" or dict
         Per-class multipliers of ``C`` (``"paper"``: the published code's
         ``C * n_pos / n_neg`` for the negative class).
@@ -277,10 +375,11 @@ class ClassificationProblem(ProxyKernelProblem):
         y: ArrayLike,
         *,
         C: float = 1.0,
-        rho: float = 1.0,
+        rho: float | ArrayLike = 1.0,
         class_weight: None | str | Mapping[Any, float] = None,
         symmetrize: bool = False,
         eigh: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
+        assume_psd: bool = False,
     ) -> None:
         K0 = check_square_symmetric(K0, name="K0", symmetrize=symmetrize, min_size=2)
         n = K0.shape[0]
@@ -300,27 +399,217 @@ class ClassificationProblem(ProxyKernelProblem):
             sign=self.y,
             linear_coef=np.ones(n),
             eigh=eigh,
+            assume_psd=assume_psd,
         )
 
-    def _primal_value(self, kstar_u: NDArray[np.float64], u_kstar_u: float) -> tuple[float, float]:
+    def _primal_from(self, g: NDArray[np.float64], u_k_u: float) -> tuple[float, float]:
         # 1/2 ||w||^2 + sum_i C_i max(0, 1 - y_i (g_i + b)), best b (notes §3)
         y = self.y
-        b, hinge = minimize_piecewise_linear(0.0, self.box, -y, 1.0 - y * kstar_u)
-        return 0.5 * u_kstar_u + hinge, b
+        b, hinge = minimize_piecewise_linear(0.0, self.box, -y, 1.0 - y * g)
+        return 0.5 * u_k_u + hinge, b
 
-    def libsvm_upper_bound(
-        self, evaluation: Evaluation, *, tol: float = 1e-3
-    ) -> tuple[float, float, NDArray[np.float64]]:
-        state = evaluation.state
-        K = self.operator.kernel(state)
+    def _libsvm_solution(self, K: NDArray[np.float64], tol: float) -> NDArray[np.float64]:
         c_pos = float(self.box[self.y > 0][0])
         c_neg = float(self.box[self.y < 0][0])
         fit = _libsvm.train_precomputed(
             K, self.y, svm_type=0, C=1.0, class_weights={1: c_pos, -1: c_neg}, tol=tol
         )
         # decision = K coef + b with coef = y*alpha when LIBSVM's first label is +1.
-        u_lib = fit.coef if fit.labels[0] == 1 else -fit.coef
-        g = K @ u_lib
-        primal, b = self._primal_value(g, float(u_lib @ g))
-        alpha_lib = np.clip(self.y * u_lib, 0.0, self.box)
-        return primal + self._penalty(state), b, alpha_lib
+        return fit.coef if fit.labels[0] == 1 else -fit.coef
+
+
+def _check_psd_for_perturb(K0: NDArray[np.float64], psd_tol: float) -> None:
+    lam = np.linalg.eigvalsh(K0)
+    scale = max(1.0, float(np.max(np.abs(lam))))
+    if lam[0] < -psd_tol * scale:
+        raise ValueError(
+            f"problem='perturb' (PerturbSVM, paper 004 Sect. 4.3) needs a PSD kernel, but K0 has "
+            f"{int(np.sum(lam < -psd_tol * scale))} eigenvalues below -psd_tol * max|lambda| = "
+            f"{-psd_tol * scale:.3g} (smallest {lam[0]:.6g}). Use problem='svc' for indefinite "
+            "kernels, or raise psd_tol if these are rounding errors."
+        )
+
+
+class PerturbProblem(ClassificationProblem):
+    """PerturbSVM: the classification problem for a PSD (Mercer) kernel, eq. (21)-(22).
+
+    ``max e'alpha - 1/2 u'K0u - ||u||^4/(16 rho)`` (eq. 22; with a vector rho the fourth-order
+    term is ``1/16 ||W^-1/2 u||^4``, eq. 25): no eigenvalue work per iteration, ``K* = K0 +
+    u u'/(4 rho)`` (eq. 21). ``K0`` is checked to be PSD within ``psd_tol * max|lambda|``; its
+    eigenvalues within that tolerance below zero are treated as rounding errors.
+    """
+
+    kind = "perturb"
+
+    def __init__(
+        self,
+        K0: ArrayLike,
+        y: ArrayLike,
+        *,
+        C: float = 1.0,
+        rho: float | ArrayLike = 1.0,
+        class_weight: None | str | Mapping[Any, float] = None,
+        symmetrize: bool = False,
+        psd_tol: float = 1e-10,
+    ) -> None:
+        K0 = check_square_symmetric(K0, name="K0", symmetrize=symmetrize, min_size=2)
+        _check_psd_for_perturb(K0, psd_tol)
+        super().__init__(K0, y, C=C, rho=rho, class_weight=class_weight, assume_psd=True)
+
+
+class RegressionProblem(ProxyKernelProblem):
+    """Indefinite SVR, paper 004 eq. (14)-(17).
+
+    ``max y'alpha - eps ||alpha||_1 - 1/2 alpha'K*alpha + rho ||K* - K0||_F^2`` over
+    ``{e'alpha = 0, -C <= alpha <= C}`` with ``K* = (K0 + alpha alpha'/(4 rho))_+`` (eq. 16).
+    The l1 term is handled by the prox (notes §6), not by smoothing. The certified bound is the
+    epsilon-insensitive primal of ``w = sum_j alpha_j phi(x_j)`` with the best intercept.
+    """
+
+    kind = "svr"
+
+    def __init__(
+        self,
+        K0: ArrayLike,
+        y: ArrayLike,
+        *,
+        C: float = 1.0,
+        epsilon: float = 0.1,
+        rho: float | ArrayLike = 1.0,
+        symmetrize: bool = False,
+        eigh: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
+    ) -> None:
+        K0 = check_square_symmetric(K0, name="K0", symmetrize=symmetrize, min_size=2)
+        n = K0.shape[0]
+        y = np.asarray(y)
+        if y.ndim != 1 or y.shape[0] != n:
+            raise ValueError(f"y must be a vector of {n} regression targets; got shape {y.shape}.")
+        if not np.issubdtype(y.dtype, np.number) or not np.all(np.isfinite(y)):
+            raise ValueError("y must hold finite numeric regression targets.")
+        self.y = y.astype(np.float64)
+        self.C = check_positive(C, "C")
+        epsilon = float(epsilon)
+        if not np.isfinite(epsilon) or epsilon < 0:
+            raise ValueError(f"epsilon must be finite and >= 0; got {epsilon!r}.")
+        self.epsilon = epsilon
+        self.classes = None
+        super().__init__(
+            K0,
+            rho,
+            lower=np.full(n, -self.C),
+            upper=np.full(n, self.C),
+            eq_coef=np.ones(n),
+            eq_rhs=0.0,
+            sign=np.ones(n),
+            linear_coef=self.y,
+            l1_weight=epsilon,
+            eigh=eigh,
+        )
+
+    def _primal_from(self, g: NDArray[np.float64], u_k_u: float) -> tuple[float, float]:
+        # 1/2||w||^2 + C sum max(0, |y_i - g_i - b| - eps): two hinges per point in b.
+        r = self.y - g
+        w = np.full(2 * self.n, self.C)
+        a = np.concatenate([-np.ones(self.n), np.ones(self.n)])
+        off = np.concatenate([r - self.epsilon, -r - self.epsilon])
+        b, loss = minimize_piecewise_linear(0.0, w, a, off)
+        return 0.5 * u_k_u + loss, b
+
+    def _libsvm_solution(self, K: NDArray[np.float64], tol: float) -> NDArray[np.float64]:
+        fit = _libsvm.train_precomputed(
+            K, self.y, svm_type=3, C=self.C, epsilon=self.epsilon, tol=tol
+        )
+        return fit.coef
+
+
+class OneClassProblem(ProxyKernelProblem):
+    """Indefinite one-class SVM, paper 004 eq. (18)-(20).
+
+    ``max -1/2 alpha'K*alpha + rho ||K* - K0||_F^2`` over ``{e'alpha = 1, 0 <= alpha <=
+    1/(nu n)}`` (the paper's scale). The certified bound is the one-class primal
+    ``1/2||w||^2 - r + 1/(nu n) sum max(0, r - g_i)`` with the best offset ``r``; the
+    ``intercept`` is ``-r`` so that ``decision = K* alpha + intercept`` is >= 0 on inliers.
+    """
+
+    kind = "oneclass"
+
+    def __init__(
+        self,
+        K0: ArrayLike,
+        *,
+        nu: float = 0.5,
+        rho: float | ArrayLike = 1.0,
+        symmetrize: bool = False,
+        eigh: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
+    ) -> None:
+        K0 = check_square_symmetric(K0, name="K0", symmetrize=symmetrize, min_size=2)
+        n = K0.shape[0]
+        nu = float(nu)
+        if not (np.isfinite(nu) and 0 < nu <= 1):
+            raise ValueError(f"nu must be in (0, 1]; got {nu!r}.")
+        self.nu = nu
+        self.classes = None
+        super().__init__(
+            K0,
+            rho,
+            lower=np.zeros(n),
+            upper=np.full(n, 1.0 / (nu * n)),
+            eq_coef=np.ones(n),
+            eq_rhs=1.0,
+            sign=np.ones(n),
+            linear_coef=np.zeros(n),
+            eigh=eigh,
+        )
+
+    def initial_point(self) -> NDArray[np.float64]:
+        return np.full(self.n, 1.0 / self.n)
+
+    def _primal_from(self, g: NDArray[np.float64], u_k_u: float) -> tuple[float, float]:
+        w = np.full(self.n, 1.0 / (self.nu * self.n))
+        r, value = minimize_piecewise_linear(-1.0, w, np.ones(self.n), -g)
+        return 0.5 * u_k_u + value, -r
+
+    def _libsvm_solution(self, K: NDArray[np.float64], tol: float) -> NDArray[np.float64]:
+        # LIBSVM's one-class alphas sum to nu*n with upper bound 1: rescale to e'alpha = 1.
+        fit = _libsvm.train_precomputed(K, np.ones(self.n), svm_type=2, nu=self.nu, tol=tol)
+        return fit.coef / (self.nu * self.n)
+
+
+#: Problem types accepted by :func:`make_problem` and ``indefsvm.solve(problem=...)``.
+PROBLEMS = ("svc", "svr", "oneclass", "perturb")
+
+
+def make_problem(
+    kind: str,
+    K0: ArrayLike,
+    y: ArrayLike | None = None,
+    *,
+    C: float = 1.0,
+    rho: float | ArrayLike = 1.0,
+    epsilon: float = 0.1,
+    nu: float = 0.5,
+    class_weight: None | str | Mapping[Any, float] = None,
+    symmetrize: bool = False,
+    psd_tol: float = 1e-10,
+) -> ProxyKernelProblem:
+    """Build the problem object of the given kind (``"svc"``, ``"svr"``, ``"oneclass"``,
+    ``"perturb"``) and check that only meaningful arguments were given."""
+    if kind not in PROBLEMS:
+        raise ValueError(f"problem must be one of {PROBLEMS}; got {kind!r}.")
+    if kind == "oneclass":
+        if class_weight is not None:
+            raise ValueError("class_weight does not apply to problem='oneclass'.")
+        return OneClassProblem(K0, nu=nu, rho=rho, symmetrize=symmetrize)
+    if y is None:
+        raise ValueError(f"problem={kind!r} needs y (labels or targets); only 'oneclass' omits it.")
+    if kind == "svr":
+        if class_weight is not None:
+            raise ValueError("class_weight does not apply to problem='svr'.")
+        return RegressionProblem(K0, y, C=C, epsilon=epsilon, rho=rho, symmetrize=symmetrize)
+    if kind == "perturb":
+        return PerturbProblem(
+            K0, y, C=C, rho=rho, class_weight=class_weight, symmetrize=symmetrize, psd_tol=psd_tol
+        )
+    return ClassificationProblem(
+        K0, y, C=C, rho=rho, class_weight=class_weight, symmetrize=symmetrize
+    )

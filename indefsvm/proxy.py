@@ -69,6 +69,9 @@ class ProxyKernelOperator:
     eigh : tuple of (ndarray, ndarray), optional
         A precomputed eigendecomposition ``(d, V)`` of ``K0`` (ascending ``d``), e.g. shared
         between problems on the same kernel.
+    assume_psd : bool
+        Treat ``K0`` as PSD without checking (the caller has checked): no eigendecomposition is
+        computed and ``K* = K0 + sigma u u'`` (paper 004 eq. 21).
 
     Notes
     -----
@@ -82,10 +85,18 @@ class ProxyKernelOperator:
         sigma: float,
         *,
         eigh: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
+        assume_psd: bool = False,
     ) -> None:
         self.K0 = K0
         self.n = K0.shape[0]
         self.sigma = float(sigma)
+        self.assume_psd = assume_psd
+        if assume_psd:
+            # PerturbSVM (eq. 21-22): K* = K0 + sigma u u', no eigendecomposition at all.
+            self.eigenvalues = None
+            self.eigenvectors = None
+            self.n_negative_k0 = 0
+            return
         if eigh is None:
             d, V = np.linalg.eigh(K0)
         else:
@@ -93,6 +104,12 @@ class ProxyKernelOperator:
         self.eigenvalues = d
         self.eigenvectors = V
         self.n_negative_k0 = int(np.count_nonzero(d < 0))
+
+    def spectral_scale(self) -> float:
+        """``max |lambda(K0)|`` (or its Gershgorin bound when no eigenbasis was computed)."""
+        if self.eigenvalues is not None:
+            return float(np.max(np.abs(self.eigenvalues)))
+        return float(np.max(np.sum(np.abs(self.K0), axis=1)))
 
     @property
     def is_psd(self) -> bool:
@@ -111,6 +128,8 @@ class ProxyKernelOperator:
         """
         sigma = self.sigma
         u_norm_sq = float(u @ u)
+        if self.assume_psd and smoothing > 0:
+            raise ValueError("smoothing needs the eigenbasis; it is not used with a PSD kernel.")
         if self.is_psd and smoothing <= 0:
             k0u = self.K0 @ u
             u_k0_u = float(u @ k0u)
@@ -173,6 +192,19 @@ class ProxyKernelOperator:
         W = state.low_vectors[:, mid]
         weight = (1.0 - lam[mid] / smoothing) * lam[mid]
         return state.kstar_u - self.eigenvectors @ (W @ (weight * (W.T @ state.z)))
+
+    def project_rows(self, state: ProxyState, R: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Apply ``P_+``, the projector on M's non-negative eigenspace, to the rows of ``R``.
+
+        ``K* = P_+ M`` (notes §8), so ``project_rows(state, M)`` gives K*; for a new point whose
+        row of M is its similarity row ``k_x`` (it carries no rank-one term) this is the
+        inductive out-of-sample map ``k_x -> P_+ k_x``.
+        """
+        neg = state.low_values < 0
+        if not np.any(neg):
+            return np.array(R, dtype=np.float64, copy=True)
+        Q = self.eigenvectors @ state.low_vectors[:, neg]
+        return R - (R @ Q) @ Q.T
 
     def kernel(self, state: ProxyState) -> NDArray[np.float64]:
         """The dense proxy kernel ``K*(u)`` (n x n), symmetric to rounding."""

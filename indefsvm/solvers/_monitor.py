@@ -217,8 +217,7 @@ class SolverMonitor:
         rows = np.array(self._rows, dtype=np.float64).reshape(-1, len(HISTORY_KEYS))
         history = {key: rows[:, j].copy() for j, key in enumerate(HISTORY_KEYS)}
         problem = self.problem
-        kernel = problem.operator.kernel(best.state)
-        _, intercept = problem._primal_value(best.state.kstar_u, best.state.u_kstar_u)
+        kernel = problem.kernel_from_state(best.state)
         return SolveResult(
             alpha=best.alpha.copy(),
             objective=best.objective,
@@ -226,7 +225,7 @@ class SolverMonitor:
             gap=self.gap,
             relative_gap=self.relative_gap,
             kernel=kernel,
-            intercept=intercept,
+            intercept=best.intercept,
             n_iter=self.n_iter,
             status=self.status,
             message=message,

@@ -92,8 +92,10 @@ def projected_gradient(
     if step == "paper":
         return _paper_policy(problem, monitor, x, step_size, smoothing)
 
-    d = problem.operator.eigenvalues
-    L = float(lipschitz0) if lipschitz0 is not None else max(float(np.max(np.abs(d))), 1e-12)
+    if lipschitz0 is not None:
+        L = float(lipschitz0)
+    else:
+        L = max(problem.operator.spectral_scale(), 1e-12)
     ev_x = problem.evaluate(x)
     monitor.offer(ev_x)
     ev_y = ev_x
