@@ -5,6 +5,8 @@ Nothing here calls the package's solvers or its rank-one machinery.
 
 from __future__ import annotations
 
+import warnings
+
 import cvxpy as cp
 import numpy as np
 
@@ -52,6 +54,16 @@ def svm_dual_value(K, y, C):
     return prob.value, a.value
 
 
+def solve_sdp_accurately(prob):
+    """Clarabel first; if it reports an inaccurate solution, SCS at tight tolerance."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        prob.solve(solver="CLARABEL")
+        if prob.status != "optimal":
+            prob.solve(solver="SCS", eps=1e-10, max_iters=400000)
+    assert prob.status == "optimal", f"reference SDP failed: {prob.status}"
+
+
 def sdp_optimum(K0, y, C, rho):
     """Optimal value and kernel of problem (3) written as an SDP (n <= ~30).
 
@@ -74,7 +86,7 @@ def sdp_optimum(K0, y, C, rho):
         ]
     )
     prob = cp.Problem(cp.Minimize(t + rho * cp.sum_squares(K - K0)), [(Z + Z.T) / 2 >> 0])
-    prob.solve(solver="CLARABEL")
+    solve_sdp_accurately(prob)
     return prob.value, K.value
 
 
@@ -89,3 +101,83 @@ def random_feasible_alpha(y, C, rng):
     else:
         a[neg] *= sp / sn
     return a
+
+
+def generic_minmax_sdp(K0, rho, c, B, G, h, A, b, *, H_sqrt=None):
+    """Optimal value of ``min_{K >= 0} max_{Gx <= h, Ax = b} c'x - 1/2 x'B'KBx + penalty(K)``.
+
+    The inner QP is replaced by its Lagrange dual ``h'lam + b'mu + 1/2 v'(B'KB)^+ v`` with
+    ``v = c - G'lam - A'mu``, written as a Schur-complement LMI, so the whole min-max is one SDP
+    (independent of the package). ``penalty(K) = rho ||K - K0||_F^2`` or, with ``H_sqrt``,
+    ``||H_sqrt o (K - K0)||_F^2`` (componentwise penalties, paper 004 eq. 23).
+    """
+    n = K0.shape[0]
+    m = B.shape[1]
+    K = cp.Variable((n, n), PSD=True)
+    t = cp.Variable()
+    lam = cp.Variable(G.shape[0], nonneg=True)
+    mu = cp.Variable(A.shape[0])
+    v = c - G.T @ lam - A.T @ mu
+    Q = B.T @ K @ B
+    Z = cp.bmat(
+        [
+            [Q, cp.reshape(v, (m, 1), order="F")],
+            [
+                cp.reshape(v, (1, m), order="F"),
+                cp.reshape(2 * (t - h @ lam - b @ mu), (1, 1), order="F"),
+            ],
+        ]
+    )
+    if H_sqrt is None:
+        penalty = rho * cp.sum_squares(K - K0)
+    else:
+        penalty = cp.sum_squares(cp.multiply(H_sqrt, K - K0))
+    prob = cp.Problem(cp.Minimize(t + penalty), [(Z + Z.T) / 2 >> 0])
+    solve_sdp_accurately(prob)
+    return prob.value, K.value
+
+
+def box(n, lo, hi):
+    G = np.vstack([-np.eye(n), np.eye(n)])
+    h = np.concatenate([-np.broadcast_to(lo, (n,)), np.broadcast_to(hi, (n,))])
+    return G, h
+
+
+def svc_sdp(K0, y, C, rho, H_sqrt=None):
+    n = len(y)
+    G, h = box(n, 0.0, C)
+    return generic_minmax_sdp(
+        K0, rho, np.ones(n), np.diag(y), G, h, y[None, :], np.zeros(1), H_sqrt=H_sqrt
+    )
+
+
+def svr_sdp(K0, y, C, epsilon, rho, H_sqrt=None):
+    """SVR (paper 004 eq. 15) with alpha = p - q, p, q in [0, C]."""
+    n = len(y)
+    G, h = box(2 * n, 0.0, C)
+    c = np.concatenate([y - epsilon, -y - epsilon])
+    B = np.hstack([np.eye(n), -np.eye(n)])
+    A = np.concatenate([np.ones(n), -np.ones(n)])[None, :]
+    return generic_minmax_sdp(K0, rho, c, B, G, h, A, np.zeros(1), H_sqrt=H_sqrt)
+
+
+def oneclass_sdp(K0, nu, rho, H_sqrt=None):
+    """One-class (paper 004 eq. 19) with e'alpha = 1, 0 <= alpha <= 1/(nu n)."""
+    n = K0.shape[0]
+    G, h = box(n, 0.0, 1.0 / (nu * n))
+    return generic_minmax_sdp(
+        K0, rho, np.zeros(n), np.eye(n), G, h, np.ones((1, n)), np.ones(1), H_sqrt=H_sqrt
+    )
+
+
+def perturb_direct(K0, y, C, rho):
+    """PerturbSVM eq. (22) written directly as a convex program (K0 PSD)."""
+    n = len(y)
+    w, V = np.linalg.eigh(K0)
+    L = V * np.sqrt(np.maximum(w, 0))
+    a = cp.Variable(n)
+    u = cp.multiply(y, a)
+    obj = cp.sum(a) - 0.5 * cp.sum_squares(L.T @ u) - cp.power(cp.sum_squares(u), 2) / (16 * rho)
+    prob = cp.Problem(cp.Maximize(obj), [y @ a == 0, a >= 0, a <= C])
+    prob.solve(solver="CLARABEL")
+    return prob.value, a.value

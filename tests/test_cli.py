@@ -83,3 +83,55 @@ def test_console_script_entry_point(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert "status='converged'" in proc.stdout
+
+
+def test_cli_extension_problems(tmp_path, capsys):
+    K0, y = sigmoid_problem(14, 3)
+    np.save(tmp_path / "K.npy", K0)
+    np.savetxt(tmp_path / "t.txt", np.sin(np.arange(14.0)))
+    np.savetxt(tmp_path / "rho.txt", np.linspace(0.5, 2, 14))
+    out = tmp_path / "r.json"
+    assert (
+        main(
+            [
+                "solve",
+                str(tmp_path / "K.npy"),
+                "--problem",
+                "oneclass",
+                "--nu",
+                "0.3",
+                "--quiet",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    data = json.loads(out.read_text())
+    ref = indefsvm.solve(K0, problem="oneclass", nu=0.3)
+    assert data["problem"] == "oneclass" and data["objective"] == pytest.approx(ref.objective)
+    assert (
+        main(
+            [
+                "solve",
+                str(tmp_path / "K.npy"),
+                str(tmp_path / "t.txt"),
+                "--problem",
+                "svr",
+                "--epsilon",
+                "0.2",
+                "--rho-file",
+                str(tmp_path / "rho.txt"),
+                "--quiet",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    ref = indefsvm.solve(
+        K0, np.sin(np.arange(14.0)), problem="svr", epsilon=0.2, rho=np.linspace(0.5, 2, 14)
+    )
+    assert json.loads(out.read_text())["objective"] == pytest.approx(ref.objective)
+    with pytest.raises(SystemExit, match="needs a LABELS file"):
+        main(["solve", str(tmp_path / "K.npy"), "--problem", "svc"])
