@@ -207,11 +207,23 @@ class ProxyKernelOperator:
         return R - (R @ Q) @ Q.T
 
     def kernel(self, state: ProxyState) -> NDArray[np.float64]:
-        """The dense proxy kernel ``K*(u)`` (n x n), symmetric to rounding."""
+        """The dense proxy kernel ``K*(u)`` (n x n), exactly symmetric.
+
+        Built in one n x n array (plus n x k factors) so that forming K* at the end of a solve
+        or for a LIBSVM check does not multiply the memory footprint.
+        """
         u = state.u
-        K = self.K0 + self.sigma * np.outer(u, u)
+        K = np.multiply.outer(self.sigma * u, u)
+        K += self.K0
         neg = state.low_values < 0
         if np.any(neg):
             Q = self.eigenvectors @ state.low_vectors[:, neg]
-            K -= (Q * state.low_values[neg]) @ Q.T
-        return 0.5 * (K + K.T)
+            Qs = Q * state.low_values[neg]
+            n = K.shape[0]
+            block = 512
+            # Only the upper block triangle is computed, then mirrored: exact symmetry.
+            for i in range(0, n, block):
+                rows = slice(i, min(i + block, n))
+                K[rows, i:] -= Qs[rows] @ Q[i:].T
+                K[i:, rows] = K[rows, i:].T
+        return K
