@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import warnings
 
+import numpy as np
 from _common import machine_line, sigmoid_kernel_problem
 from sklearn.exceptions import ConvergenceWarning
 
@@ -26,14 +27,30 @@ def main() -> None:
     args = parser.parse_args()
     print(machine_line())
     K0, y = sigmoid_kernel_problem(args.n, seed=2)
-    fast = solve(K0, y, C=1.0, rho=1.0, tol=args.tol, max_iter=100000)
-    print("| policy | status | iterations | time (s) | certified relative gap | objective |")
-    print("|---|---|---|---|---|---|")
-    print(
-        f"| accelerated (default) | {fast.status} | {fast.n_iter} | {fast.time:.2f} | "
-        f"{fast.relative_gap:.2e} | {fast.objective:.10g} |",
-        flush=True,
+    # rho ||(K0)_-||_F^2 is the value of eq. (7) at alpha = 0; on this kernel it dominates the
+    # objective, so the gap is also reported relative to the part the SVM adds to it.
+    lam = np.linalg.eigvalsh(K0)
+    base = float(np.sum(np.minimum(lam, 0.0) ** 2))
+    print(f"rho ||(K0)_-||_F^2 = {base:.6g} (objective at alpha = 0)")
+    header = (
+        "| policy | tol | status | iterations | time (s) | certified gap | gap / max(1,|f|) "
+        "| gap / (f - f(0)) | objective |"
     )
+    print(header)
+    print("|---|---|---|---|---|---|---|---|---|")
+
+    def row(label, tol, res):
+        print(
+            f"| {label} | {tol:g} | {res.status} | {res.n_iter} | {res.time:.2f} | "
+            f"{res.gap:.3g} | {res.relative_gap:.2e} | {res.gap / (res.objective - base):.2e} | "
+            f"{res.objective:.10g} |",
+            flush=True,
+        )
+
+    fast = solve(K0, y, C=1.0, rho=1.0, tol=args.tol, max_iter=100000)
+    row("accelerated (default)", args.tol, fast)
+    tight = solve(K0, y, C=1.0, rho=1.0, tol=args.tol * 1e-3, max_iter=100000)
+    row("accelerated (default)", args.tol * 1e-3, tight)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         for label, smoothing in (("paper, step 5/k", 0.0), ("paper, step 5/k, eps=1e-4", 1e-4)):
@@ -49,11 +66,7 @@ def main() -> None:
                 step_size=5.0,
                 smoothing=smoothing,
             )
-            print(
-                f"| {label} | {slow.status} | {slow.n_iter} | {slow.time:.2f} | "
-                f"{slow.relative_gap:.2e} | {slow.objective:.10g} |",
-                flush=True,
-            )
+            row(label + " (same wall time as default at tol)", args.tol, slow)
 
 
 if __name__ == "__main__":
