@@ -1,0 +1,594 @@
+"""Eigenpairs of a diagonal matrix plus a rank-one term, ``diag(d) + sigma z z'``.
+
+This is the inner step of the indefinite SVM solver (Luss & d'Aspremont, 2009, Sect. 3.1): with
+``K0 = V diag(d) V'`` computed once, the matrix ``M(alpha) = K0 + sigma u u'`` of eq. (5) is
+``V (diag(d) + sigma z z') V'`` with ``z = V'u``, so each iteration only needs the eigenpairs of a
+diagonal-plus-rank-one matrix, and in fact only its negative ones (notes §5).
+
+The algorithm is the divide-and-conquer merge step of LAPACK ``dstedc``:
+
+1. **Deflation** (LAPACK ``dlaed2``). A component with ``rho |z_j|`` below ``8 eps`` times the
+   scale of the matrix is dropped: ``(d_j, e_j)`` is an eigenpair to working accuracy. Two nearly
+   equal poles ``d_i ~ d_j`` are merged by a Givens rotation that zeroes one component of ``z``;
+   the rotated unit vector is then an eigenvector. The rotations are undone at the end.
+2. **Secular equation** (Bunch, Nielsen & Sorensen, 1978). The remaining eigenvalues are the
+   roots ``lambda`` of ``1 + rho sum_j z_j^2 / (d_j - lambda) = 0``, one in each interval
+   ``(d_j, d_{j+1})`` and one in ``(d_K, d_K + rho)``. They are found by LAPACK ``dlaed4``, which
+   also returns ``delta_j = d_j - lambda`` to high relative accuracy (no cancellation).
+3. **Stable eigenvectors** (Gu & Eisenstat, 1994; LAPACK ``dlaed3``). The computed roots are the
+   exact eigenvalues of ``diag(d) + rho zhat zhat'`` for the vector given by Löwner's formula
+
+       zhat_i^2 = prod_j (lambda_j - d_i) / (rho prod_{j != i} (d_j - d_i)),
+
+   evaluated as a product of ratios of the accurate ``delta`` values, and the eigenvectors
+   ``zhat / (d - lambda_k)`` (normalised) of that nearby matrix are numerically orthogonal even for
+   clustered eigenvalues, which the naive ``z / (d - lambda_k)`` is not.
+
+References
+----------
+.. [BNS78] J. R. Bunch, C. P. Nielsen and D. C. Sorensen, "Rank-one modification of the symmetric
+   eigenproblem", Numerische Mathematik 31 (1978) 31-48.
+.. [GE94] M. Gu and S. C. Eisenstat, "A stable and efficient algorithm for the rank-one
+   modification of the symmetric eigenproblem", SIAM J. Matrix Anal. Appl. 15(4) (1994)
+   1266-1276.
+.. [LAPACK] E. Anderson et al., LAPACK Users' Guide, 3rd ed., SIAM 1999: routines ``dlaed2``
+   (deflation), ``dlaed3`` (stable eigenvectors), ``dlaed4`` (one secular root).
+.. [LdA09] R. Luss and A. d'Aspremont, "Support vector machine classification with indefinite
+   kernels", Math. Prog. Comp. 1 (2009) 97-118, Sect. 3.1 (paper 004).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import math
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.linalg.blas import drot
+
+__all__ = ["RankOneEigen", "rank_one_eigh", "secular_root"]
+
+_EPS = float(np.finfo(np.float64).eps)
+#: Deflation tolerance factor of LAPACK ``dlaed2``: ``tol = 8 eps * scale``.
+_DEFLATION_FACTOR = 8.0
+_WHICH = ("all", "below")
+#: Entries per block of secular roots (rows x k) processed while in cache (256 KiB of float64).
+_BLOCK_ELEMENTS = 32768
+
+
+@functools.lru_cache(maxsize=1)
+def _dlaed4() -> Any:
+    """Return LAPACK ``dlaed4`` from SciPy's ``cython_lapack`` as a ctypes function.
+
+    All eight arguments are pointers; they are declared ``void *`` so that the caller can pass
+    plain integer addresses computed once per problem (no per-call ctypes object creation).
+    """
+    from scipy.linalg import cython_lapack
+
+    capsule = cython_lapack.__pyx_capi__["dlaed4"]
+    get_name = ctypes.pythonapi.PyCapsule_GetName
+    get_name.restype = ctypes.c_char_p
+    get_name.argtypes = [ctypes.py_object]
+    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    get_pointer.restype = ctypes.c_void_p
+    get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    address = get_pointer(capsule, get_name(capsule))
+    if not address:
+        raise RuntimeError("could not obtain the address of LAPACK dlaed4 from SciPy.")
+    prototype = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * 8))
+    return prototype(address)
+
+
+def _secular_eigenpairs(
+    d: NDArray[np.float64],
+    z_unit: NDArray[np.float64],
+    rho: float,
+    window: tuple[float, float],
+    n_threads: int = 1,
+) -> tuple[NDArray[np.float64], slice | NDArray[np.intp], NDArray[np.float64]]:
+    """Roots by ``dlaed4`` and Gu-Eisenstat eigenvectors of the selected ones (``dlaed3``).
+
+    Parameters
+    ----------
+    d : ndarray of shape (k,)
+        Strictly increasing poles (C-contiguous float64), i.e. the non-deflated diagonal.
+    z_unit : ndarray of shape (k,)
+        Unit-norm weights with no negligible entry (C-contiguous float64).
+    rho : float
+        Positive weight of the rank-one term.
+    window : (float, float)
+        Eigenvectors are formed for the roots with ``window[0] < lam < window[1]``.
+    n_threads : int
+        Threads sharing the root loop (ctypes releases the GIL during each ``dlaed4`` call).
+
+    Returns
+    -------
+    lam : ndarray of shape (k,)
+        All roots of ``1 + rho sum_j z_j^2 / (d_j - lambda) = 0``, ascending.
+    selected : slice or ndarray of int
+        The roots inside ``window`` (a slice: they are contiguous since ``lam`` ascends).
+    vectors_t : ndarray of shape (m, k)
+        Row ``r`` is the unit eigenvector for ``lam[selected][r]``.
+
+    Notes
+    -----
+    Löwner's formula (Gu & Eisenstat 1994, Theorem 2.1) for the vector ``zhat`` whose matrix
+    ``diag(d) + rho zhat zhat'`` has the computed roots as EXACT eigenvalues reads, up to the
+    factor ``1/rho`` that normalisation removes, as in ``dlaed3``:
+
+        zhat_i^2 = -delta_i(i) prod_{j != i} delta_i(j) / (d_i - d_j),   delta_i(j) = d_i - lam_j,
+
+    with the sign of ``z_i``. Every ``delta`` comes from ``dlaed4`` (no cancellation) and each
+    ratio is bounded by interlacing, so the running product neither overflows nor cancels. The
+    eigenvector of root ``j`` is ``zhat_i / delta_i(j)``, normalised.
+
+    Roots are processed in blocks of rows that stay in cache: the ``k x k`` table of ``delta`` is
+    never formed, only the rows of the selected roots are kept, and ``dlaed4`` is called through
+    ctypes with every argument address prepared once (the loop body is one foreign call). Each
+    block's partial product is stored and the blocks are multiplied in a fixed order, so the
+    result does not depend on ``n_threads``.
+    """
+    k = d.shape[0]
+    func = _dlaed4()
+    lo, hi = window
+    lam = np.empty(k, dtype=np.float64)
+    info = np.zeros(k, dtype=np.intc)
+    n_arr = np.array([k], dtype=np.intc)
+    index = np.arange(1, k + 1, dtype=np.intc)
+    rho_arr = np.array([rho], dtype=np.float64)
+    rows = max(8, min(k, _BLOCK_ELEMENTS // k))
+    n_blocks = -(-k // rows)
+    block_products = np.empty((n_blocks, k), dtype=np.float64)
+    # Row j receives delta of root j if that root is selected. Pages of an untouched np.empty
+    # are never faulted in, so reserving k rows costs nothing beyond the rows written.
+    kept_rows = np.empty((k, k), dtype=np.float64)
+    addresses = (n_arr.ctypes.data, d.ctypes.data, z_unit.ctypes.data, rho_arr.ctypes.data)
+    p_n, p_d, p_z, p_rho = addresses
+    p_index, p_lam, p_info = index.ctypes.data, lam.ctypes.data, info.ctypes.data
+    size_int, size_dbl = index.itemsize, lam.itemsize
+
+    def solve_blocks(next_block: Callable[[], int | None]) -> None:
+        block = np.empty((rows, k), dtype=np.float64)
+        ratio_buffer = np.empty((rows, k), dtype=np.float64)
+        p_block, row_bytes = block.ctypes.data, block.strides[0]
+        while (b := next_block()) is not None:
+            start, stop = b * rows, min((b + 1) * rows, k)
+            for j in range(start, stop):
+                func(
+                    p_n,
+                    p_index + j * size_int,
+                    p_d,
+                    p_z,
+                    p_block + (j - start) * row_bytes,
+                    p_rho,
+                    p_lam + j * size_dbl,
+                    p_info + j * size_int,
+                )
+            # INFO is checked once for all roots after the loop (a failure raises there).
+            delta = block[: stop - start]
+            if k <= 2:
+                # For k <= 2 dlaed4 returns 1 (k = 1) or a normalised eigenvector (k = 2, via
+                # dlaed5) in DELTA instead of d - lambda; dlaed3 special-cases them, we recompute.
+                for j in range(start, stop):
+                    delta[j - start] = _small_deltas(d, z_unit, rho, j)
+            # ratio[r, i] = delta_i(j) / (d_j - d_i), minus the Löwner factor; the sign is fixed
+            # once at the end. The diagonal (i = j) takes -delta_j(j) itself.
+            local = np.arange(stop - start)
+            ratio = ratio_buffer[: stop - start]
+            np.subtract(d[start:stop, None], d[None, :], out=ratio)
+            ratio[local, start + local] = -1.0
+            np.divide(delta, ratio, out=ratio)
+            ratio[local, start + local] = -delta[local, start + local]
+            np.multiply.reduce(ratio, axis=0, out=block_products[b])
+            # The same test as the final selection below, so every selected row is written.
+            inside = (lam[start:stop] > lo) & (lam[start:stop] < hi)
+            if inside.any():
+                kept_rows[start:stop][inside] = delta[inside]
+
+    if n_threads <= 1 or n_blocks < 2:
+        blocks = iter(range(n_blocks))
+        solve_blocks(lambda: next(blocks, None))
+    else:
+        shared = iter(range(n_blocks))
+        lock = threading.Lock()
+        failures: list[BaseException] = []
+
+        def next_shared() -> int | None:
+            with lock:
+                return None if failures else next(shared, None)
+
+        def worker_main() -> None:
+            try:
+                solve_blocks(next_shared)
+            except BaseException as exc:  # re-raised in the calling thread below
+                with lock:
+                    failures.append(exc)
+
+        workers = [
+            threading.Thread(target=worker_main, daemon=True)
+            for _ in range(min(n_threads, n_blocks))
+        ]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+        if failures:
+            raise failures[0]
+    if np.any(info != 0):
+        bad = int(np.flatnonzero(info)[0])
+        raise RuntimeError(
+            f"LAPACK dlaed4 failed to converge for secular root {bad} of {k} "
+            f"(info = {int(info[bad])})."
+        )
+    products = np.prod(block_products, axis=0)
+    if k % 2:
+        products = -products
+    zhat = np.copysign(np.sqrt(np.maximum(-products, 0.0)), z_unit)
+    chosen = np.flatnonzero((lam > lo) & (lam < hi))
+    if chosen.size == 0 or chosen[-1] - chosen[0] + 1 == chosen.size:
+        # Roots ascend, so the window is a contiguous range: a view, no copy.
+        first = int(chosen[0]) if chosen.size else 0
+        selected: slice | NDArray[np.intp] = slice(first, first + chosen.size)
+    else:
+        selected = chosen
+    vectors_t = kept_rows[selected]
+    for start in range(0, vectors_t.shape[0], rows):
+        chunk = vectors_t[start : start + rows]
+        np.divide(zhat, chunk, out=chunk)
+        chunk /= np.sqrt(np.einsum("ij,ij->i", chunk, chunk))[:, None]
+    return lam, selected, vectors_t
+
+
+def _small_deltas(
+    d: NDArray[np.float64], z: NDArray[np.float64], rho: float, i: int
+) -> NDArray[np.float64]:
+    """``d - lambda_i`` without cancellation for ``n <= 2`` (the ``tau`` of LAPACK ``dlaed5``)."""
+    if d.shape[0] == 1:
+        return np.array([-rho * z[0] * z[0]])
+    gap = d[1] - d[0]
+    z1sq, z2sq = z[0] * z[0], z[1] * z[1]
+    if i == 0 and 1.0 + 2.0 * rho * (z2sq - z1sq) / gap > 0.0:
+        # Root nearer to d_1: lambda = d_1 + tau.
+        b = gap + rho * (z1sq + z2sq)
+        c = rho * z1sq * gap
+        tau = 2.0 * c / (b + np.sqrt(abs(b * b - 4.0 * c)))
+        return np.array([-tau, gap - tau])
+    # Root nearer to d_2 (the first root in the other branch, or the second root): d_2 + tau.
+    b = -gap + rho * (z1sq + z2sq)
+    c = rho * z2sq * gap
+    disc = np.sqrt(b * b + 4.0 * c)
+    if i == 0:
+        tau = -2.0 * c / (b + disc) if b > 0 else (b - disc) / 2.0
+    else:
+        tau = (b + disc) / 2.0 if b > 0 else 2.0 * c / (-b + disc)
+    return np.array([-gap - tau, -tau])
+
+
+def secular_root(
+    d: ArrayLike, z_unit: ArrayLike, rho: float, i: int
+) -> tuple[float, NDArray[np.float64]]:
+    """One eigenvalue of ``diag(d) + rho z z'`` by LAPACK ``dlaed4`` (thin wrapper).
+
+    Solves the secular equation ``1 + rho sum_j z_j^2 / (d_j - lambda) = 0`` of Bunch, Nielsen &
+    Sorensen (1978) for its ``i``-th root, as in LAPACK ``dlaed4`` (Li's "middle way" iteration).
+
+    Parameters
+    ----------
+    d : array_like of shape (n,)
+        Strictly increasing diagonal.
+    z_unit : array_like of shape (n,)
+        Weights of unit Euclidean norm.
+    rho : float
+        Positive multiplier of the rank-one term.
+    i : int
+        Which root, 0-based (``0 <= i < n``); roots are ascending.
+
+    Returns
+    -------
+    lam : float
+        The ``i``-th eigenvalue, ``d_i <= lam <= d_{i+1}`` (``d_n <= lam <= d_n + rho`` for the
+        last one).
+    delta : ndarray of shape (n,)
+        ``delta_j = d_j - lam``, computed by ``dlaed4`` without cancellation.
+
+    Raises
+    ------
+    ValueError
+        On inputs outside ``dlaed4``'s contract (shape, order, norm, sign of ``rho``, index).
+    RuntimeError
+        If ``dlaed4`` reports failure (``info != 0``).
+    """
+    d = _as_vector(d, "d")
+    z_unit = _as_vector(z_unit, "z_unit")
+    n = d.shape[0]
+    if n == 0:
+        raise ValueError("d must have at least one entry; got an empty array.")
+    if z_unit.shape != d.shape:
+        raise ValueError(f"z_unit must have the shape of d {d.shape}; got {z_unit.shape}.")
+    if n > 1 and not np.all(np.diff(d) > 0):
+        raise ValueError("d must be strictly increasing for dlaed4; deflate equal entries first.")
+    if np.any(z_unit == 0):
+        raise ValueError("z_unit must have no zero entries (they are deflated pairs (d_j, e_j)).")
+    norm = float(np.linalg.norm(z_unit))
+    if abs(norm - 1.0) > 1e-12 * max(1, n):
+        raise ValueError(f"z_unit must have unit Euclidean norm; got ||z_unit|| = {norm!r}.")
+    rho = float(rho)
+    if not (np.isfinite(rho) and rho > 0):
+        raise ValueError(f"rho must be finite and > 0; got {rho!r}.")
+    if isinstance(i, bool) or not isinstance(i, int | np.integer) or not 0 <= int(i) < n:
+        raise ValueError(f"i must be an integer in [0, {n - 1}]; got {i!r}.")
+    func = _dlaed4()
+    n_arr = np.array([n], dtype=np.intc)
+    i_arr = np.array([int(i) + 1], dtype=np.intc)
+    rho_arr = np.array([rho], dtype=np.float64)
+    lam = np.zeros(1, dtype=np.float64)
+    info = np.zeros(1, dtype=np.intc)
+    delta = np.empty(n, dtype=np.float64)
+    func(
+        n_arr.ctypes.data,
+        i_arr.ctypes.data,
+        d.ctypes.data,
+        z_unit.ctypes.data,
+        delta.ctypes.data,
+        rho_arr.ctypes.data,
+        lam.ctypes.data,
+        info.ctypes.data,
+    )
+    if info[0] != 0:
+        raise RuntimeError(f"LAPACK dlaed4 failed for root {i} of {n}: info = {int(info[0])}.")
+    if n <= 2:
+        delta = _small_deltas(d, z_unit, rho, int(i))
+    return float(lam[0]), delta
+
+
+@dataclass
+class RankOneEigen:
+    """Selected eigenpairs of ``diag(d) + sigma z z'``.
+
+    Attributes
+    ----------
+    eigenvalues : ndarray of shape (k,)
+        Ascending.
+    eigenvectors : ndarray of shape (n, k)
+        Orthonormal columns in the coordinates of ``d`` (column ``j`` belongs to
+        ``eigenvalues[j]``). Multiply by ``V`` to get eigenvectors of ``K0 + sigma u u'``.
+        Often Fortran-ordered (or a reversed view for ``sigma < 0``): it is built column by
+        column and not copied into C order.
+    n_deflated : int
+        Number of eigenpairs removed by deflation (tiny ``z_j`` or merged nearly-equal ``d_j``),
+        a diagnostic of how clustered the problem is.
+    """
+
+    eigenvalues: NDArray[np.float64]
+    eigenvectors: NDArray[np.float64]
+    n_deflated: int
+
+
+def _as_vector(x: ArrayLike, name: str) -> NDArray[np.float64]:
+    arr = np.asarray(x)
+    if arr.dtype == object or not (
+        np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)
+    ):
+        raise TypeError(f"{name} must be a numeric vector, got dtype {arr.dtype}.")
+    if np.iscomplexobj(arr):
+        raise TypeError(f"{name} must be real; got complex values.")
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D vector; got shape {arr.shape}.")
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or inf; expected finite values.")
+    return arr
+
+
+def _vector_norm(x: NDArray[np.float64]) -> float:
+    """Euclidean norm without overflow or underflow of the squares (as BLAS ``dnrm2``)."""
+    biggest = float(np.max(np.abs(x))) if x.size else 0.0
+    if biggest == 0.0:
+        return 0.0
+    scaled = x / biggest
+    return biggest * float(np.sqrt(scaled @ scaled))
+
+
+@dataclass
+class _Deflation:
+    """Outcome of the ``dlaed2``-style deflation of ``diag(d) + rho z z'`` (``z`` unit norm)."""
+
+    d: NDArray[np.float64]  # diagonal in the rotated basis
+    z: NDArray[np.float64]  # z in the rotated basis (zero at deflated positions)
+    kept: NDArray[np.intp]  # ascending positions entering the secular equation
+    deflated: NDArray[np.intp]  # positions whose unit vector is an eigenvector
+    rotations: list[tuple[int, int, float, float]]  # (p, q, c, s) in the order applied
+
+
+def _deflate(d: NDArray[np.float64], z: NDArray[np.float64], rho: float) -> _Deflation:
+    """Deflate as LAPACK ``dlaed2`` does (tiny ``z_j``; nearly equal ``d_j`` via Givens).
+
+    ``d`` ascending, ``z`` of unit norm, ``rho > 0``. The tolerance is ``dlaed2``'s
+    ``8 eps max(|d|_max, rho)`` (``dlaed2`` works on a matrix scaled to norm one). A component is
+    dropped when ``rho |z_j| <= tol``: that bounds the norm of the discarded part of ``rho z z'``.
+    Two kept neighbours ``p < q`` are merged when the off-diagonal entry ``c s (d_q - d_p)`` left by
+    the rotation that zeroes ``z_p`` is below ``tol``.
+    """
+    n = d.shape[0]
+    d = d.copy()
+    z = z.copy()
+    tol = _DEFLATION_FACTOR * _EPS * max(float(np.max(np.abs(d))), rho)
+    small = rho * np.abs(z) <= tol
+    z[small] = 0.0
+    candidates = np.flatnonzero(~small)
+    merged = np.zeros(n, dtype=bool)
+    rotations: list[tuple[int, int, float, float]] = []
+    if candidates.size > 1:
+        # A rotation only moves d_q towards d_p, so gaps between later neighbours can only grow:
+        # the pairs whose ORIGINAL gap exceeds 2 tol (|c s| <= 1/2) can never merge.
+        gaps = np.diff(d[candidates])
+        # The chain of merges is sequential; plain Python floats keep the loop cheap.
+        d_list, z_list = d.tolist(), z.tolist()
+        for pos in np.flatnonzero(gaps <= 2.0 * tol).tolist():
+            p, q = int(candidates[pos]), int(candidates[pos + 1])
+            z_p, z_q, d_p, d_q = z_list[p], z_list[q], d_list[p], d_list[q]
+            tau = math.hypot(z_p, z_q)
+            c, s = z_q / tau, -z_p / tau
+            if abs((d_q - d_p) * c * s) <= tol:
+                z_list[q], z_list[p] = tau, 0.0
+                d_list[p] = d_p * c * c + d_q * s * s
+                d_list[q] = d_p * s * s + d_q * c * c
+                merged[p] = True
+                rotations.append((p, q, c, s))
+        d, z = np.array(d_list), np.array(z_list)
+    is_deflated = small | merged
+    return _Deflation(
+        d=d,
+        z=z,
+        kept=np.flatnonzero(~is_deflated),
+        deflated=np.flatnonzero(is_deflated),
+        rotations=rotations,
+    )
+
+
+def _rank_one_positive(
+    d: NDArray[np.float64],
+    z: NDArray[np.float64],
+    sigma: float,
+    window: tuple[float, float],
+    n_threads: int,
+) -> RankOneEigen:
+    """The eigenpairs of ``diag(d) + sigma z z'`` (``sigma >= 0``) inside an open window.
+
+    Returns the pairs with ``window[0] < lambda < window[1]``.
+    """
+    n = d.shape[0]
+    z_norm = _vector_norm(z)
+    rho = (sigma * z_norm) * z_norm
+    if not np.isfinite(rho):
+        raise ValueError(f"sigma * ||z||^2 overflows (sigma = {sigma!r}, ||z|| = {z_norm!r}).")
+    if n == 0 or rho == 0.0:
+        cols = np.flatnonzero((d > window[0]) & (d < window[1]))
+        vectors = np.zeros((n, cols.size))
+        vectors[cols, np.arange(cols.size)] = 1.0
+        return RankOneEigen(d[cols].copy(), vectors, n)
+    defl = _deflate(d, z / z_norm, rho)
+    kept, deflated = defl.kept, defl.deflated
+    k = kept.size
+    if k > 0:
+        dk = defl.d[kept]
+        zk = defl.z[kept]
+        zk_norm = _vector_norm(zk)
+        lam_k, selected, vectors_k = _secular_eigenpairs(
+            dk, zk / zk_norm, rho * zk_norm * zk_norm, window, n_threads
+        )
+    else:
+        lam_k = np.empty(0)
+        selected = slice(0, 0)
+        vectors_k = np.empty((0, 0))
+    lam_deflated = defl.d[deflated]
+    chosen_deflated = np.flatnonzero((lam_deflated > window[0]) & (lam_deflated < window[1]))
+    # Merge the two ascending lists of returned eigenvalues; rank = output column.
+    sel_lam = np.concatenate([lam_k[selected], lam_deflated[chosen_deflated]])
+    order = np.argsort(sel_lam, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    m_secular = vectors_k.shape[0]
+    if deflated.size == 0:
+        # No deflation: columns already ascending and in the coordinates of d.
+        return RankOneEigen(sel_lam[order], vectors_k.T, 0)
+    # Row-major (n, m) so that undoing a rotation touches two contiguous rows.
+    vectors = np.zeros((n, sel_lam.size))
+    vectors[np.ix_(kept, rank[:m_secular])] = vectors_k.T
+    vectors[deflated[chosen_deflated], rank[m_secular:]] = 1.0
+    # Undo the Givens rotations: the basis is Q = G_1 G_2 ... G_r, so apply G_r first.
+    # BLAS drot works in place on the two rows: (p, q) <- (c p - s q, s p + c q).
+    for p, q, c, s in reversed(defl.rotations) if sel_lam.size else ():
+        drot(vectors[p], vectors[q], c, -s, overwrite_x=True, overwrite_y=True)
+    return RankOneEigen(sel_lam[order], vectors, int(deflated.size))
+
+
+def rank_one_eigh(
+    d: ArrayLike,
+    z: ArrayLike,
+    sigma: float,
+    *,
+    which: str = "all",
+    upper: float = 0.0,
+    n_threads: int = 1,
+) -> RankOneEigen:
+    """Eigenpairs of ``diag(d) + sigma z z'`` (rank-one update of a diagonalised matrix).
+
+    Used for ``M(alpha) = K0 + sigma u u'`` in the eigenbasis of ``K0`` (Luss & d'Aspremont 2009,
+    eq. (5) and Sect. 3.1; notes §5): only the negative eigenpairs of ``M`` enter the objective
+    and the gradient, so ``which="below", upper=0.0`` is the solver's call.
+
+    Deflation follows LAPACK ``dlaed2``, the roots of the secular equation (Bunch, Nielsen &
+    Sorensen 1978) come from LAPACK ``dlaed4``, and the eigenvectors are the stable ones of
+    Gu & Eisenstat (1994) as in LAPACK ``dlaed3``. All roots are always computed (the corrected
+    vector ``zhat`` needs them); eigenvectors are formed only for the selected pairs.
+
+    Parameters
+    ----------
+    d : array_like of shape (n,)
+        Diagonal, ascending (ties allowed: repeated eigenvalues of ``K0``).
+    z : array_like of shape (n,)
+        Update direction (zeros allowed).
+    sigma : float
+        Weight of the update; any finite real (``sigma < 0`` is handled by negating the
+        problem, ``sigma == 0`` returns the diagonal).
+    which : {"all", "below"}
+        ``"all"``: all ``n`` pairs. ``"below"``: only the pairs with eigenvalue ``< upper``.
+    upper : float
+        Threshold for ``which="below"``.
+    n_threads : int
+        Threads sharing the loop over secular roots (each ``dlaed4`` call releases the GIL, and
+        the per-block numpy work mostly does too). ``1`` (default) runs in the calling thread;
+        the result is bitwise the same for any value.
+
+    Returns
+    -------
+    RankOneEigen
+        Eigenvalues ascending, orthonormal eigenvectors ``(n, k)`` in the coordinates of ``d``,
+        and the number of deflated pairs.
+
+    Raises
+    ------
+    ValueError
+        If ``d`` is not ascending, shapes differ, values are not finite, or ``which`` is unknown.
+    """
+    d = _as_vector(d, "d")
+    z = _as_vector(z, "z")
+    if z.shape != d.shape:
+        raise ValueError(f"z must have the shape of d {d.shape}; got shape {z.shape}.")
+    if d.shape[0] > 1 and np.any(np.diff(d) < 0):
+        raise ValueError(
+            "d must be sorted in ascending order (eigenvalues as returned by numpy.linalg.eigh); "
+            "sort d and permute z (and the eigenvectors of K0) accordingly."
+        )
+    sigma = float(sigma)
+    if not np.isfinite(sigma):
+        raise ValueError(f"sigma must be finite; got {sigma!r}.")
+    if which not in _WHICH:
+        raise ValueError(f"which must be one of {_WHICH}; got {which!r}.")
+    upper = float(upper)
+    if which == "below" and np.isnan(upper):
+        raise ValueError("upper must not be NaN.")
+    if isinstance(n_threads, bool) or not isinstance(n_threads, int | np.integer) or n_threads < 1:
+        raise ValueError(f"n_threads must be a positive integer; got {n_threads!r}.")
+    n_threads = int(n_threads)
+    if sigma >= 0:
+        if which == "all":
+            return _rank_one_positive(d, z, sigma, (-np.inf, np.inf), n_threads)
+        return _rank_one_positive(d, z, sigma, (-np.inf, upper), n_threads)
+    # diag(d) + sigma z z' = -(diag(-d) + |sigma| z z'); reversing the order keeps -d ascending,
+    # and eigenvalue mu of the negated problem is -lambda, so lambda < upper <=> mu > -upper.
+    if which == "all":
+        neg = _rank_one_positive(-d[::-1], z[::-1], -sigma, (-np.inf, np.inf), n_threads)
+    else:
+        neg = _rank_one_positive(-d[::-1], z[::-1], -sigma, (-upper, np.inf), n_threads)
+    return RankOneEigen(
+        eigenvalues=-neg.eigenvalues[::-1],
+        eigenvectors=neg.eigenvectors[::-1, ::-1],
+        n_deflated=neg.n_deflated,
+    )
