@@ -1,0 +1,364 @@
+"""Baselines of paper 004, Table 2: SVMs on modified or unmodified indefinite kernels.
+
+Every baseline trains LIBSVM (``libsvm-official``, C-SVC ``-s 0`` with a precomputed kernel) and
+has the API of :class:`indefsvm.estimators.IndefiniteSVC` (``fit(K_train, y)``,
+``decision_function(K_test_train)``, precomputed kernels or a kernel name/callable on features,
+labels of any two-class type).
+
+* :class:`SpectrumSVC` -- the spectrum transformations of Sect. 5.1: ``method="clip"`` (the
+  paper's *denoise*), ``"flip"``, ``"shift"`` and ``"square"``, with the consistent maps for test
+  rows of :func:`indefsvm.spectrum.spectrum_transform` (Chen et al. 2009; Wu et al. 2005 for
+  shift).
+* :class:`ModSVC` -- the paper's *Mod SVM*, the convexification of Lin & Lin (2003): the
+  quadratic term uses the identity and the kernel appears only in the margin constraints,
+  ``min 1/2 ||a||^2 + sum_i C_i xi_i`` s.t. ``y_i ((K Y a)_i + b) >= 1 - xi_i``, ``xi >= 0``.
+  With ``w = Y a`` this is a linear SVM whose features are the kernel rows (the empirical kernel
+  map), so LIBSVM solves it with the PSD kernel ``K K'`` and the decision of a new point with
+  kernel row ``k_x`` is ``k_x' Y a + b``.
+* :class:`DirectSVC` -- LIBSVM on the indefinite kernel as it is (the paper's *SVM* column).
+  LIBSVM's decomposition then converges to a stationary point of the non-convex dual, not
+  necessarily its optimum: an :class:`IndefiniteKernelWarning` says so.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted
+
+from indefsvm import _libsvm
+from indefsvm._validation import check_binary_labels, check_positive, class_weights_to_C
+from indefsvm.estimators import _KernelInputMixin
+from indefsvm.spectrum import TRANSFORM_METHODS, SpectrumTransform, spectrum_transform
+
+__all__ = [
+    "DirectSVC",
+    "IndefiniteKernelWarning",
+    "ModSVC",
+    "SpectrumSVC",
+]
+
+
+class IndefiniteKernelWarning(UserWarning):
+    """LIBSVM was trained on an indefinite kernel: the solution is only a stationary point."""
+
+
+class _LibsvmKernelClassifier(ClassifierMixin, _KernelInputMixin, BaseEstimator):
+    """C-SVC by LIBSVM on a kernel derived from the training kernel; subclasses define it.
+
+    Subclasses implement ``_train_kernel(K) -> K_fit`` (the PSD or raw kernel LIBSVM sees) and
+    ``_test_coefficients(K, coef) -> c`` such that the decision of a new point with ORIGINAL
+    kernel row ``k_x`` is ``k_x' c + b`` (the test-row map folded into the coefficients).
+    """
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return self._pairwise_tags(tags)
+
+    def _train_kernel(self, K: NDArray[np.float64]) -> NDArray[np.float64]:
+        raise NotImplementedError
+
+    def _test_coefficients(
+        self, K: NDArray[np.float64], coef: NDArray[np.float64]
+    ) -> NDArray[np.float64]:
+        raise NotImplementedError
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> _LibsvmKernelClassifier:
+        """Train LIBSVM on the (transformed) training kernel.
+
+        Parameters
+        ----------
+        X : array_like of shape (n, n) or (n, n_features)
+            Training kernel (``kernel="precomputed"``) or features.
+        y : array_like of shape (n,)
+            Labels of exactly two classes (any type).
+
+        Returns
+        -------
+        self
+        """
+        check_positive(self.C, "C")
+        tol = check_positive(self.tol, "tol")
+        if y is not None:
+            y_array = np.asarray(y)
+            check_classification_targets(y_array)
+            n_classes = np.unique(y_array).shape[0]
+            if n_classes != 2:
+                raise ValueError(
+                    f"Only binary classification is supported. {type(self).__name__} needs y "
+                    f"with exactly two classes; got {n_classes} class(es)."
+                )
+        K, y = self._fit_kernel(X, y)
+        labels = check_binary_labels(y, K.shape[0])
+        self.classes_ = labels.classes
+        box = class_weights_to_C(self.C, labels.y, self.class_weight, labels.classes)
+        c_pos = float(box[labels.y > 0][0])
+        c_neg = float(box[labels.y < 0][0])
+        K_fit = self._train_kernel(K)
+        fit = _libsvm.train_precomputed(
+            K_fit, labels.y, svm_type=0, C=1.0, class_weights={1: c_pos, -1: c_neg}, tol=tol
+        )
+        # LIBSVM's decision is positive for its first label; orient it towards +1.
+        sign = 1.0 if fit.labels[0] == 1 else -1.0
+        coef = sign * fit.coef
+        self.intercept_ = sign * fit.intercept
+        self.train_dual_coef_ = coef
+        self.alpha_ = labels.y * coef
+        self.support_ = np.flatnonzero(coef != 0)
+        self.dual_coef_ = self._test_coefficients(K, coef)
+        return self
+
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Signed decision values (positive means ``classes_[1]``).
+
+        Parameters
+        ----------
+        X : array_like of shape (m, n_train) or (m, n_features)
+            Test-vs-train ORIGINAL kernel (``kernel="precomputed"``) or features; the test map
+            of the transformation is applied internally.
+        """
+        check_is_fitted(self)
+        return self._test_kernel(X) @ self.dual_coef_ + self.intercept_
+
+    def predict(self, X: ArrayLike) -> NDArray:
+        """Predicted labels in the user's label space (``classes_``)."""
+        d = self.decision_function(X)
+        return self.classes_[(d > 0).astype(np.intp)]
+
+
+_BASE_PARAMS_DOC = """
+    C : float
+        Misclassification penalty (> 0).
+    class_weight : None, "balanced", "paper" or dict
+        Per-class multipliers of ``C`` (as in :class:`indefsvm.estimators.IndefiniteSVC`).
+    tol : float
+        LIBSVM's stopping tolerance ``-e``.
+    kernel : "precomputed", str or callable
+        ``"precomputed"`` (``X`` is the kernel), a kernel name of :mod:`indefsvm.kernels` or a
+        callable ``kernel(X, Y=None, **params)``.
+    gamma, coef0, degree, kernel_params
+        Kernel parameters when the kernel is computed from features.
+    symmetrize : bool
+        Accept a non-symmetric training kernel and use ``(K + K')/2``.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+    train_dual_coef_ : ndarray of shape (n_train,)
+        LIBSVM's ``y_i alpha_i`` on the kernel it was trained on (zero off the support).
+    dual_coef_ : ndarray of shape (n_train,)
+        Coefficients on the ORIGINAL test-vs-train kernel rows: decision =
+        ``K_test_train @ dual_coef_ + intercept_``.
+    intercept_ : float
+    support_ : ndarray
+        Indices of LIBSVM's support vectors.
+    n_features_in_ : int"""
+
+
+class SpectrumSVC(_LibsvmKernelClassifier):
+    __doc__ = (
+        """SVM on a spectrum-modified kernel (paper 004, Sect. 5.1: denoise, flip, shift).
+
+    The training kernel ``K = U diag(lambda) U'`` is made PSD by ``method`` and LIBSVM is
+    trained on the result. Test rows use the consistent map of
+    :class:`indefsvm.spectrum.SpectrumTransform`: ``k -> U diag(1[lambda>0]) U' k`` (clip),
+    ``U diag(sign lambda) U' k`` (flip), ``K k`` (square) and ``k`` unchanged (shift, the
+    heuristic of Wu et al. 2005). Since these maps are linear and symmetric, they are folded
+    into ``dual_coef_``.
+
+    Parameters
+    ----------
+    method : {"clip", "flip", "shift", "square"}
+        The transformation; ``"clip"`` is the paper's *denoise* (negative eigenvalues set to
+        0). (Named ``method`` as in :func:`indefsvm.spectrum.spectrum_transform`: a parameter
+        called ``transform`` would make scikit-learn take the classifier for a transformer.)
+    shift : float, optional
+        Diagonal shift for ``method="shift"`` (default ``max(0, -lambda_min)``)."""
+        + _BASE_PARAMS_DOC
+        + """
+    transform_ : SpectrumTransform
+        The fitted transformation (eigendecomposition, transformed kernel, test map).
+    """
+    )
+
+    def __init__(
+        self,
+        method: str = "clip",
+        C: float = 1.0,
+        *,
+        shift: float | None = None,
+        class_weight: None | str | Mapping[Any, float] = None,
+        tol: float = 1e-3,
+        kernel: str | Callable[..., Any] = "precomputed",
+        gamma: float | None = None,
+        coef0: float | None = None,
+        degree: int | None = None,
+        kernel_params: Mapping[str, Any] | None = None,
+        symmetrize: bool = False,
+    ) -> None:
+        self.method = method
+        self.C = C
+        self.shift = shift
+        self.class_weight = class_weight
+        self.tol = tol
+        self.kernel = kernel
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.degree = degree
+        self.kernel_params = kernel_params
+        self.symmetrize = symmetrize
+
+    def _train_kernel(self, K: NDArray[np.float64]) -> NDArray[np.float64]:
+        if self.method not in TRANSFORM_METHODS:
+            raise ValueError(f"method must be one of {TRANSFORM_METHODS}; got {self.method!r}.")
+        shift = self.shift if self.method == "shift" else None
+        self.transform_: SpectrumTransform = spectrum_transform(K, self.method, shift=shift)
+        return self.transform_.kernel
+
+    def _test_coefficients(
+        self, K: NDArray[np.float64], coef: NDArray[np.float64]
+    ) -> NDArray[np.float64]:
+        # k' P coef with P the symmetric test map: P coef is the map applied to the row coef'.
+        return self.transform_.transform(coef[None, :])[0]
+
+
+class ModSVC(_LibsvmKernelClassifier):
+    __doc__ = (
+        """Mod SVM of paper 004 (Lin & Lin 2003): identity in the objective, kernel in the
+    constraints.
+
+    Solves ``min_{a, b, xi} 1/2 ||a||^2 + sum_i C_i xi_i`` subject to
+    ``y_i ((K Y a)_i + b) >= 1 - xi_i`` and ``xi >= 0``: the non-convex quadratic term of the SVM
+    dual is replaced by the identity, so the problem is convex for any symmetric ``K``. With
+    ``w = Y a`` it is the linear SVM on the features ``phi(x_i) = k_i`` (kernel rows), whose
+    dual LIBSVM solves with the PSD kernel ``K K'``; then ``w = K (y * beta)`` and the decision
+    for a new point is ``k_x' w + b``.
+
+    Parameters
+    ----------"""
+        + _BASE_PARAMS_DOC
+        + """
+    alpha_ : ndarray of shape (n_train,)
+        The variable ``a`` of the formulation above (``Y a = dual_coef_``).
+
+    References
+    ----------
+    H.-T. Lin, C.-J. Lin. A study on sigmoid kernels for SVM and the training of non-PSD kernels
+    by SMO-type methods. Technical report, National Taiwan University, 2003.
+    """
+    )
+
+    def __init__(
+        self,
+        C: float = 1.0,
+        *,
+        class_weight: None | str | Mapping[Any, float] = None,
+        tol: float = 1e-3,
+        kernel: str | Callable[..., Any] = "precomputed",
+        gamma: float | None = None,
+        coef0: float | None = None,
+        degree: int | None = None,
+        kernel_params: Mapping[str, Any] | None = None,
+        symmetrize: bool = False,
+    ) -> None:
+        self.C = C
+        self.class_weight = class_weight
+        self.tol = tol
+        self.kernel = kernel
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.degree = degree
+        self.kernel_params = kernel_params
+        self.symmetrize = symmetrize
+
+    def _train_kernel(self, K: NDArray[np.float64]) -> NDArray[np.float64]:
+        G = K @ K.T
+        return 0.5 * (G + G.T)
+
+    def _test_coefficients(
+        self, K: NDArray[np.float64], coef: NDArray[np.float64]
+    ) -> NDArray[np.float64]:
+        return K @ coef
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> ModSVC:
+        super().fit(X, y)
+        # a = Y w (the formulation's variable); alpha_ from the base class is y * coef.
+        labels = check_binary_labels(y) if y is not None else None
+        if labels is not None:
+            self.alpha_ = labels.y * self.dual_coef_
+        return self
+
+    fit.__doc__ = _LibsvmKernelClassifier.fit.__doc__
+
+
+class DirectSVC(_LibsvmKernelClassifier):
+    __doc__ = (
+        """LIBSVM on the indefinite kernel as it is (the *SVM* column of paper 004, Table 2).
+
+    LIBSVM's SMO-type decomposition still converges on a non-PSD kernel (Lin & Lin 2003), but
+    only to a stationary point of the non-convex dual, not necessarily to its optimum: fitting a
+    kernel with a negative eigenvalue below ``-psd_tol * max|lambda|`` emits an
+    :class:`IndefiniteKernelWarning`.
+
+    Parameters
+    ----------
+    psd_tol : float
+        Relative tolerance of the PSD check behind the warning."""
+        + _BASE_PARAMS_DOC
+        + """
+    lambda_min_ : float
+        Smallest eigenvalue of the training kernel.
+    """
+    )
+
+    def __init__(
+        self,
+        C: float = 1.0,
+        *,
+        class_weight: None | str | Mapping[Any, float] = None,
+        tol: float = 1e-3,
+        psd_tol: float = 1e-10,
+        kernel: str | Callable[..., Any] = "precomputed",
+        gamma: float | None = None,
+        coef0: float | None = None,
+        degree: int | None = None,
+        kernel_params: Mapping[str, Any] | None = None,
+        symmetrize: bool = False,
+    ) -> None:
+        self.C = C
+        self.class_weight = class_weight
+        self.tol = tol
+        self.psd_tol = psd_tol
+        self.kernel = kernel
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.degree = degree
+        self.kernel_params = kernel_params
+        self.symmetrize = symmetrize
+
+    def _train_kernel(self, K: NDArray[np.float64]) -> NDArray[np.float64]:
+        lam = np.linalg.eigvalsh(K)
+        self.lambda_min_ = float(lam[0])
+        scale = max(1.0, float(np.max(np.abs(lam))))
+        if lam[0] < -self.psd_tol * scale:
+            warnings.warn(
+                f"DirectSVC: the training kernel is indefinite (lambda_min = {lam[0]:.4g}, "
+                f"{int(np.sum(lam < -self.psd_tol * scale))} negative eigenvalues). LIBSVM "
+                "converges to a stationary point of the non-convex dual, which is not "
+                "guaranteed to be optimal.",
+                IndefiniteKernelWarning,
+                stacklevel=4,
+            )
+        return K
+
+    def _test_coefficients(
+        self, K: NDArray[np.float64], coef: NDArray[np.float64]
+    ) -> NDArray[np.float64]:
+        return coef

@@ -1,0 +1,891 @@
+"""scikit-learn estimators for the proxy-kernel SVMs of Luss & d'Aspremont (paper 004).
+
+* :class:`IndefiniteSVC` -- classification with an indefinite kernel, eq. (4)/(7): the SVM and
+  a positive semi-definite proxy kernel ``K* = (K0 + (Y alpha)(Y alpha)'/(4 rho))_+`` (Theorem 1,
+  eq. 5) are learned together.
+* :class:`PerturbSVC` -- PerturbSVM for a PSD (Mercer) kernel, Sect. 4.3, eq. (21)-(22): the
+  support vectors perturb the kernel, ``K* = K0 + (Y alpha)(Y alpha)'/(4 rho)``.
+* :class:`IndefiniteSVR` -- epsilon-insensitive regression, Sect. 4.1, eq. (14)-(17).
+* :class:`IndefiniteOneClassSVM` -- one-class SVM, Sect. 4.2, eq. (18)-(20).
+
+All of them take a precomputed kernel (``kernel="precomputed"``, the default: ``fit(K_train,
+y)`` and ``predict(K_test_train)``), a kernel name of :mod:`indefsvm.kernels` or a callable
+``kernel(X, Y=None, **params) -> K`` applied to raw features. They solve the problem with
+:func:`indefsvm.solve_problem` and keep the problem object and the solver result.
+
+Prediction for new points (notes §8)
+------------------------------------
+``out_of_sample="projection"`` (default) is the inductive map: with ``P_+`` the projector on the
+non-negative eigenspace of ``M = K0 + sigma u u'`` (``sigma = 1/(4 rho)``), ``K* = P_+ M``, and a
+new point whose similarities to the training points are ``k_x`` (its row of ``M`` carries no
+rank-one term) gets the proxy-kernel row ``P_+ k_x``. Given the rows of ``M`` of training points
+it returns the rows of ``K*`` exactly. The decision is ``(P_+ k_x)' u + b``; since ``P_+`` is
+fixed after fitting, this is ``k_x' c + b`` with ``c = P_+ u`` (``dual_coef_``), one mat-vec per
+prediction.
+
+``out_of_sample="transductive"`` is the paper's heuristic (Sect. 2.3; published
+``Ktest_heuristic.m``): add the rank-one update to the training block of the full train+test
+kernel, clip its negative eigenvalues and read the test-vs-train rows. It needs the
+test-vs-test block (``decision_function(K_test_train, K_test_test=...)``).
+
+The intercept is, by default, the certified best ``b`` of the solver result (the one that
+attains the primal bound of notes §3); ``intercept="paper"`` is the published ``estimate_b.m``:
+the mean of ``y_i - (K0 Y alpha)_i`` over free support vectors (``1e-3 < alpha_i < C_i - 1e-3``)
+on the ORIGINAL kernel ``K0``.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator, ClassifierMixin, OutlierMixin, RegressorMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from indefsvm import kernels as _kernels
+from indefsvm._validation import check_square_symmetric
+from indefsvm.api import solve_problem
+from indefsvm.problems import ProxyKernelProblem, make_problem
+from indefsvm.result import SolveResult
+
+__all__ = [
+    "KERNEL_NAMES",
+    "IndefiniteOneClassSVM",
+    "IndefiniteSVC",
+    "IndefiniteSVR",
+    "PerturbSVC",
+    "estimate_intercept_paper",
+    "resolve_kernel",
+    "transductive_rows",
+]
+
+#: Kernel names accepted by the ``kernel`` parameter (functions ``<name>_kernel`` of
+#: :mod:`indefsvm.kernels`), plus the aliases of :data:`KERNEL_ALIASES`.
+KERNEL_NAMES = (
+    "linear",
+    "polynomial",
+    "gaussian",
+    "sigmoid",
+    "epanechnikov",
+    "gaussian_combination",
+    "multiquadric",
+    "thin_plate_spline",
+    "difference_of_gaussians",
+    "simpson",
+    "tangent_distance",
+)
+#: scikit-learn style aliases of kernel names.
+KERNEL_ALIASES = {"rbf": "gaussian", "poly": "polynomial", "tangent": "tangent_distance"}
+
+#: Out-of-sample maps of the estimators.
+OUT_OF_SAMPLE = ("projection", "transductive")
+
+# Rows of the identity processed at once when forming P_+ u through the public row map.
+_BLOCK_ROWS = 512
+
+
+def resolve_kernel(kernel: str | Callable[..., Any]) -> Callable[..., Any] | None:
+    """Return the kernel function for a ``kernel`` parameter (None for ``"precomputed"``).
+
+    Parameters
+    ----------
+    kernel : str or callable
+        ``"precomputed"``, a name of :data:`KERNEL_NAMES` / :data:`KERNEL_ALIASES`, or a
+        callable ``kernel(X, Y=None, **params)`` returning the ``(n_x, n_y)`` kernel matrix.
+    """
+    if callable(kernel):
+        return kernel
+    if not isinstance(kernel, str):
+        raise TypeError(
+            f"kernel must be 'precomputed', a kernel name or a callable; got {type(kernel)}."
+        )
+    if kernel == "precomputed":
+        return None
+    name = KERNEL_ALIASES.get(kernel, kernel)
+    if name not in KERNEL_NAMES:
+        raise ValueError(
+            f"unknown kernel {kernel!r}; expected 'precomputed', a callable or one of "
+            f"{list(KERNEL_NAMES)} (aliases {KERNEL_ALIASES})."
+        )
+    return getattr(_kernels, f"{name}_kernel")
+
+
+def estimate_intercept_paper(
+    alpha: ArrayLike,
+    K0: ArrayLike,
+    y_pm: ArrayLike,
+    upper: ArrayLike,
+    *,
+    threshold: float = 1e-3,
+) -> float:
+    """Intercept of the published IndefiniteSVM code (``estimate_b.m``).
+
+    ``b = mean_{i free} (y_i - (K0 Y alpha)_i)`` over the free support vectors
+    ``threshold < alpha_i < C_i - threshold``, computed with the ORIGINAL training kernel ``K0``
+    (not the proxy kernel); 0 when no support vector is free.
+
+    Parameters
+    ----------
+    alpha : array_like of shape (n,)
+        Dual solution of eq. (7).
+    K0 : array_like of shape (n, n)
+        Original training kernel.
+    y_pm : array_like of shape (n,)
+        Labels in {-1, +1}.
+    upper : array_like of shape (n,)
+        Box bounds ``C_i`` (with the class weights used in training).
+    threshold : float
+        Distance from the bounds below which a coefficient counts as at the bound (1e-3 in the
+        published code).
+    """
+    alpha = np.asarray(alpha, dtype=np.float64)
+    y_pm = np.asarray(y_pm, dtype=np.float64)
+    upper = np.asarray(upper, dtype=np.float64)
+    free = (alpha > threshold) & (alpha < upper - threshold)
+    if not np.any(free):
+        return 0.0
+    g = np.asarray(K0, dtype=np.float64)[free] @ (alpha * y_pm)
+    return float(np.mean(y_pm[free] - g))
+
+
+def transductive_rows(
+    K0: ArrayLike,
+    u: ArrayLike,
+    rho: float,
+    K_test_train: ArrayLike,
+    K_test_test: ArrayLike,
+) -> NDArray[np.float64]:
+    """Test-vs-train proxy-kernel rows of the paper's heuristic (Sect. 2.3).
+
+    As the published ``Ktest_heuristic.m``: the full kernel ``[[K0, K_tr_te], [K_te_tr,
+    K_te_te]]`` gets the rank-one update ``u u' / (4 rho)`` on its training block, its negative
+    eigenvalues are set to zero, and the test-vs-train block is returned.
+
+    Parameters
+    ----------
+    K0 : array_like of shape (n, n)
+        Original training kernel.
+    u : array_like of shape (n,)
+        ``Y alpha`` (classification) or ``alpha`` (regression, one-class).
+    rho : float
+        Scalar penalty of the fitted problem.
+    K_test_train : array_like of shape (m, n)
+    K_test_test : array_like of shape (m, m)
+
+    Returns
+    -------
+    ndarray of shape (m, n)
+    """
+    K0 = np.asarray(K0, dtype=np.float64)
+    n = K0.shape[0]
+    R = np.asarray(K_test_train, dtype=np.float64)
+    m = R.shape[0]
+    T = check_square_symmetric(K_test_test, name="K_test_test")
+    if T.shape[0] != m:
+        raise ValueError(
+            f"K_test_test must be ({m}, {m}) for the {m} test rows of K_test_train; got {T.shape}."
+        )
+    u = np.asarray(u, dtype=np.float64)
+    full = np.empty((n + m, n + m))
+    full[:n, :n] = K0 + np.outer(u, u) / (4.0 * float(rho))
+    full[n:, :n] = R
+    full[:n, n:] = R.T
+    full[n:, n:] = T
+    lam, V = np.linalg.eigh(full)
+    pos = lam > 0
+    # Only the test rows of V diag(lam_+) V' are needed.
+    return (V[n:, pos] * lam[pos]) @ V[:n, pos].T
+
+
+def _check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {choices}; got {value!r}.")
+    return value
+
+
+class _KernelInputMixin:
+    """Kernel handling shared by every estimator of the package.
+
+    With ``kernel="precomputed"`` the input ``X`` of ``fit`` is the ``(n, n)`` training kernel
+    and the input of ``predict`` the ``(m, n)`` test-vs-train kernel; otherwise ``X`` holds raw
+    features and the kernel is computed with ``kernel(X, Y, **params)``.
+    """
+
+    kernel: str | Callable[..., Any]
+    gamma: float | None
+    coef0: float | None
+    degree: int | None
+    kernel_params: Mapping[str, Any] | None
+    symmetrize: bool
+
+    def _kernel_arguments(self) -> dict[str, Any]:
+        params: dict[str, Any] = {}
+        for name in ("gamma", "coef0", "degree"):
+            value = getattr(self, name)
+            if value is not None:
+                params[name] = value
+        if self.kernel_params is not None:
+            if not isinstance(self.kernel_params, Mapping):
+                raise TypeError(
+                    f"kernel_params must be a dict or None; got {type(self.kernel_params)}."
+                )
+            params.update(self.kernel_params)
+        if self.kernel == "precomputed" and params:
+            raise ValueError(
+                f"kernel parameters {sorted(params)} were given but kernel='precomputed' "
+                "(X is already the kernel matrix)."
+            )
+        return params
+
+    def _call_kernel(self, X: NDArray[np.float64], Y: NDArray[np.float64] | None):
+        function = resolve_kernel(self.kernel)
+        params = self._kernel_arguments()
+        try:
+            K = function(X, Y, **params)
+        except TypeError as exc:
+            raise TypeError(
+                f"calling kernel {self.kernel!r} with parameters {params} failed: {exc}"
+            ) from exc
+        K = np.asarray(K, dtype=np.float64)
+        expected = (X.shape[0], X.shape[0] if Y is None else Y.shape[0])
+        if K.shape != expected:
+            raise ValueError(
+                f"kernel {self.kernel!r} returned shape {K.shape}; expected {expected}."
+            )
+        return K
+
+    def _fit_kernel(self, X: Any, y: Any = "no_validation", **check: Any):
+        """Validate ``X`` (and ``y`` unless unsupervised) and return ``(K_train, y)``."""
+        resolve_kernel(self.kernel)  # clear error on a bad name before anything else
+        self._kernel_arguments()
+        if isinstance(y, str) and y == "no_validation":
+            X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        else:
+            X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, **check)
+        if self.kernel == "precomputed":
+            if X.shape[0] != X.shape[1]:
+                raise ValueError(
+                    "with kernel='precomputed', X must be the square (n, n) training kernel; "
+                    f"got shape {X.shape}."
+                )
+            K = check_square_symmetric(X, name="K_train", symmetrize=self.symmetrize, min_size=2)
+        else:
+            self.X_fit_ = X
+            K = check_square_symmetric(
+                self._call_kernel(X, None), name="K_train", symmetrize=self.symmetrize
+            )
+        return K, y
+
+    def _test_kernel(self, X: Any) -> NDArray[np.float64]:
+        """Validate ``X`` and return the ``(m, n)`` test-vs-train kernel."""
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        if self.kernel == "precomputed":
+            return X
+        return self._call_kernel(X, self.X_fit_)
+
+    def _test_test_kernel(self, X: Any, K_test_test: ArrayLike | None) -> NDArray | None:
+        if K_test_test is not None or self.kernel == "precomputed":
+            return K_test_test
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self._call_kernel(X, None)
+
+    def _pairwise_tags(self, tags: Any) -> Any:
+        tags.input_tags.pairwise = isinstance(self.kernel, str) and self.kernel == "precomputed"
+        return tags
+
+
+class _ProxyKernelEstimator(_KernelInputMixin, BaseEstimator):
+    """Shared fitting and prediction of the estimators built on a :class:`ProxyKernelProblem`."""
+
+    _problem_kind = "svc"
+
+    def _solve(self, problem: ProxyKernelProblem) -> SolveResult:
+        options = dict(self.solver_options or {})
+        return solve_problem(
+            problem,
+            method=self.method,
+            tol=self.tol,
+            max_iter=self.max_iter,
+            verbose=self.verbose,
+            **options,
+        )
+
+    def _check_common(self) -> None:
+        _check_choice(self.out_of_sample, "out_of_sample", OUT_OF_SAMPLE)
+        if not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 1:
+            raise ValueError(f"max_iter must be a positive integer; got {self.max_iter!r}.")
+        if not (isinstance(self.tol, numbers.Real) and self.tol > 0):
+            raise ValueError(f"tol must be a positive number; got {self.tol!r}.")
+        if self.solver_options is not None and not isinstance(self.solver_options, Mapping):
+            raise TypeError(
+                f"solver_options must be a dict or None; got {type(self.solver_options)}."
+            )
+        rho = np.asarray(self.rho, dtype=np.float64)
+        if self.out_of_sample == "transductive" and rho.ndim > 0:
+            raise ValueError(
+                "out_of_sample='transductive' (the paper's heuristic) is defined for a scalar rho "
+                "only: a vector rho has no penalty for the test points. Use 'projection'."
+            )
+
+    def _finish_fit(self, problem: ProxyKernelProblem, result: SolveResult) -> None:
+        self.problem_ = problem
+        self.result_ = result
+        self.alpha_ = result.alpha.copy()
+        self.proxy_kernel_ = result.kernel
+        self.n_iter_ = result.n_iter
+        u = problem.sign * self.alpha_
+        self._u = u
+        bound = float(np.max(np.abs(problem.upper)))
+        self.support_ = np.flatnonzero(np.abs(self.alpha_) > 1e-8 * bound)
+        state = problem.state(self.alpha_)
+        n = problem.n
+        coef = np.empty(n)
+        # decision = (P_+ k_x)'u = k_x' (A u) with A the public row map applied to the identity.
+        for start in range(0, n, _BLOCK_ROWS):
+            stop = min(n, start + _BLOCK_ROWS)
+            eye_rows = np.zeros((stop - start, n))
+            eye_rows[np.arange(stop - start), np.arange(start, stop)] = 1.0
+            coef[start:stop] = problem.out_of_sample_rows(self.alpha_, eye_rows, state=state) @ u
+        self.dual_coef_ = coef
+
+    def proxy_rows(self, X: Any, K_test_test: ArrayLike | None = None) -> NDArray[np.float64]:
+        """Proxy-kernel rows of new points for the chosen ``out_of_sample`` map.
+
+        Parameters
+        ----------
+        X : array_like of shape (m, n) or (m, n_features)
+            Test-vs-train kernel (``kernel="precomputed"``) or raw features.
+        K_test_test : array_like of shape (m, m), optional
+            Test-vs-test kernel, needed by ``out_of_sample="transductive"`` with a precomputed
+            kernel.
+
+        Returns
+        -------
+        ndarray of shape (m, n)
+        """
+        check_is_fitted(self)
+        R = self._test_kernel(X)
+        if self.out_of_sample == "projection":
+            return self.problem_.out_of_sample_rows(self.alpha_, R)
+        return self._transductive(X, R, K_test_test)
+
+    def _transductive(self, X: Any, R: NDArray, K_test_test: ArrayLike | None) -> NDArray:
+        T = self._test_test_kernel(X, K_test_test)
+        if T is None:
+            raise ValueError(
+                "out_of_sample='transductive' is the paper's heuristic (Sect. 2.3): it "
+                "eigendecomposes the full train+test kernel and needs the test-vs-test block. "
+                "Pass K_test_test=<(m, m) kernel of the test points>, or use "
+                "out_of_sample='projection' (inductive, needs only K_test_train)."
+            )
+        return transductive_rows(self.problem_.operator.K0, self._u, self.problem_.rho, R, T)
+
+    def _raw_decision(self, X: Any, K_test_test: ArrayLike | None) -> NDArray[np.float64]:
+        check_is_fitted(self)
+        R = self._test_kernel(X)
+        if self.out_of_sample == "projection":
+            return R @ self.dual_coef_ + self.intercept_
+        return self._transductive(X, R, K_test_test) @ self._u + self.intercept_
+
+
+_COMMON_DOC = """
+    method : {"pg", "accpm", "siqclp"}
+        Solver passed to :func:`indefsvm.solve_problem` (``"pg"``: projected gradient).
+    tol : float
+        Certified relative duality gap at which the solver stops. The gap is relative to the
+        objective, which contains ``rho ||K* - K0||_F^2``: for a strongly indefinite kernel and
+        a large ``rho`` that term dominates, so use a smaller ``tol`` there (1e-8 in the
+        experiments).
+    max_iter : int
+        Solver iteration limit (a ``ConvergenceWarning`` is raised when it is reached).
+    kernel : "precomputed", str or callable
+        ``"precomputed"`` (``X`` is the kernel), a name of :data:`KERNEL_NAMES` (or alias
+        ``"rbf"``, ``"poly"``, ``"tangent"``), or ``kernel(X, Y=None, **params) -> K``.
+    gamma, coef0, degree : float, optional
+        Kernel parameters passed to the kernel function when not None.
+    kernel_params : dict, optional
+        Further keyword arguments of the kernel function.
+    out_of_sample : {"projection", "transductive"}
+        Map of new points (module docstring): the inductive ``k_x -> P_+ k_x`` (notes §8) or
+        the paper's transductive heuristic (needs ``K_test_test``).
+    symmetrize : bool
+        Accept a non-symmetric training kernel and use ``(K + K')/2``.
+    solver_options : dict, optional
+        Further options of the solver (e.g. ``{"step": "paper", "step_size": 5.0}`` for the
+        paper's Algorithm 1, or ``{"libsvm_every": 50}``).
+    random_state : int, Generator or None
+        Seed for solvers that make random choices. The solvers available are deterministic
+        (the value is recorded, not used), so refits give identical results.
+    verbose : bool or int
+        Solver progress lines (every ``verbose`` iterations; True: every 50)."""
+
+
+def _doc(text: str) -> str:
+    return text.replace("{COMMON}", _COMMON_DOC)
+
+
+class IndefiniteSVC(ClassifierMixin, _ProxyKernelEstimator):
+    __doc__ = _doc(
+        """Indefinite SVM classifier of Luss & d'Aspremont (paper 004, eq. 4/7).
+
+    Maximises ``e'alpha - 1/2 (Y alpha)'K*(Y alpha) + rho ||K* - K0||_F^2`` over
+    ``{y'alpha = 0, 0 <= alpha <= C_i}`` with the proxy kernel
+    ``K* = (K0 + (Y alpha)(Y alpha)'/(4 rho))_+`` (Theorem 1), i.e. learns a PSD kernel close to
+    the indefinite ``K0`` together with the SVM. ``rho -> inf`` gives the SVM on ``(K0)_+``
+    (Sect. 2.3).
+
+    Parameters
+    ----------
+    C : float
+        Misclassification penalty (> 0).
+    rho : float or array_like of shape (n_train,)
+        Penalty on ``||K - K0||_F^2`` (> 0); a vector gives componentwise penalties
+        ``H_ij = sqrt(rho_i rho_j)`` (Sect. 4.4, Theorem 3).
+    class_weight : None, "balanced", "paper" or dict
+        Per-class multipliers of ``C`` (``"paper"``: the published code's ``C n_pos / n_neg``
+        for the negative class; dict keys are the user's labels).
+    intercept : {"certified", "paper"}
+        ``"certified"``: the best ``b`` of the solver's primal bound with kernel ``K*``.
+        ``"paper"``: the published ``estimate_b.m`` on the original ``K0``
+        (:func:`estimate_intercept_paper`).
+{COMMON}
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        The labels; ``classes_[1]`` is the positive class (+1 in the problem).
+    alpha_ : ndarray of shape (n_train,)
+        Dual solution of eq. (7).
+    support_ : ndarray
+        Indices of the support vectors (``alpha_i > 0``).
+    dual_coef_ : ndarray of shape (n_train,)
+        ``P_+ Y alpha``: the projection decision is ``K_test_train @ dual_coef_ + intercept_``.
+    intercept_ : float
+    proxy_kernel_ : ndarray of shape (n_train, n_train)
+        The learned kernel ``K*``.
+    result_ : SolveResult
+        The solver result with its history and certified gap.
+    problem_ : ProxyKernelProblem
+        The problem object (eigendecomposition of ``K0``, out-of-sample map).
+    n_iter_ : int
+    n_features_in_ : int
+        ``n_train`` for a precomputed kernel, else the number of features.
+    X_fit_ : ndarray
+        Training features (only when the kernel is computed from features).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from indefsvm.estimators import IndefiniteSVC
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(60, 3)); y = np.where(X[:, 0] > 0, "a", "b")
+    >>> clf = IndefiniteSVC(kernel="sigmoid", gamma=0.5, coef0=-0.2, C=1.0, rho=1.0).fit(X, y)
+    >>> clf.predict(X[:3]).tolist()
+    ['a', 'a', 'a']
+    """
+    )
+
+    _problem_kind = "svc"
+
+    def __init__(
+        self,
+        C: float = 1.0,
+        rho: float | ArrayLike = 1.0,
+        *,
+        method: str = "pg",
+        tol: float = 1e-6,
+        max_iter: int = 10000,
+        class_weight: None | str | Mapping[Any, float] = None,
+        kernel: str | Callable[..., Any] = "precomputed",
+        gamma: float | None = None,
+        coef0: float | None = None,
+        degree: int | None = None,
+        kernel_params: Mapping[str, Any] | None = None,
+        out_of_sample: str = "projection",
+        intercept: str = "certified",
+        symmetrize: bool = False,
+        solver_options: Mapping[str, Any] | None = None,
+        random_state: int | np.random.Generator | None = None,
+        verbose: bool | int = False,
+    ) -> None:
+        self.C = C
+        self.rho = rho
+        self.method = method
+        self.tol = tol
+        self.max_iter = max_iter
+        self.class_weight = class_weight
+        self.kernel = kernel
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.degree = degree
+        self.kernel_params = kernel_params
+        self.out_of_sample = out_of_sample
+        self.intercept = intercept
+        self.symmetrize = symmetrize
+        self.solver_options = solver_options
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return self._pairwise_tags(tags)
+
+    def _make_problem(self, K: NDArray, y: NDArray) -> ProxyKernelProblem:
+        return make_problem(
+            self._problem_kind, K, y, C=self.C, rho=self.rho, class_weight=self.class_weight
+        )
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> IndefiniteSVC:
+        """Solve eq. (7) on the training kernel.
+
+        Parameters
+        ----------
+        X : array_like of shape (n, n) or (n, n_features)
+            Training kernel (``kernel="precomputed"``) or features.
+        y : array_like of shape (n,)
+            Labels of exactly two classes (any type).
+
+        Returns
+        -------
+        self
+        """
+        self._check_common()
+        _check_choice(self.intercept, "intercept", ("certified", "paper"))
+        if y is not None:
+            # Labels first: a multi-class y is the more useful error than a kernel shape.
+            y_array = np.asarray(y)
+            check_classification_targets(y_array)
+            classes = np.unique(y_array)
+            if classes.shape[0] != 2:
+                raise ValueError(
+                    f"Only binary classification is supported. {type(self).__name__} needs y "
+                    f"with exactly two classes; got {classes.shape[0]} class(es) "
+                    f"{classes[:10].tolist()}."
+                )
+        K, y = self._fit_kernel(X, y)
+        problem = self._make_problem(K, y)
+        self.classes_ = problem.classes
+        result = self._solve(problem)
+        self._finish_fit(problem, result)
+        if self.intercept == "paper":
+            self.intercept_ = estimate_intercept_paper(self.alpha_, K, problem.y, problem.box)
+        else:
+            self.intercept_ = float(result.intercept)
+        return self
+
+    def decision_function(
+        self, X: ArrayLike, K_test_test: ArrayLike | None = None
+    ) -> NDArray[np.float64]:
+        """Signed decision values; positive means ``classes_[1]``.
+
+        Parameters
+        ----------
+        X : array_like of shape (m, n_train) or (m, n_features)
+            Test-vs-train kernel (``kernel="precomputed"``) or features.
+        K_test_test : array_like of shape (m, m), optional
+            Test-vs-test kernel, needed by ``out_of_sample="transductive"`` with a precomputed
+            kernel (computed from the features otherwise).
+        """
+        return self._raw_decision(X, K_test_test)
+
+    def predict(self, X: ArrayLike, K_test_test: ArrayLike | None = None) -> NDArray:
+        """Predicted labels in the user's label space (``classes_``)."""
+        d = self.decision_function(X, K_test_test)
+        return self.classes_[(d > 0).astype(np.intp)]
+
+
+class PerturbSVC(IndefiniteSVC):
+    __doc__ = _doc(
+        """PerturbSVM for a positive semi-definite kernel (paper 004, Sect. 4.3, eq. 21-22).
+
+    Maximises ``e'alpha - 1/2 u'K0u - ||u||^4 / (16 rho)`` with ``u = Y alpha`` over the SVM
+    feasible set: the kernel ``K* = K0 + u u'/(4 rho)`` (eq. 21) perturbs only the support
+    vectors, and no eigenvalue work is needed. A kernel with eigenvalues below
+    ``-psd_tol * max|lambda|`` is refused (use :class:`IndefiniteSVC`). New points use their
+    kernel rows unchanged (``M`` is PSD, so ``P_+ = I``): the paper's ``PertSVMerror.m``.
+
+    Parameters
+    ----------
+    C, rho, class_weight, intercept
+        As in :class:`IndefiniteSVC`.
+    psd_tol : float
+        Relative tolerance of the PSD check: eigenvalues above ``-psd_tol * max|lambda|`` count as
+        rounding errors (1e-5 by default, which admits kernels computed from float32 data).
+{COMMON}
+    """
+    )
+
+    _problem_kind = "perturb"
+
+    def __init__(
+        self,
+        C: float = 1.0,
+        rho: float | ArrayLike = 1.0,
+        *,
+        method: str = "pg",
+        tol: float = 1e-6,
+        max_iter: int = 10000,
+        class_weight: None | str | Mapping[Any, float] = None,
+        kernel: str | Callable[..., Any] = "precomputed",
+        gamma: float | None = None,
+        coef0: float | None = None,
+        degree: int | None = None,
+        kernel_params: Mapping[str, Any] | None = None,
+        out_of_sample: str = "projection",
+        intercept: str = "certified",
+        psd_tol: float = 1e-5,
+        symmetrize: bool = False,
+        solver_options: Mapping[str, Any] | None = None,
+        random_state: int | np.random.Generator | None = None,
+        verbose: bool | int = False,
+    ) -> None:
+        super().__init__(
+            C=C,
+            rho=rho,
+            method=method,
+            tol=tol,
+            max_iter=max_iter,
+            class_weight=class_weight,
+            kernel=kernel,
+            gamma=gamma,
+            coef0=coef0,
+            degree=degree,
+            kernel_params=kernel_params,
+            out_of_sample=out_of_sample,
+            intercept=intercept,
+            symmetrize=symmetrize,
+            solver_options=solver_options,
+            random_state=random_state,
+            verbose=verbose,
+        )
+        self.psd_tol = psd_tol
+
+    def _make_problem(self, K: NDArray, y: NDArray) -> ProxyKernelProblem:
+        try:
+            return make_problem(
+                "perturb",
+                K,
+                y,
+                C=self.C,
+                rho=self.rho,
+                class_weight=self.class_weight,
+                psd_tol=self.psd_tol,
+            )
+        except ValueError as exc:
+            if "PSD" not in str(exc):
+                raise
+            raise ValueError(
+                f"PerturbSVC needs a PSD (Mercer) kernel: {exc} For an indefinite kernel use "
+                "IndefiniteSVC."
+            ) from exc
+
+
+class IndefiniteSVR(RegressorMixin, _ProxyKernelEstimator):
+    __doc__ = _doc(
+        """Indefinite support vector regression (paper 004, Sect. 4.1, eq. 14-17).
+
+    Maximises ``y'alpha - epsilon ||alpha||_1 - 1/2 alpha'K*alpha + rho ||K* - K0||_F^2`` over
+    ``{e'alpha = 0, -C <= alpha <= C}`` with ``K* = (K0 + alpha alpha'/(4 rho))_+`` (eq. 16).
+    ``predict(x) = (proxy row of x) @ alpha + intercept_``.
+
+    Parameters
+    ----------
+    C : float
+        Penalty of the epsilon-insensitive loss (> 0).
+    epsilon : float
+        Width of the insensitive tube (>= 0).
+    rho : float or array_like of shape (n_train,)
+        Kernel penalty (scalar, or componentwise as in Theorem 3).
+{COMMON}
+
+    Attributes
+    ----------
+    alpha_ : ndarray of shape (n_train,)
+        Dual solution (signed coefficients).
+    dual_coef_ : ndarray of shape (n_train,)
+        ``P_+ alpha``: the projection prediction is ``K_test_train @ dual_coef_ + intercept_``.
+    intercept_ : float
+        Best intercept of the certified primal bound.
+    support_, proxy_kernel_, result_, problem_, n_iter_, n_features_in_
+        As in :class:`IndefiniteSVC`.
+    """
+    )
+
+    _problem_kind = "svr"
+
+    def __init__(
+        self,
+        C: float = 1.0,
+        epsilon: float = 0.1,
+        rho: float | ArrayLike = 1.0,
+        *,
+        method: str = "pg",
+        tol: float = 1e-6,
+        max_iter: int = 10000,
+        kernel: str | Callable[..., Any] = "precomputed",
+        gamma: float | None = None,
+        coef0: float | None = None,
+        degree: int | None = None,
+        kernel_params: Mapping[str, Any] | None = None,
+        out_of_sample: str = "projection",
+        symmetrize: bool = False,
+        solver_options: Mapping[str, Any] | None = None,
+        random_state: int | np.random.Generator | None = None,
+        verbose: bool | int = False,
+    ) -> None:
+        self.C = C
+        self.epsilon = epsilon
+        self.rho = rho
+        self.method = method
+        self.tol = tol
+        self.max_iter = max_iter
+        self.kernel = kernel
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.degree = degree
+        self.kernel_params = kernel_params
+        self.out_of_sample = out_of_sample
+        self.symmetrize = symmetrize
+        self.solver_options = solver_options
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def __sklearn_tags__(self):
+        return self._pairwise_tags(super().__sklearn_tags__())
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> IndefiniteSVR:
+        """Solve eq. (17) on the training kernel.
+
+        Parameters
+        ----------
+        X : array_like of shape (n, n) or (n, n_features)
+            Training kernel (``kernel="precomputed"``) or features.
+        y : array_like of shape (n,)
+            Real targets.
+        """
+        self._check_common()
+        K, y = self._fit_kernel(X, y, y_numeric=True)
+        problem = make_problem("svr", K, y, C=self.C, rho=self.rho, epsilon=self.epsilon)
+        result = self._solve(problem)
+        self._finish_fit(problem, result)
+        self.intercept_ = float(result.intercept)
+        return self
+
+    def predict(self, X: ArrayLike, K_test_test: ArrayLike | None = None) -> NDArray:
+        """Predicted targets ``(proxy rows) @ alpha_ + intercept_``.
+
+        Parameters
+        ----------
+        X : array_like of shape (m, n_train) or (m, n_features)
+            Test-vs-train kernel (``kernel="precomputed"``) or features.
+        K_test_test : array_like of shape (m, m), optional
+            Needed by ``out_of_sample="transductive"`` with a precomputed kernel.
+        """
+        return self._raw_decision(X, K_test_test)
+
+
+class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
+    __doc__ = _doc(
+        """Indefinite one-class SVM (paper 004, Sect. 4.2, eq. 18-20).
+
+    Maximises ``-1/2 alpha'K*alpha + rho ||K* - K0||_F^2`` over ``{e'alpha = 1,
+    0 <= alpha <= 1/(nu n)}`` with ``K* = (K0 + alpha alpha'/(4 rho))_+``. The decision is
+    ``(proxy row) @ alpha + intercept_`` with ``intercept_ = -r``, ``r`` the best offset of the
+    one-class primal; it is >= 0 on inliers. Coefficients sum to 1 (LIBSVM's sum to ``nu n``, so
+    LIBSVM's decision values are ``nu n`` times these).
+
+    Parameters
+    ----------
+    nu : float
+        Upper bound on the fraction of outliers, in (0, 1].
+    rho : float or array_like of shape (n_train,)
+        Kernel penalty.
+{COMMON}
+
+    Attributes
+    ----------
+    alpha_ : ndarray of shape (n_train,)
+    dual_coef_ : ndarray of shape (n_train,)
+        ``P_+ alpha`` (projection map).
+    intercept_ : float
+        ``-r``.
+    offset_ : float
+        ``r = -intercept_``, so that ``decision_function = score_samples - offset_``
+        (scikit-learn's convention).
+    support_, proxy_kernel_, result_, problem_, n_iter_, n_features_in_
+        As in :class:`IndefiniteSVC`.
+    """
+    )
+
+    _problem_kind = "oneclass"
+
+    def __init__(
+        self,
+        nu: float = 0.5,
+        rho: float | ArrayLike = 1.0,
+        *,
+        method: str = "pg",
+        tol: float = 1e-6,
+        max_iter: int = 10000,
+        kernel: str | Callable[..., Any] = "precomputed",
+        gamma: float | None = None,
+        coef0: float | None = None,
+        degree: int | None = None,
+        kernel_params: Mapping[str, Any] | None = None,
+        out_of_sample: str = "projection",
+        symmetrize: bool = False,
+        solver_options: Mapping[str, Any] | None = None,
+        random_state: int | np.random.Generator | None = None,
+        verbose: bool | int = False,
+    ) -> None:
+        self.nu = nu
+        self.rho = rho
+        self.method = method
+        self.tol = tol
+        self.max_iter = max_iter
+        self.kernel = kernel
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.degree = degree
+        self.kernel_params = kernel_params
+        self.out_of_sample = out_of_sample
+        self.symmetrize = symmetrize
+        self.solver_options = solver_options
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def __sklearn_tags__(self):
+        return self._pairwise_tags(super().__sklearn_tags__())
+
+    def fit(self, X: ArrayLike, y: None = None) -> IndefiniteOneClassSVM:
+        """Solve eq. (20) on the training kernel (``y`` is ignored)."""
+        self._check_common()
+        K, _ = self._fit_kernel(X)
+        problem = make_problem("oneclass", K, nu=self.nu, rho=self.rho)
+        result = self._solve(problem)
+        self._finish_fit(problem, result)
+        self.intercept_ = float(result.intercept)
+        self.offset_ = -self.intercept_
+        return self
+
+    def decision_function(
+        self, X: ArrayLike, K_test_test: ArrayLike | None = None
+    ) -> NDArray[np.float64]:
+        """Decision values; >= 0 on inliers (same arguments as :meth:`IndefiniteSVC.predict`)."""
+        return self._raw_decision(X, K_test_test)
+
+    def score_samples(
+        self, X: ArrayLike, K_test_test: ArrayLike | None = None
+    ) -> NDArray[np.float64]:
+        """``(proxy rows) @ alpha_``: decision values without the offset (higher = inlier)."""
+        return self.decision_function(X, K_test_test) + self.offset_
+
+    def predict(self, X: ArrayLike, K_test_test: ArrayLike | None = None) -> NDArray[np.intp]:
+        """+1 for inliers (decision > 0), -1 for outliers (LIBSVM's rule)."""
+        d = self.decision_function(X, K_test_test)
+        return np.where(d > 0, 1, -1).astype(np.intp)
