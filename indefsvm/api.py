@@ -12,22 +12,11 @@ from numpy.typing import ArrayLike
 from indefsvm.problems import ProxyKernelProblem, make_problem
 from indefsvm.result import SolveResult
 from indefsvm.solvers import SolverMonitor, projected_gradient
+from indefsvm.solvers.accpm import analytic_center_cutting_plane
+from indefsvm.solvers.siqclp import exchange_method
 
 #: Solvers known to :func:`solve`.
 METHODS = ("pg", "accpm", "siqclp")
-
-_NOT_YET = {
-    "accpm": (
-        "method='accpm' (the analytic center cutting plane method of paper 004 Sect. 3.3, "
-        "Algorithm 2) is not implemented yet: it is the ACCPM/SIQCLP capability still to come. "
-        "Use method='pg'."
-    ),
-    "siqclp": (
-        "method='siqclp' (Chen & Ye's exchange method for the SIQCLP, paper 004 Sect. 3.4, "
-        "Algorithm 3) is not implemented yet: it is the ACCPM/SIQCLP capability still to come. "
-        "Use method='pg'."
-    ),
-}
 
 
 def solve(
@@ -83,6 +72,10 @@ def solve(
     method : {"pg", "accpm", "siqclp"}
         Solver. ``"pg"``: projected gradient (``step="accelerated"`` by default, or
         ``step="paper"`` with ``step_size`` and ``smoothing`` for the paper's Algorithm 1).
+        ``"accpm"``: analytic center cutting plane method (Sect. 3.3, Algorithm 2; options of
+        :func:`indefsvm.solvers.accpm.analytic_center_cutting_plane`). ``"siqclp"``: Chen &
+        Ye's exchange method with cvxpy (Sect. 3.4, Algorithm 3; options of
+        :func:`indefsvm.solvers.siqclp.exchange_method`).
     tol : float
         Stop when the certified gap ``<= tol * max(1, |objective|)``.
     max_iter : int
@@ -107,7 +100,9 @@ def solve(
     psd_tol : float
         Relative tolerance of the PSD check of ``problem="perturb"``.
     **solver_options
-        Passed to the solver (see :func:`indefsvm.solvers.projected_gradient`).
+        Passed to the solver (:func:`indefsvm.solvers.projected_gradient`,
+        :func:`~indefsvm.solvers.accpm.analytic_center_cutting_plane` or
+        :func:`~indefsvm.solvers.siqclp.exchange_method`).
 
     Returns
     -------
@@ -128,8 +123,6 @@ def solve(
     start = time.perf_counter()
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}; got {method!r}.")
-    if method in _NOT_YET:
-        raise NotImplementedError(_NOT_YET[method])
     if problem != "svr":
         if epsilon != 0.1:
             raise ValueError("epsilon applies to problem='svr' only.")
@@ -179,8 +172,6 @@ def solve_problem(
     """Run a solver on an already-built problem object (same options as :func:`solve`)."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}; got {method!r}.")
-    if method in _NOT_YET:
-        raise NotImplementedError(_NOT_YET[method])
     monitor = SolverMonitor(
         problem,
         method=method,
@@ -193,7 +184,12 @@ def solve_problem(
         max_time=max_time,
         start_time=start_time,
     )
-    result = projected_gradient(problem, monitor, **solver_options)
+    if method == "accpm":
+        result = analytic_center_cutting_plane(problem, monitor, **solver_options)
+    elif method == "siqclp":
+        result = exchange_method(problem, monitor, **solver_options)
+    else:
+        result = projected_gradient(problem, monitor, **solver_options)
     if not np.isfinite(result.objective):
         raise FloatingPointError("the solver produced a non-finite objective")
     return result

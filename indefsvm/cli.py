@@ -1,4 +1,5 @@
-"""Command-line interface: ``indefsvm solve KERNEL LABELS [options]``.
+"""Command-line interface: ``indefsvm solve KERNEL LABELS [options] [--plot gap.png]`` and
+``indefsvm compare KERNEL LABELS --methods pg accpm siqclp [--plot gaps.png]``.
 
 Matrices are read from ``.npy``, ``.csv`` (comma-separated) or ``.txt`` (whitespace-separated)
 files; labels likewise (one per line, any two distinct values).
@@ -107,14 +108,100 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--quiet", action="store_true", help="no progress lines")
     s.add_argument("--out", default=None, help="write the result as JSON to this file")
     s.add_argument("--save-kernel", default=None, help="write the proxy kernel K* (.npy)")
+    s.add_argument(
+        "--plot", default=None, help="draw the gap against iteration and time to this image file"
+    )
+
+    c = sub.add_parser(
+        "compare",
+        help="run several solvers on the same problem and draw their convergence together",
+        description=(
+            "Solve one problem with several methods (default pg, accpm, siqclp), print a summary "
+            "table and optionally draw the certified gap against iteration and time."
+        ),
+    )
+    c.add_argument("kernel", help="n x n kernel matrix (.npy, .csv or .txt)")
+    c.add_argument("labels", nargs="?", default=None, help="labels/targets (omit for oneclass)")
+    c.add_argument("--problem", choices=PROBLEMS, default="svc")
+    c.add_argument("--epsilon", type=float, default=0.1, help="SVR tube width")
+    c.add_argument("--nu", type=float, default=0.5, help="one-class nu")
+    c.add_argument("--C", type=float, default=1.0)
+    c.add_argument("--rho", type=float, default=1.0)
+    c.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
+    c.add_argument("--tol", type=float, default=1e-6)
+    c.add_argument("--max-iter", type=int, default=10000)
+    c.add_argument("--max-time", type=float, default=None, help="wall-time limit per method")
+    c.add_argument("--libsvm-every", type=int, default=None)
+    c.add_argument("--symmetrize", action="store_true")
+    c.add_argument("--plot", default=None, help="image file for the convergence figure")
+    c.add_argument("--quiet", action="store_true")
     return parser
+
+
+def _compare(args: argparse.Namespace) -> int:
+    K = load_array(args.kernel, what="kernel")
+    y = None
+    if args.labels is not None:
+        y = _labels_as_numbers_if_possible(load_array(args.labels, what="labels", labels=True))
+    elif args.problem != "oneclass":
+        raise SystemExit(f"error: --problem {args.problem} needs a LABELS file.")
+    extra: dict = {}
+    if args.problem == "svr":
+        extra["epsilon"] = args.epsilon
+    if args.problem == "oneclass":
+        extra["nu"] = args.nu
+    results = {}
+    for method in args.methods:
+        try:
+            results[method] = solve(
+                K,
+                y,
+                C=args.C,
+                rho=args.rho,
+                problem=args.problem,
+                method=method,
+                tol=args.tol,
+                max_iter=args.max_iter,
+                max_time=args.max_time,
+                libsvm_every=args.libsvm_every,
+                symmetrize=args.symmetrize,
+                verbose=False if args.quiet else 50,
+                **extra,
+            )
+        except (ValueError, TypeError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+    print(
+        f"{'method':>8} {'status':>10} {'objective':>18} {'upper bound':>18} {'rel gap':>10} "
+        f"{'iterations':>10} {'time (s)':>9}"
+    )
+    for method, res in results.items():
+        print(
+            f"{method:>8} {res.status:>10} {res.objective:18.10g} {res.upper_bound:18.10g} "
+            f"{res.relative_gap:10.3g} {res.n_iter:10d} {res.time:9.3f}"
+        )
+    if args.plot:
+        import matplotlib.pyplot as plt
+
+        from indefsvm.plotting import plot_convergence
+
+        fig, axes = plt.subplots(1, 2, figsize=(10.0, 4.0))
+        plot_convergence(results, x="iteration", ax=axes[0])
+        plot_convergence(results, x="time", ax=axes[1])
+        fig.tight_layout()
+        fig.savefig(args.plot, dpi=120)
+        plt.close(fig)
+        print(f"wrote {args.plot}")
+    return 0 if all(r.converged for r in results.values()) else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``indefsvm`` command."""
     args = build_parser().parse_args(argv)
     if args.command == "solve":
-        options: dict = {"step": args.step}
+        if args.method != "pg" and (args.step != "accelerated" or args.smoothing):
+            raise SystemExit("error: --step/--smoothing apply to --method pg only.")
+        options: dict = {"step": args.step} if args.method == "pg" else {}
         K = load_array(args.kernel, what="kernel")
         y = None
         if args.labels is not None:
@@ -160,7 +247,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.save_kernel:
             np.save(args.save_kernel, result.kernel)
             print(f"wrote {args.save_kernel}")
+        if args.plot:
+            import matplotlib.pyplot as plt
+
+            from indefsvm.plotting import plot_solve
+
+            plt.close(plot_solve(result, args.plot))
+            print(f"wrote {args.plot}")
         return 0 if result.converged else 1
+    if args.command == "compare":
+        return _compare(args)
     return 2  # pragma: no cover
 
 

@@ -130,8 +130,6 @@ def test_deterministic():
         (np.eye(3), [1, -1, 1], {"C": np.inf}, ValueError, "C must be finite"),
         (np.eye(1), [1], {}, ValueError, "at least 2 rows"),
         (np.eye(3), [1, -1, 1], {"method": "newton"}, ValueError, "method must be one of"),
-        (np.eye(3), [1, -1, 1], {"method": "accpm"}, NotImplementedError, "ACCPM/SIQCLP"),
-        (np.eye(3), [1, -1, 1], {"method": "siqclp"}, NotImplementedError, "ACCPM/SIQCLP"),
         (np.eye(3), [1, -1, 1], {"max_iter": 0}, ValueError, "max_iter"),
         (np.eye(3), [1, -1, 1], {"step": "newton"}, ValueError, "step must be one of"),
         (np.eye(3), [1, -1, 1], {"smoothing": 1e-4}, ValueError, "step='paper'"),

@@ -1,0 +1,348 @@
+"""Chen & Ye's exchange method for the SIQCLP formulation (paper 004, Sect. 3.4, Algorithm 3).
+
+Problem (8) moves the inner minimisation over kernels into infinitely many constraints,
+
+    max t  s.t.  a in A,  t <= l(a) - 1/2 ||L_i' u||^2 + rho ||K_i - K0||_F^2  for all K_i >= 0,
+
+with ``u = u_coef * a`` and ``K_i = L_i L_i'``. The exchange method solves the QCLP (13) with the
+finitely many kernels collected so far (starting from ``K_1 = (K0)_+``), adds the constraint of
+the minimising kernel ``K_{i+1} = K*(a_i)`` (Theorem 1, closed form), prunes the constraints
+whose multipliers vanish (Chen & Ye), and stops when the new constraint is satisfied at
+``(t_i, a_i)`` (step 2 of Algorithm 3) or when the certified gap of the core reaches the
+tolerance.
+
+Each constraint is written with the factor ``L_i`` (positive eigenpairs of ``K_i``) as
+``t <= l(a) - 1/2 sum_squares(L_i' u) + c_i``, which cvxpy compiles to second-order cones. For
+SVR the l1 term of ``l`` is ``cp.norm1``.
+
+Two ways of building the QCLP each iteration (``compile``):
+
+``"rebuild"`` (default)
+    A new cvxpy problem with constant factors ``L_i`` of their exact rank. Compilation is a small
+    part of the time because the factors are constants.
+``"parametric"``
+    One DPP problem compiled once with a fixed number of slots, each a parameter ``L_i`` of shape
+    ``(n, n)`` (zero-padded) and a parameter ``c_i``; unused slots repeat the newest constraint.
+    Later iterations only update parameter values (cvxpy reuses the compiled problem); it is
+    recompiled with twice as many slots when the active constraints outgrow them. cvxpy's DPP
+    compilation of dense matrix parameters is slow and the padded cones make the solver slower,
+    so this mode is offered for comparison (see ``docs/solvers.md``).
+
+Compile time (cvxpy's ``compilation_time``) and solver time are reported separately in ``info``.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+from numpy.typing import NDArray
+from sklearn.exceptions import ConvergenceWarning
+
+from indefsvm.problems import ProxyKernelProblem
+from indefsvm.result import SolveResult
+from indefsvm.solvers._monitor import SolverMonitor
+
+COMPILE_MODES = ("rebuild", "parametric")
+
+
+def _psd_factor(K: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``L`` with ``L L' = (K)_+`` from the positive eigenpairs (exact rank)."""
+    w, V = np.linalg.eigh(0.5 * (K + K.T))
+    keep = w > 1e-14 * max(1.0, float(np.max(np.abs(w))))
+    return V[:, keep] * np.sqrt(w[keep])
+
+
+class _Kernel:
+    """One collected kernel: its factor and the constant ``rho ||K_i - K0||_F^2``."""
+
+    def __init__(self, factor: NDArray[np.float64], constant: float, origin: int) -> None:
+        self.factor = factor
+        self.constant = constant
+        self.origin = origin
+
+
+class _QCLP:
+    """The QCLP (13) over the collected kernels, built for cvxpy in one of the two modes."""
+
+    def __init__(self, problem: ProxyKernelProblem, mode: str, solver: str, options: dict) -> None:
+        self.problem = problem
+        self.mode = mode
+        self.solver = solver
+        self.options = options
+        self.n = problem.n
+        self.compile_time = 0.0
+        self.solve_time = 0.0
+        self.n_compilations = 0
+        self._slots = 0
+        self._param_problem: cp.Problem | None = None
+
+    def _base(self) -> tuple[cp.Variable, cp.Variable, cp.Expression, list]:
+        pb = self.problem
+        alpha = cp.Variable(self.n)
+        t = cp.Variable()
+        linear = pb.linear_coef @ alpha
+        if pb.l1_weight:
+            linear = linear - pb.l1_weight * cp.norm1(alpha)
+        feas = [pb.eq_coef @ alpha == pb.eq_rhs, alpha >= pb.lower, alpha <= pb.upper]
+        return alpha, t, linear, feas
+
+    def _run(self, prob: cp.Problem) -> None:
+        prob.solve(solver=self.solver, **self.options)
+        if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+            raise RuntimeError(
+                f"siqclp: the QCLP subproblem (13) was not solved by {self.solver}: status "
+                f"{prob.status!r}. Try another solver (solver='SCS' or 'CLARABEL')."
+            )
+        self.compile_time += float(getattr(prob, "_compilation_time", 0.0) or 0.0)
+        stats = prob.solver_stats
+        self.solve_time += float(stats.solve_time or 0.0) if stats is not None else 0.0
+
+    def solve(
+        self, kernels: list[_Kernel]
+    ) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
+        """Solve (13); returns ``t``, ``alpha`` and the multipliers of the kernel constraints."""
+        if self.mode == "rebuild":
+            return self._solve_rebuild(kernels)
+        return self._solve_parametric(kernels)
+
+    def _solve_rebuild(self, kernels: list[_Kernel]):
+        alpha, t, linear, feas = self._base()
+        u = cp.multiply(self.problem.u_coef, alpha)
+        quad = [t <= linear - 0.5 * cp.sum_squares(k.factor.T @ u) + k.constant for k in kernels]
+        prob = cp.Problem(cp.Maximize(t), feas + quad)
+        self.n_compilations += 1
+        self._run(prob)
+        mult = np.array([float(np.asarray(c.dual_value).item()) for c in quad])
+        return float(t.value), np.asarray(alpha.value, dtype=np.float64), mult
+
+    def _build_parametric(self, slots: int) -> None:
+        alpha, t, linear, feas = self._base()
+        u = cp.multiply(self.problem.u_coef, alpha)
+        self._L = [cp.Parameter((self.n, self.n)) for _ in range(slots)]
+        self._c = [cp.Parameter() for _ in range(slots)]
+        self._quad = [
+            t <= linear - 0.5 * cp.sum_squares(L.T @ u) + c
+            for L, c in zip(self._L, self._c, strict=True)
+        ]
+        self._alpha, self._t = alpha, t
+        self._param_problem = cp.Problem(cp.Maximize(t), feas + self._quad)
+        self._slots = slots
+        self.n_compilations += 1
+
+    def _solve_parametric(self, kernels: list[_Kernel]):
+        if len(kernels) > self._slots:
+            self._build_parametric(max(2 * self._slots, len(kernels), 4))
+        assert self._param_problem is not None
+        for j in range(self._slots):
+            # Unused slots repeat the newest constraint: harmless, and no large constants.
+            k = kernels[min(j, len(kernels) - 1)]
+            padded = np.zeros((self.n, self.n))
+            padded[:, : k.factor.shape[1]] = k.factor
+            self._L[j].value = padded
+            self._c[j].value = k.constant
+        self._run(self._param_problem)
+        duals = np.array([float(np.asarray(c.dual_value).item()) for c in self._quad])
+        mult = duals[: len(kernels)].copy()
+        # Duplicated slots share the newest constraint's multiplier.
+        mult[-1] += float(np.sum(duals[len(kernels) :]))
+        return float(self._t.value), np.asarray(self._alpha.value, dtype=np.float64), mult
+
+
+def _mixture_bound(
+    problem: ProxyKernelProblem,
+    kernels: list[_Kernel],
+    multipliers: NDArray[np.float64],
+    alpha: NDArray[np.float64],
+) -> float:
+    """Certified upper bound from the kernel mixture of the QCLP multipliers.
+
+    For any convex combination ``K_mu = sum_i mu_i K_i`` (PSD), the optimum of eq. (4) is at most
+    ``omega(K_mu) + rho ||K_mu - K0||_F^2`` (min over K <= value at K_mu), and ``omega(K_mu)`` is
+    at most the SVM primal value of ``w = sum_j u_j phi(x_j)`` in the space of ``K_mu`` with the
+    best intercept (weak duality), for any ``u``. With ``u`` from the QCLP solution and ``mu`` its
+    multipliers this is ``omega(K_mu) + rho ||K_mu - K0||^2 <= t_i`` (Jensen) up to the solver's
+    accuracy, and it is valid whatever that accuracy is.
+    """
+    mu = np.maximum(multipliers, 0.0)
+    if not np.isfinite(mu).all() or mu.sum() <= 0:
+        return np.inf
+    mu = mu / mu.sum()
+    K_mu = np.zeros((problem.n, problem.n))
+    for weight, k in zip(mu, kernels, strict=True):
+        if weight > 0:
+            K_mu += weight * (k.factor @ k.factor.T)
+    u = problem.u_coef * alpha
+    g = K_mu @ u
+    decision = g if problem.scale is None else g / problem.scale
+    primal, _ = problem._primal_from(decision, float(u @ g))
+    return primal + problem.penalty_rho * float(np.sum((K_mu - problem.operator.K0) ** 2))
+
+
+def _initial_factor(problem: ProxyKernelProblem) -> NDArray[np.float64]:
+    op = problem.operator
+    if op.eigenvalues is None:
+        return _psd_factor(op.K0)
+    d, V = op.eigenvalues, op.eigenvectors
+    keep = d > 1e-14 * max(1.0, float(np.max(np.abs(d))))
+    return V[:, keep] * np.sqrt(d[keep])
+
+
+def exchange_method(
+    problem: ProxyKernelProblem,
+    monitor: SolverMonitor,
+    *,
+    solver: str = "CLARABEL",
+    solver_options: dict[str, Any] | None = None,
+    compile: str = "rebuild",
+    prune_tol: float = 1e-6,
+    exchange_tol: float | None = None,
+    certify_mixture: bool = True,
+    exchange_patience: int = 5,
+) -> SolveResult:
+    """Maximise a proxy-kernel problem by the exchange method (paper 004, Algorithm 3).
+
+    Parameters
+    ----------
+    problem : ProxyKernelProblem
+        Any problem kind; the constraint of kernel ``K_i`` is
+        ``t <= linear_value(a) - 1/2 ||L_i' u||^2 + penalty_rho ||K_i - K0||_F^2`` in the working
+        coordinates (``u = u_coef * a``).
+    monitor : SolverMonitor
+        Certified-gap stopping rule, history and LIBSVM checks.
+    solver : str
+        cvxpy solver for the QCLP (13) (``"CLARABEL"`` installs with cvxpy; ``"SCS"`` also
+        works; ``"MOSEK"`` was the paper's).
+    solver_options : dict, optional
+        Keyword arguments passed to ``cvxpy.Problem.solve``.
+    compile : {"rebuild", "parametric"}
+        Rebuild the QCLP with constant factors each iteration, or compile a DPP problem with
+        parameter slots once and update the parameters (see the module docstring).
+    prune_tol : float
+        A constraint other than the newest is dropped when its multiplier is below
+        ``prune_tol`` (the multipliers sum to 1 at a solution of (13)).
+    exchange_tol : float, optional
+        Step 2 of Algorithm 3 stops when ``f(a_i) >= t_i - exchange_tol * max(1, |t_i|)``
+        (``f(a_i)`` is the value of the new constraint at ``a_i``). Default: ``tol / 10``.
+    exchange_patience : int
+        Iterations in which step 2's rule holds but the certified gap is still above tol that
+        are tolerated (exchanging further) before stopping with status ``"stalled"``; 0 stops at
+        the first, as Algorithm 3 does.
+    certify_mixture : bool
+        Also offer the certified bound of the multiplier mixture ``K_mu = sum_i mu_i K_i`` (see
+        :func:`_mixture_bound`). It is at most the relaxation value ``t_i`` and, unlike ``t_i``,
+        does not depend on the QCLP solver's accuracy; it is the "tighter SIQCLP gap" observed
+        in paper 004 Sect. 5.3, made exact.
+
+    Returns
+    -------
+    SolveResult
+        ``info`` has ``time_compile`` and ``time_solver`` (cvxpy), ``time_kernel`` (factors),
+        the number of constraints kept and of compilations, and the last relaxation value ``t``.
+    """
+    if compile not in COMPILE_MODES:
+        raise ValueError(f"compile must be one of {COMPILE_MODES}; got {compile!r}.")
+    if solver not in cp.installed_solvers():
+        raise ValueError(
+            f"solver {solver!r} is not installed for cvxpy; installed: {cp.installed_solvers()}."
+        )
+    if not prune_tol >= 0:
+        raise ValueError(f"prune_tol must be >= 0; got {prune_tol!r}.")
+    if exchange_tol is None:
+        # t_i bounds the optimum (up to the solver's accuracy), so t_i - f(a_i) <= tol / 10 leaves
+        # room for the certified gap, which also absorbs the solver's error, to reach tol.
+        exchange_tol = 0.1 * monitor.tol
+    if not exchange_tol >= 0:
+        raise ValueError(f"exchange_tol must be >= 0; got {exchange_tol!r}.")
+    if int(exchange_patience) != exchange_patience or exchange_patience < 0:
+        raise ValueError(f"exchange_patience must be an integer >= 0; got {exchange_patience!r}.")
+
+    qclp = _QCLP(problem, compile, solver, dict(solver_options or {}))
+    K0 = problem.operator.K0
+    rho = problem.penalty_rho
+    t0 = time.perf_counter()
+    L1 = _initial_factor(problem)
+    K1 = L1 @ L1.T
+    kernels = [_Kernel(L1, rho * float(np.sum((K1 - K0) ** 2)), 0)]
+    time_kernel = time.perf_counter() - t0
+    relaxation = np.inf
+    time_bound = 0.0
+    n_exchange_stops = 0
+    n_pruned = 0
+    stop_reason = None
+    iteration = 0
+    while True:
+        iteration += 1
+        t_i, alpha_raw, mult = qclp.solve(kernels)
+        relaxation = t_i
+        if not np.all(np.isfinite(alpha_raw)):
+            raise FloatingPointError("siqclp: the QCLP solver returned a non-finite alpha")
+        # cvxpy's solution is feasible to the solver's tolerance only; the exact projection makes
+        # it feasible so its objective is a certified lower bound.
+        alpha = problem.project(alpha_raw)
+        ev = problem.evaluate(alpha)
+        monitor.offer(ev)
+        if certify_mixture:
+            t0 = time.perf_counter()
+            monitor.offer_upper_bound(_mixture_bound(problem, kernels, mult, alpha))
+            time_bound += time.perf_counter() - t0
+        # Step 2 of Algorithm 3: f(alpha_i) is the value of the constraint of K_{i+1} = K*(alpha_i).
+        exchange_done = ev.objective >= t_i - exchange_tol * max(1.0, abs(t_i))
+        if monitor.end_iteration(
+            current_objective=ev.objective, relaxation_value=t_i, n_constraints=len(kernels)
+        ):
+            break
+        if exchange_done:
+            # Algorithm 3 would stop here; the certified gap has not reached tol yet (the QCLP
+            # solution is only as accurate as the conic solver), so keep exchanging for a few
+            # more kernels, which moves alpha, before giving up.
+            n_exchange_stops += 1
+            if n_exchange_stops > exchange_patience:
+                stop_reason = "exchange"
+                break
+        # Pruning (Chen & Ye): constraints other than the newest whose multipliers vanish.
+        keep = [j for j in range(len(kernels)) if mult[j] >= prune_tol or j == len(kernels) - 1]
+        n_pruned += len(kernels) - len(keep)
+        kernels = [kernels[j] for j in keep]
+        # Step 1: K_{i+1} = K*(alpha_i) in the working coordinates (Theorem 1).
+        t0 = time.perf_counter()
+        K_new = problem.operator.kernel(ev.state)
+        factor = _psd_factor(K_new)
+        constant = rho * float(np.sum((factor @ factor.T - K0) ** 2))
+        kernels.append(_Kernel(factor, constant, iteration))
+        time_kernel += time.perf_counter() - t0
+
+    if stop_reason == "exchange" and monitor.status is None:
+        # Algorithm 3 is satisfied up to the solver's accuracy; the certified gap decides.
+        if monitor.libsvm_every is None:
+            monitor.libsvm_check()
+        if monitor.relative_gap <= monitor.tol:
+            monitor.status = "converged"
+        else:
+            monitor.status = "stalled"
+            warnings.warn(
+                f"siqclp: Algorithm 3's stopping rule holds (f(alpha) >= t - "
+                f"{exchange_tol:g} max(1,|t|)) but the certified relative gap is "
+                f"{monitor.relative_gap:.3g} > tol {monitor.tol:g}: the QCLP solver's accuracy "
+                "limits the result. Tighten the solver's tolerances or loosen tol.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+    info = {
+        "solver": solver,
+        "compile": compile,
+        "time_compile": qclp.compile_time,
+        "time_solver": qclp.solve_time,
+        "time_kernel": time_kernel,
+        "time_mixture_bound": time_bound,
+        "n_compilations": qclp.n_compilations,
+        "n_constraints": len(kernels),
+        "n_pruned": n_pruned,
+        "relaxation_value": relaxation,
+        "stop_rule": stop_reason or monitor.status,
+        "n_exchange_rule_hits": n_exchange_stops,
+    }
+    return monitor.finish(info=info)

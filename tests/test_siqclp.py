@@ -1,0 +1,113 @@
+"""SIQCLP exchange method (paper 004 Alg. 3): optimum, bounds, pruning, compile modes, errors."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from conftest import sigmoid_problem
+from reference import psd_part, sdp_optimum, svm_dual_value
+from sklearn.exceptions import ConvergenceWarning
+
+import indefsvm
+from indefsvm.problems import make_problem
+from indefsvm.solvers.siqclp import _Kernel, _mixture_bound, _psd_factor
+
+
+@pytest.mark.parametrize("n,seed,C,rho", [(12, 0, 1.0, 1.0), (14, 2, 0.5, 10.0)])
+def test_siqclp_matches_sdp_of_problem_3(n, seed, C, rho):
+    K0, y = sigmoid_problem(n, seed)
+    opt, K_sdp = sdp_optimum(K0, y, C, rho)
+    res = indefsvm.solve(K0, y, C=C, rho=rho, method="siqclp", tol=1e-6)
+    assert res.converged and res.method == "siqclp"
+    assert res.objective <= opt + 1e-6 * abs(opt)
+    assert res.upper_bound >= opt - 1e-6 * abs(opt)
+    assert opt - res.objective <= 1e-6 * max(1.0, abs(opt)) + 1e-6 * abs(opt)
+    assert np.allclose(res.kernel, K_sdp, atol=1e-2 * max(1.0, np.abs(K_sdp).max()))
+    assert abs(y @ res.alpha) < 1e-10 and res.alpha.min() >= 0 and res.alpha.max() <= C
+    info = res.info
+    assert info["time_compile"] > 0 and info["time_solver"] > 0
+    assert info["n_compilations"] == res.n_iter
+    # the relaxation value t of (13) bounds the optimum from above (up to the solver accuracy)
+    assert info["relaxation_value"] >= opt - 1e-6 * abs(opt)
+
+
+def test_first_subproblem_is_the_svm_on_the_clipped_kernel():
+    """With K_1 = (K0)_+ only, (13) is omega((K0)_+) + rho ||(K0)_+ - K0||^2 (eq. 1)."""
+    K0, y = sigmoid_problem(15, 3)
+    rho = 0.5
+    omega, _ = svm_dual_value(psd_part(K0), y, 1.0)
+    const = rho * np.sum((psd_part(K0) - K0) ** 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = indefsvm.solve(K0, y, rho=rho, method="siqclp", max_iter=1, tol=1e-12)
+    assert res.history["iteration"].size == 1
+    assert res.info["relaxation_value"] == pytest.approx(omega + const, rel=1e-6)
+
+
+def test_mixture_bound_is_certified_and_below_the_relaxation():
+    K0, y = sigmoid_problem(12, 4)
+    opt, _ = sdp_optimum(K0, y, 1.0, 1.0)
+    problem = make_problem("svc", K0, y, C=1.0, rho=1.0)
+    rng = np.random.default_rng(0)
+    kernels = []
+    for _ in range(3):
+        alpha = problem.project(rng.uniform(0, 1, size=12))
+        factor = _psd_factor(problem.proxy_kernel(alpha))
+        kernels.append(_Kernel(factor, np.sum((factor @ factor.T - K0) ** 2), 0))
+    for _ in range(5):
+        mu = rng.dirichlet(np.ones(3))
+        alpha = problem.project(rng.uniform(0, 1, size=12))
+        assert _mixture_bound(problem, kernels, mu, alpha) >= opt - 1e-6 * abs(opt)
+
+
+@pytest.mark.slow
+def test_parametric_mode_agrees_with_rebuild():
+    K0, y = sigmoid_problem(12, 5)
+    a = indefsvm.solve(K0, y, method="siqclp", tol=1e-6)
+    b = indefsvm.solve(K0, y, method="siqclp", tol=1e-6, compile="parametric")
+    assert a.converged and b.converged
+    assert abs(a.objective - b.objective) <= a.gap + b.gap
+    assert b.info["n_compilations"] < b.n_iter or b.n_iter <= 4
+
+
+@pytest.mark.parametrize(
+    "kind,kwargs",
+    [
+        pytest.param("svr", {"C": 1.0, "epsilon": 0.1}, marks=pytest.mark.slow),
+        ("oneclass", {"nu": 0.3}),
+        ("svc", {"rho": "vec"}),
+    ],
+)
+def test_other_problem_kinds_agree_with_pg(kind, kwargs):
+    rng = np.random.default_rng(8)
+    n = 12
+    X = rng.normal(size=(n, 3))
+    K0 = np.tanh(0.8 * X @ X.T - 0.3)
+    y = {"svr": X[:, 0] + 0.1 * rng.normal(size=n), "oneclass": None}.get(
+        kind, np.where(X[:, 0] > 0, 1.0, -1.0)
+    )
+    kwargs = dict(kwargs)
+    if kwargs.get("rho") == "vec":
+        kwargs["rho"] = rng.uniform(0.2, 3.0, size=n)
+    pg = indefsvm.solve(K0, y, problem=kind, tol=1e-10, max_iter=50000, **kwargs)
+    res = indefsvm.solve(K0, y, problem=kind, method="siqclp", tol=1e-6, **kwargs)
+    assert res.converged
+    assert res.objective <= pg.upper_bound + 1e-9
+    assert pg.objective - res.objective <= res.gap + 1e-9
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"solver": "NOT_A_SOLVER"}, "not installed"),
+        ({"compile": "jit"}, "compile must be one of"),
+        ({"prune_tol": -1.0}, "prune_tol"),
+        ({"exchange_tol": -1.0}, "exchange_tol"),
+    ],
+)
+def test_bad_options_get_clear_errors(kwargs, match):
+    K0, y = sigmoid_problem(8, 6)
+    with pytest.raises(ValueError, match=match):
+        indefsvm.solve(K0, y, method="siqclp", **kwargs)
