@@ -1,0 +1,490 @@
+"""Hyperparameter gradients and an L-BFGS-B tuner (Oglic & Gaertner 2018, Sect. 3.3).
+
+The validation loss ``Xi = (1/m) ||K_v alpha + b - y_v||^2`` of the global solution ``alpha`` of
+eq. (2)/(4) is differentiated with respect to ``lambda_+``, ``lambda_-`` (or ``lam``), ``r`` and
+kernel parameters ``eta`` through the implicit derivative of the optimal multiplier ``mu*``.
+
+Derivation (re-done here; the paper's Sect. 3.3 has the same structure)
+---------------------------------------------------------------------
+Eq. (5) is equivalent to ``A alpha = y`` with ``A = G - mu K`` and ``G = g(K)`` the spectral
+function ``g(sigma) = n rho(sigma) / sigma`` (KREIN: ``n lambda_+`` on the positive and
+``-n lambda_-`` on the negative eigenvalues, i.e. ``n (lambda_+ P_+ - lambda_- P_-)``, the
+matrix of eq. 6; OMCS: ``n lam`` on the range of K), plus ``alpha' K^2 alpha = n r^2``.
+Differentiating both, with ``u = K alpha``, ``q = A^+ K u``, ``tau = (2/m) K_v'e``
+(``e = K_v alpha + b - y_v``) and ``t = A^+ tau``:
+
+    d mu  = [ n r dr + q' dG alpha - (mu q + u)' dK alpha ] / (q'u)
+    d Xi  = (2/m) e' dK_v alpha - t' dG alpha + d mu (t'u) + mu t' dK alpha.
+
+``dG = n P_+ d lambda_+``, ``-n P_- d lambda_-`` or ``n P d lam``; for a kernel parameter
+``dG = V (Gamma o V' dK V) V'`` with the Daleckii-Krein divided differences
+``Gamma_ij = (g(sigma_i) - g(sigma_j)) / (sigma_i - sigma_j)`` (zero between eigenvalues of the
+same sign). Paper 000's kernel-parameter formula omits this ``dG`` term (the derivative of the
+projectors ``P_+-``); it is exact only when no eigenvalue changes sign structure, which the
+finite-difference tests here show it does not in general. ``A^+`` acts on the numerical range
+of ``K``; the null space is assumed to be structural (e.g. the constant vector after centring),
+so ``dK`` must not move it. The hard case (``q'u`` infinite) is not differentiable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.optimize import minimize
+from sklearn.model_selection import KFold
+
+from indefsvm._validation import check_finite_matrix, check_positive, check_square_symmetric
+from indefsvm.krein.models import center_kernel_test, center_kernel_train
+from indefsvm.krein.solver import (
+    KernelEigen,
+    kernel_eigen,
+    krein_regularizer_eigenvalues,
+    variance_constrained_least_squares,
+)
+from indefsvm.spectrum import TRANSFORM_METHODS, spectrum_transform
+
+__all__ = [
+    "HyperGradient",
+    "TuningResult",
+    "validation_hypergradient",
+    "tune_variance_constrained",
+]
+
+
+@dataclass(frozen=True)
+class HyperGradient:
+    """Validation loss and its gradient.
+
+    Attributes
+    ----------
+    loss : float
+        Mean squared validation error.
+    grad : dict
+        ``d loss / d theta`` for ``"lambda_plus"``, ``"lambda_minus"`` (KREIN) or ``"lam"``
+        (OMCS), ``"r"`` and every kernel-parameter name given in ``dK``.
+    mu : float
+        Optimal multiplier.
+    dmu : dict
+        ``d mu / d theta`` for the same keys.
+    """
+
+    loss: float
+    grad: dict[str, float]
+    mu: float
+    dmu: dict[str, float]
+
+
+def validation_hypergradient(
+    K: ArrayLike | KernelEigen,
+    y: ArrayLike,
+    K_val: ArrayLike,
+    y_val: ArrayLike,
+    *,
+    method: str = "krein",
+    lambda_plus: float | None = None,
+    lambda_minus: float | None = None,
+    lam: float | None = None,
+    r: float,
+    intercept: float = 0.0,
+    dK: dict[str, ArrayLike] | None = None,
+    dK_val: dict[str, ArrayLike] | None = None,
+    eig_tol: float | None = None,
+    projector_derivative: bool = True,
+) -> HyperGradient:
+    """Gradient of the validation loss of the KREIN (eq. 4) or OMCS-KREIN (eq. 2) solution.
+
+    Parameters
+    ----------
+    K : array_like of shape (n, n) or KernelEigen
+        Training kernel (centred as in training) or its decomposition.
+    y : array_like of shape (n,)
+        Training targets (centred as in training).
+    K_val : array_like of shape (m, n)
+        Validation-to-training kernel rows (same centring).
+    y_val : array_like of shape (m,)
+        Validation targets (uncentred; ``intercept`` is added to the prediction).
+    method : {"krein", "omcs"}
+        Problem (eq. 4 or eq. 2). For a spectrum-transformed kernel use ``"omcs"`` with the
+        transformed matrices (gradients for ``lam`` and ``r``).
+    lambda_plus, lambda_minus : float
+        KREIN regularisation.
+    lam : float
+        OMCS regularisation.
+    r : float
+        Radius.
+    intercept : float
+        Added to validation predictions (the training mean of ``y`` when centring).
+    dK, dK_val : dict of name -> array, optional
+        Derivatives of ``K`` (n, n) and ``K_val`` (m, n) with respect to kernel parameters.
+    eig_tol : float, optional
+        Zero tolerance when ``K`` is a matrix.
+    projector_derivative : bool
+        Include ``dG`` for kernel parameters (exact). ``False`` reproduces paper 000's
+        Sect. 3.3 formula, which treats ``P_+`` and ``P_-`` as constant.
+
+    Returns
+    -------
+    HyperGradient
+    """
+    eig = K if isinstance(K, KernelEigen) else kernel_eigen(K, tol=eig_tol)
+    n = eig.n
+    if method == "krein":
+        if lambda_plus is None or lambda_minus is None:
+            raise ValueError("method='krein' needs lambda_plus and lambda_minus.")
+        lambda_plus = check_positive(lambda_plus, "lambda_plus")
+        lambda_minus = check_positive(lambda_minus, "lambda_minus")
+        rho = krein_regularizer_eigenvalues(eig.eigenvalues, lambda_plus, lambda_minus)
+    elif method == "omcs":
+        if lam is None:
+            raise ValueError("method='omcs' needs lam.")
+        lam = check_positive(lam, "lam")
+        rho = lam * eig.eigenvalues
+    else:
+        raise ValueError(f"method must be 'krein' or 'omcs'; got {method!r}.")
+    K_val = check_finite_matrix(K_val, name="K_val")
+    y_val = check_finite_matrix(np.ravel(y_val), name="y_val", ndim=1)
+    if K_val.shape != (y_val.shape[0], n):
+        raise ValueError(
+            f"K_val must have shape (len(y_val), n) = {(y_val.shape[0], n)}; got {K_val.shape}."
+        )
+    dK = {} if dK is None else dK
+    dK_val = {} if dK_val is None else dK_val
+    if set(dK) != set(dK_val):
+        raise ValueError(f"dK and dK_val must have the same keys; got {set(dK)} and {set(dK_val)}.")
+    reserved = {"lambda_plus", "lambda_minus", "lam", "r"} & set(dK)
+    if reserved:
+        raise ValueError(f"kernel parameter names {reserved} clash with hyperparameter names.")
+
+    # hard_tol=0: only an exactly vanishing y_hat_0 is the (non-differentiable) hard case; a
+    # tiny one is a near-hard case, solved by the root finder and differentiable.
+    sol = variance_constrained_least_squares(eig, y, rho, r, hard_tol=0.0)
+    if sol.hard_case:
+        raise ValueError(
+            "the solution is in the hard case (multiplier at its bracket end); the validation "
+            "loss is not differentiable there."
+        )
+    J = eig.active
+    sigma = eig.eigenvalues[J]
+    VJ = eig.eigenvectors[:, J]
+    mu = sol.mu
+    u_hat = sol.u_hat
+    a_hat = u_hat / sigma  # alpha in eigen coordinates
+    # D - mu = gap + (D - min D) without cancellation.
+    shifted = (sol.secular_diag - np.min(sol.secular_diag)) + sol.gap
+    a_diag = sigma * shifted  # eigenvalues of A = G - mu K on the range
+    q_hat = u_hat / shifted
+    qu = float(q_hat @ u_hat)
+    alpha = sol.alpha
+    m = y_val.shape[0]
+    e = K_val @ alpha + intercept - y_val
+    loss = float(e @ e / m)
+    tau_hat = VJ.T @ ((2.0 / m) * (K_val.T @ e))
+    t_hat = tau_hat / a_diag
+    tu = float(t_hat @ u_hat)
+
+    grad: dict[str, float] = {}
+    dmu: dict[str, float] = {}
+
+    def _accumulate(name: str, dG_alpha_q: float, dG_alpha_t: float, dK_terms=None) -> None:
+        # dK_terms = (q'dK alpha, u'dK alpha, t'dK alpha, e'dK_v alpha) or None; dr separately.
+        num = dG_alpha_q
+        extra = 0.0
+        if dK_terms is not None:
+            q_dk, u_dk, t_dk, e_dkv = dK_terms
+            num -= mu * q_dk + u_dk
+            extra = (2.0 / m) * e_dkv + mu * t_dk
+        d_mu = num / qu
+        dmu[name] = d_mu
+        grad[name] = extra - dG_alpha_t + d_mu * tu
+
+    if method == "krein":
+        pos = sigma > 0
+        neg = ~pos
+        _accumulate(
+            "lambda_plus", n * float(q_hat[pos] @ a_hat[pos]), n * float(t_hat[pos] @ a_hat[pos])
+        )
+        _accumulate(
+            "lambda_minus",
+            -n * float(q_hat[neg] @ a_hat[neg]),
+            -n * float(t_hat[neg] @ a_hat[neg]),
+        )
+        g = np.where(pos, n * lambda_plus, -n * lambda_minus)
+    else:
+        _accumulate("lam", n * float(q_hat @ a_hat), n * float(t_hat @ a_hat))
+        g = np.full(sigma.shape[0], n * lam)
+    # r enters only through the constraint: d mu = n r dr / q'u.
+    dmu["r"] = n * r / qu
+    grad["r"] = dmu["r"] * tu
+
+    if dK:
+        diff_g = g[:, None] - g[None, :]
+        diff_s = sigma[:, None] - sigma[None, :]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            Gamma = np.where(diff_g != 0.0, diff_g / diff_s, 0.0)
+        for name, dKp in dK.items():
+            dKp = check_finite_matrix(dKp, name=f"dK[{name!r}]")
+            dKv = check_finite_matrix(dK_val[name], name=f"dK_val[{name!r}]")
+            if dKp.shape != (n, n) or dKv.shape != K_val.shape:
+                raise ValueError(
+                    f"dK[{name!r}] must be {(n, n)} and dK_val[{name!r}] {K_val.shape}; got "
+                    f"{dKp.shape} and {dKv.shape}."
+                )
+            W = VJ.T @ dKp @ VJ
+            dG = Gamma * W if projector_derivative else np.zeros_like(W)
+            terms = (
+                float(q_hat @ W @ a_hat),
+                float(u_hat @ W @ a_hat),
+                float(t_hat @ W @ a_hat),
+                float(e @ (dKv @ alpha)),
+            )
+            _accumulate(name, float(q_hat @ dG @ a_hat), float(t_hat @ dG @ a_hat), terms)
+    return HyperGradient(loss=loss, grad=grad, mu=mu, dmu=dmu)
+
+
+@dataclass
+class TuningResult:
+    """Outcome of :func:`tune_variance_constrained`.
+
+    Attributes
+    ----------
+    params : dict
+        Tuned hyperparameters (``lambda_plus``/``lambda_minus`` or ``lam``, ``r``) and tuned
+        kernel parameters.
+    loss : float
+        Mean inner-validation MSE at ``params``.
+    n_evaluations : int
+        Objective/gradient evaluations.
+    success : bool
+        L-BFGS-B's convergence flag.
+    message : str
+    history : list of float
+        Loss at each evaluation.
+    """
+
+    params: dict[str, float]
+    loss: float
+    n_evaluations: int
+    success: bool
+    message: str
+    history: list[float] = field(default_factory=list)
+
+
+def _kernel_derivative_fd(
+    kernel: Callable, X: NDArray, Y: NDArray | None, params: dict[str, Any], name: str
+) -> NDArray:
+    """Central finite difference of the kernel matrix in one (positive) parameter."""
+    value = float(params[name])
+    h = 1e-6 * max(1.0, abs(value))
+    plus = dict(params, **{name: value + h})
+    minus = dict(params, **{name: value - h})
+    return (np.asarray(kernel(X, Y, **plus)) - np.asarray(kernel(X, Y, **minus))) / (2.0 * h)
+
+
+def tune_variance_constrained(
+    X: ArrayLike,
+    y: ArrayLike,
+    *,
+    kernel: str | Callable = "precomputed",
+    kernel_params: dict[str, Any] | None = None,
+    tune_kernel_params: Sequence[str] = (),
+    kernel_grad: Callable | None = None,
+    method: str = "krein",
+    transform: str | None = None,
+    lambda_plus: float = 1e-2,
+    lambda_minus: float = 1e-2,
+    lam: float = 1e-2,
+    r: float | None = None,
+    n_folds: int = 3,
+    center: bool = True,
+    log_bounds: tuple[float, float] = (-12.0, 6.0),
+    max_iter: int = 50,
+    random_state: int | np.random.Generator | None = None,
+    verbose: int = 0,
+) -> TuningResult:
+    """Tune KREIN / OMCS-KREIN hyperparameters by L-BFGS-B on inner validation folds.
+
+    Paper 000, Sect. 3.3: minimise the mean validation MSE over ``n_folds`` inner folds with
+    ``scipy.optimize.minimize(method="L-BFGS-B")`` in the logarithms of the hyperparameters,
+    using :func:`validation_hypergradient`. Without kernel parameters each fold's
+    eigendecomposition is computed once.
+
+    Parameters
+    ----------
+    X : array_like
+        Precomputed kernel (n, n) or data for a callable kernel.
+    y : array_like of shape (n,)
+        Targets (±1 for classification).
+    kernel : "precomputed" or callable
+        ``kernel(X, Y=None, **params)``.
+    kernel_params : dict, optional
+        Kernel parameters (initial values of the tuned ones).
+    tune_kernel_params : sequence of str
+        Names of positive kernel parameters to tune (callable kernels only).
+    kernel_grad : callable, optional
+        ``kernel_grad(X, Y, **params) -> {name: dK}``; default central finite differences of the
+        kernel function.
+    method : {"krein", "omcs"}
+    transform : {"flip", "clip", "shift", "square"}, optional
+        Spectrum transformation applied to each inner training kernel (after centring), with
+        its test-row map (:func:`indefsvm.spectrum.spectrum_transform`); needs
+        ``method="omcs"`` (eq. 2 with the transformed kernel, as :class:`KreinRegressor`).
+        Not combinable with ``tune_kernel_params``.
+    lambda_plus, lambda_minus, lam : float
+        Initial regularisation values.
+    r : float, optional
+        Initial radius; default the standard deviation of ``y``.
+    n_folds : int
+        Inner folds (>= 2).
+    center : bool
+        Centre kernels and targets per fold as :class:`KreinRegressor` does.
+    log_bounds : (float, float)
+        Bounds of every log-hyperparameter.
+    max_iter : int
+        L-BFGS-B iteration cap.
+    random_state : int or Generator, optional
+        Seed of the fold shuffling.
+    verbose : int
+        Print one line per evaluation when > 0.
+
+    Returns
+    -------
+    TuningResult
+    """
+    if method not in ("krein", "omcs"):
+        raise ValueError(f"method must be 'krein' or 'omcs'; got {method!r}.")
+    if transform is not None:
+        if transform not in TRANSFORM_METHODS:
+            raise ValueError(f"transform must be one of {TRANSFORM_METHODS}; got {transform!r}.")
+        if method != "omcs":
+            raise ValueError("a spectrum transform is used with method='omcs' (paper 000, eq. 2).")
+        if tune_kernel_params:
+            raise ValueError("tune_kernel_params cannot be combined with a spectrum transform.")
+    y = check_finite_matrix(np.ravel(y), name="y", ndim=1)
+    params0 = {} if kernel_params is None else dict(kernel_params)
+    tune_kernel_params = list(tune_kernel_params)
+    precomputed = isinstance(kernel, str)
+    if precomputed and kernel != "precomputed":
+        raise ValueError(f"kernel must be 'precomputed' or callable; got {kernel!r}.")
+    if precomputed and tune_kernel_params:
+        raise ValueError("tune_kernel_params needs a callable kernel.")
+    for name in tune_kernel_params:
+        if name not in params0:
+            raise ValueError(f"kernel parameter {name!r} has no initial value in kernel_params.")
+        check_positive(params0[name], f"kernel_params[{name!r}]")
+    X = (
+        check_square_symmetric(X, name="K (precomputed kernel)")
+        if precomputed
+        else check_finite_matrix(X, name="X")
+    )
+    n = y.shape[0]
+    if X.shape[0] != n:
+        raise ValueError(f"X has {X.shape[0]} rows but y has {n} entries.")
+    if not isinstance(n_folds, int | np.integer) or n_folds < 2:
+        raise ValueError(f"n_folds must be an integer >= 2; got {n_folds!r}.")
+    seed = (
+        random_state
+        if not isinstance(random_state, np.random.Generator)
+        else int(random_state.integers(2**31 - 1))
+    )
+    folds = list(KFold(n_splits=n_folds, shuffle=True, random_state=seed).split(np.arange(n)))
+    r0 = float(np.std(y)) if r is None else check_positive(r, "r")
+    if r0 <= 0:
+        raise ValueError("y is constant; pass r > 0.")
+    hyper_names = ["lambda_plus", "lambda_minus"] if method == "krein" else ["lam"]
+    names = [*hyper_names, "r", *tune_kernel_params]
+    init = {"lambda_plus": lambda_plus, "lambda_minus": lambda_minus, "lam": lam, "r": r0}
+    init.update({k: float(params0[k]) for k in tune_kernel_params})
+    z0 = np.log([float(init[k]) for k in names])
+
+    def _fold_data(params: dict[str, Any], need_grad: bool):
+        out = []
+        K_full = X if precomputed else None
+        for tr, va in folds:
+            if precomputed:
+                Ktr = K_full[np.ix_(tr, tr)]
+                Kva = K_full[np.ix_(va, tr)]
+            else:
+                Ktr = np.asarray(kernel(X[tr], None, **params))
+                Kva = np.asarray(kernel(X[va], X[tr], **params))
+            dtr: dict[str, NDArray] = {}
+            dva: dict[str, NDArray] = {}
+            if need_grad and tune_kernel_params:
+                if kernel_grad is not None:
+                    gtr = kernel_grad(X[tr], None, **params)
+                    gva = kernel_grad(X[va], X[tr], **params)
+                    dtr = {k: np.asarray(gtr[k]) for k in tune_kernel_params}
+                    dva = {k: np.asarray(gva[k]) for k in tune_kernel_params}
+                else:
+                    for k in tune_kernel_params:
+                        dtr[k] = _kernel_derivative_fd(kernel, X[tr], None, params, k)
+                        dva[k] = _kernel_derivative_fd(kernel, X[va], X[tr], params, k)
+            ytr = y[tr]
+            b = float(np.mean(ytr)) if center else 0.0
+            if center:
+                Ktr, col, grand = center_kernel_train(Ktr)
+                Kva = center_kernel_test(Kva, col, grand)
+                for k in list(dtr):
+                    dtr[k], dcol, dgrand = center_kernel_train(dtr[k])
+                    dva[k] = center_kernel_test(dva[k], dcol, dgrand)
+            if transform is not None:
+                tr_map = spectrum_transform(Ktr, transform)
+                Ktr, Kva = tr_map.kernel, tr_map.transform(Kva)
+            out.append((kernel_eigen(Ktr), ytr - b, Kva, y[va], b, dtr, dva))
+        return out
+
+    cached = None if tune_kernel_params else _fold_data(params0, need_grad=False)
+    history: list[float] = []
+
+    def objective(z: NDArray) -> tuple[float, NDArray]:
+        theta = dict(zip(names, np.exp(z), strict=True))
+        params = dict(params0)
+        params.update({k: theta[k] for k in tune_kernel_params})
+        data = cached if cached is not None else _fold_data(params, need_grad=True)
+        total = 0.0
+        g = np.zeros(len(names))
+        for eig, ytr, Kva, yva, b, dtr, dva in data:
+            hg = validation_hypergradient(
+                eig,
+                ytr,
+                Kva,
+                yva,
+                method=method,
+                lambda_plus=theta.get("lambda_plus"),
+                lambda_minus=theta.get("lambda_minus"),
+                lam=theta.get("lam"),
+                r=theta["r"],
+                intercept=b,
+                dK=dtr,
+                dK_val=dva,
+            )
+            total += hg.loss
+            g += np.array([hg.grad[k] for k in names])
+        total /= len(data)
+        g /= len(data)
+        history.append(total)
+        if verbose:
+            shown = ", ".join(f"{k}={theta[k]:.3g}" for k in names)
+            print(f"  [tune {len(history):3d}] val MSE {total:.5g}  ({shown})", flush=True)
+        return total, g * np.exp(z)  # chain rule for log-parameters
+
+    res = minimize(
+        objective,
+        z0,
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[log_bounds] * len(names),
+        options={"maxiter": max_iter},
+    )
+    best = dict(zip(names, np.exp(res.x).tolist(), strict=True))
+    return TuningResult(
+        params=best,
+        loss=float(res.fun),
+        n_evaluations=int(res.nfev),
+        success=bool(res.success),
+        message=str(res.message),
+        history=history,
+    )

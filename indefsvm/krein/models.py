@@ -1,0 +1,620 @@
+"""Scikit-learn estimators for learning in reproducing kernel Krein spaces.
+
+* :class:`KreinRegressor` / :class:`KreinClassifier` -- the variance-constrained least-squares
+  problems of Oglic & Gaertner (2018, paper 000): ``method="krein"`` (eq. 4),
+  ``"omcs"`` (OMCS-KREIN, eq. 2) and ``"flip"``, ``"clip"``, ``"shift"``, ``"square"`` (eq. 2
+  with a spectrum-transformed kernel, Table 1), all solved globally by the secular equation.
+* :class:`KreinKernelRidge` / :class:`KreinKernelRidgeClassifier` -- Krein kernel ridge
+  regression / KREIN LSM (Oglic & Gaertner 2019, Sect. 2.4), closed form.
+* :class:`KreinSVC` -- the Krein SVM of Loosli et al. (2016) in the form of Oglic & Gaertner
+  (2019), Prop. 3: LIBSVM (scikit-learn's ``SVC``) on the flip-spectrum kernel with Chen et
+  al.'s (2009) test map.
+* :class:`SimilarityRidge` / :class:`SimilarityRidgeClassifier` -- SF-LSM: similarities to the
+  training points as features, linear ridge regression (Chen et al. 2009; Alabdulmohsin et al.
+  2015).
+* :class:`OngSubspaceRegressor` -- Ong et al. (2004), Sect. 5: TSF, Landweber-Fridman, MR-II.
+
+Every estimator takes ``kernel="precomputed"`` (``fit(K_train, y)``, ``predict(K_test_train)``
+with ``K_test_train`` of shape ``(m, n_train)``) or a callable ``kernel(X, Y=None, **params)``
+(``fit(X, y)``, ``predict(X_test)``). Test rows always go through the same maps as the training
+kernel: the centring of the training kernel (``center=True``) and, for spectrum
+transformations, the eigenbasis map of the training kernel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.linear_model import Ridge
+from sklearn.svm import SVC
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from indefsvm._validation import (
+    check_binary_labels,
+    check_finite_matrix,
+    check_positive,
+    check_square_symmetric,
+)
+from indefsvm.krein.solver import (
+    KernelEigen,
+    kernel_eigen,
+    krein_kernel_ridge,
+    krein_least_squares,
+    omcs_krein_least_squares,
+)
+from indefsvm.krein.subspace import landweber_fridman, mr_ii, truncated_spectral_factorization
+from indefsvm.spectrum import TRANSFORM_METHODS, spectrum_transform
+
+__all__ = [
+    "KreinClassifier",
+    "KreinKernelRidge",
+    "KreinKernelRidgeClassifier",
+    "KreinRegressor",
+    "KreinSVC",
+    "OngSubspaceRegressor",
+    "SimilarityRidge",
+    "SimilarityRidgeClassifier",
+    "center_kernel_train",
+    "center_kernel_test",
+]
+
+#: Methods of :class:`KreinRegressor`.
+KREIN_METHODS = ("krein", "omcs", *TRANSFORM_METHODS)
+
+
+def center_kernel_train(K: NDArray[np.float64]) -> tuple[NDArray, NDArray, float]:
+    """Centre a training kernel in feature space: ``H K H`` with ``H = I - 11'/n``.
+
+    Returns
+    -------
+    K_centered : ndarray of shape (n, n)
+    column_means : ndarray of shape (n,)
+        ``mean_i K_ij`` (needed to centre test rows).
+    grand_mean : float
+    """
+    col = K.mean(axis=0)
+    grand = float(col.mean())
+    Kc = K - col[None, :] - col[:, None] + grand
+    return 0.5 * (Kc + Kc.T), col, grand
+
+
+def center_kernel_test(
+    K_test: NDArray[np.float64], column_means: NDArray[np.float64], grand_mean: float
+) -> NDArray[np.float64]:
+    """Centre test rows with the training statistics (same feature-space mean as training).
+
+    ``k_c(x, x_j) = k(x, x_j) - mean_i k(x, x_i) - mean_i k(x_i, x_j) + mean_il k(x_i, x_l)``.
+    """
+    return K_test - K_test.mean(axis=1)[:, None] - column_means[None, :] + grand_mean
+
+
+class _KernelEstimatorMixin:
+    """Kernel handling shared by the estimators (precomputed or callable kernels)."""
+
+    def __sklearn_tags__(self):
+        # Lets scikit-learn's model selection slice a precomputed kernel as (test, train)
+        # blocks, as it does for SVC(kernel="precomputed").
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = isinstance(self.kernel, str) and self.kernel == "precomputed"
+        return tags
+
+    def _kernel_params(self) -> dict[str, Any]:
+        return {} if self.kernel_params is None else dict(self.kernel_params)
+
+    def _train_kernel(self, X: ArrayLike) -> NDArray[np.float64]:
+        if isinstance(self.kernel, str):
+            if self.kernel != "precomputed":
+                raise ValueError(
+                    f"kernel must be 'precomputed' or a callable kernel(X, Y=None, **params); "
+                    f"got {self.kernel!r}."
+                )
+            K = check_square_symmetric(X, name="K_train (precomputed kernel)")
+            self.n_features_in_ = K.shape[1]
+            return K
+        if not callable(self.kernel):
+            raise TypeError(f"kernel must be 'precomputed' or callable; got {type(self.kernel)}.")
+        X = validate_data(self, X, reset=True, dtype=np.float64)
+        self.X_fit_ = X
+        return check_square_symmetric(
+            self.kernel(X, None, **self._kernel_params()), name="kernel(X, X)"
+        )
+
+    def _test_kernel(self, X: ArrayLike) -> NDArray[np.float64]:
+        n = self.n_train_
+        if isinstance(self.kernel, str):
+            Kt = np.asarray(X)
+            if Kt.ndim != 2 or Kt.shape[1] != n:
+                raise ValueError(
+                    f"with kernel='precomputed', predict expects the (m, {n}) kernel between "
+                    f"test and training points; got shape {Kt.shape}."
+                )
+            return check_finite_matrix(Kt, name="K_test_train")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        Kt = check_finite_matrix(self.kernel(X, self.X_fit_, **self._kernel_params()), name="K")
+        if Kt.shape != (X.shape[0], n):
+            raise ValueError(
+                f"kernel(X, X_fit) returned shape {Kt.shape}; expected {(X.shape[0], n)}."
+            )
+        return Kt
+
+    def _test_diag(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Self-similarities ``k(x, x)`` of test points (callable kernels only)."""
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        params = self._kernel_params()
+        return np.array(
+            [
+                float(self.kernel(X[i : i + 1], X[i : i + 1], **params)[0, 0])
+                for i in range(X.shape[0])
+            ]
+        )
+
+    def _prepare_train(self, X: ArrayLike) -> NDArray[np.float64]:
+        K = self._train_kernel(X)
+        self.n_train_ = K.shape[0]
+        if self.center:
+            K, self.kernel_column_means_, self.kernel_grand_mean_ = center_kernel_train(K)
+        return K
+
+    def _prepare_test(self, X: ArrayLike) -> NDArray[np.float64]:
+        Kt = self._test_kernel(X)
+        if self.center:
+            Kt = center_kernel_test(Kt, self.kernel_column_means_, self.kernel_grand_mean_)
+        return Kt
+
+
+def _regression_targets(y: ArrayLike, n: int) -> NDArray[np.float64]:
+    y = np.asarray(y)
+    if y.ndim == 2 and 1 in y.shape:
+        y = y.ravel()
+    y = check_finite_matrix(y, name="y", ndim=1)
+    if y.shape[0] != n:
+        raise ValueError(f"y has {y.shape[0]} targets but the kernel has {n} rows.")
+    return y
+
+
+class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
+    """Variance-constrained least squares in a Krein space (Oglic & Gaertner 2018).
+
+    Parameters
+    ----------
+    kernel : "precomputed" or callable
+        ``kernel(X, Y=None, **kernel_params)`` returning the (possibly indefinite) kernel.
+    kernel_params : dict, optional
+        Keyword arguments of a callable kernel.
+    method : {"krein", "omcs", "flip", "clip", "shift", "square"}
+        ``"krein"``: eq. (4), regularisation ``lambda_+ ||f_+||^2 + lambda_- ||f_-||^2``.
+        ``"omcs"``: eq. (2), ``lam <f, f>_K`` (indefinite). The transforms: eq. (2) with the
+        transformed kernel (``indefsvm.spectrum.spectrum_transform``) in place of ``K`` and its
+        test-row map (Table 1 of the paper).
+    lambda_plus, lambda_minus : float
+        KREIN regularisation (> 0).
+    lam : float
+        Regularisation of the eq. (2) methods (> 0).
+    r : float, optional
+        Standard deviation of the fitted values over the training set (> 0); default the
+        standard deviation of ``y``.
+    center : bool
+        Centre the kernel in feature space and the targets (paper 000 assumes a centred kernel;
+        the mean of ``y`` becomes the intercept).
+    shift : float, optional
+        Diagonal shift for ``method="shift"`` (default ``-lambda_min``).
+    square_test_map : {"linear", "wu"}
+        Test map for ``method="square"``: Chen et al.'s linear map ``K k`` or the Wu et al.
+        (2005) heuristic ``K k + k(x, x) k`` used by the paper (needs a callable kernel).
+    eig_tol : float, optional
+        Relative zero tolerance for eigenvalues (default ``n eps``).
+
+    Attributes
+    ----------
+    alpha_ : ndarray of shape (n_train,)
+        Expansion coefficients on the (centred, transformed) training kernel.
+    intercept_ : float
+    mu_ : float
+        Optimal Lagrange multiplier.
+    hard_case_ : bool
+        Whether the secular equation's hard case occurred (solution not unique).
+    r_ : float
+        The radius used (``r`` or the default ``std(y)``).
+    solution_ : VarianceConstrainedSolution
+    transform_ : SpectrumTransform or None
+    """
+
+    def __init__(
+        self,
+        kernel: str | Callable = "precomputed",
+        *,
+        kernel_params: dict | None = None,
+        method: str = "krein",
+        lambda_plus: float = 1e-2,
+        lambda_minus: float = 1e-2,
+        lam: float = 1e-2,
+        r: float | None = None,
+        center: bool = True,
+        shift: float | None = None,
+        square_test_map: str = "linear",
+        eig_tol: float | None = None,
+    ) -> None:
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.method = method
+        self.lambda_plus = lambda_plus
+        self.lambda_minus = lambda_minus
+        self.lam = lam
+        self.r = r
+        self.center = center
+        self.shift = shift
+        self.square_test_map = square_test_map
+        self.eig_tol = eig_tol
+
+    def _fit_targets(self, X: ArrayLike, y: NDArray[np.float64]) -> KreinRegressor:
+        if self.method not in KREIN_METHODS:
+            raise ValueError(f"method must be one of {KREIN_METHODS}; got {self.method!r}.")
+        if self.square_test_map not in ("linear", "wu"):
+            raise ValueError(
+                f"square_test_map must be 'linear' or 'wu'; got {self.square_test_map!r}."
+            )
+        if self.square_test_map == "wu" and self.method == "square" and not callable(self.kernel):
+            raise ValueError(
+                "square_test_map='wu' needs k(x, x) of test points: use a callable kernel."
+            )
+        K = self._prepare_train(X)
+        y = _regression_targets(y, K.shape[0])
+        self.intercept_ = float(np.mean(y)) if self.center else 0.0
+        yc = y - self.intercept_
+        r = float(np.std(yc)) if self.r is None else check_positive(self.r, "r")
+        if r <= 0:
+            raise ValueError("r defaults to std(y), which is 0 for constant targets; pass r > 0.")
+        self.r_ = r
+        self.transform_ = None
+        if self.method == "krein":
+            sol = krein_least_squares(
+                K,
+                yc,
+                lambda_plus=self.lambda_plus,
+                lambda_minus=self.lambda_minus,
+                r=r,
+                eig_tol=self.eig_tol,
+            )
+        elif self.method == "omcs":
+            sol = omcs_krein_least_squares(K, yc, lam=self.lam, r=r, eig_tol=self.eig_tol)
+        else:
+            tr = spectrum_transform(
+                K, self.method, shift=self.shift if self.method == "shift" else None
+            )
+            self.transform_ = tr
+            new = tr.transformed_eigenvalues
+            tol = K.shape[0] * np.finfo(np.float64).eps if self.eig_tol is None else self.eig_tol
+            scale = float(np.max(np.abs(new)))
+            eig = KernelEigen(
+                eigenvalues=new,
+                eigenvectors=tr.eigenvectors,
+                active=np.abs(new) > tol * scale,
+                tol=tol,
+            )
+            sol = omcs_krein_least_squares(eig, yc, lam=self.lam, r=r)
+        self.solution_ = sol
+        self.alpha_ = sol.alpha
+        self.mu_ = sol.mu
+        self.hard_case_ = sol.hard_case
+        return self
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> KreinRegressor:
+        """Fit on a precomputed training kernel or on data ``X`` with a callable kernel."""
+        return self._fit_targets(X, np.asarray(y))
+
+    def _transformed_test_rows(self, X: ArrayLike) -> NDArray[np.float64]:
+        raw = self._test_kernel(X)
+        Kt = raw
+        if self.center:
+            Kt = center_kernel_test(raw, self.kernel_column_means_, self.kernel_grand_mean_)
+        tr = self.transform_
+        if tr is None:
+            return Kt
+        if tr.method == "square" and self.square_test_map == "wu":
+            diag = self._test_diag(X)
+            if self.center:
+                # k_c(x, x) = k(x, x) - 2 mean_i k(x, x_i) + mean K
+                diag = diag - 2.0 * raw.mean(axis=1) + self.kernel_grand_mean_
+            return tr.transform(Kt, K_test_diag=diag)
+        return tr.transform(Kt)
+
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+        """``f(x) = k~(x)' alpha + intercept`` with the training maps applied to ``k(x)``."""
+        check_is_fitted(self, "alpha_")
+        return self._transformed_test_rows(X) @ self.alpha_ + self.intercept_
+
+    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Predicted targets."""
+        return self.decision_function(X)
+
+
+class _SignClassifierMixin(ClassifierMixin):
+    """Two-class classification by least squares on ±1 targets and the sign of the fit."""
+
+    def fit(self, X: ArrayLike, y: ArrayLike):  # type: ignore[override]
+        labels = check_binary_labels(y)
+        self.classes_ = labels.classes
+        return self._fit_targets(X, labels.y)
+
+    def predict(self, X: ArrayLike) -> NDArray:  # type: ignore[override]
+        scores = self.decision_function(X)
+        return self.classes_[(scores > 0).astype(int)]
+
+
+class KreinClassifier(_SignClassifierMixin, KreinRegressor):
+    """:class:`KreinRegressor` on ±1 targets; predicts the sign (paper 000, Table 3).
+
+    The larger class label (sorted) is +1. See :class:`KreinRegressor` for the parameters.
+    """
+
+
+class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
+    """Krein kernel ridge regression / KREIN LSM (Oglic & Gaertner 2019, Sect. 2.4).
+
+    ``min_f (1/n) sum (f(x_i) - y_i)^2 + lambda_+ ||f_+||^2 + lambda_- ||f_-||^2``, closed form
+    :func:`indefsvm.krein.solver.krein_kernel_ridge`.
+
+    Parameters
+    ----------
+    kernel, kernel_params : see :class:`KreinRegressor`.
+    lambda_plus, lambda_minus : float
+        Regularisation of the decomposition components (> 0).
+    center : bool
+        Centre kernel and targets (intercept = mean of ``y``). Default False, as in the paper.
+    eig_tol : float, optional
+        Relative zero tolerance for eigenvalues.
+    """
+
+    def __init__(
+        self,
+        kernel: str | Callable = "precomputed",
+        *,
+        kernel_params: dict | None = None,
+        lambda_plus: float = 1e-2,
+        lambda_minus: float = 1e-2,
+        center: bool = False,
+        eig_tol: float | None = None,
+    ) -> None:
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.lambda_plus = lambda_plus
+        self.lambda_minus = lambda_minus
+        self.center = center
+        self.eig_tol = eig_tol
+
+    def _fit_targets(self, X: ArrayLike, y: NDArray[np.float64]) -> KreinKernelRidge:
+        K = self._prepare_train(X)
+        y = _regression_targets(y, K.shape[0])
+        self.intercept_ = float(np.mean(y)) if self.center else 0.0
+        self.alpha_ = krein_kernel_ridge(
+            kernel_eigen(K, tol=self.eig_tol),
+            y - self.intercept_,
+            lambda_plus=self.lambda_plus,
+            lambda_minus=self.lambda_minus,
+        )
+        return self
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> KreinKernelRidge:
+        """Fit on a precomputed kernel or data with a callable kernel."""
+        return self._fit_targets(X, np.asarray(y))
+
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+        """``f(x) = k(x)' alpha + intercept`` with the original (indefinite) kernel."""
+        check_is_fitted(self, "alpha_")
+        return self._prepare_test(X) @ self.alpha_ + self.intercept_
+
+    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Predicted targets."""
+        return self.decision_function(X)
+
+
+class KreinKernelRidgeClassifier(_SignClassifierMixin, KreinKernelRidge):
+    """:class:`KreinKernelRidge` on ±1 targets, predicting the sign."""
+
+
+class KreinSVC(_KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
+    """Krein SVM (Loosli et al. 2016) as characterised by Oglic & Gaertner (2019), Prop. 3.
+
+    A standard C-SVM trained by LIBSVM (scikit-learn's ``SVC(kernel="precomputed")``) on the
+    flip-spectrum kernel ``|K| = U |D| U'``; test rows ``k(x)`` are mapped by Chen et al.'s
+    (2009) ``k -> U sign(D) U' k``. Equivalently the Krein-space hypothesis is
+    ``f(x) = k(x)' beta + b`` with ``beta = U sign(D) U' (y * dual)`` (attribute ``krein_coef_``).
+
+    Parameters
+    ----------
+    kernel, kernel_params : see :class:`KreinRegressor`.
+    C : float
+        SVM penalty (> 0).
+    center : bool
+        Centre the kernel before flipping (default False, as in Loosli et al.).
+    tol : float
+        LIBSVM stopping tolerance.
+    class_weight : passed to ``SVC``.
+    """
+
+    def __init__(
+        self,
+        kernel: str | Callable = "precomputed",
+        *,
+        kernel_params: dict | None = None,
+        C: float = 1.0,
+        center: bool = False,
+        tol: float = 1e-3,
+        class_weight: Any = None,
+    ) -> None:
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.C = C
+        self.center = center
+        self.tol = tol
+        self.class_weight = class_weight
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> KreinSVC:
+        """Train LIBSVM on the flip-spectrum training kernel."""
+        check_positive(self.C, "C")
+        K = self._prepare_train(X)
+        labels = check_binary_labels(y, K.shape[0])
+        self.classes_ = labels.classes
+        self.transform_ = spectrum_transform(K, "flip")
+        svc = SVC(kernel="precomputed", C=self.C, tol=self.tol, class_weight=self.class_weight)
+        # The user's labels (so class_weight keys are the user's); SVC sorts them like
+        # check_binary_labels, and decision > 0 means classes_[1].
+        svc.fit(self.transform_.kernel, labels.classes[(labels.y > 0).astype(int)])
+        self.svc_ = svc
+        dual = np.zeros(K.shape[0])
+        dual[svc.support_] = svc.dual_coef_[0]  # y_i * a_i with y = +1 for classes_[1]
+        U = self.transform_.eigenvectors
+        self.krein_coef_ = U @ (np.sign(self.transform_.eigenvalues) * (U.T @ dual))
+        self.intercept_ = float(svc.intercept_[0])
+        return self
+
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+        """LIBSVM decision values on the flip-mapped test rows."""
+        check_is_fitted(self, "svc_")
+        return self.svc_.decision_function(self.transform_.transform(self._prepare_test(X)))
+
+    def predict(self, X: ArrayLike) -> NDArray:
+        """Predicted class labels."""
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+
+class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
+    """SF-LSM: similarities as features with linear ridge regression (Chen et al. 2009).
+
+    The feature vector of ``x`` is ``(k(x, x_1), ..., k(x, x_n))``; the model is
+    ``Ridge(alpha=n * lam)`` with an intercept (scikit-learn), i.e.
+    ``min (1/n) ||Phi w + b - y||^2 + lam ||w||^2``.
+
+    Parameters
+    ----------
+    kernel, kernel_params : see :class:`KreinRegressor`.
+    lam : float
+        Ridge penalty per sample (> 0).
+    """
+
+    def __init__(
+        self,
+        kernel: str | Callable = "precomputed",
+        *,
+        kernel_params: dict | None = None,
+        lam: float = 1e-2,
+    ) -> None:
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.lam = lam
+
+    center = False  # features are raw similarities; Ridge fits the intercept
+
+    def _fit_targets(self, X: ArrayLike, y: NDArray[np.float64]) -> SimilarityRidge:
+        lam = check_positive(self.lam, "lam")
+        K = self._prepare_train(X)
+        y = _regression_targets(y, K.shape[0])
+        self.ridge_ = Ridge(alpha=K.shape[0] * lam).fit(K, y)
+        return self
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> SimilarityRidge:
+        """Fit ridge regression on the training similarity rows."""
+        return self._fit_targets(X, np.asarray(y))
+
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Ridge prediction on the test similarity rows."""
+        check_is_fitted(self, "ridge_")
+        return self.ridge_.predict(self._prepare_test(X))
+
+    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Predicted targets."""
+        return self.decision_function(X)
+
+
+class SimilarityRidgeClassifier(_SignClassifierMixin, SimilarityRidge):
+    """:class:`SimilarityRidge` on ±1 targets (LRR-SF of paper 000, Table 2)."""
+
+
+class OngSubspaceRegressor(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
+    """Regularisation by subspace for indefinite interpolation (Ong et al. 2004, Sect. 5).
+
+    Parameters
+    ----------
+    kernel, kernel_params : see :class:`KreinRegressor`.
+    method : {"tsf", "landweber", "mr2"}
+        Truncated spectral factorisation, Landweber-Fridman or MR-II
+        (:mod:`indefsvm.krein.subspace`).
+    n_iter : int
+        Iterations (the regulariser) of ``"landweber"`` and ``"mr2"``.
+    n_components : int, optional
+        Truncation level of ``"tsf"`` (default: all eigenpairs with ``|mu| > threshold``).
+    threshold : float, optional
+        Eigenvalue threshold of ``"tsf"`` when ``n_components`` is None (default
+        ``n eps max|mu|``).
+    step_size : float, optional
+        Landweber step (default ``1/||K||^2``).
+    variant : {"normal", "krein"}
+        Landweber variant, see :func:`indefsvm.krein.subspace.landweber_fridman`.
+    center : bool
+        Centre kernel and targets (default False: the paper interpolates ``K alpha = y``).
+    """
+
+    def __init__(
+        self,
+        kernel: str | Callable = "precomputed",
+        *,
+        kernel_params: dict | None = None,
+        method: str = "mr2",
+        n_iter: int = 10,
+        n_components: int | None = None,
+        threshold: float | None = None,
+        step_size: float | None = None,
+        variant: str = "normal",
+        center: bool = False,
+    ) -> None:
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.method = method
+        self.n_iter = n_iter
+        self.n_components = n_components
+        self.threshold = threshold
+        self.step_size = step_size
+        self.variant = variant
+        self.center = center
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> OngSubspaceRegressor:
+        """Solve the interpolation problem in the chosen subspace."""
+        if self.method not in ("tsf", "landweber", "mr2"):
+            raise ValueError(f"method must be 'tsf', 'landweber' or 'mr2'; got {self.method!r}.")
+        K = self._prepare_train(X)
+        y = _regression_targets(np.asarray(y), K.shape[0])
+        self.intercept_ = float(np.mean(y)) if self.center else 0.0
+        yc = y - self.intercept_
+        self.n_iter_ = 0
+        if self.method == "tsf":
+            threshold = self.threshold
+            if self.n_components is None and threshold is None:
+                threshold = (
+                    K.shape[0]
+                    * np.finfo(np.float64).eps
+                    * float(np.max(np.abs(np.linalg.eigvalsh(K))))
+                )
+            self.alpha_ = truncated_spectral_factorization(
+                K,
+                yc,
+                n_components=self.n_components,
+                threshold=None if self.n_components is not None else threshold,
+            )
+        elif self.method == "landweber":
+            sol = landweber_fridman(
+                K, yc, n_iter=self.n_iter, step_size=self.step_size, variant=self.variant
+            )
+            self.alpha_, self.n_iter_ = sol.alpha, sol.n_iter
+        else:
+            sol = mr_ii(K, yc, n_iter=self.n_iter)
+            self.alpha_, self.n_iter_ = sol.alpha, sol.n_iter
+        return self
+
+    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
+        """``f(x) = k(x)' alpha + intercept``."""
+        check_is_fitted(self, "alpha_")
+        return self._prepare_test(X) @ self.alpha_ + self.intercept_

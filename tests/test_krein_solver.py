@@ -1,0 +1,337 @@
+"""Global solver of the KREIN / OMCS-KREIN problems (paper 000, Sect. 3.1) against references.
+
+References used: the quadratic-eigenvalue formulation of Gander, Golub & von Matt (1989) (a
+2p x 2p non-symmetric eigenproblem, paper 000 eq. 6), dense grids over the sphere, many
+restarts of a local optimiser, and ``K_+-`` built from ``scipy.linalg.sqrtm(K @ K)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.linalg as sla
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import minimize
+
+from indefsvm.krein import (
+    kernel_eigen,
+    krein_kernel_ridge,
+    krein_least_squares,
+    minimize_quadratic_on_sphere,
+    omcs_krein_least_squares,
+)
+
+
+def _gander_mu(d, b, radius):
+    """Smallest real eigenvalue of [[D, -I], [-bb'/rho^2, D]] (Gander et al. 1989)."""
+    p = d.shape[0]
+    M = np.block([[np.diag(d), -np.eye(p)], [-np.outer(b, b) / radius**2, np.diag(d)]])
+    ev = sla.eigvals(M)
+    real = ev[np.abs(ev.imag) <= 1e-7 * max(1.0, np.max(np.abs(ev)))].real
+    return float(real.min())
+
+
+def _sphere_objective(d, b, x):
+    return float(x @ (d * x) - 2 * b @ x)
+
+
+def _restarts_best(d, b, radius, n_starts=20, seed=0):
+    """Best local minimum of ``x'Mx - 2b'x`` on the sphere from many random starts.
+
+    ``d`` is the diagonal of ``M`` or ``M`` itself; the sphere is parametrised by
+    ``x = radius z / ||z||`` and BFGS runs with the exact gradient.
+    """
+    M = np.diag(d) if np.ndim(d) == 1 else np.asarray(d)
+    rng = np.random.default_rng(seed)
+    best = np.inf
+
+    def f(z):
+        nz = np.linalg.norm(z)
+        x = radius * z / nz
+        g = 2 * M @ x - 2 * b
+        grad = radius / nz * (g - (x @ g) / radius**2 * x)
+        return float(x @ M @ x - 2 * b @ x), grad
+
+    for _ in range(n_starts):
+        res = minimize(
+            f, rng.normal(size=b.shape[0]), jac=True, method="BFGS", options={"gtol": 1e-11}
+        )
+        best = min(best, res.fun)
+    return best
+
+
+def _check_kkt(d, b, radius, sol):
+    x = sol.x
+    assert abs(np.linalg.norm(x) - radius) <= 1e-10 * radius
+    scale = max(1.0, np.linalg.norm(b), np.max(np.abs(d)) * radius)
+    assert np.linalg.norm((d - sol.mu) * x - b) <= 1e-9 * scale
+    assert sol.mu <= d.min() + 1e-12 * max(1.0, abs(d.min()))
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_sphere_matches_gander_eigenvalue_formulation(seed):
+    rng = np.random.default_rng(seed)
+    p = int(rng.integers(1, 9))
+    d = rng.normal(size=p) * rng.choice([1e-3, 1.0, 50.0])
+    b = rng.normal(size=p)
+    radius = float(rng.uniform(0.05, 3.0))
+    sol = minimize_quadratic_on_sphere(d, b, radius)
+    mu_ref = _gander_mu(d, b, radius)
+    assert sol.mu == pytest.approx(mu_ref, rel=1e-7, abs=1e-7)
+    _check_kkt(d, b, radius, sol)
+    assert not sol.hard_case
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.integers(min_value=2, max_value=6),
+    st.integers(min_value=0, max_value=2**31 - 1),
+    st.sampled_from(["generic", "repeated", "clustered"]),
+)
+def test_sphere_never_worse_than_restarts(p, seed, structure):
+    rng = np.random.default_rng(seed)
+    d = rng.normal(size=p) * 3
+    if structure == "repeated":
+        d[: p // 2 + 1] = d[0]
+    elif structure == "clustered":
+        d = d[0] + 1e-9 * rng.normal(size=p)
+    b = rng.normal(size=p)
+    radius = float(rng.uniform(0.1, 2.0))
+    sol = minimize_quadratic_on_sphere(d, b, radius)
+    _check_kkt(d, b, radius, sol)
+    best = _restarts_best(d, b, radius, n_starts=12, seed=seed)
+    assert sol.objective <= best + 1e-9 * max(1.0, abs(best))
+
+
+def test_sphere_dense_grid_circle_and_sphere():
+    rng = np.random.default_rng(7)
+    for _ in range(10):
+        d = rng.normal(size=2) * 2
+        b = rng.normal(size=2)
+        radius = 0.7
+        theta = np.linspace(0, 2 * np.pi, 200001)
+        X = radius * np.stack([np.cos(theta), np.sin(theta)], axis=1)
+        grid = np.min((X**2) @ d - 2 * X @ b)
+        sol = minimize_quadratic_on_sphere(d, b, radius)
+        assert sol.objective <= grid + 1e-12
+        assert sol.objective == pytest.approx(grid, abs=1e-8)
+    d = np.array([-1.0, 0.3, 2.0])
+    b = np.array([0.2, -0.5, 1.0])
+    th, ph = np.meshgrid(np.linspace(0, np.pi, 801), np.linspace(0, 2 * np.pi, 1601))
+    X = np.stack([np.sin(th) * np.cos(ph), np.sin(th) * np.sin(ph), np.cos(th)], -1).reshape(-1, 3)
+    grid = np.min((X**2) @ d - 2 * X @ b)
+    sol = minimize_quadratic_on_sphere(d, b, 1.0)
+    assert sol.objective <= grid + 1e-12
+    assert sol.objective == pytest.approx(grid, abs=1e-4)
+
+
+def test_sphere_hard_case():
+    # b vanishes on the bottom eigenvector and the rest is inside the sphere: mu* = min(d).
+    d = np.array([-2.0, 1.0, 3.0])
+    b = np.array([0.0, 0.5, 0.4])
+    radius = 2.0
+    sol = minimize_quadratic_on_sphere(d, b, radius)
+    assert sol.hard_case
+    assert sol.mu == -2.0
+    x_rest = b[1:] / (d[1:] + 2.0)
+    assert np.allclose(sol.x[1:], x_rest)
+    assert abs(sol.x[0]) == pytest.approx(np.sqrt(radius**2 - x_rest @ x_rest))
+    _check_kkt(d, b, radius, sol)
+    # Both signs of the bottom component are optimal.
+    flipped = sol.x.copy()
+    flipped[0] *= -1
+    assert _sphere_objective(d, b, flipped) == pytest.approx(sol.objective)
+    assert sol.objective <= _restarts_best(d, b, radius) + 1e-9
+    # Near-hard case: tiny b_0 is handled by the root finder and converges to the same solution.
+    b_near = b.copy()
+    b_near[0] = 1e-9
+    near = minimize_quadratic_on_sphere(d, b_near, radius, hard_tol=0.0)
+    assert not near.hard_case
+    assert np.allclose(near.x, sol.x, atol=1e-8)
+    _check_kkt(d, b_near, radius, near)
+
+
+def test_sphere_b_vanishes_on_bottom_but_root_inside_bracket():
+    d = np.array([-2.0, -1.9, 3.0])
+    b = np.array([0.0, 1.0, 0.4])
+    sol = minimize_quadratic_on_sphere(d, b, 1.0)  # ||b_1/(d_1-d_0)|| = 10 > radius
+    assert not sol.hard_case
+    assert sol.x[0] == 0.0
+    _check_kkt(d, b, 1.0, sol)
+    assert sol.objective <= _restarts_best(d, b, 1.0) + 1e-9
+
+
+def test_sphere_zero_b_and_repeated_bottom():
+    sol = minimize_quadratic_on_sphere(np.array([1.0, 1.0, 2.0]), np.zeros(3), 1.5)
+    assert sol.hard_case and sol.mu == 1.0
+    assert np.linalg.norm(sol.x) == pytest.approx(1.5) and sol.x[2] == 0.0
+
+
+@pytest.mark.parametrize(
+    "d, b, radius, match",
+    [
+        (np.array([1.0, np.nan]), np.ones(2), 1.0, "NaN"),
+        (np.ones(2), np.ones(3), 1.0, "same shape"),
+        (np.ones(2), np.ones(2), 0.0, "radius"),
+        (np.ones(2), np.ones(2), -1.0, "radius"),
+    ],
+)
+def test_sphere_bad_input(d, b, radius, match):
+    with pytest.raises(ValueError, match=match):
+        minimize_quadratic_on_sphere(d, b, radius)
+
+
+def _random_indefinite(n, seed, n_neg=None):
+    rng = np.random.default_rng(seed)
+    Q, _ = np.linalg.qr(rng.normal(size=(n, n)))
+    lam = rng.uniform(0.2, 3.0, size=n)
+    n_neg = n // 2 if n_neg is None else n_neg
+    lam[:n_neg] *= -1
+    K = (Q * lam) @ Q.T
+    return 0.5 * (K + K.T), rng
+
+
+def _pos_neg_parts(K):
+    """K_+ and K_- from the matrix absolute value sqrtm(K^2) (independent of eigh)."""
+    A = np.real(sla.sqrtm(K @ K))
+    return 0.5 * (A + K), 0.5 * (A - K)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_krein_problem_stationarity_constraint_and_brute_force(seed):
+    n = 5
+    K, rng = _random_indefinite(n, seed)
+    y = rng.normal(size=n)
+    lp, lm, r = float(rng.uniform(0.01, 1)), float(rng.uniform(0.01, 1)), float(rng.uniform(0.2, 1))
+    sol = krein_least_squares(K, y, lambda_plus=lp, lambda_minus=lm, r=r)
+    a = sol.alpha
+    Kp, Km = _pos_neg_parts(K)
+    R = lp * Kp + lm * Km
+    # Constraint of eq. (4) to 1e-10 and stationarity of eq. (5).
+    assert a @ K @ K @ a == pytest.approx(n * r**2, rel=1e-10)
+    lhs = n * R @ a
+    rhs = K @ y + sol.mu * K @ K @ a
+    assert np.linalg.norm(lhs - rhs) <= 1e-9 * max(1.0, np.linalg.norm(lhs))
+    objective = float(np.sum((K @ a - y) ** 2) + n * a @ R @ a)
+    assert sol.objective == pytest.approx(objective, rel=1e-10)
+
+    # Brute force on the original alpha problem: u = K alpha on the sphere, alpha = K^{-1} u,
+    # objective ||u - y||^2 + n u'K^{-1} R K^{-1} u (dense inverse, no eigendecomposition).
+    Kinv = np.linalg.inv(K)
+    M = np.eye(n) + n * Kinv @ R @ Kinv
+    best = _restarts_best(0.5 * (M + M.T), y, np.sqrt(n) * r, n_starts=20, seed=seed) + y @ y
+    assert objective <= best + 1e-8 * max(1.0, abs(best))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_omcs_problem_against_brute_force(seed):
+    n = 5
+    K, rng = _random_indefinite(n, 100 + seed)
+    y = rng.normal(size=n)
+    lam, r = float(rng.uniform(0.01, 0.5)), float(rng.uniform(0.2, 1))
+    sol = omcs_krein_least_squares(K, y, lam=lam, r=r)
+    a = sol.alpha
+    assert a @ K @ K @ a == pytest.approx(n * r**2, rel=1e-10)
+    lhs = n * lam * K @ a
+    rhs = K @ y + sol.mu * K @ K @ a
+    assert np.linalg.norm(lhs - rhs) <= 1e-9 * max(1.0, np.linalg.norm(lhs))
+    # Bracket of paper 000, Sect. 3.1: mu* < n lam / sigma_- (largest negative eigenvalue).
+    sigma = np.linalg.eigvalsh(K)
+    assert sol.mu < n * lam / sigma[sigma < 0].max()
+
+    Kinv = np.linalg.inv(K)
+    M = np.eye(n) + n * lam * Kinv
+    best = _restarts_best(0.5 * (M + M.T), y, np.sqrt(n) * r, n_starts=20, seed=seed) + y @ y
+    assert sol.objective <= best + 1e-8 * max(1.0, abs(best))
+
+
+def test_krein_problem_y_orthogonal_to_bottom_eigenvector_is_hard_case():
+    K, rng = _random_indefinite(6, 3)
+    eig = kernel_eigen(K)
+    lp = lm = 0.1
+    D = 6 * lp / np.abs(eig.eigenvalues)
+    bottom = int(np.argmin(D))
+    y = rng.normal(size=6)
+    y -= eig.eigenvectors[:, bottom] * (eig.eigenvectors[:, bottom] @ y)  # V'y vanishes there
+    y *= 1e-3  # rest of the solution stays inside the sphere
+    sol = krein_least_squares(eig, y, lambda_plus=lp, lambda_minus=lm, r=1.0)
+    assert sol.hard_case
+    assert sol.mu == pytest.approx(D.min())
+    assert sol.alpha @ K @ K @ sol.alpha == pytest.approx(6.0, rel=1e-10)
+
+
+def test_krein_kernel_ridge_matches_normal_equations():
+    n = 8
+    K, rng = _random_indefinite(n, 11)
+    y = rng.normal(size=n)
+    lp, lm = 0.05, 0.3
+    a = krein_kernel_ridge(K, y, lambda_plus=lp, lambda_minus=lm)
+    Kp, Km = _pos_neg_parts(K)
+    # Gradient of (1/n)||K a - y||^2 + a'(lp K+ + lm K-)a vanishes.
+    grad = K @ (K @ a - y) / n + (lp * Kp + lm * Km) @ a
+    assert np.linalg.norm(grad) <= 1e-10 * np.linalg.norm(K @ y)
+    # Closed form of Oglic & Gaertner (2019): (H + n Lambda)^{-1} P y with dense matrices.
+    A = np.real(sla.sqrtm(K @ K))
+    P = K @ np.linalg.inv(A)
+    Lam = lp * (np.eye(n) + P) / 2 + lm * (np.eye(n) - P) / 2
+    assert np.allclose(a, np.linalg.solve(A + n * Lam, P @ y), atol=1e-10)
+
+
+def test_solver_bad_input():
+    K, _ = _random_indefinite(4, 0)
+    with pytest.raises(ValueError, match="lambda_plus"):
+        krein_least_squares(K, np.ones(4), lambda_plus=0.0, lambda_minus=1.0, r=1.0)
+    with pytest.raises(ValueError, match="one target per row"):
+        krein_least_squares(K, np.ones(3), lambda_plus=1.0, lambda_minus=1.0, r=1.0)
+    with pytest.raises(ValueError, match="r must be"):
+        omcs_krein_least_squares(K, np.ones(4), lam=1.0, r=-1.0)
+    with pytest.raises(ValueError, match="not symmetric"):
+        krein_least_squares(
+            K + np.triu(np.ones((4, 4)), 1), np.ones(4), lambda_plus=1, lambda_minus=1, r=1
+        )
+    with pytest.raises(ValueError, match="numerically zero"):
+        omcs_krein_least_squares(np.zeros((3, 3)), np.ones(3), lam=1.0, r=1.0)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.integers(min_value=3, max_value=12),
+    st.integers(min_value=0, max_value=2**31 - 1),
+    st.sampled_from(["generic", "repeated", "clustered", "rank_deficient"]),
+    st.sampled_from(["krein", "omcs"]),
+)
+def test_property_random_symmetric_matrices(n, seed, structure, problem):
+    rng = np.random.default_rng(seed)
+    Q, _ = np.linalg.qr(rng.normal(size=(n, n)))
+    lam = rng.normal(size=n) * 2
+    if structure == "repeated":
+        lam = rng.choice([-1.5, 0.7, 2.0], size=n)
+    elif structure == "clustered":
+        lam = rng.choice([-1.0, 1.0], size=n) * (1 + 1e-9 * rng.normal(size=n))
+    elif structure == "rank_deficient":
+        lam[: n // 3] = 0.0
+    if not np.any(lam):
+        lam[0] = 1.0
+    K = (Q * lam) @ Q.T
+    K = 0.5 * (K + K.T)
+    y = rng.normal(size=n)
+    r = float(rng.uniform(0.1, 2.0))
+    if problem == "krein":
+        sol = krein_least_squares(K, y, lambda_plus=0.1, lambda_minus=0.3, r=r)
+        Kp, Km = (Q * np.maximum(lam, 0)) @ Q.T, (Q * np.maximum(-lam, 0)) @ Q.T
+        R = 0.1 * Kp + 0.3 * Km
+    else:
+        sol = omcs_krein_least_squares(K, y, lam=0.2, r=r)
+        R = 0.2 * K
+    a = sol.alpha
+    assert a @ K @ K @ a == pytest.approx(n * r**2, rel=1e-10)
+    lhs, rhs = n * R @ a, K @ y + sol.mu * K @ K @ a
+    assert np.linalg.norm(lhs - rhs) <= 1e-8 * max(1.0, np.linalg.norm(lhs), np.linalg.norm(K @ y))
+    # Multiplier against Gander et al.'s eigenvalue formulation on the active eigenvectors.
+    if not sol.hard_case:
+        b = sol.eigen.eigenvectors[:, sol.eigen.active].T @ y
+        mu_ref = _gander_mu(sol.secular_diag, b, np.sqrt(n) * r)
+        assert sol.mu == pytest.approx(
+            mu_ref, rel=1e-6, abs=1e-6 * np.max(np.abs(sol.secular_diag))
+        )
