@@ -91,6 +91,9 @@ class ProxyKernelOperator:
         self.n = K0.shape[0]
         self.sigma = float(sigma)
         self.assume_psd = assume_psd
+        # Splitting the secular roots over two threads (dlaed4 releases the GIL) was measured
+        # and gave no gain at n = 1000-2000 on 2 cores (docs/benchmarks.md); kept as a knob.
+        self.engine_threads = 1
         if assume_psd:
             # PerturbSVM (eq. 21-22): K* = K0 + sigma u u', no eigendecomposition at all.
             self.eigenvalues = None
@@ -148,7 +151,9 @@ class ProxyKernelOperator:
             )
         d, V = self.eigenvalues, self.eigenvectors
         z = V.T @ u
-        low = rank_one_eigh(d, z, sigma, which="below", upper=float(smoothing))
+        low = rank_one_eigh(
+            d, z, sigma, which="below", upper=float(smoothing), n_threads=self.engine_threads
+        )
         lam, W = low.eigenvalues, low.eigenvectors
         neg = lam < 0
         # V' K* u = (D + sigma z z') z - W_- diag(lam_-) W_-' z

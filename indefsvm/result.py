@@ -46,7 +46,8 @@ class SolveResult:
         Iterations performed.
     status : str
         ``"converged"`` (certified relative gap <= tol), ``"max_iter"``, ``"max_time"`` or
-        ``"callback"`` (stopped by the callback).
+        ``"callback"`` (stopped by the callback) or ``"stalled"`` (ACCPM/SIQCLP made no
+        progress; warns).
     message : str
         Human-readable explanation of ``status``.
     method : str
