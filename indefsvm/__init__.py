@@ -2,41 +2,68 @@
 
 Luss & d'Aspremont's indefinite SVM (proxy kernel learned jointly with the support vectors) and
 learning in reproducing kernel Krein spaces (Oglic & Gaertner; Ong et al.).
+
+Public names are imported on first use (PEP 562), so ``import indefsvm`` and the command line
+start fast: scikit-learn, cvxpy and LIBSVM load only when a name that needs them is used.
 """
 
-from indefsvm import krein
-from indefsvm.api import METHODS, solve, solve_problem
-from indefsvm.baselines import DirectSVC, IndefiniteKernelWarning, ModSVC, SpectrumSVC
-from indefsvm.estimators import IndefiniteOneClassSVM, IndefiniteSVC, IndefiniteSVR, PerturbSVC
-from indefsvm.problems import (
-    PROBLEMS,
-    ClassificationProblem,
-    OneClassProblem,
-    PerturbProblem,
-    ProxyKernelProblem,
-    RegressionProblem,
-    make_problem,
-)
-from indefsvm.result import SolveResult
-from indefsvm.spectrum import eigen_summary, is_cnd, is_nds, is_psd, spectrum_transform
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
+#: Public name -> module that defines it.
+_EXPORTS: dict[str, str] = {
+    "METHODS": "indefsvm.api",
+    "SOLVERS": "indefsvm.api",
+    "solve": "indefsvm.api",
+    "solve_problem": "indefsvm.api",
+    "DirectSVC": "indefsvm.baselines",
+    "IndefiniteKernelWarning": "indefsvm.baselines",
+    "ModSVC": "indefsvm.baselines",
+    "SpectrumSVC": "indefsvm.baselines",
+    "IndefiniteOneClassSVM": "indefsvm.estimators",
+    "IndefiniteSVC": "indefsvm.estimators",
+    "IndefiniteSVR": "indefsvm.estimators",
+    "PerturbSVC": "indefsvm.estimators",
+    "PROBLEMS": "indefsvm.problems",
+    "PROBLEM_TYPES": "indefsvm.problems",
+    "ClassificationProblem": "indefsvm.problems",
+    "OneClassProblem": "indefsvm.problems",
+    "PerturbProblem": "indefsvm.problems",
+    "ProxyKernelProblem": "indefsvm.problems",
+    "RegressionProblem": "indefsvm.problems",
+    "make_problem": "indefsvm.problems",
+    "register_problem": "indefsvm.problems",
+    "SolveResult": "indefsvm.result",
+    "eigen_summary": "indefsvm.spectrum",
+    "is_cnd": "indefsvm.spectrum",
+    "is_nds": "indefsvm.spectrum",
+    "is_psd": "indefsvm.spectrum",
+    "spectrum_transform": "indefsvm.spectrum",
+}
+
+_SUBMODULES = ("krein", "kernels", "datasets", "metrics", "plotting", "spectrum", "solvers")
+
 __all__ = [
-    "METHODS",
-    "PROBLEMS",
     "ClassificationProblem",
     "DirectSVC",
     "IndefiniteKernelWarning",
     "IndefiniteOneClassSVM",
     "IndefiniteSVC",
     "IndefiniteSVR",
+    "METHODS",
     "ModSVC",
     "OneClassProblem",
+    "PROBLEMS",
+    "PROBLEM_TYPES",
     "PerturbProblem",
     "PerturbSVC",
     "ProxyKernelProblem",
     "RegressionProblem",
+    "SOLVERS",
     "SolveResult",
     "SpectrumSVC",
     "eigen_summary",
@@ -45,7 +72,47 @@ __all__ = [
     "is_psd",
     "krein",
     "make_problem",
+    "register_problem",
     "solve",
     "solve_problem",
     "spectrum_transform",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    if name in _SUBMODULES:
+        return importlib.import_module(f"indefsvm.{name}")
+    raise AttributeError(f"module 'indefsvm' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS, *_SUBMODULES})
+
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from indefsvm import krein
+    from indefsvm.api import METHODS, SOLVERS, solve, solve_problem
+    from indefsvm.baselines import DirectSVC, IndefiniteKernelWarning, ModSVC, SpectrumSVC
+    from indefsvm.estimators import (
+        IndefiniteOneClassSVM,
+        IndefiniteSVC,
+        IndefiniteSVR,
+        PerturbSVC,
+    )
+    from indefsvm.problems import (
+        PROBLEM_TYPES,
+        PROBLEMS,
+        ClassificationProblem,
+        OneClassProblem,
+        PerturbProblem,
+        ProxyKernelProblem,
+        RegressionProblem,
+        make_problem,
+        register_problem,
+    )
+    from indefsvm.result import SolveResult
+    from indefsvm.spectrum import eigen_summary, is_cnd, is_nds, is_psd, spectrum_transform

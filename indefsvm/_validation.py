@@ -17,6 +17,20 @@ from numpy.typing import ArrayLike, NDArray
 SYMMETRY_RTOL = 1e-10
 
 
+def _refuse_container(X: Any, name: str) -> None:
+    """Refuse array containers whose meaning ``np.asarray`` would silently change."""
+    if np.ma.isMaskedArray(X):
+        raise TypeError(
+            f"{name} is a masked array; its mask would be ignored. Drop or fill the masked "
+            f"entries first (e.g. np.ma.filled({name}, value) or remove those samples)."
+        )
+    if hasattr(X, "tocsr") and hasattr(X, "nnz"):  # scipy.sparse, without importing it
+        raise TypeError(
+            f"{name} is a scipy.sparse matrix; dense arrays are expected (the proxy kernel is "
+            f"dense anyway). Pass {name}.toarray()."
+        )
+
+
 def check_square_symmetric(
     K: ArrayLike,
     *,
@@ -41,6 +55,7 @@ def check_square_symmetric(
     min_size : int
         Smallest accepted ``n``.
     """
+    _refuse_container(K, name)
     K = np.asarray(K)
     if K.dtype == object or not (
         np.issubdtype(K.dtype, np.number) or np.issubdtype(K.dtype, np.bool_)
@@ -98,6 +113,7 @@ def _symmetrize_inplace(K: NDArray[np.float64]) -> None:
 
 def check_finite_matrix(X: ArrayLike, *, name: str = "X", ndim: int = 2) -> NDArray[np.float64]:
     """Return ``X`` as a finite float64 array of dimension ``ndim`` or raise."""
+    _refuse_container(X, name)
     X = np.asarray(X)
     if X.dtype == object or not (
         np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.bool_)
@@ -111,6 +127,20 @@ def check_finite_matrix(X: ArrayLike, *, name: str = "X", ndim: int = 2) -> NDAr
     if not np.all(np.isfinite(X)):
         raise ValueError(f"{name} contains NaN or inf; expected finite values.")
     return X
+
+
+def is_real(value: Any) -> bool:
+    """True for a real scalar (Python or NumPy int/float, not bool, not complex)."""
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_)
+    )
+
+
+def is_positive_int(value: Any) -> bool:
+    """True for a positive integer (an integral float such as ``1e4`` is accepted)."""
+    if not is_real(value) or not np.isfinite(value):
+        return False
+    return float(value).is_integer() and value >= 1
 
 
 def check_positive(value: Any, name: str, *, allow_array: bool = False) -> Any:
@@ -142,8 +172,12 @@ class BinaryLabels:
 
 
 def check_binary_labels(y: ArrayLike, n: int | None = None, *, name: str = "y") -> BinaryLabels:
-    """Map labels of exactly two classes to ±1 (sorted order: smaller class label -> -1)."""
-    y = np.asarray(y)
+    """Map labels of exactly two classes to ±1 (sorted order: smaller class label -> -1).
+
+    Labels may be integers, floats, booleans or strings (also as an object array of those): the
+    types a result file can store faithfully. Bytes, complex, dates and other objects are refused.
+    """
+    y = check_label_values(y, name=name)
     if y.ndim == 2 and 1 in y.shape:
         y = y.ravel()
     if y.ndim != 1:
@@ -163,6 +197,41 @@ def check_binary_labels(y: ArrayLike, n: int | None = None, *, name: str = "y") 
         )
     y_pm = np.where(y == classes[1], 1.0, -1.0)
     return BinaryLabels(y=y_pm, classes=classes)
+
+
+def check_label_values(y: ArrayLike, *, name: str = "y") -> NDArray[Any]:
+    """Return labels as an array, refusing types that cannot be compared or stored faithfully."""
+    _refuse_container(y, name)
+    y = np.asarray(y)
+    kind = y.dtype.kind
+    if kind == "O":
+        flat = y.ravel()
+        if any(v is None for v in flat):
+            raise ValueError(
+                f"{name} contains None (missing labels); remove those samples or give them a label."
+            )
+        bad = {type(v).__name__ for v in flat if not isinstance(v, _LABEL_SCALARS)}
+        if bad:
+            raise TypeError(
+                f"{name} contains values of type {', '.join(sorted(bad))}; labels must be "
+                "integers, floats, booleans or strings."
+            )
+        kinds = {isinstance(v, str) for v in flat}
+        if len(kinds) > 1:
+            raise TypeError(
+                f"{name} mixes strings and numbers; use one type for all labels."
+            )
+        y = np.array(flat.tolist()).reshape(y.shape)
+        kind = y.dtype.kind
+    if kind not in "biufU":
+        raise TypeError(
+            f"{name} has dtype {y.dtype}; labels must be integers, floats, booleans or strings "
+            "(bytes, complex numbers and dates are not supported: convert them first)."
+        )
+    return y
+
+
+_LABEL_SCALARS = (str, bool, int, float, np.integer, np.floating, np.bool_)
 
 
 def class_weights_to_C(

@@ -2,32 +2,48 @@
 
 from __future__ import annotations
 
+import importlib
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import numpy as np
 from numpy.typing import ArrayLike
 
 from indefsvm.problems import ProxyKernelProblem, make_problem
 from indefsvm.result import SolveResult
-from indefsvm.solvers import SolverMonitor, projected_gradient
-from indefsvm.solvers.accpm import analytic_center_cutting_plane
-from indefsvm.solvers.siqclp import exchange_method
+from indefsvm.solvers._monitor import SolverMonitor
 
-#: Solvers known to :func:`solve`.
-METHODS = ("pg", "accpm", "siqclp")
+#: Solver registry: ``method=`` name -> ``"module:function"`` of a
+#: ``solver(problem, monitor, **options) -> SolveResult`` that uses only the problem contract
+#: (docs/design.md). A new solver is one module plus one line here; modules are imported on
+#: first use (SIQCLP needs cvxpy, which is slow to import).
+SOLVERS: dict[str, str] = {
+    "pg": "indefsvm.solvers.pg:projected_gradient",
+    "accpm": "indefsvm.solvers.accpm:analytic_center_cutting_plane",
+    "siqclp": "indefsvm.solvers.siqclp:exchange_method",
+}
+
+#: Solvers known to :func:`solve` (names of :data:`SOLVERS`).
+METHODS = tuple(SOLVERS)
+
+
+def get_solver(method: str) -> Callable[..., SolveResult]:
+    """The solver function registered as ``method`` in :data:`SOLVERS`."""
+    if method not in SOLVERS:
+        raise ValueError(f"method must be one of {tuple(SOLVERS)}; got {method!r}.")
+    module, _, name = SOLVERS[method].partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def solve(
     K0: ArrayLike,
     y: ArrayLike | None = None,
     *,
-    C: float = 1.0,
-    rho: float | ArrayLike = 1.0,
+    C: float | None = None,
+    rho: float | ArrayLike | None = None,
     problem: str = "svc",
-    epsilon: float = 0.1,
-    nu: float = 0.5,
+    epsilon: float | None = None,
+    nu: float | None = None,
     method: str = "pg",
     tol: float = 1e-6,
     max_iter: int = 10000,
@@ -38,7 +54,7 @@ def solve(
     symmetrize: bool = False,
     max_time: float | None = None,
     libsvm_tol: float = 1e-3,
-    psd_tol: float = 1e-10,
+    psd_tol: float | None = None,
     **solver_options: Any,
 ) -> SolveResult:
     """Solve the indefinite SVM of Luss & d'Aspremont (paper 004, eq. 4/7) or a variant.
@@ -55,20 +71,23 @@ def solve(
     y : array_like of shape (n,), optional
         Labels of exactly two classes (any type; ``classes[1]`` maps to +1) for ``"svc"`` and
         ``"perturb"``, real targets for ``"svr"``; omitted for ``"oneclass"``.
-    C : float
-        SVM misclassification penalty (> 0).
-    rho : float or array_like of shape (n,)
-        Penalty on the distance ``||K - K0||_F^2`` (> 0); ``rho -> inf`` gives the SVM on the
-        clipped kernel ``(K0)_+``. A vector gives componentwise penalties
+    C : float, optional
+        SVM misclassification penalty (> 0; default 1). Not for ``"oneclass"``.
+    rho : float or array_like of shape (n,), optional
+        Penalty on the distance ``||K - K0||_F^2`` (> 0; default 1); ``rho -> inf`` gives the
+        SVM on the clipped kernel ``(K0)_+``. A vector gives componentwise penalties
         ``H_ij = sqrt(rho_i rho_j)`` (Sect. 4.4, Theorem 3).
     problem : {"svc", "svr", "oneclass", "perturb"}
         ``"svc"``: classification, eq. (7). ``"svr"``: epsilon-insensitive regression, eq. (17).
         ``"oneclass"``: one-class SVM, eq. (20) with ``e'alpha = 1``. ``"perturb"``: PerturbSVM
         for a PSD kernel, eq. (22) (refuses an indefinite ``K0``).
-    epsilon : float
-        Width of the insensitive tube (``"svr"`` only).
-    nu : float
-        One-class parameter in (0, 1] (``"oneclass"`` only).
+    epsilon : float, optional
+        Width of the insensitive tube (``"svr"`` only; default 0.1).
+    nu : float, optional
+        One-class parameter in (0, 1] (``"oneclass"`` only; default 0.5).
+
+        Options left at ``None`` are "not given"; giving one that the problem does not take
+        (``epsilon`` for ``"svc"``, ``y`` or ``C`` for ``"oneclass"``) is an error, never ignored.
     method : {"pg", "accpm", "siqclp"}
         Solver. ``"pg"``: projected gradient (``step="accelerated"`` by default, or
         ``step="paper"`` with ``step_size`` and ``smoothing`` for the paper's Algorithm 1).
@@ -77,7 +96,10 @@ def solve(
         Ye's exchange method with cvxpy (Sect. 3.4, Algorithm 3; options of
         :func:`indefsvm.solvers.siqclp.exchange_method`).
     tol : float
-        Stop when the certified gap ``<= tol * max(1, |objective|)``.
+        Stop when the certified gap ``<= tol * max(1, |f(alpha) - f(0)|)``: relative to the part
+        of the objective that depends on alpha (``f(0) = rho ||(K0)_-||_F^2`` is a constant
+        that can dominate ``f``; ``f(alpha) - f(0)`` tends to the SVM dual objective on
+        ``(K0)_+`` as ``rho -> inf``). The absolute gap is ``result.gap``.
     max_iter : int
         Iteration limit; reaching it sets ``status="max_iter"`` and warns.
     class_weight : None, "balanced", "paper" or dict
@@ -97,8 +119,8 @@ def solve(
         Wall-time limit in seconds.
     libsvm_tol : float
         LIBSVM's stopping tolerance ``-e`` for the checks.
-    psd_tol : float
-        Relative tolerance of the PSD check of ``problem="perturb"``.
+    psd_tol : float, optional
+        Relative tolerance of the PSD check of ``problem="perturb"`` (default 1e-10).
     **solver_options
         Passed to the solver (:func:`indefsvm.solvers.projected_gradient`,
         :func:`~indefsvm.solvers.accpm.analytic_center_cutting_plane` or
@@ -121,13 +143,8 @@ def solve(
     'converged'
     """
     start = time.perf_counter()
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}; got {method!r}.")
-    if problem != "svr":
-        if epsilon != 0.1:
-            raise ValueError("epsilon applies to problem='svr' only.")
-    if problem != "oneclass" and nu != 0.5:
-        raise ValueError("nu applies to problem='oneclass' only.")
+    if method not in SOLVERS:
+        raise ValueError(f"method must be one of {tuple(SOLVERS)}; got {method!r}.")
     built = make_problem(
         problem,
         K0,
@@ -170,8 +187,7 @@ def solve_problem(
     **solver_options: Any,
 ) -> SolveResult:
     """Run a solver on an already-built problem object (same options as :func:`solve`)."""
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}; got {method!r}.")
+    solver = get_solver(method)
     monitor = SolverMonitor(
         problem,
         method=method,
@@ -184,12 +200,4 @@ def solve_problem(
         max_time=max_time,
         start_time=start_time,
     )
-    if method == "accpm":
-        result = analytic_center_cutting_plane(problem, monitor, **solver_options)
-    elif method == "siqclp":
-        result = exchange_method(problem, monitor, **solver_options)
-    else:
-        result = projected_gradient(problem, monitor, **solver_options)
-    if not np.isfinite(result.objective):
-        raise FloatingPointError("the solver produced a non-finite objective")
-    return result
+    return solver(problem, monitor, **solver_options)

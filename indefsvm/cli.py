@@ -1,28 +1,67 @@
-"""Command-line interface: ``indefsvm solve KERNEL LABELS [options] [--plot gap.png]`` and
-``indefsvm compare KERNEL LABELS --methods pg accpm siqclp [--plot gaps.png]``.
+"""Command-line interface.
 
-Matrices are read from ``.npy``, ``.csv`` (comma-separated) or ``.txt`` (whitespace-separated)
-files; labels likewise (one per line, any two distinct values).
+``indefsvm solve KERNEL [LABELS] [options]`` solves one problem and writes the result;
+``indefsvm compare KERNEL [LABELS] --methods pg accpm siqclp [--plot gaps.png]`` runs several
+solvers on it; ``indefsvm example-data DIR`` writes an example ``kernel.npy``/``labels.txt`` pair.
+Matrices are read from ``.npy``, ``.csv`` (comma-separated), ``.tsv`` or ``.txt``
+(whitespace-separated) files; labels likewise (one per line, any two distinct values; integers
+stay integers).
+
+Exit codes (also in ``indefsvm --help``):
+
+====  ==========================================================================================
+0     success: the solver certified convergence (``status == "converged"``)
+1     the run finished without certified convergence (``max_iter``, ``max_time``, ``stalled``,
+      ...); the result is still written
+2     bad input or usage: unreadable files, invalid kernel or labels, options that do not apply,
+      output paths that cannot be written (checked before any computation)
+3     internal error (a bug: please report it with the message; ``-v`` shows the traceback)
+130   interrupted (Ctrl-C)
+====  ==========================================================================================
+
+Heavy modules (scikit-learn, cvxpy) are imported only when a command needs them, so ``--help``
+and ``--version`` return at once. Progress lines go through :mod:`logging` to stderr (``-q``
+silences them, ``-v`` adds debug output); results go to stdout.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from indefsvm.api import METHODS, solve
-from indefsvm.problems import PROBLEMS
+EXIT_OK = 0
+EXIT_NOT_CONVERGED = 1
+EXIT_BAD_INPUT = 2
+EXIT_INTERNAL_ERROR = 3
+EXIT_INTERRUPTED = 130
+
+logger = logging.getLogger("indefsvm.cli")
+
+# Names of the registries, spelled out so that --help does not import the solvers (cvxpy);
+# a test checks that they equal indefsvm.api.METHODS and indefsvm.problems.PROBLEMS.
+_METHODS = ("pg", "accpm", "siqclp")
+_PROBLEMS = ("svc", "svr", "oneclass", "perturb")
+
+_EPILOG = """exit codes: 0 converged; 1 finished without certified convergence (result still
+written); 2 bad input or usage; 3 internal error; 130 interrupted."""
 
 
+class InputError(Exception):
+    """Bad input or usage detected by the CLI (exit code 2)."""
+
+
+# -- input --------------------------------------------------------------------------------------
 def load_array(path: str, *, what: str, labels: bool = False) -> np.ndarray:
-    """Load a matrix or vector from ``.npy``, ``.csv`` or ``.txt``."""
+    """Load a matrix or vector from ``.npy``, ``.csv``, ``.tsv`` or ``.txt``."""
     p = Path(path)
     if not p.exists():
-        raise SystemExit(f"error: {what} file {path!r} does not exist.")
+        raise InputError(f"{what} file {path!r} does not exist.")
     suffix = p.suffix.lower()
     try:
         if suffix == ".npy":
@@ -30,87 +69,138 @@ def load_array(path: str, *, what: str, labels: bool = False) -> np.ndarray:
         if suffix in (".csv", ".txt", ".tsv", ".dat"):
             delimiter = "," if suffix == ".csv" else ("\t" if suffix == ".tsv" else None)
             if labels:
-                return np.loadtxt(p, delimiter=delimiter, dtype=str, ndmin=1)
+                return _parse_labels(np.loadtxt(p, delimiter=delimiter, dtype=str, ndmin=1))
             return np.loadtxt(p, delimiter=delimiter, dtype=np.float64, ndmin=2)
     except ValueError as exc:
-        raise SystemExit(f"error: could not read {what} file {path!r}: {exc}") from exc
-    raise SystemExit(f"error: {what} file {path!r}: expected .npy, .csv, .tsv or .txt.")
+        raise InputError(f"could not read {what} file {path!r}: {exc}") from exc
+    raise InputError(f"{what} file {path!r}: expected .npy, .csv, .tsv or .txt.")
 
 
-def _labels_as_numbers_if_possible(y: np.ndarray) -> np.ndarray:
-    if y.dtype.kind in "US":
+def _parse_labels(tokens: np.ndarray) -> np.ndarray:
+    """Integers if every label is an integer, else floats if every label is a number, else text."""
+    for dtype in (np.int64, np.float64):
         try:
-            return y.astype(np.float64)
-        except ValueError:
-            return y
-    return y
+            values = tokens.astype(dtype)
+        except (ValueError, OverflowError):
+            continue
+        if dtype is np.int64 and not np.all(values.astype(str) == np.char.lstrip(tokens, "+")):
+            continue  # "1.0" or "1e3" are floats, not integers
+        return values
+    return tokens
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="indefsvm", description="Learning with indefinite kernels (Luss & d'Aspremont SVM)."
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
-    s = sub.add_parser(
-        "solve",
-        help="solve the indefinite SVM (paper 004, eq. 7) on a precomputed kernel",
-        description="Solve max_alpha min_K>=0 of the indefinite SVM and write the result as JSON.",
-    )
-    s.add_argument("kernel", help="n x n kernel matrix (.npy, .csv or .txt)")
-    s.add_argument(
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Check every output path before any computation, so a long run is never lost."""
+    from indefsvm._io import check_writable
+
+    for option, what in (("out", "--out"), ("save_kernel", "--save-kernel"), ("plot", "--plot")):
+        path = getattr(args, option, None)
+        if path is None:
+            continue
+        try:
+            check_writable(path, what=what)
+        except ValueError as exc:
+            raise InputError(str(exc)) from exc
+    plot = getattr(args, "plot", None)
+    if plot is not None:
+        suffix = Path(plot).suffix.lower().lstrip(".")
+        if suffix not in ("png", "pdf", "svg", "jpg", "jpeg", "eps", "ps", "tif", "tiff"):
+            raise InputError(
+                f"--plot {plot!r}: expected an image file name ending in .png, .pdf or .svg."
+            )
+    save_kernel = getattr(args, "save_kernel", None)
+    if save_kernel is not None and Path(save_kernel).suffix.lower() != ".npy":
+        raise InputError(
+            f"--save-kernel {save_kernel!r}: the kernel is written in NumPy's .npy format; "
+            "give a file name ending in .npy."
+        )
+
+
+# -- arguments shared by the sub-commands ---------------------------------------------------------
+def _add_problem_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("kernel", help="n x n kernel matrix (.npy, .csv, .tsv or .txt)")
+    p.add_argument(
         "labels",
         nargs="?",
         default=None,
         help="n labels (two classes) or regression targets; omit for --problem oneclass",
     )
-    s.add_argument(
+    p.add_argument(
         "--problem",
-        choices=PROBLEMS,
+        choices=_PROBLEMS,
         default="svc",
-        help="svc (eq. 7), svr (eq. 17), oneclass (eq. 20), perturb (eq. 22)",
+        help="svc (eq. 7), svr (eq. 17), oneclass (eq. 20), perturb (eq. 22); default svc",
     )
-    s.add_argument("--epsilon", type=float, default=0.1, help="SVR tube width (--problem svr)")
-    s.add_argument("--nu", type=float, default=0.5, help="one-class nu (--problem oneclass)")
-    s.add_argument(
-        "--rho-file",
-        default=None,
-        help="per-point penalties (vector rho, Theorem 3) instead of --rho",
-    )
-    s.add_argument("--C", type=float, default=1.0, help="misclassification penalty (default 1)")
-    s.add_argument("--rho", type=float, default=1.0, help="kernel penalty rho (default 1)")
-    s.add_argument("--method", choices=METHODS, default="pg", help="solver (default pg)")
-    s.add_argument(
-        "--step",
-        choices=["accelerated", "paper"],
-        default="accelerated",
-        help="projected-gradient step policy (default accelerated)",
-    )
-    s.add_argument("--step-size", type=float, default=5.0, help="t of the paper's step t/k")
-    s.add_argument(
-        "--smoothing", type=float, default=0.0, help="paper's Moreau-Yosida eps (with --step paper)"
-    )
-    s.add_argument("--tol", type=float, default=1e-6, help="certified relative gap (default 1e-6)")
-    s.add_argument("--max-iter", type=int, default=10000, help="iteration limit (default 10000)")
-    s.add_argument("--max-time", type=float, default=None, help="wall-time limit in seconds")
-    s.add_argument(
+    p.add_argument("--C", type=float, default=None, help="misclassification penalty (default 1)")
+    p.add_argument("--rho", type=float, default=None, help="kernel penalty rho (default 1)")
+    p.add_argument("--rho-file", default=None, help="per-point penalties (vector rho, Theorem 3)")
+    p.add_argument("--epsilon", type=float, default=None, help="SVR tube width (svr; default 0.1)")
+    p.add_argument("--nu", type=float, default=None, help="one-class nu (oneclass; default 0.5)")
+    p.add_argument(
         "--class-weight",
         default=None,
-        help="None, 'balanced' or 'paper' (C*n_pos/n_neg on the negative class)",
+        help="'balanced' or 'paper' (C*n_pos/n_neg on the negative class); svc/perturb only",
     )
-    s.add_argument(
+    p.add_argument("--symmetrize", action="store_true", help="use (K + K')/2 if K is not symmetric")
+
+
+def _add_solver_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--tol",
+        type=float,
+        default=1e-6,
+        help="certified gap relative to max(1, |f(alpha) - f(0)|), the part of the objective "
+        "that depends on alpha (default 1e-6)",
+    )
+    p.add_argument("--max-iter", type=int, default=10000, help="iteration limit (default 10000)")
+    p.add_argument("--max-time", type=float, default=None, help="wall-time limit in seconds")
+    p.add_argument(
         "--libsvm-every",
         type=int,
         default=None,
         help="LIBSVM duality-gap check every N iterations (and at the end)",
     )
-    s.add_argument("--symmetrize", action="store_true", help="use (K + K')/2 if K is not symmetric")
-    s.add_argument("--every", type=int, default=50, help="print a progress line every N iterations")
-    s.add_argument("--quiet", action="store_true", help="no progress lines")
-    s.add_argument("--out", default=None, help="write the result as JSON to this file")
-    s.add_argument("--save-kernel", default=None, help="write the proxy kernel K* (.npy)")
-    s.add_argument(
-        "--plot", default=None, help="draw the gap against iteration and time to this image file"
+
+
+def _add_logging_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    p.add_argument("-v", "--verbose", action="store_true", help="debug output and tracebacks")
+    p.add_argument("--every", type=int, default=50, help="a progress line every N iterations")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``indefsvm`` command."""
+    parser = argparse.ArgumentParser(
+        prog="indefsvm",
+        description="Learning with indefinite kernels (Luss & d'Aspremont SVM, Krein spaces).",
+        epilog=_EPILOG,
     )
+    parser.add_argument("--version", action="version", version=f"indefsvm {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser(
+        "solve",
+        help="solve the indefinite SVM (paper 004, eq. 7) on a precomputed kernel",
+        description="Solve max_alpha min_K>=0 of the indefinite SVM and write the result as JSON.",
+        epilog=_EPILOG,
+    )
+    _add_problem_arguments(s)
+    s.add_argument("--method", choices=_METHODS, default="pg", help="solver (default pg)")
+    s.add_argument(
+        "--step",
+        choices=["accelerated", "paper"],
+        default=None,
+        help="projected-gradient step policy (--method pg; default accelerated)",
+    )
+    s.add_argument("--step-size", type=float, default=None, help="t of the paper's step t/k")
+    s.add_argument(
+        "--smoothing", type=float, default=None, help="paper's Moreau-Yosida eps (--step paper)"
+    )
+    _add_solver_arguments(s)
+    _add_logging_arguments(s)
+    s.add_argument("--out", default=None, help="write the result as JSON to this file")
+    s.add_argument("--save-kernel", default=None, help="write the proxy kernel K* to this .npy")
+    s.add_argument("--plot", default=None, help="draw the gap against iteration and time (.png)")
 
     c = sub.add_parser(
         "compare",
@@ -119,145 +209,227 @@ def build_parser() -> argparse.ArgumentParser:
             "Solve one problem with several methods (default pg, accpm, siqclp), print a summary "
             "table and optionally draw the certified gap against iteration and time."
         ),
+        epilog=_EPILOG,
     )
-    c.add_argument("kernel", help="n x n kernel matrix (.npy, .csv or .txt)")
-    c.add_argument("labels", nargs="?", default=None, help="labels/targets (omit for oneclass)")
-    c.add_argument("--problem", choices=PROBLEMS, default="svc")
-    c.add_argument("--epsilon", type=float, default=0.1, help="SVR tube width")
-    c.add_argument("--nu", type=float, default=0.5, help="one-class nu")
-    c.add_argument("--C", type=float, default=1.0)
-    c.add_argument("--rho", type=float, default=1.0)
-    c.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
-    c.add_argument("--tol", type=float, default=1e-6)
-    c.add_argument("--max-iter", type=int, default=10000)
-    c.add_argument("--max-time", type=float, default=None, help="wall-time limit per method")
-    c.add_argument("--libsvm-every", type=int, default=None)
-    c.add_argument("--symmetrize", action="store_true")
+    _add_problem_arguments(c)
+    c.add_argument("--methods", nargs="+", choices=_METHODS, default=list(_METHODS))
+    _add_solver_arguments(c)
+    _add_logging_arguments(c)
     c.add_argument("--plot", default=None, help="image file for the convergence figure")
-    c.add_argument("--quiet", action="store_true")
+
+    e = sub.add_parser(
+        "example-data",
+        help="write an example kernel.npy and labels.txt to a directory",
+        description=(
+            "Write an indefinite sigmoid kernel on scikit-learn's digits 3 vs 5 (kernel.npy) and "
+            "its labels (labels.txt), the input format of 'solve' and 'compare'."
+        ),
+    )
+    e.add_argument("directory", help="directory to write kernel.npy and labels.txt into")
+    e.add_argument("--n", type=int, default=200, help="number of samples (default 200)")
+    _add_logging_arguments(e)
     return parser
 
 
-def _compare(args: argparse.Namespace) -> int:
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("indefsvm")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "unknown"
+
+
+# -- commands -------------------------------------------------------------------------------------
+def _load_problem_inputs(args: argparse.Namespace) -> tuple[np.ndarray, Any, dict[str, Any]]:
     K = load_array(args.kernel, what="kernel")
     y = None
     if args.labels is not None:
-        y = _labels_as_numbers_if_possible(load_array(args.labels, what="labels", labels=True))
+        y = load_array(args.labels, what="labels", labels=True)
     elif args.problem != "oneclass":
-        raise SystemExit(f"error: --problem {args.problem} needs a LABELS file.")
-    extra: dict = {}
-    if args.problem == "svr":
-        extra["epsilon"] = args.epsilon
-    if args.problem == "oneclass":
-        extra["nu"] = args.nu
+        raise InputError(f"--problem {args.problem} needs a LABELS file.")
+    rho: Any = args.rho
+    if args.rho_file is not None:
+        if args.rho is not None:
+            raise InputError("give either --rho or --rho-file, not both.")
+        rho = load_array(args.rho_file, what="rho").ravel()
+    class_weight = None if args.class_weight in (None, "None", "none") else args.class_weight
+    options = {
+        "C": args.C,
+        "rho": rho,
+        "epsilon": args.epsilon,
+        "nu": args.nu,
+        "class_weight": class_weight,
+    }
+    return K, y, options
+
+
+def _build_problem(args: argparse.Namespace) -> Any:
+    from indefsvm.problems import make_problem
+
+    K, y, options = _load_problem_inputs(args)
+    try:
+        return make_problem(args.problem, K, y, symmetrize=args.symmetrize, **options)
+    except (ValueError, TypeError) as exc:
+        raise InputError(str(exc)) from exc
+
+
+def _solver_options(args: argparse.Namespace) -> dict[str, Any]:
+    pg_only = {"step": args.step, "step_size": args.step_size, "smoothing": args.smoothing}
+    given = {k: v for k, v in pg_only.items() if v is not None}
+    if args.method != "pg" and given:
+        raise InputError(
+            f"--step/--step-size/--smoothing apply to --method pg only; got --method {args.method}."
+        )
+    step = given.get("step", "accelerated")
+    if step != "paper" and ("step_size" in given or "smoothing" in given):
+        raise InputError("--step-size and --smoothing are the paper's policy: add --step paper.")
+    for name in ("step_size", "smoothing"):
+        value = given.get(name)
+        if value is not None and not (np.isfinite(value) and value >= 0):
+            raise InputError(f"--{name.replace('_', '-')} must be a finite number >= 0.")
+    return given
+
+
+def _monitor_options(args: argparse.Namespace) -> dict[str, Any]:
+    if not (np.isfinite(args.tol) and args.tol >= 0):
+        raise InputError(f"--tol must be a finite number >= 0; got {args.tol}.")
+    if args.max_iter < 1:
+        raise InputError(f"--max-iter must be a positive integer; got {args.max_iter}.")
+    if args.max_time is not None and not args.max_time > 0:
+        raise InputError(f"--max-time must be > 0 seconds; got {args.max_time}.")
+    if args.libsvm_every is not None and args.libsvm_every < 1:
+        raise InputError(f"--libsvm-every must be a positive integer; got {args.libsvm_every}.")
+    if args.every < 1:
+        raise InputError(f"--every must be a positive integer; got {args.every}.")
+    return {
+        "tol": args.tol,
+        "max_iter": args.max_iter,
+        "max_time": args.max_time,
+        "libsvm_every": args.libsvm_every,
+        "verbose": False if args.quiet else args.every,
+    }
+
+
+def _solve(args: argparse.Namespace) -> int:
+    from indefsvm._io import atomic_write
+
+    _check_outputs(args)
+    solver_options = _solver_options(args)
+    monitor_options = _monitor_options(args)
+    problem = _build_problem(args)
+
+    from indefsvm.api import solve_problem
+
+    result = solve_problem(problem, method=args.method, **monitor_options, **solver_options)
+    print(result)
+    if args.out:
+        result.to_json(args.out)
+        print(f"wrote {args.out}")
+    if args.save_kernel:
+        kernel = result.kernel
+        atomic_write(args.save_kernel, lambda fh: np.save(fh, kernel), binary=True)
+        print(f"wrote {args.save_kernel}")
+    if args.plot:
+        import matplotlib.pyplot as plt
+
+        from indefsvm.plotting import plot_solve
+
+        plt.close(plot_solve(result, args.plot))
+        print(f"wrote {args.plot}")
+    return EXIT_OK if result.converged else EXIT_NOT_CONVERGED
+
+
+def _compare(args: argparse.Namespace) -> int:
+    _check_outputs(args)
+    monitor_options = _monitor_options(args)
+    problem = _build_problem(args)
+
+    from indefsvm.api import solve_problem
+
     results = {}
     for method in args.methods:
-        try:
-            results[method] = solve(
-                K,
-                y,
-                C=args.C,
-                rho=args.rho,
-                problem=args.problem,
-                method=method,
-                tol=args.tol,
-                max_iter=args.max_iter,
-                max_time=args.max_time,
-                libsvm_every=args.libsvm_every,
-                symmetrize=args.symmetrize,
-                verbose=False if args.quiet else 50,
-                **extra,
-            )
-        except (ValueError, TypeError) as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+        results[method] = solve_problem(problem, method=method, **monitor_options)
     print(
-        f"{'method':>8} {'status':>10} {'objective':>18} {'upper bound':>18} {'rel gap':>10} "
+        f"{'method':>8} {'status':>16} {'objective':>18} {'upper bound':>18} {'rel gap':>10} "
         f"{'iterations':>10} {'time (s)':>9}"
     )
     for method, res in results.items():
         print(
-            f"{method:>8} {res.status:>10} {res.objective:18.10g} {res.upper_bound:18.10g} "
+            f"{method:>8} {res.status:>16} {res.objective:18.10g} {res.upper_bound:18.10g} "
             f"{res.relative_gap:10.3g} {res.n_iter:10d} {res.time:9.3f}"
         )
     if args.plot:
         import matplotlib.pyplot as plt
 
-        from indefsvm.plotting import plot_convergence
+        from indefsvm.plotting import plot_convergence, save_figure
 
         fig, axes = plt.subplots(1, 2, figsize=(10.0, 4.0))
         plot_convergence(results, x="iteration", ax=axes[0])
         plot_convergence(results, x="time", ax=axes[1])
         fig.tight_layout()
-        fig.savefig(args.plot, dpi=120)
+        save_figure(fig, args.plot)
         plt.close(fig)
         print(f"wrote {args.plot}")
-    return 0 if all(r.converged for r in results.values()) else 1
+    return EXIT_OK if all(r.converged for r in results.values()) else EXIT_NOT_CONVERGED
+
+
+def _example_data(args: argparse.Namespace) -> int:
+    from indefsvm._io import atomic_write
+    from indefsvm.datasets import load_digits_pair
+    from indefsvm.kernels import sigmoid_kernel
+
+    directory = Path(args.directory)
+    if not directory.is_dir():
+        raise InputError(f"directory {str(directory)!r} does not exist.")
+    if args.n < 4:
+        raise InputError(f"--n must be at least 4; got {args.n}.")
+    digits = load_digits_pair((3, 5))
+    X, y = digits.data[: args.n], digits.digit[: args.n]
+    K = sigmoid_kernel(X, gamma=1.0 / (X.shape[1] * X.var()), coef0=-1.0)
+    atomic_write(directory / "kernel.npy", lambda fh: np.save(fh, K), binary=True)
+    atomic_write(directory / "labels.txt", lambda fh: fh.write("\n".join(map(str, y)) + "\n"))
+    print(
+        f"wrote {directory / 'kernel.npy'} ({K.shape[0]} x {K.shape[1]}) and "
+        f"{directory / 'labels.txt'}"
+    )
+    return EXIT_OK
+
+
+_COMMANDS = {"solve": _solve, "compare": _compare, "example-data": _example_data}
+
+
+def _configure_logging(args: argparse.Namespace) -> None:
+    level = logging.DEBUG if args.verbose else (logging.WARNING if args.quiet else logging.INFO)
+    pkg = logging.getLogger("indefsvm")
+    pkg.setLevel(level)
+    if not pkg.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        pkg.addHandler(handler)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``indefsvm`` command."""
-    args = build_parser().parse_args(argv)
-    if args.command == "solve":
-        if args.method != "pg" and (args.step != "accelerated" or args.smoothing):
-            raise SystemExit("error: --step/--smoothing apply to --method pg only.")
-        options: dict = {"step": args.step} if args.method == "pg" else {}
-        K = load_array(args.kernel, what="kernel")
-        y = None
-        if args.labels is not None:
-            y = _labels_as_numbers_if_possible(load_array(args.labels, what="labels", labels=True))
-        elif args.problem != "oneclass":
-            raise SystemExit(f"error: --problem {args.problem} needs a LABELS file.")
-        rho = args.rho
-        if args.rho_file is not None:
-            rho = load_array(args.rho_file, what="rho").ravel()
-        if args.problem == "svr":
-            options["epsilon"] = args.epsilon
-        if args.problem == "oneclass":
-            options["nu"] = args.nu
-        class_weight = None if args.class_weight in (None, "None", "none") else args.class_weight
-        if args.step == "paper":
-            options.update(step_size=args.step_size, smoothing=args.smoothing)
-        elif args.smoothing:
-            raise SystemExit("error: --smoothing is the paper's approximation; use --step paper.")
-        try:
-            result = solve(
-                K,
-                y,
-                C=args.C,
-                rho=rho,
-                problem=args.problem,
-                method=args.method,
-                tol=args.tol,
-                max_iter=args.max_iter,
-                max_time=args.max_time,
-                class_weight=class_weight,
-                libsvm_every=args.libsvm_every,
-                symmetrize=args.symmetrize,
-                verbose=False if args.quiet else args.every,
-                **options,
-            )
-        except (ValueError, TypeError, NotImplementedError) as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        print(result)
-        if args.out:
-            result.to_json(args.out)
-            print(f"wrote {args.out}")
-        if args.save_kernel:
-            np.save(args.save_kernel, result.kernel)
-            print(f"wrote {args.save_kernel}")
-        if args.plot:
-            import matplotlib.pyplot as plt
-
-            from indefsvm.plotting import plot_solve
-
-            plt.close(plot_solve(result, args.plot))
-            print(f"wrote {args.plot}")
-        return 0 if result.converged else 1
-    if args.command == "compare":
-        return _compare(args)
-    return 2  # pragma: no cover
+    """Entry point of the ``indefsvm`` command; returns the exit code (see module docstring)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _configure_logging(args)
+    try:
+        return _COMMANDS[args.command](args)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # noqa: BLE001 - the CLI's last line of defence
+        logger.debug("internal error", exc_info=True)
+        print(
+            f"internal error: {type(exc).__name__}: {exc}\nThis is a bug in indefsvm; please "
+            "report it with the command line (run with -v for the traceback).",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL_ERROR
 
 
 if __name__ == "__main__":  # pragma: no cover

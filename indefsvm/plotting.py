@@ -192,8 +192,17 @@ def plot_convergence(
     ax.legend(fontsize=8)
     fig.tight_layout()
     if path is not None:
-        fig.savefig(path, dpi=120)
+        save_figure(fig, path)
     return fig
+
+
+def save_figure(fig: Any, path: str | Path, *, dpi: int = 120) -> None:
+    """Save ``fig`` atomically: the image file is complete or untouched (indefsvm._io)."""
+    from indefsvm._io import atomic_open
+
+    fmt = Path(path).suffix.lstrip(".").lower() or "png"
+    with atomic_open(path, "wb") as fh:
+        fig.savefig(fh, dpi=dpi, format=fmt)
 
 
 def plot_solve(result: SolveResult, path: str | Path | None = None):
@@ -206,7 +215,7 @@ def plot_solve(result: SolveResult, path: str | Path | None = None):
     fig.suptitle(f"{result.problem}, {result.method}: {result.status}")
     fig.tight_layout()
     if path is not None:
-        fig.savefig(path, dpi=120)
+        save_figure(fig, path)
     return fig
 
 
@@ -273,7 +282,7 @@ def plot_timing(
         fig.suptitle(title)
     fig.tight_layout()
     if path is not None:
-        fig.savefig(path, dpi=120)
+        save_figure(fig, path)
     return fig
 
 

@@ -24,12 +24,30 @@ from numpy.typing import ArrayLike, NDArray
 from indefsvm import _libsvm
 from indefsvm._validation import (
     check_binary_labels,
+    check_finite_matrix,
     check_positive,
     check_square_symmetric,
     class_weights_to_C,
 )
 from indefsvm.projection import project_hyperplane_box
 from indefsvm.proxy import ProxyKernelOperator, ProxyState
+
+
+def _check_input_scale(K: NDArray[np.float64], rho: float) -> None:
+    """Refuse a kernel so large that its squared eigenvalues overflow (before any eigh)."""
+    with np.errstate(over="ignore"):
+        scale = float(np.max(np.abs(K))) * K.shape[0] if K.size else 0.0
+    if not np.isfinite(scale) or scale > 1e150:
+        raise ValueError(
+            f"K0 has entries up to {float(np.max(np.abs(K))):.3g}: at this scale the squared "
+            "eigenvalues in the objective overflow double precision. Rescale the kernel (e.g. "
+            "K0 / np.abs(K0).max()) and choose C and rho on that scale."
+        )
+    if not np.isfinite(1.0 / (4.0 * rho)):
+        raise ValueError(
+            f"rho = {rho!r} is too small: sigma = 1/(4 rho) overflows. Use a rho of at least "
+            "1e-300 relative to the kernel's scale (typical values are 1e-2 to 1e3)."
+        )
 
 
 def minimize_piecewise_linear(
@@ -111,8 +129,12 @@ class ProxyKernelProblem:
     ``Ds = diag(rho_i^(1/4))`` (notes §7), so every solver handles it unchanged.
     """
 
-    #: Short name used in results and the CLI.
+    #: Short name used in results, the CLI and :data:`PROBLEM_TYPES`.
     kind: str = "base"
+    #: Keyword options the problem accepts (checked by :func:`make_problem`).
+    options: tuple[str, ...] = ()
+    #: What ``y`` is (for messages); None for an unsupervised problem that takes no ``y``.
+    targets: str | None = None
 
     # Public attributes used by the solvers (all in the working, i.e. scaled, coordinates):
     #   n, lower, upper, eq_coef, eq_rhs   feasible set {eq_coef'a = eq_rhs, lower <= a <= upper}
@@ -163,22 +185,108 @@ class ProxyKernelProblem:
         self.u_coef = sign if self.scale is None else sign / self.scale
         self.linear_coef = linear_coef
         self.l1_weight = float(l1_weight)
+        _check_input_scale(K_work, self.penalty_rho)
         self.operator = ProxyKernelOperator(
             K_work, 1.0 / (4.0 * self.penalty_rho), eigh=eigh, assume_psd=assume_psd
         )
+        self._check_objective_range()
+
+    def _check_objective_range(self) -> None:
+        """Refuse problems whose objective terms overflow double precision.
+
+        With ``B = max ||u||^2`` over the box, the terms of ``f`` are bounded by ``B lambda_max``
+        (quadratic), ``sigma B^2`` (rank-one term) and ``rho n lambda_max^2`` (penalty). A term
+        that overflows would turn every evaluation into inf/NaN (the solver could not even
+        backtrack), so the problem is refused with the way out, instead of running into it.
+        """
+        bound = np.maximum(np.abs(self.lower), np.abs(self.upper)) * np.abs(self.u_coef)
+        with np.errstate(over="ignore", invalid="ignore"):
+            u_sq = float(np.sum(bound**2))
+            lam = self.operator.spectral_scale()
+            terms = {
+                "u'K0u": u_sq * lam,
+                "||u||^4/(16 rho)": self.operator.sigma * u_sq**2,
+                "rho ||(K0)_-||_F^2": self.penalty_rho * self.n * lam**2,
+            }
+        bad = [name for name, value in terms.items() if not np.isfinite(value) or value > 1e300]
+        if bad:
+            raise ValueError(
+                f"the objective's terms {', '.join(bad)} overflow double precision for this "
+                f"problem (max |eigenvalue of K0| = {lam:.3g}, rho = {self.penalty_rho:.3g}, "
+                f"max ||u||^2 = {u_sq:.3g}). Rescale the kernel (e.g. K0 / np.abs(K0).max()) and "
+                "choose C and rho on that scale; rho must not be vanishingly small either."
+            )
+
+    def lipschitz_estimate(self) -> float:
+        """Scale of the gradient's Lipschitz constant in the problem's metric.
+
+        ``max |lambda(Ds K0 Ds)|`` (the working kernel): in the metric :attr:`metric` the Hessian
+        of the quadratic part is ``S (Ds K0 Ds) S``. Step policies start from it and adapt.
+        """
+        return self.operator.spectral_scale()
+
+    @property
+    def baseline_objective(self) -> float:
+        """``f(0) = rho ||(K0)_-||_F^2``: the value of the objective at ``alpha = 0``.
+
+        It does not depend on alpha, so relative gaps are measured against ``f(alpha) - f(0)``
+        (``SolverMonitor``), which tends to the SVM dual objective on ``(K0)_+`` as rho grows.
+        """
+        d = self.operator.eigenvalues
+        if d is None:
+            return 0.0
+        return self.penalty_rho * float(np.sum(np.minimum(d, 0.0) ** 2))
+
+    @property
+    def metric(self) -> NDArray[np.float64] | None:
+        """Diagonal metric in which the problem is well scaled (None: Euclidean).
+
+        With a vector rho, ``alpha_i`` enters ``u`` as ``alpha_i / rho_i^(1/4)``, so the curvature
+        of ``f`` along coordinate i scales like ``rho_i^(-1/2)``; one tiny ``rho_i`` makes the
+        Euclidean problem arbitrarily ill-conditioned (a Euclidean step policy then stalls).
+        Gradient steps measured in the metric ``diag(rho_i^(-1/2))`` (i.e. in the variables
+        ``alpha_i / rho_i^(1/4)``) see the well-scaled working kernel ``Ds K0 Ds``.
+        """
+        if self.scale is None:
+            return None
+        # In z = sqrt(w) alpha = alpha / rho_i^(1/4), u = S z exactly: the working problem.
+        return 1.0 / self.scale**2
 
     # -- feasible set ------------------------------------------------------------------------
     def project(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
         """Euclidean projection onto the feasible set (exact, O(n log n); notes §6)."""
         return project_hyperplane_box(v, self.eq_coef, self.eq_rhs, self.lower, self.upper)
 
-    def prox(self, v: NDArray[np.float64], step: float) -> NDArray[np.float64]:
-        """Proximal step of ``step * l1 term`` restricted to the feasible set (notes §6)."""
-        if self.l1_weight == 0.0:
-            return self.project(v)
-        return project_hyperplane_box(
-            v, self.eq_coef, self.eq_rhs, self.lower, self.upper, l1=step * self.l1_weight
+    def prox(
+        self,
+        v: NDArray[np.float64],
+        step: float,
+        metric: NDArray[np.float64] | None = None,
+    ) -> NDArray[np.float64]:
+        """Proximal step of ``step * l1 term`` restricted to the feasible set (notes §6).
+
+        With ``metric = w`` (positive weights) the step is taken in the norm
+        ``sum_i w_i x_i^2``: ``argmin 1/2 sum w_i (x_i - v_i)^2 + step * l1(x)`` over the feasible
+        set, computed exactly by the change of variables ``z = sqrt(w) x``, which keeps the set a
+        hyperplane-box.
+        """
+        l1 = step * self.l1_weight if self.l1_weight != 0.0 else None
+        if metric is None:
+            if l1 is None:
+                return self.project(v)
+            return project_hyperplane_box(
+                v, self.eq_coef, self.eq_rhs, self.lower, self.upper, l1=l1
+            )
+        r = np.sqrt(metric)
+        z = project_hyperplane_box(
+            r * v,
+            self.eq_coef / r,
+            self.eq_rhs,
+            r * self.lower,
+            r * self.upper,
+            l1=None if l1 is None else l1 / r,
         )
+        return z / r
 
     def initial_point(self) -> NDArray[np.float64]:
         """A feasible starting point (the projection of 0)."""
@@ -368,6 +476,8 @@ class ClassificationProblem(ProxyKernelProblem):
     """
 
     kind = "svc"
+    options: tuple[str, ...] = ("C", "rho", "class_weight")
+    targets: str | None = "labels of two classes"
 
     def __init__(
         self,
@@ -440,6 +550,7 @@ class PerturbProblem(ClassificationProblem):
     """
 
     kind = "perturb"
+    options = ("C", "rho", "class_weight", "psd_tol")
 
     def __init__(
         self,
@@ -467,6 +578,8 @@ class RegressionProblem(ProxyKernelProblem):
     """
 
     kind = "svr"
+    options = ("C", "rho", "epsilon")
+    targets = "real-valued regression targets"
 
     def __init__(
         self,
@@ -481,12 +594,10 @@ class RegressionProblem(ProxyKernelProblem):
     ) -> None:
         K0 = check_square_symmetric(K0, name="K0", symmetrize=symmetrize, min_size=2)
         n = K0.shape[0]
-        y = np.asarray(y)
-        if y.ndim != 1 or y.shape[0] != n:
+        y = check_finite_matrix(y, name="y (regression targets)", ndim=1)
+        if y.shape[0] != n:
             raise ValueError(f"y must be a vector of {n} regression targets; got shape {y.shape}.")
-        if not np.issubdtype(y.dtype, np.number) or not np.all(np.isfinite(y)):
-            raise ValueError("y must hold finite numeric regression targets.")
-        self.y = y.astype(np.float64)
+        self.y = y
         self.C = check_positive(C, "C")
         epsilon = float(epsilon)
         if not np.isfinite(epsilon) or epsilon < 0:
@@ -532,6 +643,8 @@ class OneClassProblem(ProxyKernelProblem):
     """
 
     kind = "oneclass"
+    options = ("rho", "nu")
+    targets = None
 
     def __init__(
         self,
@@ -575,8 +688,25 @@ class OneClassProblem(ProxyKernelProblem):
         return fit.coef / (self.nu * self.n)
 
 
+#: Problem registry: ``problem=`` name -> class. A new problem is one class with ``kind``,
+#: ``options`` and ``targets`` plus one line here (or :func:`register_problem`).
+PROBLEM_TYPES: dict[str, type[ProxyKernelProblem]] = {
+    "svc": ClassificationProblem,
+    "svr": RegressionProblem,
+    "oneclass": OneClassProblem,
+    "perturb": PerturbProblem,
+}
+
 #: Problem types accepted by :func:`make_problem` and ``indefsvm.solve(problem=...)``.
-PROBLEMS = ("svc", "svr", "oneclass", "perturb")
+PROBLEMS = tuple(PROBLEM_TYPES)
+
+
+def register_problem(cls: type[ProxyKernelProblem]) -> type[ProxyKernelProblem]:
+    """Add a problem class to :data:`PROBLEM_TYPES` under its ``kind`` (usable as a decorator)."""
+    global PROBLEMS
+    PROBLEM_TYPES[cls.kind] = cls
+    PROBLEMS = tuple(PROBLEM_TYPES)
+    return cls
 
 
 def make_problem(
@@ -584,32 +714,35 @@ def make_problem(
     K0: ArrayLike,
     y: ArrayLike | None = None,
     *,
-    C: float = 1.0,
-    rho: float | ArrayLike = 1.0,
-    epsilon: float = 0.1,
-    nu: float = 0.5,
-    class_weight: None | str | Mapping[Any, float] = None,
     symmetrize: bool = False,
-    psd_tol: float = 1e-10,
+    **options: Any,
 ) -> ProxyKernelProblem:
-    """Build the problem object of the given kind (``"svc"``, ``"svr"``, ``"oneclass"``,
-    ``"perturb"``) and check that only meaningful arguments were given."""
-    if kind not in PROBLEMS:
-        raise ValueError(f"problem must be one of {PROBLEMS}; got {kind!r}.")
-    if kind == "oneclass":
-        if class_weight is not None:
-            raise ValueError("class_weight does not apply to problem='oneclass'.")
-        return OneClassProblem(K0, nu=nu, rho=rho, symmetrize=symmetrize)
-    if y is None:
-        raise ValueError(f"problem={kind!r} needs y (labels or targets); only 'oneclass' omits it.")
-    if kind == "svr":
-        if class_weight is not None:
-            raise ValueError("class_weight does not apply to problem='svr'.")
-        return RegressionProblem(K0, y, C=C, epsilon=epsilon, rho=rho, symmetrize=symmetrize)
-    if kind == "perturb":
-        return PerturbProblem(
-            K0, y, C=C, rho=rho, class_weight=class_weight, symmetrize=symmetrize, psd_tol=psd_tol
+    """Build the problem object registered as ``kind`` (see :data:`PROBLEM_TYPES`).
+
+    ``options`` are the problem's own parameters (``C``, ``rho``, ``epsilon``, ``nu``,
+    ``class_weight``, ``psd_tol``); ``None`` means "not given" (the class default applies). An
+    option the problem does not take, or ``y`` for a problem without targets, is refused: it would
+    otherwise be silently ignored.
+    """
+    if kind not in PROBLEM_TYPES:
+        raise ValueError(f"problem must be one of {tuple(PROBLEM_TYPES)}; got {kind!r}.")
+    cls = PROBLEM_TYPES[kind]
+    given = {name: value for name, value in options.items() if value is not None}
+    wrong = sorted(set(given) - set(cls.options))
+    if wrong:
+        raise ValueError(
+            f"{', '.join(wrong)} {'does' if len(wrong) == 1 else 'do'} not apply to "
+            f"problem={kind!r}, which takes {', '.join(cls.options)}."
         )
-    return ClassificationProblem(
-        K0, y, C=C, rho=rho, class_weight=class_weight, symmetrize=symmetrize
-    )
+    if cls.targets is None:
+        if y is not None:
+            raise ValueError(
+                f"problem={kind!r} is unsupervised and takes no y (labels or targets); "
+                "pass y=None."
+            )
+        return cls(K0, symmetrize=symmetrize, **given)
+    if y is None:
+        raise ValueError(
+            f"problem={kind!r} needs y ({cls.targets}); only unsupervised problems omit it."
+        )
+    return cls(K0, y, symmetrize=symmetrize, **given)

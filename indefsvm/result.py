@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+
+from indefsvm._io import atomic_write
 
 #: Keys of :attr:`SolveResult.history`, one entry per iteration.
 HISTORY_KEYS = (
@@ -145,7 +148,7 @@ class SolveResult:
             out["kernel"] = self.kernel
         return conv(out)
 
-    def to_json(self, path: str, *, include_kernel: bool = False) -> None:
+    def to_json(self, path: str | os.PathLike[str], *, include_kernel: bool = False) -> None:
         """Write :meth:`to_dict` to ``path`` as JSON (NaN/inf written as null)."""
 
         def nan_to_none(x: Any) -> Any:
@@ -157,5 +160,7 @@ class SolveResult:
                 return {k: nan_to_none(v) for k, v in x.items()}
             return x
 
-        with open(path, "w") as fh:
-            json.dump(nan_to_none(self.to_dict(include_kernel=include_kernel)), fh)
+        # Serialise fully in memory first, then write atomically: a failure can never leave a
+        # truncated or half-overwritten file (indefsvm._io).
+        text = json.dumps(nan_to_none(self.to_dict(include_kernel=include_kernel)))
+        atomic_write(path, lambda fh: fh.write(text))

@@ -198,7 +198,7 @@ def test_svr_and_oneclass_gradients_match_finite_differences():
         (("y",), {"problem": "lasso"}, "problem must be one of"),
         (("y",), {"rho": np.ones(3)}, "vector of length n"),
         (("y",), {"rho": -np.ones(10)}, "rho must be finite and > 0"),
-        (("y",), {"problem": "svc", "epsilon": 0.3}, "epsilon applies"),
+        (("y",), {"problem": "svc", "epsilon": 0.3}, "epsilon does not apply"),
         ((None,), {"problem": "oneclass", "class_weight": "balanced"}, "class_weight"),
     ],
 )

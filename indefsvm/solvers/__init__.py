@@ -1,9 +1,19 @@
-"""Solvers for the proxy-kernel problems; each talks only to the problem interface."""
+"""Solvers for the proxy-kernel problems; each talks only to the problem interface.
 
-from indefsvm.solvers._monitor import SolverMonitor
-from indefsvm.solvers.accpm import analytic_center_cutting_plane
-from indefsvm.solvers.pg import projected_gradient
-from indefsvm.solvers.siqclp import exchange_method
+Imported lazily (PEP 562): the SIQCLP solver needs cvxpy, which takes seconds to import.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "SolverMonitor": "indefsvm.solvers._monitor",
+    "analytic_center_cutting_plane": "indefsvm.solvers.accpm",
+    "exchange_method": "indefsvm.solvers.siqclp",
+    "projected_gradient": "indefsvm.solvers.pg",
+}
 
 __all__ = [
     "SolverMonitor",
@@ -11,3 +21,18 @@ __all__ = [
     "exchange_method",
     "projected_gradient",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'indefsvm.solvers' has no attribute {name!r}")
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from indefsvm.solvers._monitor import SolverMonitor
+    from indefsvm.solvers.accpm import analytic_center_cutting_plane
+    from indefsvm.solvers.pg import projected_gradient
+    from indefsvm.solvers.siqclp import exchange_method

@@ -4,10 +4,18 @@ Solvers only produce points and evaluations; the monitor decides what is certifi
 bound is the best objective at a FEASIBLE point, the upper bound the best certified bound seen
 anywhere (notes §3: any point gives a valid upper bound), so the reported gap can never be
 below the true suboptimality of the returned point.
+
+Relative gaps are measured against the part of the objective that depends on alpha,
+``max(1, |f(alpha) - f(0)|)``, never against ``|f(alpha)|``: ``f(0) = rho ||(K0)_-||_F^2`` does not
+depend on alpha and dominates ``f`` for large rho or strongly indefinite kernels (at rho = 1e6 a
+rule relative to ``|f|`` stopped after one iteration with 19% of the SVM part missing). As
+``rho -> inf``, ``f(alpha) - f(0)`` tends to the SVM dual objective on ``(K0)_+``, so ``tol`` means
+what it means for an SVM.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 import warnings
 from collections.abc import Callable
@@ -16,8 +24,32 @@ from typing import Any
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from indefsvm._validation import is_positive_int, is_real
 from indefsvm.problems import Evaluation, ProxyKernelProblem
 from indefsvm.result import HISTORY_KEYS, SolveResult
+
+logger = logging.getLogger("indefsvm.solvers")
+
+#: Statuses that end a run without a certificate of optimality (they warn).
+UNCERTIFIED_STATUSES = ("max_iter", "max_time", "stalled", "numerical_error", "solver_error")
+
+
+def _ensure_visible(log: logging.Logger) -> None:
+    """Make ``verbose=True`` visible when the application configured no logging at all.
+
+    Library code logs; ``verbose`` asks for progress lines, which would be swallowed by Python's
+    last-resort handler (warnings only) if nobody configured logging, so a stderr handler is
+    attached to the package logger in that case only.
+    """
+    if log.isEnabledFor(logging.INFO) and (log.handlers or logging.getLogger().handlers):
+        return
+    pkg = logging.getLogger("indefsvm")
+    if not pkg.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        pkg.addHandler(handler)
+    if pkg.level == logging.NOTSET or pkg.level > logging.INFO:
+        pkg.setLevel(logging.INFO)
 
 
 class SolverMonitor:
@@ -29,7 +61,8 @@ class SolverMonitor:
     method : str
         Solver name recorded in the result.
     tol : float
-        Stop when ``(UB - f) <= tol * max(1, |f|)``.
+        Stop when ``(UB - f) <= tol * max(1, |f - f(0)|)``: the certified gap relative to the part
+        of the objective that depends on alpha (``f(0)`` is ``problem.baseline_objective``).
     max_iter : int
         Iteration limit (status ``"max_iter"`` with a ``ConvergenceWarning`` when reached).
     libsvm_every : int or None
@@ -61,21 +94,31 @@ class SolverMonitor:
     ) -> None:
         if not np.isfinite(tol) or tol < 0:
             raise ValueError(f"tol must be a finite non-negative number; got {tol!r}.")
-        if int(max_iter) != max_iter or max_iter < 1:
-            raise ValueError(f"max_iter must be a positive integer; got {max_iter!r}.")
-        if libsvm_every is not None and (int(libsvm_every) != libsvm_every or libsvm_every < 1):
+        if not is_positive_int(max_iter):
+            raise ValueError(
+                f"max_iter must be a positive integer (e.g. 10000); got {max_iter!r}."
+            )
+        if libsvm_every is not None and not is_positive_int(libsvm_every):
             raise ValueError(
                 f"libsvm_every must be None or a positive integer; got {libsvm_every!r}."
             )
-        if max_time is not None and not max_time > 0:
-            raise ValueError(f"max_time must be None or > 0; got {max_time!r}.")
+        if max_time is not None and not (is_real(max_time) and max_time > 0):
+            raise ValueError(f"max_time must be None or a number > 0 (seconds); got {max_time!r}.")
+        if not (is_real(libsvm_tol) and np.isfinite(libsvm_tol) and libsvm_tol > 0):
+            raise ValueError(
+                f"libsvm_tol must be a finite number > 0 (LIBSVM's -e, e.g. 1e-3); "
+                f"got {libsvm_tol!r}."
+            )
         self.problem = problem
         self.method = method
         self.tol = float(tol)
         self.max_iter = int(max_iter)
         self.libsvm_every = libsvm_every
-        self.libsvm_tol = libsvm_tol
+        self.libsvm_tol = float(libsvm_tol)
+        self.baseline = float(problem.baseline_objective)
         self.verbose = 50 if verbose is True else int(verbose or 0)
+        if self.verbose:
+            _ensure_visible(logger)
         self.callback = callback
         self.max_time = max_time
         self.start = time.perf_counter() if start_time is None else start_time
@@ -86,6 +129,7 @@ class SolverMonitor:
         self.n_iter = 0
         self.n_evaluations = 0
         self.status: str | None = None
+        self.note: str | None = None
         self._rows: list[tuple[float, ...]] = []
         self._header_printed = False
 
@@ -99,11 +143,22 @@ class SolverMonitor:
         return self.upper_bound - self.objective
 
     @property
+    def scale(self) -> float:
+        """``max(1, |f(alpha) - f(0)|)``: what the relative gap is measured against."""
+        if self.best is None:
+            return 1.0
+        return max(1.0, abs(self.objective - self.baseline))
+
+    @property
     def relative_gap(self) -> float:
-        return self.gap / max(1.0, abs(self.objective))
+        return self.gap / self.scale
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.start
+
+    def out_of_time(self) -> bool:
+        """True when ``max_time`` has passed; inner loops of solvers poll it."""
+        return self.max_time is not None and self.elapsed() >= self.max_time
 
     def offer_upper_bound(self, value: float) -> None:
         """Take a certified upper bound computed anywhere (e.g. at an infeasible point)."""
@@ -152,7 +207,7 @@ class SolverMonitor:
             }
         ):
             self.status = "callback"
-        elif self.max_time is not None and self.elapsed() >= self.max_time:
+        elif self.out_of_time():
             self.status = "max_time"
         elif k >= self.max_iter:
             self.status = "max_iter"
@@ -160,18 +215,38 @@ class SolverMonitor:
 
     def _print(self, k: int, lib: float) -> None:
         if not self._header_printed:
-            print(
-                f"[{self.method}] {'iter':>7} {'objective':>16} {'upper bound':>16} "
-                f"{'gap':>10} {'rel gap':>10} {'libsvm UB':>16} {'time':>8}",
-                flush=True,
+            logger.info(
+                "[%s] %7s %16s %16s %10s %10s %16s %8s",
+                self.method, "iter", "objective", "upper bound", "gap", "rel gap",
+                "libsvm UB", "time",
             )
             self._header_printed = True
         lib_s = f"{lib:16.9g}" if np.isfinite(lib) else f"{'-':>16}"
-        print(
-            f"[{self.method}] {k:7d} {self.objective:16.9g} {self.upper_bound:16.9g} "
-            f"{self.gap:10.3g} {self.relative_gap:10.3g} {lib_s} {self.elapsed():8.2f}s",
-            flush=True,
+        logger.info(
+            "[%s] %7d %16.9g %16.9g %10.3g %10.3g %s %8.2fs",
+            self.method, k, self.objective, self.upper_bound, self.gap, self.relative_gap,
+            lib_s, self.elapsed(),
         )
+
+    def stop(self, status: str, note: str | None = None) -> None:
+        """End the run early with ``status`` and a note explaining why (kept in the message)."""
+        if self.status is None:
+            self.status = status
+        if note is not None:
+            self.note = note
+
+    def conclude(self, note: str | None = None) -> None:
+        """Termination shared by solvers that stop on their own rule (ACCPM, SIQCLP).
+
+        Runs the LIBSVM check if checks are enabled, then sets ``"converged"`` only when the
+        certified relative gap is within ``tol`` and ``"stalled"`` otherwise; ``note`` says which
+        rule stopped the solver.
+        """
+        if self.status is not None:
+            return
+        if self.relative_gap > self.tol and self.libsvm_every and self.best is not None:
+            self.libsvm_check()
+        self.stop("converged" if self.relative_gap <= self.tol else "stalled", note)
 
     # -- result -----------------------------------------------------------------------------------
     def finish(
@@ -203,16 +278,19 @@ class SolverMonitor:
             "callback": f"stopped by the callback with relative gap {self.relative_gap:.3g}",
         }
         message = messages.get(self.status, self.status)
-        if self.status in ("max_iter", "max_time"):
+        if self.note:
+            message = f"{message} ({self.note})" if self.status in messages else self.note
+        if self.status in UNCERTIFIED_STATUSES:
             warnings.warn(
-                f"{self.method}: {message}. The result is NOT certified optimal; increase "
-                "max_iter/max_time or loosen tol.",
+                f"{self.method}: {message}. The result is NOT certified optimal "
+                f"(certified relative gap {self.relative_gap:.3g} > tol {self.tol:g}); "
+                "increase max_iter/max_time, loosen tol or try another method.",
                 ConvergenceWarning,
                 stacklevel=3,
             )
         if self.verbose:
             self._print(self.n_iter, lib)
-            print(f"[{self.method}] {self.status}: {message}", flush=True)
+            logger.info("[%s] %s: %s", self.method, self.status, message)
         best = self.best
         rows = np.array(self._rows, dtype=np.float64).reshape(-1, len(HISTORY_KEYS))
         history = {key: rows[:, j].copy() for j, key in enumerate(HISTORY_KEYS)}

@@ -22,11 +22,16 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from indefsvm.problems import ProxyKernelProblem
+from indefsvm._validation import is_real
+from indefsvm.problems import Evaluation, ProxyKernelProblem
 from indefsvm.result import SolveResult
 from indefsvm.solvers._monitor import SolverMonitor
 
 STEP_POLICIES = ("accelerated", "paper")
+
+#: Backtracking doublings before a step is declared impossible (2^200 times the estimate:
+#: far beyond any finite curvature, so reaching it means inf/NaN, not a hard problem).
+MAX_BACKTRACKS = 200
 
 
 def projected_gradient(
@@ -60,8 +65,9 @@ def projected_gradient(
     alpha0 : ndarray of shape (n,), optional
         Starting point (projected onto the feasible set). Default: projection of 0.
     lipschitz0 : float, optional
-        Initial estimate of the gradient's Lipschitz constant (accelerated policy). Default: the
-        largest absolute eigenvalue of ``K0``.
+        Initial estimate of the gradient's Lipschitz constant (accelerated policy), in the
+        problem's metric (``problem.metric``). Default: ``problem.lipschitz_estimate()``, the
+        largest absolute eigenvalue of the working kernel.
     backtrack_factor : float
         Multiplier of the Lipschitz estimate when the sufficient-ascent test fails (> 1).
     lipschitz_decrease : float
@@ -71,16 +77,25 @@ def projected_gradient(
     """
     if step not in STEP_POLICIES:
         raise ValueError(f"step must be one of {STEP_POLICIES}; got {step!r}.")
-    if not step_size > 0:
-        raise ValueError(f"step_size must be > 0; got {step_size!r}.")
-    if smoothing < 0:
-        raise ValueError(f"smoothing must be >= 0; got {smoothing!r}.")
+    if not (is_real(step_size) and np.isfinite(step_size) and step_size > 0):
+        raise ValueError(f"step_size must be a finite number > 0; got {step_size!r}.")
+    if not (is_real(smoothing) and np.isfinite(smoothing) and smoothing >= 0):
+        raise ValueError(f"smoothing must be a finite number >= 0; got {smoothing!r}.")
     if smoothing > 0 and step != "paper":
         raise ValueError(
             "smoothing is the paper's gradient approximation; use it with step='paper'."
         )
-    if not backtrack_factor > 1 or not 0 < lipschitz_decrease <= 1:
-        raise ValueError("need backtrack_factor > 1 and 0 < lipschitz_decrease <= 1.")
+    if lipschitz0 is not None and not (
+        is_real(lipschitz0) and np.isfinite(lipschitz0) and lipschitz0 > 0
+    ):
+        raise ValueError(
+            f"lipschitz0 must be None (estimated from K0) or a finite number > 0; "
+            f"got {lipschitz0!r}."
+        )
+    if not (is_real(backtrack_factor) and np.isfinite(backtrack_factor) and backtrack_factor > 1):
+        raise ValueError(f"backtrack_factor must be a finite number > 1; got {backtrack_factor!r}.")
+    if not (is_real(lipschitz_decrease) and 0 < lipschitz_decrease <= 1):
+        raise ValueError(f"lipschitz_decrease must be in (0, 1]; got {lipschitz_decrease!r}.")
     if alpha0 is None:
         x = problem.initial_point()
     else:
@@ -92,12 +107,20 @@ def projected_gradient(
     if step == "paper":
         return _paper_policy(problem, monitor, x, step_size, smoothing)
 
-    if lipschitz0 is not None:
-        L = float(lipschitz0)
+    # Steps are measured in the problem's metric (None: Euclidean). With a vector rho the metric
+    # makes the step policy see the well-scaled working kernel (Problem.metric).
+    w = problem.metric
+    if w is None:
+        w = np.ones(problem.n)
+        metric = None
     else:
-        L = max(problem.operator.spectral_scale(), 1e-12)
+        metric = w
+    L = float(lipschitz0) if lipschitz0 is not None else max(problem.lipschitz_estimate(), 1e-12)
     ev_x = problem.evaluate(x)
     monitor.offer(ev_x)
+    if not _finite(ev_x):
+        monitor.stop("numerical_error", "the objective at the starting point is not finite")
+        return monitor.finish(info={"step": step})
     ev_y = ev_x
     t = 1.0
     n_backtracks = 0
@@ -105,12 +128,12 @@ def projected_gradient(
     while True:
         g = ev_y.gradient
         y = ev_y.alpha
-        while True:
-            x_new = problem.prox(y + g / L, 1.0 / L)
+        for _ in range(MAX_BACKTRACKS):
+            x_new = problem.prox(y + g / (L * w), 1.0 / L, metric)
             ev_new = problem.evaluate(x_new)
             monitor.offer(ev_new)
             dx = x_new - y
-            dd = float(dx @ dx)
+            dd = float(dx @ (w * dx))
             if dd == 0.0:
                 break
             # Sufficient ascent (quadratic lower model of the concave smooth part) with a
@@ -119,13 +142,31 @@ def projected_gradient(
             model = ev_y.smooth_objective + float(g @ dx) - 0.5 * L * dd
             slack = 1e-14 * max(1.0, abs(ev_y.smooth_objective))
             curvature = float((g - ev_new.gradient) @ dx)
-            if ev_new.smooth_objective >= model - slack and curvature <= L * dd * (1 + 1e-12):
+            if (
+                _finite(ev_new)
+                and ev_new.smooth_objective >= model - slack
+                and curvature <= L * dd * (1 + 1e-12)
+            ):
                 break
             L *= backtrack_factor
             n_backtracks += 1
+            if monitor.out_of_time():
+                break
+        else:
+            ev_new = None
+        if ev_new is None or not _finite(ev_new):
+            monitor.stop(
+                "numerical_error",
+                f"no ascent step found after {MAX_BACKTRACKS} backtracking steps (Lipschitz "
+                f"estimate {L:.3g}); the objective or gradient is not finite or not smooth here",
+            )
+            break
+        if monitor.out_of_time() and monitor.status is None:
+            monitor.stop("max_time")
         t_new = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t * t))
         if restart and (
-            float((y - x_new) @ (x_new - ev_x.alpha)) > 0 or ev_new.objective < ev_x.objective
+            float((y - x_new) @ (w * (x_new - ev_x.alpha))) > 0
+            or ev_new.objective < ev_x.objective
         ):
             # The momentum points away from the ascent direction: restart (O'Donoghue-Candes).
             t_new = 1.0
@@ -138,6 +179,8 @@ def projected_gradient(
             if beta != 0.0:
                 # y is an extrapolated, possibly infeasible point: only its bound counts.
                 monitor.offer(ev_y, feasible=False)
+                if not _finite(ev_y):
+                    ev_y = ev_new
         ev_x = ev_new
         t = t_new
         L *= lipschitz_decrease
@@ -150,6 +193,10 @@ def projected_gradient(
         "lipschitz_estimate": L,
     }
     return monitor.finish(info=info)
+
+
+def _finite(ev: Evaluation) -> bool:
+    return bool(np.isfinite(ev.smooth_objective) and np.all(np.isfinite(ev.gradient)))
 
 
 def _paper_policy(
@@ -165,6 +212,9 @@ def _paper_policy(
         k += 1
         ev = problem.evaluate(x, smoothing=smoothing)
         monitor.offer(ev)
+        if not _finite(ev):
+            monitor.stop("numerical_error", "the objective or gradient is not finite")
+            break
         if monitor.end_iteration(current_objective=ev.objective):
             break
         step_k = step_size / k
