@@ -368,10 +368,19 @@ class _ProxyKernelEstimator(_KernelInputMixin, BaseEstimator):
         ndarray of shape (m, n)
         """
         check_is_fitted(self)
+        self._check_no_test_test(K_test_test)
         R = self._test_kernel(X)
         if self.out_of_sample == "projection":
             return self.problem_.out_of_sample_rows(self.alpha_, R)
         return self._transductive(X, R, K_test_test)
+
+    def _check_no_test_test(self, K_test_test: ArrayLike | None) -> None:
+        if K_test_test is not None and self.out_of_sample == "projection":
+            raise ValueError(
+                "K_test_test is used only by out_of_sample='transductive' (the paper's heuristic); "
+                "with out_of_sample='projection' the map needs only the test-vs-train kernel, so "
+                "K_test_test would be ignored. Drop it or set out_of_sample='transductive'."
+            )
 
     def _transductive(self, X: Any, R: NDArray, K_test_test: ArrayLike | None) -> NDArray:
         T = self._test_test_kernel(X, K_test_test)
@@ -386,6 +395,7 @@ class _ProxyKernelEstimator(_KernelInputMixin, BaseEstimator):
 
     def _raw_decision(self, X: Any, K_test_test: ArrayLike | None) -> NDArray[np.float64]:
         check_is_fitted(self)
+        self._check_no_test_test(K_test_test)
         R = self._test_kernel(X)
         if self.out_of_sample == "projection":
             return R @ self.dual_coef_ + self.intercept_

@@ -1,0 +1,340 @@
+"""Regression tests for the hardening issue: each reproducer failed (wrong model, hang, crash,
+corrupted file, silently ignored argument or unclear error) on the code before the fix."""
+
+from __future__ import annotations
+
+import json
+import time
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.svm import SVC
+
+import indefsvm
+from indefsvm.cli import main
+from indefsvm.problems import make_problem
+
+
+def reproducer(n: int = 40, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The issue's data: X ~ N(0,1)^{n x 3}, y = sign(X[:, 0]), sigmoid kernel."""
+    X = np.random.default_rng(seed).normal(size=(n, 3))
+    return np.tanh(0.5 * X @ X.T - 0.2), np.sign(X[:, 0])
+
+
+def clipped(K: np.ndarray) -> np.ndarray:
+    d, V = np.linalg.eigh(K)
+    return (V * np.maximum(d, 0.0)) @ V.T
+
+
+def libsvm_alpha(K: np.ndarray, y: np.ndarray, C: float = 1.0) -> np.ndarray:
+    svc = SVC(C=C, kernel="precomputed", tol=1e-12).fit(K, y)
+    alpha = np.zeros(K.shape[0])
+    alpha[svc.support_] = np.abs(svc.dual_coef_.ravel())
+    return alpha
+
+
+# -- 1. the stopping rule is relative to the part of f that depends on alpha ------------------
+@pytest.mark.parametrize("rho", [1e6, 1e8])
+def test_large_rho_gives_libsvm_solution_on_clipped_kernel(rho):
+    # Before: "converged" after 1 iteration with alpha.sum() = 2.38 (solution: 12.53).
+    K, y = reproducer()
+    ref = libsvm_alpha(clipped(K), y)
+    res = indefsvm.solve(K, y, rho=rho)
+    assert res.status == "converged"
+    assert res.alpha.sum() == pytest.approx(ref.sum(), rel=1e-3)
+    assert np.max(np.abs(res.alpha - ref)) < 1e-2
+
+
+def test_large_rho_support_vectors_match_libsvm():
+    # Before: rho = 1e6 on a 120-point split gave all 80 training points as support vectors.
+    K, y = reproducer(120, 0)
+    train = np.arange(80)
+    Ktr, ytr = K[np.ix_(train, train)], y[train]
+    ref = libsvm_alpha(clipped(Ktr), ytr)
+    res = indefsvm.solve(Ktr, ytr, rho=1e6)
+    n_sv_ref = int(np.sum(ref > 1e-6))
+    n_sv = int(np.sum(res.alpha > 1e-4))
+    assert n_sv_ref < 60
+    assert abs(n_sv - n_sv_ref) <= 2
+
+
+def test_relative_gap_is_measured_against_alpha_dependent_part():
+    K, y = reproducer()
+    rho = 10.0
+    d = np.linalg.eigvalsh(K)
+    f0 = rho * np.sum(np.minimum(d, 0.0) ** 2)  # independent: dense eigvalsh
+    problem = make_problem("svc", K, y, rho=rho)
+    assert problem.baseline_objective == pytest.approx(f0, rel=1e-10)
+    assert problem.objective(np.zeros(K.shape[0])) == pytest.approx(f0, rel=1e-10)
+    res = indefsvm.solve(K, y, rho=rho, max_iter=3)
+    assert res.relative_gap == pytest.approx(res.gap / max(1.0, abs(res.objective - f0)))
+
+
+# -- 2. no hang on overflow; every inner loop bounded; max_time honoured -----------------------
+def test_overflowing_kernel_is_refused_quickly():
+    K, y = reproducer()
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match="overflow"):
+        indefsvm.solve(K * 1e160, y, max_time=3)
+    assert time.perf_counter() - start < 3
+
+
+def test_tiny_rho_is_refused_with_a_clear_message():
+    K, y = reproducer()
+    with pytest.raises(ValueError, match="rho"):
+        indefsvm.solve(K, y, rho=1e-320)
+
+
+def test_non_finite_evaluations_end_the_run_with_a_status(monkeypatch):
+    K, y = reproducer()
+    problem = make_problem("svc", K, y)
+    original = problem.evaluate
+    calls = {"n": 0}
+
+    def poisoned(alpha, **kw):
+        ev = original(alpha, **kw)
+        calls["n"] += 1
+        if calls["n"] > 3:
+            ev.smooth_objective = np.inf
+            ev.gradient = ev.gradient * np.nan
+        return ev
+
+    monkeypatch.setattr(problem, "evaluate", poisoned)
+    with pytest.warns(ConvergenceWarning):
+        res = indefsvm.solve_problem(problem, max_iter=1000)
+    assert res.status == "numerical_error"
+    assert calls["n"] < 400  # bounded backtracking
+    assert np.isfinite(res.objective)
+
+
+def test_max_time_is_honoured_inside_backtracking(monkeypatch):
+    K, y = reproducer()
+    problem = make_problem("svc", K, y)
+    original = problem.evaluate
+    calls = {"n": 0}
+
+    def slow_failing(alpha, **kw):
+        ev = original(alpha, **kw)
+        calls["n"] += 1
+        if calls["n"] > 1:
+            time.sleep(0.05)
+            ev.smooth_objective = -1e300  # never passes the sufficient-ascent test
+        return ev
+
+    monkeypatch.setattr(problem, "evaluate", slow_failing)
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = indefsvm.solve_problem(problem, max_iter=10**6, max_time=0.5)
+    assert time.perf_counter() - start < 2.0
+    assert res.status in ("max_time", "numerical_error")
+    assert res.status != "converged"
+
+
+# -- 4. result files are written atomically; labels are stored faithfully ----------------------
+def test_to_json_failure_leaves_existing_file_intact(tmp_path):
+    K, y = reproducer(20)
+    res = indefsvm.solve(K, y)
+    path = tmp_path / "result.json"
+    res.to_json(path)
+    before = path.read_text()
+    res.info["unserialisable"] = object()
+    with pytest.raises(TypeError):
+        res.to_json(path)
+    assert path.read_text() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["result.json"]
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [
+        np.array([b"a", b"b"]),
+        np.array([1 + 1j, 2.0]),
+        np.array(["2020-01-01", "2021-01-01"], dtype="datetime64[D]"),
+    ],
+    ids=["bytes", "complex", "datetime64"],
+)
+def test_unstorable_label_types_are_refused_up_front(labels):
+    K, y = reproducer(20)
+    with pytest.raises(TypeError, match="labels must be"):
+        indefsvm.solve(K, np.where(y > 0, labels[1], labels[0]))
+
+
+def test_integer_labels_stay_integers_in_json(tmp_path):
+    K, y = reproducer(20)
+    res = indefsvm.solve(K, np.where(y > 0, 5, 3))
+    res.to_json(tmp_path / "r.json")
+    classes = json.loads((tmp_path / "r.json").read_text())["classes"]
+    assert classes == [3, 5] and all(isinstance(c, int) for c in classes)
+
+
+# -- 5. CLI: outputs checked first, exit codes, exact file names, integer labels ---------------
+@pytest.fixture
+def cli_files(tmp_path):
+    K, y = reproducer(20)
+    np.save(tmp_path / "K.npy", K)
+    (tmp_path / "y.txt").write_text("\n".join("5" if v > 0 else "3" for v in y))
+    return tmp_path
+
+
+def _no_solve(monkeypatch):
+    import indefsvm.api
+
+    def fail(*a, **k):
+        raise AssertionError("the solver ran before the output paths were checked")
+
+    monkeypatch.setattr(indefsvm.api, "solve_problem", fail)
+
+
+@pytest.mark.parametrize("option", ["--out", "--save-kernel", "--plot"])
+def test_cli_checks_output_paths_before_solving(cli_files, monkeypatch, capsys, option):
+    _no_solve(monkeypatch)
+    suffix = {"--out": "r.json", "--save-kernel": "k.npy", "--plot": "g.png"}[option]
+    bad = str(cli_files / "missing-dir" / suffix)
+    code = main(["solve", str(cli_files / "K.npy"), str(cli_files / "y.txt"), option, bad, "-q"])
+    assert code == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_cli_save_kernel_writes_the_given_name(cli_files, capsys):
+    code = main(
+        ["solve", str(cli_files / "K.npy"), str(cli_files / "y.txt"), "-q",
+         "--save-kernel", str(cli_files / "kk")]
+    )
+    assert code == 2 and ".npy" in capsys.readouterr().err
+    target = cli_files / "proxy.npy"
+    code = main(
+        ["solve", str(cli_files / "K.npy"), str(cli_files / "y.txt"), "-q",
+         "--save-kernel", str(target)]
+    )
+    assert code == 0 and target.exists() and not (cli_files / "proxy.npy.npy").exists()
+    assert f"wrote {target}" in capsys.readouterr().out
+
+
+def test_cli_exit_codes(cli_files, monkeypatch, capsys):
+    K, y = str(cli_files / "K.npy"), str(cli_files / "y.txt")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        assert main(["solve", K, y, "-q", "--max-iter", "1", "--tol", "1e-12"]) == 1
+    assert main(["solve", K, y, "-q", "--C", "-1"]) == 2
+    assert "C must be" in capsys.readouterr().err
+    import indefsvm.api
+
+    def crash(*a, **k):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(indefsvm.api, "solve_problem", crash)
+    assert main(["solve", K, y, "-q"]) == 3
+    assert "internal error" in capsys.readouterr().err
+
+
+def test_cli_integer_labels_round_trip_as_integers(cli_files):
+    out = cli_files / "r.json"
+    assert main(["solve", str(cli_files / "K.npy"), str(cli_files / "y.txt"), "-q",
+                 "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["classes"] == [3, 5]
+
+
+# -- 6. arguments that do not apply are refused, never ignored ---------------------------------
+def test_y_for_oneclass_is_refused():
+    K, y = reproducer(20)
+    with pytest.raises(ValueError, match="takes no y"):
+        indefsvm.solve(K, y, problem="oneclass")
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"problem": "svc", "epsilon": 0.1}, "epsilon does not apply"),  # the default, explicit
+        ({"problem": "svc", "nu": 0.5}, "nu does not apply"),
+        ({"problem": "oneclass", "C": 1.0}, "C does not apply"),
+        ({"problem": "svr", "psd_tol": 1e-8}, "psd_tol does not apply"),
+    ],
+)
+def test_options_for_another_problem_are_refused(kwargs, match):
+    K, y = reproducer(20)
+    target = None if kwargs["problem"] == "oneclass" else y
+    with pytest.raises(ValueError, match=match):
+        indefsvm.solve(K, target, **kwargs)
+
+
+@pytest.mark.parametrize("option", [["--epsilon", "0.1"], ["--nu", "0.5"]])
+def test_cli_refuses_options_of_other_problems(cli_files, capsys, option):
+    code = main(["solve", str(cli_files / "K.npy"), str(cli_files / "y.txt"), "-q", *option])
+    assert code == 2
+    assert "does not apply" in capsys.readouterr().err
+
+
+def test_cli_refuses_labels_for_oneclass(cli_files, capsys):
+    code = main(["solve", str(cli_files / "K.npy"), str(cli_files / "y.txt"), "-q",
+                 "--problem", "oneclass"])
+    assert code == 2 and "takes no y" in capsys.readouterr().err
+
+
+def test_k_test_test_in_projection_mode_is_refused():
+    K, y = reproducer(30)
+    clf = indefsvm.IndefiniteSVC(kernel="precomputed").fit(K[:20, :20], y[:20])
+    with pytest.raises(ValueError, match="K_test_test"):
+        clf.decision_function(K[20:, :20], K_test_test=K[20:, 20:])
+
+
+def test_masked_arrays_are_refused():
+    K, y = reproducer(20)
+    with pytest.raises(TypeError, match="masked"):
+        indefsvm.solve(np.ma.masked_array(K), y)
+    with pytest.raises(TypeError, match="masked"):
+        indefsvm.solve(K, np.ma.masked_array(y, mask=np.arange(20) == 0))
+
+
+# -- 7. clear errors instead of library internals ----------------------------------------------
+def test_sparse_kernel_gets_a_clear_error():
+    import scipy.sparse
+
+    K, y = reproducer(20)
+    with pytest.raises(TypeError, match="toarray"):
+        indefsvm.solve(scipy.sparse.csr_matrix(K), y)
+
+
+def test_none_labels_get_a_clear_error():
+    K, y = reproducer(20)
+    labels = np.array(["a" if v > 0 else "b" for v in y], dtype=object)
+    labels[0] = None
+    with pytest.raises(ValueError, match="None"):
+        indefsvm.solve(K, labels)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"max_iter": None}, "max_iter must be a positive integer"),
+        ({"lipschitz0": 0.0}, "lipschitz0"),
+        ({"lipschitz0": np.inf}, "lipschitz0"),
+        ({"libsvm_tol": 0.0, "libsvm_every": 1}, "libsvm_tol"),
+        ({"libsvm_tol": -1e-3, "libsvm_every": 1}, "libsvm_tol"),
+        ({"libsvm_tol": np.nan, "libsvm_every": 1}, "libsvm_tol"),
+    ],
+)
+def test_bad_solver_options_fail_before_the_run(kwargs, match):
+    K, y = reproducer(20)
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=match):
+        indefsvm.solve(K, y, **kwargs)
+    assert time.perf_counter() - start < 5
+
+
+# -- 8. badly scaled componentwise penalties ---------------------------------------------------
+def test_pg_converges_with_one_tiny_componentwise_rho():
+    # Before: PG hit max_iter at gap 8.4 while ACCPM converged.
+    K, y = reproducer()
+    rho = np.ones(K.shape[0])
+    rho[0] = 1e-16
+    res = indefsvm.solve(K, y, rho=rho, max_iter=2000)
+    assert res.status == "converged"
+    ref = indefsvm.solve(K, y, rho=rho, method="accpm", tol=1e-7, max_time=120)
+    assert abs(res.objective - ref.objective) <= res.gap + ref.gap + 1e-9
+    problem = make_problem("svc", K, y, rho=rho)
+    assert np.all(res.alpha >= -1e-12) and np.all(res.alpha <= 1 + 1e-12)
+    assert abs(res.alpha @ y) < 1e-8
+    assert problem.objective(res.alpha) == pytest.approx(res.objective, rel=1e-12)
