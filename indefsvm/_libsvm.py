@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from libsvm import svmutil
 from numpy.typing import NDArray
 
 
@@ -99,6 +98,10 @@ def train_precomputed(
         options += f" -p {epsilon:.17g}"
     for label, weight in (class_weights or {}).items():
         options += f" -w{int(label)} {weight:.17g}"
+    # Imported here: libsvm's module import is slow (it probes optional packages), and most
+    # solves never run a LIBSVM check.
+    from libsvm import svmutil
+
     prob = svmutil.svm_problem(
         np.asarray(target, dtype=np.float64), _full_pattern_csr(K), isKernel=True
     )

@@ -35,6 +35,10 @@ from typing import Any
 
 import numpy as np
 
+# The registries (light modules: solvers and scikit-learn are imported on first use).
+from indefsvm.api import SOLVERS
+from indefsvm.problems import PROBLEM_TYPES
+
 EXIT_OK = 0
 EXIT_NOT_CONVERGED = 1
 EXIT_BAD_INPUT = 2
@@ -43,10 +47,6 @@ EXIT_INTERRUPTED = 130
 
 logger = logging.getLogger("indefsvm.cli")
 
-# Names of the registries, spelled out so that --help does not import the solvers (cvxpy);
-# a test checks that they equal indefsvm.api.METHODS and indefsvm.problems.PROBLEMS.
-_METHODS = ("pg", "accpm", "siqclp")
-_PROBLEMS = ("svc", "svr", "oneclass", "perturb")
 
 _EPILOG = """exit codes: 0 converged; 1 finished without certified convergence (result still
 written); 2 bad input or usage; 3 internal error; 130 interrupted."""
@@ -127,7 +127,7 @@ def _add_problem_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--problem",
-        choices=_PROBLEMS,
+        choices=tuple(PROBLEM_TYPES),
         default="svc",
         help="svc (eq. 7), svr (eq. 17), oneclass (eq. 20), perturb (eq. 22); default svc",
     )
@@ -169,7 +169,7 @@ def _add_logging_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the ``indefsvm`` command."""
+    """The argument parser of the ``indefsvm`` command (choices from the registries)."""
     parser = argparse.ArgumentParser(
         prog="indefsvm",
         description="Learning with indefinite kernels (Luss & d'Aspremont SVM, Krein spaces).",
@@ -185,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
     )
     _add_problem_arguments(s)
-    s.add_argument("--method", choices=_METHODS, default="pg", help="solver (default pg)")
+    s.add_argument("--method", choices=tuple(SOLVERS), default="pg", help="solver (default pg)")
     s.add_argument(
         "--step",
         choices=["accelerated", "paper"],
@@ -212,7 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
     )
     _add_problem_arguments(c)
-    c.add_argument("--methods", nargs="+", choices=_METHODS, default=list(_METHODS))
+    c.add_argument("--methods", nargs="+", choices=tuple(SOLVERS), default=list(SOLVERS))
     _add_solver_arguments(c)
     _add_logging_arguments(c)
     c.add_argument("--plot", default=None, help="image file for the convergence figure")

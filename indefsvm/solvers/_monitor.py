@@ -22,7 +22,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 
 from indefsvm._validation import is_positive_int, is_real
 from indefsvm.problems import Evaluation, ProxyKernelProblem
@@ -281,6 +280,10 @@ class SolverMonitor:
         if self.note:
             message = f"{message} ({self.note})" if self.status in messages else self.note
         if self.status in UNCERTIFIED_STATUSES:
+            # scikit-learn's class, so users filter one warning for every estimator; imported
+            # here because importing scikit-learn costs seconds at CLI start-up.
+            from sklearn.exceptions import ConvergenceWarning
+
             warnings.warn(
                 f"{self.method}: {message}. The result is NOT certified optimal "
                 f"(certified relative gap {self.relative_gap:.3g} > tol {self.tol:g}); "
