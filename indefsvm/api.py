@@ -172,6 +172,8 @@ def solve_problem(
     """Run a solver on an already-built problem object (same options as :func:`solve`)."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}; got {method!r}.")
+    if hasattr(problem, "check_method"):  # e.g. the low-rank problem refuses n x n solvers
+        problem.check_method(method)
     monitor = SolverMonitor(
         problem,
         method=method,

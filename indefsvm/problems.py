@@ -596,6 +596,20 @@ def make_problem(
     ``"perturb"``) and check that only meaningful arguments were given."""
     if kind not in PROBLEMS:
         raise ValueError(f"problem must be one of {PROBLEMS}; got {kind!r}.")
+    from indefsvm.lowrank import LowRankKernel, make_lowrank_problem  # lazy: it imports us
+
+    if isinstance(K0, LowRankKernel):  # K0 = Phi diag(s) Phi' (issue 12, notes §11)
+        return make_lowrank_problem(
+            kind,
+            K0,
+            y,
+            C=C,
+            rho=rho,
+            epsilon=epsilon,
+            nu=nu,
+            class_weight=class_weight,
+            psd_tol=psd_tol,
+        )
     if kind == "oneclass":
         if class_weight is not None:
             raise ValueError("class_weight does not apply to problem='oneclass'.")
