@@ -96,7 +96,9 @@ def test_out_of_sample_is_eq3_with_new_rows():
     Z = ny.landmark_points_
     K_ZZ = difference_of_gaussians_kernel(Z, **DOG)
     ref = _dense_nystroem(
-        difference_of_gaussians_kernel(X, Z, **DOG), K_ZZ, difference_of_gaussians_kernel(Y, Z, **DOG)
+        difference_of_gaussians_kernel(X, Z, **DOG),
+        K_ZZ,
+        difference_of_gaussians_kernel(Y, Z, **DOG),
     )
     np.testing.assert_allclose(ny.approximate_kernel(Y, X), ref, atol=1e-9)
 
