@@ -188,6 +188,8 @@ def solve_problem(
 ) -> SolveResult:
     """Run a solver on an already-built problem object (same options as :func:`solve`)."""
     solver = get_solver(method)
+    if hasattr(problem, "check_method"):  # e.g. the low-rank problem refuses n x n solvers
+        problem.check_method(method)
     monitor = SolverMonitor(
         problem,
         method=method,

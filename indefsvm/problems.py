@@ -768,15 +768,20 @@ def make_problem(
             f"{', '.join(wrong)} {'does' if len(wrong) == 1 else 'do'} not apply to "
             f"problem={kind!r}, which takes {', '.join(cls.options)}."
         )
-    if cls.targets is None:
-        if y is not None:
-            raise ValueError(
-                f"problem={kind!r} is unsupervised and takes no y (labels or targets); "
-                "pass y=None."
-            )
-        return cls(K0, symmetrize=symmetrize, **given)
-    if y is None:
+    if cls.targets is None and y is not None:
+        raise ValueError(
+            f"problem={kind!r} is unsupervised and takes no y (labels or targets); pass y=None."
+        )
+    if cls.targets is not None and y is None:
         raise ValueError(
             f"problem={kind!r} needs y ({cls.targets}); only unsupervised problems omit it."
         )
+    from indefsvm.lowrank import LowRankKernel, make_lowrank_problem  # lazy: it imports us
+
+    if isinstance(K0, LowRankKernel):  # K0 = Phi diag(s) Phi' (indefsvm.lowrank, notes §11)
+        if symmetrize:
+            raise ValueError("symmetrize does not apply to a LowRankKernel (symmetric by design).")
+        return make_lowrank_problem(kind, K0, y, **given)
+    if cls.targets is None:
+        return cls(K0, symmetrize=symmetrize, **given)
     return cls(K0, y, symmetrize=symmetrize, **given)
