@@ -217,6 +217,9 @@ class ProxyKernelProblem:
                 "choose C and rho on that scale; rho must not be vanishingly small either."
             )
 
+    def check_method(self, method: str) -> None:
+        """Raise a clear error if solver ``method`` cannot run on this problem (all can here)."""
+
     def lipschitz_estimate(self) -> float:
         """Scale of the gradient's Lipschitz constant in the problem's metric.
 

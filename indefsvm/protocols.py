@@ -78,6 +78,10 @@ class Problem(Protocol):
         """Objective, gradient and a certified upper bound on the optimum (valid at any alpha)."""
         ...
 
+    def check_method(self, method: str) -> None:
+        """Raise a clear ``ValueError`` if the solver named ``method`` cannot run on this problem."""
+        ...
+
     def lipschitz_estimate(self) -> float:
         """Scale of the gradient's Lipschitz constant in :attr:`metric` (step policies adapt)."""
         ...

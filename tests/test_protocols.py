@@ -82,3 +82,21 @@ def test_bound_for_kernel_is_valid_and_tight_at_the_proxy_kernel(kind):
     assert problem.bound_for_kernel(K_star, res.alpha) == pytest.approx(
         res.objective, abs=1e-6 * max(1.0, abs(res.objective))
     )
+
+
+def test_low_rank_problem_needs_only_the_contract():
+    # The low-rank problem (one module, indefsvm.lowrank) plugs into the same solver and monitor
+    # through the contract alone, and agrees with the dense problem on an exactly rank-m kernel.
+    from indefsvm.lowrank import LowRankKernel
+
+    rng = np.random.default_rng(3)
+    n, m = 60, 6
+    Phi = rng.normal(size=(n, m))
+    s = np.array([1.0, 1.0, 1.0, 1.0, -1.0, -1.0])
+    y = np.sign(Phi[:, 0] + 0.3 * rng.normal(size=n))
+    problem = indefsvm.make_problem("svc", LowRankKernel(Phi, s), y, rho=0.7)
+    assert isinstance(problem, Problem)
+    res = indefsvm.solve_problem(Restricted(problem, Problem), tol=1e-8)
+    dense = indefsvm.solve((Phi * s) @ Phi.T, y, rho=0.7, tol=1e-8)
+    assert res.status == "converged"
+    assert res.objective == pytest.approx(dense.objective, rel=1e-6)
