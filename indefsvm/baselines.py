@@ -33,6 +33,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from indefsvm import _libsvm
+from indefsvm._multiclass import OneVsOneMixin
 from indefsvm._validation import check_binary_labels, check_positive, class_weights_to_C
 from indefsvm.estimators import _KernelInputMixin
 from indefsvm.spectrum import TRANSFORM_METHODS, SpectrumTransform, spectrum_transform
@@ -49,7 +50,9 @@ class IndefiniteKernelWarning(UserWarning):
     """LIBSVM was trained on an indefinite kernel: the solution is only a stationary point."""
 
 
-class _LibsvmKernelClassifier(ClassifierMixin, _KernelInputMixin, BaseEstimator):
+class _LibsvmKernelClassifier(
+    OneVsOneMixin, ClassifierMixin, _KernelInputMixin, BaseEstimator
+):
     """C-SVC by LIBSVM on a kernel derived from the training kernel; subclasses define it.
 
     Subclasses implement ``_train_kernel(K) -> K_fit`` (the PSD or raw kernel LIBSVM sees) and
@@ -59,7 +62,7 @@ class _LibsvmKernelClassifier(ClassifierMixin, _KernelInputMixin, BaseEstimator)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
+        tags.classifier_tags.multi_class = True
         return self._pairwise_tags(tags)
 
     def _train_kernel(self, K: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -84,6 +87,8 @@ class _LibsvmKernelClassifier(ClassifierMixin, _KernelInputMixin, BaseEstimator)
         -------
         self
         """
+        if self._fit_multiclass(X, y):
+            return self
         check_positive(self.C, "C")
         tol = check_positive(self.tol, "tol")
         if y is not None:
@@ -125,10 +130,15 @@ class _LibsvmKernelClassifier(ClassifierMixin, _KernelInputMixin, BaseEstimator)
             of the transformation is applied internally.
         """
         check_is_fitted(self)
+        if self._is_multiclass():
+            return self._multiclass_decision(X)
         return self._test_kernel(X) @ self.dual_coef_ + self.intercept_
 
     def predict(self, X: ArrayLike) -> NDArray:
         """Predicted labels in the user's label space (``classes_``)."""
+        check_is_fitted(self)
+        if self._is_multiclass():
+            return self._multiclass_predict(X)
         d = self.decision_function(X)
         return self.classes_[(d > 0).astype(np.intp)]
 
@@ -195,6 +205,7 @@ class SpectrumSVC(_LibsvmKernelClassifier):
         *,
         shift: float | None = None,
         class_weight: None | str | Mapping[Any, float] = None,
+        decision_function_shape: str = "ovr",
         tol: float = 1e-3,
         kernel: str | Callable[..., Any] = "precomputed",
         gamma: float | None = None,
@@ -207,6 +218,7 @@ class SpectrumSVC(_LibsvmKernelClassifier):
         self.C = C
         self.shift = shift
         self.class_weight = class_weight
+        self.decision_function_shape = decision_function_shape
         self.tol = tol
         self.kernel = kernel
         self.gamma = gamma
@@ -260,6 +272,7 @@ class ModSVC(_LibsvmKernelClassifier):
         C: float = 1.0,
         *,
         class_weight: None | str | Mapping[Any, float] = None,
+        decision_function_shape: str = "ovr",
         tol: float = 1e-3,
         kernel: str | Callable[..., Any] = "precomputed",
         gamma: float | None = None,
@@ -270,6 +283,7 @@ class ModSVC(_LibsvmKernelClassifier):
     ) -> None:
         self.C = C
         self.class_weight = class_weight
+        self.decision_function_shape = decision_function_shape
         self.tol = tol
         self.kernel = kernel
         self.gamma = gamma
@@ -289,6 +303,8 @@ class ModSVC(_LibsvmKernelClassifier):
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> ModSVC:
         super().fit(X, y)
+        if self._is_multiclass():
+            return self
         # a = Y w (the formulation's variable); alpha_ from the base class is y * coef.
         labels = check_binary_labels(y) if y is not None else None
         if labels is not None:
@@ -323,6 +339,7 @@ class DirectSVC(_LibsvmKernelClassifier):
         C: float = 1.0,
         *,
         class_weight: None | str | Mapping[Any, float] = None,
+        decision_function_shape: str = "ovr",
         tol: float = 1e-3,
         psd_tol: float = 1e-10,
         kernel: str | Callable[..., Any] = "precomputed",
@@ -334,6 +351,7 @@ class DirectSVC(_LibsvmKernelClassifier):
     ) -> None:
         self.C = C
         self.class_weight = class_weight
+        self.decision_function_shape = decision_function_shape
         self.tol = tol
         self.psd_tol = psd_tol
         self.kernel = kernel

@@ -47,6 +47,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from indefsvm import kernels as _kernels
+from indefsvm._multiclass import OneVsOneMixin
 from indefsvm._validation import check_square_symmetric
 from indefsvm.api import solve_problem
 from indefsvm.problems import ProxyKernelProblem, make_problem
@@ -406,10 +407,9 @@ _COMMON_DOC = """
     method : {"pg", "accpm", "siqclp"}
         Solver passed to :func:`indefsvm.solve_problem` (``"pg"``: projected gradient).
     tol : float
-        Certified relative duality gap at which the solver stops. The gap is relative to the
-        objective, which contains ``rho ||K* - K0||_F^2``: for a strongly indefinite kernel and
-        a large ``rho`` that term dominates, so use a smaller ``tol`` there (1e-8 in the
-        experiments).
+        Certified duality gap at which the solver stops, relative to ``max(1, |f(alpha) - f(0)|)``,
+        the part of the objective that depends on alpha (``f(0) = rho ||(K0)_-||_F^2`` is a
+        constant; see :func:`indefsvm.solve`).
     max_iter : int
         Solver iteration limit (a ``ConvergenceWarning`` is raised when it is reached).
     kernel : "precomputed", str or callable
@@ -438,7 +438,7 @@ def _doc(text: str) -> str:
     return text.replace("{COMMON}", _COMMON_DOC)
 
 
-class IndefiniteSVC(ClassifierMixin, _ProxyKernelEstimator):
+class IndefiniteSVC(OneVsOneMixin, ClassifierMixin, _ProxyKernelEstimator):
     __doc__ = _doc(
         """Indefinite SVM classifier of Luss & d'Aspremont (paper 004, eq. 4/7).
 
@@ -510,6 +510,7 @@ class IndefiniteSVC(ClassifierMixin, _ProxyKernelEstimator):
         tol: float = 1e-6,
         max_iter: int = 10000,
         class_weight: None | str | Mapping[Any, float] = None,
+        decision_function_shape: str = "ovr",
         kernel: str | Callable[..., Any] = "precomputed",
         gamma: float | None = None,
         coef0: float | None = None,
@@ -528,6 +529,7 @@ class IndefiniteSVC(ClassifierMixin, _ProxyKernelEstimator):
         self.tol = tol
         self.max_iter = max_iter
         self.class_weight = class_weight
+        self.decision_function_shape = decision_function_shape
         self.kernel = kernel
         self.gamma = gamma
         self.coef0 = coef0
@@ -542,7 +544,7 @@ class IndefiniteSVC(ClassifierMixin, _ProxyKernelEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
+        tags.classifier_tags.multi_class = True
         return self._pairwise_tags(tags)
 
     def _make_problem(self, K: NDArray, y: NDArray) -> ProxyKernelProblem:
@@ -558,16 +560,19 @@ class IndefiniteSVC(ClassifierMixin, _ProxyKernelEstimator):
         X : array_like of shape (n, n) or (n, n_features)
             Training kernel (``kernel="precomputed"``) or features.
         y : array_like of shape (n,)
-            Labels of exactly two classes (any type).
+            Class labels (any type). Two classes solve eq. (7) once; more are handled one-vs-one
+            (one problem per pair of classes, as :class:`sklearn.svm.SVC`).
 
         Returns
         -------
         self
         """
+        if self._fit_multiclass(X, y):
+            return self
         self._check_common()
         _check_choice(self.intercept, "intercept", ("certified", "paper"))
         if y is not None:
-            # Labels first: a multi-class y is the more useful error than a kernel shape.
+            # Labels first: a one-class y is the more useful error than a kernel shape.
             y_array = np.asarray(y)
             check_classification_targets(y_array)
             classes = np.unique(y_array)
@@ -600,11 +605,20 @@ class IndefiniteSVC(ClassifierMixin, _ProxyKernelEstimator):
         K_test_test : array_like of shape (m, m), optional
             Test-vs-test kernel, needed by ``out_of_sample="transductive"`` with a precomputed
             kernel (computed from the features otherwise).
+
+        Returns
+        -------
+        ndarray of shape (m,), or (m, n_classes) / (m, n_pairs) with more than two classes
+            (``decision_function_shape`` "ovr" / "ovo", as :class:`sklearn.svm.SVC`).
         """
+        if self._is_multiclass():
+            return self._multiclass_decision(X, K_test_test)
         return self._raw_decision(X, K_test_test)
 
     def predict(self, X: ArrayLike, K_test_test: ArrayLike | None = None) -> NDArray:
         """Predicted labels in the user's label space (``classes_``)."""
+        if self._is_multiclass():
+            return self._multiclass_predict(X, K_test_test)
         d = self.decision_function(X, K_test_test)
         return self.classes_[(d > 0).astype(np.intp)]
 
@@ -641,6 +655,7 @@ class PerturbSVC(IndefiniteSVC):
         tol: float = 1e-6,
         max_iter: int = 10000,
         class_weight: None | str | Mapping[Any, float] = None,
+        decision_function_shape: str = "ovr",
         kernel: str | Callable[..., Any] = "precomputed",
         gamma: float | None = None,
         coef0: float | None = None,
@@ -661,6 +676,7 @@ class PerturbSVC(IndefiniteSVC):
             tol=tol,
             max_iter=max_iter,
             class_weight=class_weight,
+            decision_function_shape=decision_function_shape,
             kernel=kernel,
             gamma=gamma,
             coef0=coef0,

@@ -79,7 +79,7 @@ class Problem(Protocol):
         ...
 
     def check_method(self, method: str) -> None:
-        """Raise a clear ``ValueError`` if the solver named ``method`` cannot run on this problem."""
+        """Raise a clear ``ValueError`` if solver ``method`` cannot run on this problem."""
         ...
 
     def lipschitz_estimate(self) -> float:

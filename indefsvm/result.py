@@ -40,7 +40,9 @@ class SolveResult:
     gap : float
         ``upper_bound - objective >= OPT - objective`` (certified, up to rounding).
     relative_gap : float
-        ``gap / max(1, |objective|)``; the stopping rule is ``relative_gap <= tol``.
+        ``gap / max(1, |objective - f(0)|)``: the gap relative to the part of the objective that
+        depends on alpha (``f(0) = rho ||(K0)_-||_F^2`` is a constant); the stopping rule is
+        ``relative_gap <= tol``.
     kernel : ndarray of shape (n, n)
         The proxy kernel ``K*(alpha)`` of eq. (5).
     intercept : float
@@ -48,9 +50,11 @@ class SolveResult:
     n_iter : int
         Iterations performed.
     status : str
-        ``"converged"`` (certified relative gap <= tol), ``"max_iter"``, ``"max_time"`` or
-        ``"callback"`` (stopped by the callback) or ``"stalled"`` (ACCPM/SIQCLP made no
-        progress; warns).
+        ``"converged"`` (certified relative gap <= tol), ``"max_iter"``, ``"max_time"``,
+        ``"callback"`` (stopped by the callback), ``"stalled"`` (ACCPM/SIQCLP's own rule holds
+        but the certified gap does not), ``"numerical_error"`` (non-finite values) or
+        ``"solver_error"`` (the conic solver of SIQCLP failed); every status but ``"converged"``
+        and ``"callback"`` warns.
     message : str
         Human-readable explanation of ``status``.
     method : str
