@@ -247,7 +247,10 @@ def test_mr_ii_minimal_residual_property(n, seed, k):
     y = rng.normal(size=n)
     sol = mr_ii(K, y, n_iter=k)
     ref, _ = _krylov_reference(K, y, sol.n_iter)
-    assert np.linalg.norm(y - K @ sol.alpha) <= ref * (1 + 1e-6) + 1e-9 * np.linalg.norm(y)
+    # Near exhaustion (k ~ n) the residual is tiny and only accurate to ~eps cond(K) ||y||.
+    cond = np.max(np.abs(mu)) / np.min(np.abs(mu))
+    slack = 1e-11 * cond * np.linalg.norm(y)
+    assert np.linalg.norm(y - K @ sol.alpha) <= ref * (1 + 1e-6) + slack
 
 
 # --------------------------------------------------------------------------------------------
