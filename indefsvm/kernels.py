@@ -817,6 +817,56 @@ def one_sided_tangent_distance(
     return _one_sided_td_matrix(px, Qx, py, Y is None)
 
 
+#: ``gamma * median(d^2)`` outside these bounds gives a degenerate tangent distance kernel:
+#: above, ``exp(-36) = 2.3e-16`` is below the rounding of the unit diagonal, so most
+#: off-diagonal similarities are numerically zero (the kernel is the identity, test rows are
+#: zero); below, every similarity is ``1 - O(1e-6)`` (numerically the all-ones matrix).
+_TD_GAMMA_SCALE = (1e-6, 36.0)
+
+
+def _tangent_distance_scale(d2: NDArray[np.float64], gamma: float, symmetric: bool) -> None:
+    """Warn when ``exp(-gamma d^2)`` is degenerate for most pairs; suggest ``1/median(d^2)``.
+
+    The median is taken over an evenly spaced grid of at most 300 x 300 entries (off the
+    diagonal when ``symmetric``), so the check costs O(1) extra memory for any kernel size.
+    """
+    import warnings
+
+    rows = np.unique(np.linspace(0, d2.shape[0] - 1, min(d2.shape[0], 300)).astype(int))
+    cols = np.unique(np.linspace(0, d2.shape[1] - 1, min(d2.shape[1], 300)).astype(int))
+    sample = d2[np.ix_(rows, cols)]
+    if symmetric:
+        sample = sample[rows[:, None] != cols[None, :]]
+    if sample.size == 0:
+        return
+    median = float(np.median(sample))
+    if median <= 0.0:
+        return
+    scaled = gamma * median
+    low, high = _TD_GAMMA_SCALE
+    if low <= scaled <= high:
+        return
+    if scaled > high:
+        shape = "the identity matrix" if symmetric else "zero"
+        what = (
+            f"exp(-gamma d^2) <= exp(-{scaled:.3g}) for half of the pairs: the kernel "
+            f"underflows to (nearly) {shape}"
+        )
+    else:
+        what = (
+            f"exp(-gamma d^2) >= exp(-{scaled:.3g}) for half of the pairs: the kernel is "
+            "numerically the all-ones matrix"
+        )
+    warnings.warn(
+        f"tangent_distance_kernel: gamma = {gamma:.3g} but the median squared tangent distance "
+        f"is {median:.3g}, so {what}. A sensible gamma is of order 1/median(d^2) = "
+        f"{1.0 / median:.3g} (e.g. 0.1x to 10x that); pixel values on a 0..255 or 0..16 "
+        "scale need a correspondingly small gamma.",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
 def tangent_distance_kernel(
     X: ArrayLike,
     Y: ArrayLike | None = None,
@@ -840,7 +890,11 @@ def tangent_distance_kernel(
     Y : array_like, optional
         Defaults to ``X`` (then the result is exactly symmetric with unit diagonal).
     gamma : float
-        Positive scale of the squared mean distance.
+        Positive scale of the squared mean distance. It must match the pixel scale: a
+        sensible value is of order ``1 / median(d^2)`` (on raw 0..16 digits pixels about
+        ``1e-3``; ``gamma = 1`` there makes 95% of the similarities underflow to 0). A
+        ``UserWarning`` naming that value is issued when ``gamma * median(d^2)`` is above 36
+        (kernel numerically the identity) or below ``1e-6`` (numerically all ones).
     image_shape, tangents, smoothing, smooth_images
         As in :func:`one_sided_tangent_distance`; the tangents of both images are used.
 
@@ -858,6 +912,7 @@ def tangent_distance_kernel(
         D += _one_sided_td_matrix(py, Qy, px, False).T
         D *= 0.5
     np.square(D, out=D)
+    _tangent_distance_scale(D, gamma, symmetric=Qy is None)
     D *= -gamma
     np.exp(D, out=D)
     return D

@@ -28,6 +28,7 @@ so ``dK`` must not move it. The hard case (``q'u`` infinite) is not differentiab
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,6 +47,8 @@ from indefsvm.krein.solver import (
     variance_constrained_least_squares,
 )
 from indefsvm.spectrum import TRANSFORM_METHODS, spectrum_transform
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "HyperGradient",
@@ -70,12 +73,16 @@ class HyperGradient:
         Optimal multiplier.
     dmu : dict
         ``d mu / d theta`` for the same keys.
+    hard_case : bool
+        The solution is in the hard case (only with ``hard_case="branch"``): ``grad`` is the
+        derivative of the returned branch of minimisers; kernel-parameter entries are 0.
     """
 
     loss: float
     grad: dict[str, float]
     mu: float
     dmu: dict[str, float]
+    hard_case: bool = False
 
 
 def validation_hypergradient(
@@ -94,6 +101,7 @@ def validation_hypergradient(
     dK_val: dict[str, ArrayLike] | None = None,
     eig_tol: float | None = None,
     projector_derivative: bool = True,
+    hard_case: str = "raise",
 ) -> HyperGradient:
     """Gradient of the validation loss of the KREIN (eq. 4) or OMCS-KREIN (eq. 2) solution.
 
@@ -125,6 +133,18 @@ def validation_hypergradient(
     projector_derivative : bool
         Include ``dG`` for kernel parameters (exact). ``False`` reproduces paper 000's
         Sect. 3.3 formula, which treats ``P_+`` and ``P_-`` as constant.
+    hard_case : {"raise", "branch"}
+        What to do when the solution is in the hard case (``y_hat`` vanishes exactly on the
+        eigenspace of ``min D``, e.g. targets that are constant on a fold and hence zero after
+        centring). The minimiser then is ``u_hat = (D - delta)^+ y_hat + s e`` with
+        ``delta = min D`` and ``s = sqrt(n r^2 - ||(D - delta)^+ y_hat||^2)``; it is not
+        unique (``+-s``) and the implicit-function formula (``q'u`` infinite) does not apply.
+        ``"raise"`` refuses with a ``ValueError``. ``"branch"`` returns the loss of the
+        minimiser the solver returns and the derivative of that branch, which is smooth in
+        ``lambda_+-`` / ``lam`` and ``r`` while the hard case persists:
+        ``du_i = -u_i (dD_i - d delta) / (D_i - delta)`` off the bottom eigenspace and
+        ``ds = (n r dr - sum_i u_i du_i) / s``. Kernel-parameter derivatives (which would need
+        the derivative of the bottom eigenvector) are reported as 0 and ``hard_case=True``.
 
     Returns
     -------
@@ -161,11 +181,19 @@ def validation_hypergradient(
 
     # hard_tol=0: only an exactly vanishing y_hat_0 is the (non-differentiable) hard case; a
     # tiny one is a near-hard case, solved by the root finder and differentiable.
+    if hard_case not in ("raise", "branch"):
+        raise ValueError(f"hard_case must be 'raise' or 'branch'; got {hard_case!r}.")
     sol = variance_constrained_least_squares(eig, y, rho, r, hard_tol=0.0)
     if sol.hard_case:
-        raise ValueError(
-            "the solution is in the hard case (multiplier at its bracket end); the validation "
-            "loss is not differentiable there."
+        if hard_case == "raise":
+            raise ValueError(
+                "the solution is in the hard case (multiplier at its bracket end, y vanishes "
+                "on the eigenspace of min D); the implicit derivative of the validation loss "
+                "does not exist there. Pass hard_case='branch' for the derivative of the "
+                "returned branch of minimisers."
+            )
+        return _hard_case_hypergradient(
+            eig, sol, method, lambda_plus, lambda_minus, lam, r, intercept, K_val, y_val, dK
         )
     J = eig.active
     sigma = eig.eigenvalues[J]
@@ -245,6 +273,72 @@ def validation_hypergradient(
     return HyperGradient(loss=loss, grad=grad, mu=mu, dmu=dmu)
 
 
+def _hard_case_hypergradient(
+    eig: KernelEigen,
+    sol: Any,
+    method: str,
+    lambda_plus: float | None,
+    lambda_minus: float | None,
+    lam: float | None,
+    r: float,
+    intercept: float,
+    K_val: NDArray,
+    y_val: NDArray,
+    dK: dict[str, Any],
+) -> HyperGradient:
+    """Loss and branch derivative in the hard case (see ``hard_case`` of the caller).
+
+    With ``delta = min D`` (attained on the set ``B``), the returned minimiser is
+    ``u_i = y_i / (D_i - delta)`` off ``B`` and ``u_B = s e`` with a fixed unit vector ``e``
+    and ``s = sqrt(n r^2 - sum_{i not in B} u_i^2)``; ``mu = delta``. ``D_i = n rho_i /
+    sigma_i^2`` is linear in each regularisation parameter: ``dD_i / d theta = D_i / theta``
+    on the eigenvalues that ``theta`` governs (KREIN: ``lambda_+`` the positive,
+    ``lambda_-`` the negative ones; OMCS: ``lam`` all), 0 elsewhere.
+    """
+    n = eig.n
+    J = eig.active
+    sigma = eig.eigenvalues[J]
+    VJ = eig.eigenvectors[:, J]
+    D = sol.secular_diag
+    u_hat = sol.u_hat
+    alpha = sol.alpha
+    m = y_val.shape[0]
+    e = K_val @ alpha + intercept - y_val
+    loss = float(e @ e / m)
+    # d loss = tau_hat' (du_hat / sigma): alpha = V_J (u_hat / sigma).
+    tau_hat = VJ.T @ ((2.0 / m) * (K_val.T @ e))
+    t_hat = tau_hat / sigma
+    delta = float(np.min(D))
+    bottom = (D - delta) <= 4.0 * np.finfo(np.float64).eps * max(1.0, abs(delta))
+    rest = ~bottom
+    shifted = D[rest] - delta
+    s_val = float(np.linalg.norm(u_hat[bottom]))
+
+    def branch(dD: NDArray, dr: float) -> tuple[float, float]:
+        d_delta = float(dD[bottom][0])
+        du = np.zeros_like(u_hat)
+        du[rest] = -u_hat[rest] * (dD[rest] - d_delta) / shifted
+        if s_val > 0.0:
+            ds = (n * r * dr - float(u_hat[rest] @ du[rest])) / s_val
+            du[bottom] = u_hat[bottom] * (ds / s_val)
+        return float(t_hat @ du), d_delta
+
+    if method == "krein":
+        pos = sigma > 0
+        thetas = {"lambda_plus": (lambda_plus, pos), "lambda_minus": (lambda_minus, ~pos)}
+    else:
+        thetas = {"lam": (lam, np.ones(sigma.shape[0], dtype=bool))}
+    grad: dict[str, float] = {}
+    dmu: dict[str, float] = {}
+    for name, (value, mask) in thetas.items():
+        grad[name], dmu[name] = branch(np.where(mask, D / value, 0.0), 0.0)
+    grad["r"], dmu["r"] = branch(np.zeros_like(D), 1.0)
+    for name in dK:
+        grad[name] = 0.0
+        dmu[name] = 0.0
+    return HyperGradient(loss=loss, grad=grad, mu=sol.mu, dmu=dmu, hard_case=True)
+
+
 @dataclass
 class TuningResult:
     """Outcome of :func:`tune_variance_constrained`.
@@ -263,6 +357,10 @@ class TuningResult:
     message : str
     history : list of float
         Loss at each evaluation.
+    n_hard_case : int
+        Fold evaluations that met the hard case of the secular equation (their loss is that
+        of the solver's minimiser, their gradient the derivative of that branch; see
+        ``hard_case`` of :func:`validation_hypergradient`). A warning is logged.
     """
 
     params: dict[str, float]
@@ -271,6 +369,7 @@ class TuningResult:
     success: bool
     message: str
     history: list[float] = field(default_factory=list)
+    n_hard_case: int = 0
 
 
 def _kernel_derivative_fd(
@@ -334,9 +433,10 @@ def tune_variance_constrained(
         ``method="omcs"`` (eq. 2 with the transformed kernel, as :class:`KreinRegressor`).
         Not combinable with ``tune_kernel_params``.
     lambda_plus, lambda_minus, lam : float
-        Initial regularisation values.
+        Initial regularisation values (finite and > 0: the tuner works in their logarithms,
+        and ``lambda = 0`` removes the regularisation the problem needs).
     r : float, optional
-        Initial radius; default the standard deviation of ``y``.
+        Initial radius (> 0); default the standard deviation of ``y``.
     n_folds : int
         Inner folds (>= 2).
     center : bool
@@ -353,6 +453,15 @@ def tune_variance_constrained(
     Returns
     -------
     TuningResult
+
+    Notes
+    -----
+    A fold whose solution is in the hard case of the secular equation (e.g. targets constant
+    on the inner training fold, so that they vanish after centring) does not stop the tuning:
+    its loss is that of the global minimiser the solver returns and its gradient the
+    derivative of that branch (``hard_case="branch"`` of :func:`validation_hypergradient`;
+    kernel-parameter derivatives of such a fold are 0). A warning is logged and the count is
+    reported in ``TuningResult.n_hard_case``.
     """
     if method not in ("krein", "omcs"):
         raise ValueError(f"method must be 'krein' or 'omcs'; got {method!r}.")
@@ -363,6 +472,16 @@ def tune_variance_constrained(
             raise ValueError("a spectrum transform is used with method='omcs' (paper 000, eq. 2).")
         if tune_kernel_params:
             raise ValueError("tune_kernel_params cannot be combined with a spectrum transform.")
+    # Validate the initial values here, not after np.log: log(0) = -inf was silently clipped
+    # to the lower bound, and log(-1) = nan was reported as "got nan".
+    if method == "krein":
+        lambda_plus = check_positive(lambda_plus, "lambda_plus")
+        lambda_minus = check_positive(lambda_minus, "lambda_minus")
+    else:
+        lam = check_positive(lam, "lam")
+    log_bounds = _check_log_bounds(log_bounds)
+    if isinstance(max_iter, bool) or not isinstance(max_iter, int | np.integer) or max_iter < 1:
+        raise ValueError(f"max_iter must be an integer >= 1; got {max_iter!r}.")
     y = check_finite_matrix(np.ravel(y), name="y", ndim=1)
     params0 = {} if kernel_params is None else dict(kernel_params)
     tune_kernel_params = list(tune_kernel_params)
@@ -399,6 +518,16 @@ def tune_variance_constrained(
     init = {"lambda_plus": lambda_plus, "lambda_minus": lambda_minus, "lam": lam, "r": r0}
     init.update({k: float(params0[k]) for k in tune_kernel_params})
     z0 = np.log([float(init[k]) for k in names])
+    outside = [k for k, z in zip(names, z0, strict=True) if not log_bounds[0] <= z <= log_bounds[1]]
+    if outside:
+        # L-BFGS-B would clip silently; say so.
+        logger.warning(
+            "tune_variance_constrained: initial value(s) of %s lie outside [%.3g, %.3g] "
+            "(exp of log_bounds); starting from the nearest bound.",
+            outside,
+            *np.exp(log_bounds),
+        )
+        z0 = np.clip(z0, *log_bounds)
 
     def _fold_data(params: dict[str, Any], need_grad: bool):
         out = []
@@ -438,6 +567,7 @@ def tune_variance_constrained(
 
     cached = None if tune_kernel_params else _fold_data(params0, need_grad=False)
     history: list[float] = []
+    hard_cases = [0]
 
     def objective(z: NDArray) -> tuple[float, NDArray]:
         theta = dict(zip(names, np.exp(z), strict=True))
@@ -446,7 +576,7 @@ def tune_variance_constrained(
         data = cached if cached is not None else _fold_data(params, need_grad=True)
         total = 0.0
         g = np.zeros(len(names))
-        for eig, ytr, Kva, yva, b, dtr, dva in data:
+        for fold, (eig, ytr, Kva, yva, b, dtr, dva) in enumerate(data):
             hg = validation_hypergradient(
                 eig,
                 ytr,
@@ -460,7 +590,21 @@ def tune_variance_constrained(
                 intercept=b,
                 dK=dtr,
                 dK_val=dva,
+                hard_case="branch",
             )
+            if hg.hard_case:
+                hard_cases[0] += 1
+                # Warn once per tuning run; later occurrences go to the debug log.
+                logger.log(
+                    logging.WARNING if hard_cases[0] == 1 else logging.DEBUG,
+                    "tune_variance_constrained: fold %d at %s is in the hard case of the "
+                    "secular equation (targets vanish on the bottom eigenspace, e.g. constant "
+                    "targets on the inner training fold); using the loss of the returned "
+                    "minimiser and the derivative of its branch%s (count in n_hard_case).",
+                    fold,
+                    ", ".join(f"{k}={theta[k]:.3g}" for k in names),
+                    " (kernel-parameter gradient of this fold set to 0)" if dtr else "",
+                )
             total += hg.loss
             g += np.array([hg.grad[k] for k in names])
         total /= len(data)
@@ -487,4 +631,17 @@ def tune_variance_constrained(
         success=bool(res.success),
         message=str(res.message),
         history=history,
+        n_hard_case=hard_cases[0],
     )
+
+
+def _check_log_bounds(log_bounds: Any) -> tuple[float, float]:
+    try:
+        lo, hi = (float(v) for v in log_bounds)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"log_bounds must be a pair (low, high) of numbers; got {log_bounds!r}."
+        ) from None
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+        raise ValueError(f"log_bounds must be finite with low < high; got {log_bounds!r}.")
+    return lo, hi
