@@ -1,0 +1,157 @@
+"""Sphinx configuration for the indefsvm API reference.
+
+Build (from the repository root; any warning is an error)::
+
+    python -m sphinx -W --keep-going -b html docs/api docs/api/_build/html
+
+The pages are generated from the package's numpydoc docstrings by ``sphinx.ext.autodoc`` and the
+``numpydoc`` extension (``pip install -e ".[docs]"``; the ``test`` extra has them too, so the
+test suite checks the build: ``tests/test_docs.py``). No network access is needed: intersphinx is
+not used, so numpy/scipy/scikit-learn names in the docstrings stay plain text.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+# Document the checkout this file belongs to, also when another indefsvm is installed.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import indefsvm  # noqa: E402
+import indefsvm.solvers  # noqa: E402
+
+# ``indefsvm`` and ``indefsvm.solvers`` import their public names on first use (PEP 562
+# ``__getattr__``); ``automodule`` lists a module's members from its namespace, so resolve them
+# all once here. New exports then appear in the reference without touching these pages.
+for _package in (indefsvm, indefsvm.solvers):
+    for _name in _package.__all__:
+        getattr(_package, _name)
+
+project = "indefsvm"
+author = "indefsvm developers"
+copyright = "indefsvm developers"
+version = release = indefsvm.__version__
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+    "numpydoc",
+]
+
+# Single backquotes in the docstrings are not cross-references (``code`` and :func:`x` are).
+default_role = None
+
+autosummary_generate = False
+autodoc_default_options = {
+    "members": True,
+    "member-order": "bysource",
+    "undoc-members": False,
+    "show-inheritance": False,
+}
+# The numpydoc "Parameters" section documents the types; hints in the signature would repeat
+# them (and the NDArray aliases expand to unreadable unions).
+autodoc_typehints = "none"
+autoclass_content = "class"
+
+# numpydoc: no per-class member tables (autodoc documents the members), types as plain text (no
+# intersphinx to resolve "ndarray"), no style validation (ruff and the reviews do that).
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
+numpydoc_validation_checks: set[str] = set()
+
+# Never reached at build time (no network).
+intersphinx_mapping: dict[str, Any] = {}
+nitpicky = False
+# Bibliographies in "References" sections (``.. [GE94] ...``) list the sources of a module even
+# where the prose names them ("Gu & Eisenstat, 1994") instead of citing ``[GE94]_``.
+suppress_warnings = ["ref.citation"]
+
+templates_path: list[str] = []
+exclude_patterns = ["_build", "README.md"]
+html_theme = "alabaster"
+html_static_path: list[str] = []
+html_title = f"indefsvm {release} API reference"
+
+
+def _skip_member(app, what, name, obj, skip, options):
+    # scikit-learn generates ``set_fit_request``, ``set_score_request``... on every estimator
+    # subclass; their docstrings point into scikit-learn's own documentation (glossary, labels)
+    # and say nothing about indefsvm.
+    if re.fullmatch(r"set_\w+_request", name):
+        return True
+    return None
+
+
+def _defining_module(name: str) -> str | None:
+    """Module that defines the lazily exported ``indefsvm.X`` / ``indefsvm.solvers.X``."""
+    package, _, attr = name.rpartition(".")
+    try:
+        exports = getattr(importlib.import_module(package), "_EXPORTS", {})
+    except ImportError:
+        return None
+    return exports.get(attr)
+
+
+def _lazy_data_docstring(app, what, name, obj, options, lines):
+    # ``indefsvm/__init__.py`` and ``indefsvm/solvers/__init__.py`` import their public names on
+    # first use (PEP 562). autodoc finds the ``#:`` comment of a constant only in the module it
+    # documents, so ``indefsvm.SOLVERS`` would show the docstring of ``dict``: take the comment
+    # from the module that defines the name.
+    if what not in ("data", "attribute"):
+        return
+    module = _defining_module(name)
+    if module is None:
+        return
+    from sphinx.pycode import ModuleAnalyzer
+
+    doc = ModuleAnalyzer.for_module(module).find_attr_docs().get(("", name.rpartition(".")[2]))
+    if doc:
+        lines[:] = list(doc)
+
+
+_INITIAL = re.compile(r"^([A-Z](?:\.-[A-Z])?)\. ")
+
+
+def _reference_list(app, what, name, obj, options, lines):
+    # Our "References" sections list one reference per line, author initials first
+    # ("P. Y. Simard, ... Title. Venue, 1998.") with unindented continuation lines. reST reads a
+    # leading "P." as an enumerator (a broken enumerated list, warning when the next line is not
+    # indented) and runs the references together; make them a bullet list instead.
+    out: list[str] = []
+    in_refs = False
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        header = i + 1 < len(lines) and set(lines[i + 1].strip()) == {"-"} and line.strip()
+        if header:
+            in_refs = line.strip() == "References"
+            out += [line, lines[i + 1]]
+            if in_refs:
+                out.append("")
+            i += 2
+            continue
+        if in_refs and line.strip() and not line.startswith((" ", "..")):
+            match = _INITIAL.match(line)
+            if match:
+                if out and out[-1].strip():
+                    out.append("")
+                out.append("- " + match.group(1) + "\\. " + line[match.end() :])
+            else:
+                out.append("  " + line)
+        else:
+            out.append(line)
+        i += 1
+    lines[:] = out
+
+
+def setup(app):
+    app.connect("autodoc-skip-member", _skip_member)
+    # Before numpydoc (priority 500) parses the lines.
+    app.connect("autodoc-process-docstring", _lazy_data_docstring, priority=100)
+    app.connect("autodoc-process-docstring", _reference_list, priority=100)
