@@ -12,7 +12,6 @@ not used, so numpy/scipy/scikit-learn names in the docstrings stay plain text.
 
 from __future__ import annotations
 
-import importlib
 import re
 import sys
 from pathlib import Path
@@ -79,6 +78,27 @@ html_static_path: list[str] = []
 html_title = f"indefsvm {release} API reference"
 
 
+def _constant_doc(fullname: str, value: Any) -> list[str] | None:
+    """The ``#:`` comment of the constant ``fullname``, found where it is defined."""
+    from sphinx.errors import PycodeError
+    from sphinx.pycode import ModuleAnalyzer
+
+    package, _, attr = fullname.rpartition(".")
+    # The module itself, then its submodules, then the other modules of indefsvm.
+    loaded = [m for m in sys.modules if m == "indefsvm" or m.startswith("indefsvm.")]
+    order = sorted(loaded, key=lambda m: (m != package, not m.startswith(package + "."), m))
+    for modname in order:
+        if getattr(sys.modules[modname], attr, object()) is not value:
+            continue
+        try:
+            doc = ModuleAnalyzer.for_module(modname).find_attr_docs().get(("", attr))
+        except PycodeError:
+            continue
+        if doc:
+            return list(doc)
+    return None
+
+
 def _skip_member(app, what, name, obj, skip, options):
     # scikit-learn generates ``set_fit_request``, ``set_score_request``... on every estimator
     # subclass; their docstrings point into scikit-learn's own documentation (glossary, labels)
@@ -88,31 +108,17 @@ def _skip_member(app, what, name, obj, skip, options):
     return None
 
 
-def _defining_module(name: str) -> str | None:
-    """Module that defines the lazily exported ``indefsvm.X`` / ``indefsvm.solvers.X``."""
-    package, _, attr = name.rpartition(".")
-    try:
-        exports = getattr(importlib.import_module(package), "_EXPORTS", {})
-    except ImportError:
-        return None
-    return exports.get(attr)
-
-
-def _lazy_data_docstring(app, what, name, obj, options, lines):
-    # ``indefsvm/__init__.py`` and ``indefsvm/solvers/__init__.py`` import their public names on
-    # first use (PEP 562). autodoc finds the ``#:`` comment of a constant only in the module it
-    # documents, so ``indefsvm.SOLVERS`` would show the docstring of ``dict``: take the comment
-    # from the module that defines the name.
+def _reexported_constant_doc(app, what, name, obj, options, lines):
+    # ``indefsvm.SOLVERS`` (a lazy export of indefsvm.api) or ``indefsvm.krein.KREIN_METHODS``
+    # (imported from indefsvm.krein.models) would show the docstring of ``dict``/``tuple``:
+    # autodoc reads ``#:`` comments only in the module being documented. Take the comment from
+    # the module that defines the constant. (``automodule`` skips such constants altogether, so
+    # the pages name them with ``autodata``.)
     if what not in ("data", "attribute"):
         return
-    module = _defining_module(name)
-    if module is None:
-        return
-    from sphinx.pycode import ModuleAnalyzer
-
-    doc = ModuleAnalyzer.for_module(module).find_attr_docs().get(("", name.rpartition(".")[2]))
+    doc = _constant_doc(name, obj)
     if doc:
-        lines[:] = list(doc)
+        lines[:] = doc
 
 
 _INITIAL = re.compile(r"^([A-Z](?:\.-[A-Z])?)\. ")
@@ -153,5 +159,5 @@ def _reference_list(app, what, name, obj, options, lines):
 def setup(app):
     app.connect("autodoc-skip-member", _skip_member)
     # Before numpydoc (priority 500) parses the lines.
-    app.connect("autodoc-process-docstring", _lazy_data_docstring, priority=100)
+    app.connect("autodoc-process-docstring", _reexported_constant_doc, priority=100)
     app.connect("autodoc-process-docstring", _reference_list, priority=100)
