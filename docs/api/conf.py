@@ -49,8 +49,6 @@ autosummary_generate = False
 autodoc_default_options = {
     "members": True,
     "member-order": "bysource",
-    "undoc-members": False,
-    "show-inheritance": False,
 }
 # The numpydoc "Parameters" section documents the types; hints in the signature would repeat
 # them (and the NDArray aliases expand to unreadable unions).
@@ -105,6 +103,15 @@ def _skip_member(app, what, name, obj, skip, options):
     # and say nothing about indefsvm.
     if re.fullmatch(r"set_\w+_request", name):
         return True
+    # The estimator pages use ``:inherited-members:``: the methods of our private bases
+    # (``_ProxyKernelEstimator``, the Krein mixins) are part of each estimator's interface, those
+    # of scikit-learn (get_params, score, ...) and builtins are documented there.
+    if what in ("class", "exception"):
+        impl = obj.fget if isinstance(obj, property) else getattr(obj, "__func__", obj)
+        if callable(impl) or isinstance(obj, property):
+            module = getattr(impl, "__module__", None) or ""
+            if module != "indefsvm" and not module.startswith("indefsvm."):
+                return True
     return None
 
 
