@@ -188,6 +188,7 @@ def solve_problem(
 ) -> SolveResult:
     """Run a solver on an already-built problem object (same options as :func:`solve`)."""
     solver = get_solver(method)
+    problem.check_method(method)  # e.g. a large low-rank problem refuses n x n solvers
     monitor = SolverMonitor(
         problem,
         method=method,

@@ -2,7 +2,10 @@
 
 ``indefsvm solve KERNEL [LABELS] [options]`` solves one problem and writes the result;
 ``indefsvm compare KERNEL [LABELS] --methods pg accpm siqclp [--plot gaps.png]`` runs several
-solvers on it; ``indefsvm example-data DIR`` writes an example ``kernel.npy``/``labels.txt`` pair.
+solvers on it; ``indefsvm fit DATA LABELS --model M.joblib [--estimator NAME] [--set C=1 ...]``
+trains any estimator of indefsvm or indefsvm.krein and saves it, ``indefsvm predict M.joblib DATA
+[--out predictions.txt]`` applies it; ``indefsvm example-data DIR`` writes an example
+``kernel.npy``/``labels.txt`` pair.
 Matrices are read from ``.npy``, ``.csv`` (comma-separated), ``.tsv`` or ``.txt``
 (whitespace-separated) files; labels likewise (one per line, any two distinct values; integers
 stay integers).
@@ -217,6 +220,57 @@ def build_parser() -> argparse.ArgumentParser:
     _add_logging_arguments(c)
     c.add_argument("--plot", default=None, help="image file for the convergence figure")
 
+    f = sub.add_parser(
+        "fit",
+        help="train an estimator (indefsvm or indefsvm.krein) and save it to a model file",
+        description=(
+            "Train a scikit-learn style estimator on features (with --kernel NAME) or a "
+            "precomputed n x n kernel (the default, --kernel precomputed) and save it with joblib."
+        ),
+        epilog=_EPILOG,
+    )
+    f.add_argument("data", help="n x n kernel (precomputed) or n x d features (.npy/.csv/.txt)")
+    f.add_argument("labels", nargs="?", default=None, help="labels/targets (omit if unsupervised)")
+    f.add_argument("--model", required=True, help="model file to write (.joblib)")
+    f.add_argument(
+        "--estimator",
+        default="IndefiniteSVC",
+        help="estimator class exported by indefsvm or indefsvm.krein (default IndefiniteSVC)",
+    )
+    f.add_argument(
+        "--kernel",
+        default="precomputed",
+        help="'precomputed' (DATA is a kernel) or a kernel name of indefsvm.kernels",
+    )
+    f.add_argument(
+        "--set",
+        dest="params",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an estimator parameter (repeatable), e.g. --set C=10 --set rho=0.5",
+    )
+    _add_logging_arguments(f)
+
+    pr = sub.add_parser(
+        "predict",
+        help="apply a model file written by 'fit' to new data",
+        description=(
+            "Predict with a model written by 'indefsvm fit'. DATA is the m x n test-vs-train "
+            "kernel (precomputed models) or m x d features."
+        ),
+        epilog=_EPILOG,
+    )
+    pr.add_argument("model", help="model file written by 'indefsvm fit'")
+    pr.add_argument("data", help="m x n test-vs-train kernel or m x d features")
+    pr.add_argument("--out", default=None, help="write predictions here (.txt, .csv or .npy)")
+    pr.add_argument(
+        "--decision",
+        action="store_true",
+        help="write decision_function values instead of predicted labels",
+    )
+    _add_logging_arguments(pr)
+
     e = sub.add_parser(
         "example-data",
         help="write an example kernel.npy and labels.txt to a directory",
@@ -396,7 +450,135 @@ def _example_data(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-_COMMANDS = {"solve": _solve, "compare": _compare, "example-data": _example_data}
+def _estimator_class(name: str) -> type:
+    import indefsvm
+    import indefsvm.krein
+
+    for module in (indefsvm, indefsvm.krein):
+        if name in module.__all__:
+            cls = getattr(module, name)
+            if isinstance(cls, type) and hasattr(cls, "fit"):
+                return cls
+    names = sorted(
+        n
+        for module in (indefsvm, indefsvm.krein)
+        for n in module.__all__
+        if isinstance(getattr(module, n), type) and hasattr(getattr(module, n), "fit")
+    )
+    raise InputError(f"--estimator {name!r} is not an estimator of indefsvm; choose from {names}.")
+
+
+def _parse_params(items: Sequence[str]) -> dict[str, Any]:
+    import ast
+
+    params: dict[str, Any] = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        if not sep or not name.isidentifier():
+            raise InputError(f"--set {item!r}: expected NAME=VALUE, e.g. --set C=10.")
+        try:
+            params[name] = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            params[name] = text  # a bare word such as kmeans++ or balanced
+    return params
+
+
+_MODEL_FORMAT = "indefsvm-model-1"
+
+
+def _fit(args: argparse.Namespace) -> int:
+    import warnings
+
+    from indefsvm._io import atomic_open
+
+    try:
+        from indefsvm._io import check_writable
+
+        check_writable(args.model, what="--model")
+    except ValueError as exc:
+        raise InputError(str(exc)) from exc
+    cls = _estimator_class(args.estimator)
+    params = _parse_params(args.params)
+    params.setdefault("kernel", args.kernel)
+    try:
+        estimator = cls(**params)
+    except TypeError as exc:
+        raise InputError(f"--set: {exc}") from exc
+    X = load_array(args.data, what="data")
+    y = None if args.labels is None else load_array(args.labels, what="labels", labels=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            estimator.fit(X, y)
+        except (ValueError, TypeError) as exc:
+            raise InputError(str(exc)) from exc
+    converged = True
+    for w in caught:
+        logger.warning("%s: %s", w.category.__name__, w.message)
+        if w.category.__name__ == "ConvergenceWarning":
+            converged = False
+    import joblib
+
+    payload = {
+        "format": _MODEL_FORMAT,
+        "indefsvm_version": _version(),
+        "estimator": estimator,
+        "kernel": args.kernel,
+        "n_train": X.shape[0],
+    }
+    with atomic_open(args.model, "wb") as fh:
+        joblib.dump(payload, fh)
+    print(f"wrote {args.model} ({args.estimator}, {X.shape[0]} training points)")
+    return EXIT_OK if converged else EXIT_NOT_CONVERGED
+
+
+def _predict(args: argparse.Namespace) -> int:
+    import joblib
+
+    from indefsvm._io import atomic_write, check_writable
+
+    if args.out is not None:
+        try:
+            check_writable(args.out, what="--out")
+        except ValueError as exc:
+            raise InputError(str(exc)) from exc
+    if not Path(args.model).exists():
+        raise InputError(f"model file {args.model!r} does not exist.")
+    try:
+        payload = joblib.load(args.model)
+    except Exception as exc:  # noqa: BLE001 - any unreadable file is bad input here
+        raise InputError(f"could not read model file {args.model!r}: {exc}") from exc
+    if not isinstance(payload, dict) or payload.get("format") != _MODEL_FORMAT:
+        raise InputError(f"{args.model!r} is not a model file written by 'indefsvm fit'.")
+    estimator = payload["estimator"]
+    X = load_array(args.data, what="data")
+    try:
+        values = estimator.decision_function(X) if args.decision else estimator.predict(X)
+    except (ValueError, TypeError) as exc:
+        raise InputError(str(exc)) from exc
+    values = np.asarray(values)
+    if args.out is None:
+        for v in values:
+            print(v)
+        return EXIT_OK
+    suffix = Path(args.out).suffix.lower()
+    if suffix == ".npy":
+        atomic_write(args.out, lambda fh: np.save(fh, values), binary=True)
+    else:
+        sep = "," if suffix == ".csv" else " "
+        lines = [sep.join(map(str, np.atleast_1d(v))) for v in values]
+        atomic_write(args.out, lambda fh: fh.write("\n".join(lines) + "\n"))
+    print(f"wrote {args.out} ({values.shape[0]} predictions)")
+    return EXIT_OK
+
+
+_COMMANDS = {
+    "solve": _solve,
+    "compare": _compare,
+    "fit": _fit,
+    "predict": _predict,
+    "example-data": _example_data,
+}
 
 
 def _configure_logging(args: argparse.Namespace) -> None:

@@ -217,6 +217,9 @@ class ProxyKernelProblem:
                 "choose C and rho on that scale; rho must not be vanishingly small either."
             )
 
+    def check_method(self, method: str) -> None:
+        """Raise a clear error if solver ``method`` cannot run on this problem (all can here)."""
+
     def lipschitz_estimate(self) -> float:
         """Scale of the gradient's Lipschitz constant in the problem's metric.
 
@@ -414,6 +417,40 @@ class ProxyKernelProblem:
         if self.scale is None:
             return self.operator.matvec(state, v)
         return self.operator.matvec(state, v / self.scale) / self.scale
+
+    # -- dense data for cutting-plane solvers (protocols.DenseProblem) --------------------------
+    @property
+    def working_kernel(self) -> NDArray[np.float64]:
+        """The kernel of the working problem (``Ds K0 Ds`` for a vector rho), dense."""
+        return self.operator.K0
+
+    @property
+    def working_eigh(self) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
+        """``(eigenvalues, eigenvectors)`` of :attr:`working_kernel` (None for a PSD-only path)."""
+        if self.operator.eigenvalues is None:
+            return None
+        return self.operator.eigenvalues, self.operator.eigenvectors
+
+    def working_proxy_kernel(self, state: ProxyState) -> NDArray[np.float64]:
+        """``K*(alpha)`` of an evaluated state in working coordinates (dense)."""
+        return self.operator.kernel(state)
+
+    def bound_for_kernel(self, K: NDArray[np.float64], alpha: NDArray[np.float64]) -> float:
+        """Certified upper bound on the optimum from any PSD working kernel ``K`` (notes §3).
+
+        ``OPT <= omega(K) + rho ||K - K0||_F^2`` for every PSD ``K``, and ``omega(K)`` is at most
+        the primal value of ``w = sum_j u_j phi_K(x_j)`` with the best intercept for any ``u``;
+        ``u = u_coef * alpha`` makes the bound tight at a saddle point.
+        """
+        u = self.u_coef * np.asarray(alpha, dtype=np.float64)
+        g = K @ u
+        decision = g if self.scale is None else g / self.scale
+        primal, _ = self.primal_value(decision, float(u @ g))
+        return primal + self.penalty_rho * float(np.sum((K - self.operator.K0) ** 2))
+
+    def primal_value(self, g: NDArray[np.float64], w_norm_sq: float) -> tuple[float, float]:
+        """Primal value and intercept of ``w = sum_j u_j phi(x_j)`` (see :meth:`_primal_from`)."""
+        return self._primal_from(g, w_norm_sq)
 
     # -- subclass hooks ----------------------------------------------------------------------
     def _primal_from(self, g: NDArray[np.float64], u_k_u: float) -> tuple[float, float]:
@@ -734,15 +771,20 @@ def make_problem(
             f"{', '.join(wrong)} {'does' if len(wrong) == 1 else 'do'} not apply to "
             f"problem={kind!r}, which takes {', '.join(cls.options)}."
         )
-    if cls.targets is None:
-        if y is not None:
-            raise ValueError(
-                f"problem={kind!r} is unsupervised and takes no y (labels or targets); "
-                "pass y=None."
-            )
-        return cls(K0, symmetrize=symmetrize, **given)
-    if y is None:
+    if cls.targets is None and y is not None:
+        raise ValueError(
+            f"problem={kind!r} is unsupervised and takes no y (labels or targets); pass y=None."
+        )
+    if cls.targets is not None and y is None:
         raise ValueError(
             f"problem={kind!r} needs y ({cls.targets}); only unsupervised problems omit it."
         )
+    from indefsvm.lowrank import LowRankKernel, make_lowrank_problem  # lazy: it imports us
+
+    if isinstance(K0, LowRankKernel):  # K0 = Phi diag(s) Phi' (indefsvm.lowrank, notes §11)
+        if symmetrize:
+            raise ValueError("symmetrize does not apply to a LowRankKernel (symmetric by design).")
+        return make_lowrank_problem(kind, K0, y, **given)
+    if cls.targets is None:
+        return cls(K0, symmetrize=symmetrize, **given)
     return cls(K0, y, symmetrize=symmetrize, **given)

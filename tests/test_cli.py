@@ -135,3 +135,52 @@ def test_cli_extension_problems(tmp_path, capsys):
     assert json.loads(out.read_text())["objective"] == pytest.approx(ref.objective)
     assert main(["solve", str(tmp_path / "K.npy"), "--problem", "svc"]) == 2
     assert "needs a LABELS file" in capsys.readouterr().err
+
+
+def test_cli_fit_predict_round_trip(tmp_path, capsys):
+    K0, y = sigmoid_problem(60, 4)
+    labels = np.where(y > 0, 7, 2)
+    np.save(tmp_path / "Ktr.npy", K0[:40, :40])
+    np.save(tmp_path / "Kte.npy", K0[40:, :40])
+    (tmp_path / "y.txt").write_text("\n".join(map(str, labels[:40])))
+    model = tmp_path / "m.joblib"
+    assert main(["fit", str(tmp_path / "Ktr.npy"), str(tmp_path / "y.txt"), "--model", str(model),
+                 "--set", "C=2", "--set", "rho=0.5", "-q"]) == 0
+    out = tmp_path / "p.txt"
+    assert main(["predict", str(model), str(tmp_path / "Kte.npy"), "--out", str(out), "-q"]) == 0
+    predicted = np.loadtxt(out, dtype=int)
+    ref = indefsvm.IndefiniteSVC(kernel="precomputed", C=2, rho=0.5).fit(K0[:40, :40], labels[:40])
+    assert np.array_equal(predicted, ref.predict(K0[40:, :40]))
+    assert main(["predict", str(model), str(tmp_path / "Kte.npy"), "--decision", "-q"]) == 0
+    printed = np.array(capsys.readouterr().out.split()[-20:], dtype=float)
+    assert np.allclose(printed, ref.decision_function(K0[40:, :40]), rtol=1e-8)
+    # bad inputs are exit code 2 with a message
+    assert main(["fit", str(tmp_path / "Ktr.npy"), str(tmp_path / "y.txt"), "--model",
+                 str(model), "--estimator", "NoSuchSVC", "-q"]) == 2
+    assert main(["predict", str(tmp_path / "y.txt"), str(tmp_path / "Kte.npy"), "-q"]) == 2
+    assert "model file" in capsys.readouterr().err
+
+
+def test_cli_version_and_fast_help():
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys, indefsvm.cli; print(sorted(sys.modules))"],
+        capture_output=True, text=True, check=True,
+    )
+    loaded = proc.stdout
+    assert "'cvxpy'" not in loaded and "'sklearn'" not in loaded  # lazy imports
+    proc = subprocess.run(
+        [sys.executable, "-m", "indefsvm.cli", "--version"], capture_output=True, text=True
+    )
+    assert proc.returncode == 0 and "indefsvm" in proc.stdout
+
+
+def test_cli_choices_come_from_the_registries():
+    from indefsvm.api import SOLVERS
+    from indefsvm.cli import build_parser
+    from indefsvm.problems import PROBLEM_TYPES
+
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    solve = sub.choices["solve"]
+    choices = {a.dest: a.choices for a in solve._actions if a.choices}
+    assert tuple(choices["method"]) == tuple(SOLVERS)
+    assert tuple(choices["problem"]) == tuple(PROBLEM_TYPES)

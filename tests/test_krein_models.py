@@ -214,8 +214,8 @@ def test_bad_input_messages():
         KreinClassifier().fit(K, np.arange(K.shape[0]) % 3)
     with pytest.raises(ValueError, match="targets but the kernel"):
         KreinKernelRidge().fit(K, y[:-1])
-    with pytest.raises(ValueError, match="'precomputed' or a callable"):
-        KreinRegressor(kernel="rbf").fit(K, y)
+    with pytest.raises(ValueError, match="unknown kernel 'nope'"):
+        KreinRegressor(kernel="nope").fit(K, y)
     with pytest.raises(ValueError, match="pass r > 0"):
         KreinRegressor().fit(K, np.ones(K.shape[0]))
 
@@ -245,3 +245,12 @@ def test_model_selection_slices_precomputed_kernels():
         manual.append(-np.mean((fitted.predict(K[np.ix_(te, tr)]) - y[te]) ** 2))
     assert np.allclose(scores, manual)
     assert is_regressor(est) and is_classifier(KreinClassifier()) and is_classifier(KreinSVC())
+
+
+def test_kernel_names_resolve_like_the_callables():
+    X, y, Xt, _ = _data()
+    by_name = KreinRegressor(kernel="sigmoid", kernel_params={"gamma": 0.4, "coef0": -0.5})
+    by_callable = KreinRegressor(kernel=_sig)
+    np.testing.assert_allclose(
+        by_name.fit(X, y).predict(Xt), by_callable.fit(X, y).predict(Xt), rtol=1e-12
+    )

@@ -7,6 +7,9 @@ The second paradigm of :mod:`indefsvm` (next to the indefinite SVM of Luss & d'A
   (Oglic & Gaertner 2019, Sect. 2.4);
 * :mod:`indefsvm.krein.models` -- scikit-learn estimators and the baselines (spectrum
   transforms, Krein SVM, similarities as features, Ong et al.'s subspace methods);
+* :mod:`indefsvm.krein.lowrank` -- the low-rank learners of Oglic & Gaertner (2019), Sect.
+  2.4-2.5, on a Nystroem factor: KREIN LSM, KREIN VC-LSM (secular solver in ``m``
+  dimensions), KREIN SH-SVM (modified finite Newton) and its hyperparameter gradients;
 * :mod:`indefsvm.krein.subspace` -- Ong et al. (2004), Sect. 5: TSF, Landweber-Fridman, MR-II;
 * :mod:`indefsvm.krein.hypergrad` -- hyperparameter gradients (paper 000, Sect. 3.3) and an
   L-BFGS-B tuner.
@@ -18,12 +21,22 @@ from indefsvm.krein.hypergrad import (
     tune_variance_constrained,
     validation_hypergradient,
 )
+from indefsvm.krein.lowrank import (
+    LowRankVCSolution,
+    SquaredHingeSolution,
+    lowrank_krein_ridge,
+    lowrank_variance_constrained,
+    rediagonalize,
+    squared_hinge_hypergradient,
+    squared_hinge_svm,
+)
 from indefsvm.krein.models import (
     KREIN_METHODS,
     KreinClassifier,
     KreinKernelRidge,
     KreinKernelRidgeClassifier,
     KreinRegressor,
+    KreinSquaredHingeSVC,
     KreinSVC,
     OngSubspaceRegressor,
     SimilarityRidge,
@@ -61,6 +74,9 @@ __all__ = [
     "KreinKernelRidgeClassifier",
     "KreinRegressor",
     "KreinSVC",
+    "KreinSquaredHingeSVC",
+    "LowRankVCSolution",
+    "SquaredHingeSolution",
     "OngSubspaceRegressor",
     "SimilarityRidge",
     "SimilarityRidgeClassifier",
@@ -75,9 +91,14 @@ __all__ = [
     "krein_objective",
     "krein_regularizer_eigenvalues",
     "landweber_fridman",
+    "lowrank_krein_ridge",
+    "lowrank_variance_constrained",
     "minimize_quadratic_on_sphere",
     "mr_ii",
     "omcs_krein_least_squares",
+    "rediagonalize",
+    "squared_hinge_hypergradient",
+    "squared_hinge_svm",
     "truncated_spectral_factorization",
     "tune_variance_constrained",
     "validation_hypergradient",

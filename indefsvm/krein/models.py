@@ -55,6 +55,7 @@ __all__ = [
     "KreinKernelRidgeClassifier",
     "KreinRegressor",
     "KreinSVC",
+    "KreinSquaredHingeSVC",
     "OngSubspaceRegressor",
     "SimilarityRidge",
     "SimilarityRidgeClassifier",
@@ -105,27 +106,109 @@ class _KernelEstimatorMixin:
     def _kernel_params(self) -> dict[str, Any]:
         return {} if self.kernel_params is None else dict(self.kernel_params)
 
+    def _kernel_function(self) -> Callable[..., Any]:
+        """The callable kernel, or the function of a kernel name of :mod:`indefsvm.kernels`."""
+        if callable(self.kernel):
+            return self.kernel
+        if not isinstance(self.kernel, str):
+            raise TypeError(
+                f"kernel must be 'precomputed', a kernel name or callable; got {type(self.kernel)}."
+            )
+        from indefsvm.estimators import resolve_kernel  # lazy: estimators import nystrom
+
+        function = resolve_kernel(self.kernel)
+        if function is None:
+            raise ValueError("kernel='precomputed' has no kernel function.")
+        return function
+
     def _train_kernel(self, X: ArrayLike) -> NDArray[np.float64]:
-        if isinstance(self.kernel, str):
-            if self.kernel != "precomputed":
-                raise ValueError(
-                    f"kernel must be 'precomputed' or a callable kernel(X, Y=None, **params); "
-                    f"got {self.kernel!r}."
-                )
+        if isinstance(self.kernel, str) and self.kernel == "precomputed":
             K = check_square_symmetric(X, name="K_train (precomputed kernel)")
             self.n_features_in_ = K.shape[1]
             return K
-        if not callable(self.kernel):
-            raise TypeError(f"kernel must be 'precomputed' or callable; got {type(self.kernel)}.")
+        function = self._kernel_function()
         X = validate_data(self, X, reset=True, dtype=np.float64)
         self.X_fit_ = X
         return check_square_symmetric(
-            self.kernel(X, None, **self._kernel_params()), name="kernel(X, X)"
+            function(X, None, **self._kernel_params()), name="kernel(X, X)"
         )
+
+    # ------------------------------------------------------------- low rank (paper 003)
+
+    def _low_rank(self) -> bool:
+        n_components = getattr(self, "n_components", None)
+        if n_components is None:
+            return False
+        if isinstance(self.kernel, str) and self.kernel == "precomputed":
+            raise ValueError(
+                "n_components (low-rank Nystroem learning) needs kernel evaluations on raw "
+                "inputs: pass a kernel name or a callable, not kernel='precomputed'."
+            )
+        return True
+
+    def _nystroem(self, **overrides: Any):
+        from indefsvm.nystrom import IndefiniteNystroem
+
+        params = {
+            "kernel": self.kernel,
+            "kernel_params": self.kernel_params,
+            "n_components": self.n_components,
+            "landmarks": self.landmarks,
+            "random_state": self.random_state,
+        }
+        params.update(overrides)
+        return IndefiniteNystroem(**params)
+
+    def _check_raw(self, X: Any, *, reset: bool) -> Any:
+        # Named kernels act on numeric feature matrices; a callable may take any array
+        # (e.g. a 3-D array of time series), validated by the kernel itself.
+        if isinstance(self.kernel, str):
+            return validate_data(self, X, reset=reset, dtype=np.float64)
+        return X
+
+    def _prepare_train_factor(
+        self, X: Any
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """Nystroem features ``Phi`` (orthogonal columns), signature and ``|eigenvalues|``.
+
+        One-shot features of paper 003, Sect. 2.2; with ``center`` the columns are centred (the
+        feature-space centring of the kernel, ``H K_X|Z H``) and re-diagonalised so that the
+        signature is again the spectral split of the centred low-rank kernel.
+        """
+        from indefsvm.krein.lowrank import rediagonalize
+
+        X = self._check_raw(X, reset=True)
+        ny = self._nystroem()
+        Phi = ny.fit_transform(X)
+        s = ny.signature_
+        lam = ny.eigenvalues_
+        self.nystroem_ = ny
+        self.n_train_ = Phi.shape[0]
+        r = Phi.shape[1]
+        self.feature_mean_ = np.zeros(r)
+        self.feature_rotation_ = np.eye(r)
+        if self.center:
+            self.feature_mean_ = Phi.mean(axis=0)
+            Phi = Phi - self.feature_mean_
+            T, lam = rediagonalize(Phi, s, tol=getattr(self, "eig_tol", None))
+            self.feature_rotation_ = T
+            Phi = Phi @ T
+            s = np.where(lam >= 0.0, 1.0, -1.0)
+        self.signature_ = s
+        self.feature_eigenvalues_ = lam
+        return Phi, s, np.abs(lam)
+
+    def _fitted_low_rank(self) -> bool:
+        return getattr(self, "nystroem_", None) is not None
+
+    def _test_factor(self, X: Any) -> NDArray[np.float64]:
+        X = self._check_raw(X, reset=False)
+        P = np.asarray(self.nystroem_.transform(X), dtype=np.float64)
+        return (P - self.feature_mean_) @ self.feature_rotation_
 
     def _test_kernel(self, X: ArrayLike) -> NDArray[np.float64]:
         n = self.n_train_
-        if isinstance(self.kernel, str):
+        if isinstance(self.kernel, str) and self.kernel == "precomputed":
             Kt = np.asarray(X)
             if Kt.ndim != 2 or Kt.shape[1] != n:
                 raise ValueError(
@@ -134,7 +217,9 @@ class _KernelEstimatorMixin:
                 )
             return check_finite_matrix(Kt, name="K_test_train")
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        Kt = check_finite_matrix(self.kernel(X, self.X_fit_, **self._kernel_params()), name="K")
+        Kt = check_finite_matrix(
+            self._kernel_function()(X, self.X_fit_, **self._kernel_params()), name="K"
+        )
         if Kt.shape != (X.shape[0], n):
             raise ValueError(
                 f"kernel(X, X_fit) returned shape {Kt.shape}; expected {(X.shape[0], n)}."
@@ -147,12 +232,13 @@ class _KernelEstimatorMixin:
         params = self._kernel_params()
         return np.array(
             [
-                float(self.kernel(X[i : i + 1], X[i : i + 1], **params)[0, 0])
+                float(self._kernel_function()(X[i : i + 1], X[i : i + 1], **params)[0, 0])
                 for i in range(X.shape[0])
             ]
         )
 
     def _prepare_train(self, X: ArrayLike) -> NDArray[np.float64]:
+        self.nystroem_ = None  # full-rank model
         K = self._train_kernel(X)
         self.n_train_ = K.shape[0]
         if self.center:
@@ -207,11 +293,24 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         (2005) heuristic ``K k + k(x, x) k`` used by the paper (needs a callable kernel).
     eig_tol : float, optional
         Relative zero tolerance for eigenvalues (default ``n eps``).
+    n_components : int, optional
+        None (default): the full-rank method on the dense ``n x n`` kernel. An int ``m``: the
+        low-rank method of Oglic & Gaertner (2019, Sect. 2.4-2.5) on the Nystroem features of
+        ``m`` landmarks (:class:`indefsvm.nystrom.IndefiniteNystroem`, one-shot
+        eigendecomposition; memory O(n m), no ``n x n`` array). Needs a kernel name or a
+        callable (not ``"precomputed"``). With every training point as a landmark it reproduces
+        the full-rank method.
+    landmarks : {"uniform", "kmeans++", "leverage"} or array of int
+        Landmark selection of the low-rank method (paper 003, Sect. 2.3) or explicit indices.
+    random_state : int, Generator or None
+        Seed of the landmark selection.
 
     Attributes
     ----------
     alpha_ : ndarray of shape (n_train,)
-        Expansion coefficients on the (centred, transformed) training kernel.
+        Expansion coefficients on the (centred, transformed) training kernel (full rank only;
+        the low-rank model stores ``coef_``, ``f(x) = F(x) coef_ + intercept_`` with the
+        features ``F(x)`` of the Nystroem map, ``nystroem_``).
     intercept_ : float
     mu_ : float
         Optimal Lagrange multiplier.
@@ -237,9 +336,15 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         shift: float | None = None,
         square_test_map: str = "linear",
         eig_tol: float | None = None,
+        n_components: int | None = None,
+        landmarks: str | ArrayLike = "uniform",
+        random_state: Any = None,
     ) -> None:
         self.kernel = kernel
         self.kernel_params = kernel_params
+        self.n_components = n_components
+        self.landmarks = landmarks
+        self.random_state = random_state
         self.method = method
         self.lambda_plus = lambda_plus
         self.lambda_minus = lambda_minus
@@ -257,10 +362,16 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
             raise ValueError(
                 f"square_test_map must be 'linear' or 'wu'; got {self.square_test_map!r}."
             )
-        if self.square_test_map == "wu" and self.method == "square" and not callable(self.kernel):
+        if (
+            self.square_test_map == "wu"
+            and self.method == "square"
+            and self.kernel == "precomputed"
+        ):
             raise ValueError(
                 "square_test_map='wu' needs k(x, x) of test points: use a callable kernel."
             )
+        if self._low_rank():
+            return self._fit_low_rank(X, y)
         K = self._prepare_train(X)
         y = _regression_targets(y, K.shape[0])
         self.intercept_ = float(np.mean(y)) if self.center else 0.0
@@ -306,6 +417,75 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         """Fit on a precomputed training kernel or on data ``X`` with a callable kernel."""
         return self._fit_targets(X, np.asarray(y))
 
+    #: Methods available with ``n_components`` (``"shift"`` moves the whole spectrum, including
+    #: the null space of a low-rank kernel, and ``square_test_map="wu"`` needs ``k(x, x)``).
+    LOW_RANK_METHODS = ("krein", "omcs", "flip", "clip", "square")
+
+    def _low_rank_features(
+        self, Phi: NDArray[np.float64], s: NDArray[np.float64], absl: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Features ``F`` (``f = F z``) and the regulariser diagonal for ``self.method``."""
+        lam = self.lam
+        if self.method == "krein":
+            reg = np.where(s > 0, self.lambda_plus, self.lambda_minus)
+            return Phi * s, reg
+        if self.method == "omcs":
+            # n lam a'K a = n lam z'S z with z = Phi'S a... (module indefsvm.krein.lowrank).
+            return Phi * s, lam * s
+        if self.method == "flip":
+            return Phi, np.full(Phi.shape[1], lam)
+        if self.method == "clip":
+            keep = s > 0
+            return Phi[:, keep], np.full(int(keep.sum()), lam)
+        # square: K^2 = (Phi |Lambda|^{1/2})(Phi |Lambda|^{1/2})'
+        return Phi * np.sqrt(absl), np.full(Phi.shape[1], lam)
+
+    def _test_features(self, X: Any) -> NDArray[np.float64]:
+        Phi = self._test_factor(X)
+        s, absl = self.signature_, np.abs(self.feature_eigenvalues_)
+        if self.method in ("krein", "omcs"):
+            return Phi * s
+        if self.method == "flip":
+            return Phi
+        if self.method == "clip":
+            return Phi[:, s > 0]
+        return Phi * np.sqrt(absl)
+
+    def _fit_low_rank(self, X: Any, y: NDArray[np.float64]) -> KreinRegressor:
+        """Paper 003, Sect. 2.4: KREIN VC-LSM (and the eq. 2 variants) on the factor."""
+        from indefsvm.krein.lowrank import lowrank_variance_constrained
+
+        if self.method not in self.LOW_RANK_METHODS:
+            raise ValueError(
+                f"method={self.method!r} has no low-rank variant; with n_components use one of "
+                f"{self.LOW_RANK_METHODS}."
+            )
+        if self.method == "square" and self.square_test_map != "linear":
+            raise ValueError(
+                "with n_components, method='square' supports square_test_map='linear'."
+            )
+        if self.method == "krein":
+            check_positive(self.lambda_plus, "lambda_plus")
+            check_positive(self.lambda_minus, "lambda_minus")
+        else:
+            check_positive(self.lam, "lam")
+        Phi, s, absl = self._prepare_train_factor(X)
+        y = _regression_targets(y, Phi.shape[0])
+        self.intercept_ = float(np.mean(y)) if self.center else 0.0
+        yc = y - self.intercept_
+        r = float(np.std(yc)) if self.r is None else check_positive(self.r, "r")
+        if r <= 0:
+            raise ValueError("r defaults to std(y), which is 0 for constant targets; pass r > 0.")
+        self.r_ = r
+        self.transform_ = None
+        F, reg = self._low_rank_features(Phi, s, absl)
+        sol = lowrank_variance_constrained(F, yc, reg, r, tol=self.eig_tol)
+        self.solution_ = sol
+        self.coef_ = sol.z
+        self.mu_ = sol.mu
+        self.hard_case_ = sol.hard_case
+        return self
+
     def _transformed_test_rows(self, X: ArrayLike) -> NDArray[np.float64]:
         raw = self._test_kernel(X)
         Kt = raw
@@ -323,7 +503,11 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         return tr.transform(Kt)
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
-        """``f(x) = k~(x)' alpha + intercept`` with the training maps applied to ``k(x)``."""
+        """``f(x) = k~(x)' alpha + intercept`` with the training maps applied to ``k(x)``.
+
+        Low rank: ``f(x) = F(x) coef_ + intercept`` with the Nystroem features of ``x``."""
+        if self._fitted_low_rank():
+            return self._test_features(X) @ self.coef_ + self.intercept_
         check_is_fitted(self, "alpha_")
         return self._transformed_test_rows(X) @ self.alpha_ + self.intercept_
 
@@ -367,6 +551,17 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         Centre kernel and targets (intercept = mean of ``y``). Default False, as in the paper.
     eig_tol : float, optional
         Relative zero tolerance for eigenvalues.
+    n_components : int, optional
+        None (default): full rank on the dense kernel. An int ``m``: the low-rank method of
+        paper 003 on ``m`` Nystroem landmarks (see :class:`KreinRegressor`).
+    landmarks : {"uniform", "kmeans++", "leverage"} or array of int
+    random_state : int, Generator or None
+
+    Notes
+    -----
+    Low rank (``n_components``): KREIN LSM of paper 003, Sect. 2.4,
+    ``z = (F'F + n Lambda)^{-1} F'y`` with ``F = Phi S`` the Nystroem features times their
+    signature (:func:`indefsvm.krein.lowrank.lowrank_krein_ridge`); ``f(x) = F(x) z``.
     """
 
     def __init__(
@@ -378,15 +573,35 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         lambda_minus: float = 1e-2,
         center: bool = False,
         eig_tol: float | None = None,
+        n_components: int | None = None,
+        landmarks: str | ArrayLike = "uniform",
+        random_state: Any = None,
     ) -> None:
         self.kernel = kernel
         self.kernel_params = kernel_params
+        self.n_components = n_components
+        self.landmarks = landmarks
+        self.random_state = random_state
         self.lambda_plus = lambda_plus
         self.lambda_minus = lambda_minus
         self.center = center
         self.eig_tol = eig_tol
 
     def _fit_targets(self, X: ArrayLike, y: NDArray[np.float64]) -> KreinKernelRidge:
+        if self._low_rank():
+            from indefsvm.krein.lowrank import lowrank_krein_ridge
+
+            Phi, s, _ = self._prepare_train_factor(X)
+            y = _regression_targets(y, Phi.shape[0])
+            self.intercept_ = float(np.mean(y)) if self.center else 0.0
+            self.coef_ = lowrank_krein_ridge(
+                Phi,
+                s,
+                y - self.intercept_,
+                lambda_plus=self.lambda_plus,
+                lambda_minus=self.lambda_minus,
+            )
+            return self
         K = self._prepare_train(X)
         y = _regression_targets(y, K.shape[0])
         self.intercept_ = float(np.mean(y)) if self.center else 0.0
@@ -403,7 +618,11 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         return self._fit_targets(X, np.asarray(y))
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
-        """``f(x) = k(x)' alpha + intercept`` with the original (indefinite) kernel."""
+        """``f(x) = k(x)' alpha + intercept`` with the original (indefinite) kernel.
+
+        Low rank: ``f(x) = phi(x) S coef_ + intercept`` (Nystroem features ``phi``)."""
+        if self._fitted_low_rank():
+            return (self._test_factor(X) * self.signature_) @ self.coef_ + self.intercept_
         check_is_fitted(self, "alpha_")
         return self._prepare_test(X) @ self.alpha_ + self.intercept_
 
@@ -482,6 +701,164 @@ class KreinSVC(_KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
 
+class KreinSquaredHingeSVC(_KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
+    """KREIN SH-SVM: squared-hinge SVM in a Krein space (Oglic & Gaertner 2019, Sect. 2.5).
+
+    ``min_f sum_i max(1 - y_i f(x_i), 0)^2 + n lambda_+ ||f_+||^2 + n lambda_- ||f_-||^2``
+    solved in the primal on a factor ``K = Phi S Phi'`` of the kernel,
+    ``f(x) = phi(x) S z + b``, by the modified finite Newton method of Keerthi & DeCoste (2005)
+    (:func:`indefsvm.krein.lowrank.squared_hinge_svm`). With ``n_components=None`` the factor
+    is the exact eigendecomposition of the dense training kernel (``Phi = V |D|^{1/2}``, test
+    map ``phi(x) = k(x)' V |D|^{-1/2}``); with ``n_components = m`` it is the one-shot Nystroem
+    factor of ``m`` landmarks (paper 003's low-rank method; memory O(n m)).
+
+    Parameters
+    ----------
+    kernel : "precomputed", a kernel name of :mod:`indefsvm.kernels` or callable
+        ``"precomputed"`` only with ``n_components=None``.
+    kernel_params : dict, optional
+    lambda_plus, lambda_minus : float
+        Regularisation of the two decomposition components (> 0).
+    fit_intercept : bool
+        Unregularised intercept ``b``.
+    center : bool
+        Centre the kernel in feature space (default False).
+    tol, max_iter : float, int
+        Newton stopping rule (see :func:`squared_hinge_svm`).
+    eig_tol : float, optional
+        Relative zero tolerance for eigenvalues (full rank; default ``n eps``).
+    n_components : int, optional
+    landmarks : {"uniform", "kmeans++", "leverage"} or array of int
+    random_state : int, Generator or None
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (r,)
+        ``z``.
+    intercept_ : float
+    signature_ : ndarray of shape (r,)
+    solution_ : SquaredHingeSolution
+    classes_ : ndarray of shape (2,)
+    """
+
+    def __init__(
+        self,
+        kernel: str | Callable = "precomputed",
+        *,
+        kernel_params: dict | None = None,
+        lambda_plus: float = 1e-2,
+        lambda_minus: float = 1e-2,
+        fit_intercept: bool = True,
+        center: bool = False,
+        tol: float = 1e-10,
+        max_iter: int = 100,
+        eig_tol: float | None = None,
+        n_components: int | None = None,
+        landmarks: str | ArrayLike = "uniform",
+        random_state: Any = None,
+    ) -> None:
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.lambda_plus = lambda_plus
+        self.lambda_minus = lambda_minus
+        self.fit_intercept = fit_intercept
+        self.center = center
+        self.tol = tol
+        self.max_iter = max_iter
+        self.eig_tol = eig_tol
+        self.n_components = n_components
+        self.landmarks = landmarks
+        self.random_state = random_state
+
+    def _train_features(self, X: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        if self._low_rank():
+            Phi, s, _ = self._prepare_train_factor(X)
+            return Phi, s
+        K = self._prepare_train(X)
+        eig = kernel_eigen(K, tol=self.eig_tol)
+        J = eig.active
+        sigma = eig.eigenvalues[J]
+        V = eig.eigenvectors[:, J]
+        s = np.sign(sigma)
+        # phi(x) = k(x)' V |D|^{-1/2} S, so that phi(x) S Phi' = k(x)' V V' = k(x)' on range(K).
+        self.eigen_map_ = V * (s / np.sqrt(np.abs(sigma)))
+        self.signature_ = s
+        return V * np.sqrt(np.abs(sigma)), s
+
+    def _features(self, X: Any) -> NDArray[np.float64]:
+        """``phi(x) S``: the features on which ``f`` is linear."""
+        if self._fitted_low_rank():
+            return self._test_factor(X) * self.signature_
+        return (self._prepare_test(X) @ self.eigen_map_) * self.signature_
+
+    def fit(self, X: Any, y: ArrayLike) -> KreinSquaredHingeSVC:
+        """Solve the SH-SVM primal on the (exact or Nystroem) factor."""
+        from indefsvm.krein.lowrank import squared_hinge_svm
+
+        lp = check_positive(self.lambda_plus, "lambda_plus")
+        lm = check_positive(self.lambda_minus, "lambda_minus")
+        Phi, s = self._train_features(X)
+        labels = check_binary_labels(y, Phi.shape[0])
+        self.classes_ = labels.classes
+        self.train_features_shape_ = Phi.shape
+        sol = squared_hinge_svm(
+            Phi * s,
+            labels.y,
+            np.where(s > 0, lp, lm),
+            fit_intercept=self.fit_intercept,
+            tol=self.tol,
+            max_iter=self.max_iter,
+        )
+        self.solution_ = sol
+        self.coef_ = sol.z
+        self.intercept_ = sol.intercept
+        return self
+
+    def decision_function(self, X: Any) -> NDArray[np.float64]:
+        """``f(x) = phi(x) S z + b``."""
+        check_is_fitted(self, "coef_")
+        return self._features(X) @ self.coef_ + self.intercept_
+
+    def predict(self, X: Any) -> NDArray:
+        """Predicted class labels."""
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+    def validation_hypergradient(
+        self,
+        X_val: Any,
+        y_val: ArrayLike,
+        X_train: Any,
+        y_train: ArrayLike,
+        *,
+        loss: str = "squared_hinge",
+    ):
+        """Validation loss and its gradient w.r.t. ``lambda_+``/``lambda_-`` (Chapelle et al.
+        2002; :func:`indefsvm.krein.lowrank.squared_hinge_hypergradient`).
+
+        ``X_train, y_train`` must be the data of the last ``fit`` (the training features are
+        recomputed from them, not stored)."""
+        from indefsvm.krein.lowrank import squared_hinge_hypergradient
+
+        check_is_fitted(self, "coef_")
+        F = self._features(X_train)
+        train = check_binary_labels(y_train, F.shape[0])
+        if not np.array_equal(train.classes, self.classes_):
+            raise ValueError("y_train has other classes than the fitted model.")
+        val = np.where(np.asarray(y_val) == self.classes_[1], 1.0, -1.0)
+        return squared_hinge_hypergradient(
+            F,
+            train.y,
+            self.signature_,
+            self.solution_,
+            self._features(X_val),
+            val,
+            lambda_plus=self.lambda_plus,
+            lambda_minus=self.lambda_minus,
+            loss=loss,
+            fit_intercept=self.fit_intercept,
+        )
+
+
 class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     """SF-LSM: similarities as features with linear ridge regression (Chen et al. 2009).
 
@@ -494,6 +871,13 @@ class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     kernel, kernel_params : see :class:`KreinRegressor`.
     lam : float
         Ridge penalty per sample (> 0).
+    n_components : int, optional
+        None (default): similarities to all ``n`` training points. An int ``m``: SF-LSM of
+        paper 003 (Sect. 3), similarities to ``m`` landmarks only (features ``k(x, Z)``,
+        memory O(n m)); with every training point as a landmark it is the full model.
+    landmarks : {"uniform", "kmeans++", "leverage"} or array of int
+        Landmark selection (paper 003, Sect. 2.3) or explicit indices.
+    random_state : int, Generator or None
     """
 
     def __init__(
@@ -502,19 +886,37 @@ class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         *,
         kernel_params: dict | None = None,
         lam: float = 1e-2,
+        n_components: int | None = None,
+        landmarks: str | ArrayLike = "uniform",
+        random_state: Any = None,
     ) -> None:
         self.kernel = kernel
         self.kernel_params = kernel_params
         self.lam = lam
+        self.n_components = n_components
+        self.landmarks = landmarks
+        self.random_state = random_state
 
     center = False  # features are raw similarities; Ridge fits the intercept
 
     def _fit_targets(self, X: ArrayLike, y: NDArray[np.float64]) -> SimilarityRidge:
         lam = check_positive(self.lam, "lam")
-        K = self._prepare_train(X)
+        if self._low_rank():
+            X = self._check_raw(X, reset=True)
+            # Landmarks only: the "plain" factorisation touches K_ZZ, not the n rows.
+            ny = self._nystroem(factorization="plain").fit(X)
+            self.nystroem_ = ny
+            self.landmark_points_ = ny.landmark_points_
+            K = self._landmark_similarities(X)
+        else:
+            K = self._prepare_train(X)
         y = _regression_targets(y, K.shape[0])
         self.ridge_ = Ridge(alpha=K.shape[0] * lam).fit(K, y)
         return self
+
+    def _landmark_similarities(self, X: Any) -> NDArray[np.float64]:
+        rows = self.nystroem_._kernel_rows()
+        return rows(X, self.landmark_points_)
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> SimilarityRidge:
         """Fit ridge regression on the training similarity rows."""
@@ -523,6 +925,8 @@ class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """Ridge prediction on the test similarity rows."""
         check_is_fitted(self, "ridge_")
+        if self._fitted_low_rank():
+            return self.ridge_.predict(self._landmark_similarities(self._check_raw(X, reset=False)))
         return self.ridge_.predict(self._prepare_test(X))
 
     def predict(self, X: ArrayLike) -> NDArray[np.float64]:

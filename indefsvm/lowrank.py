@@ -1,0 +1,806 @@
+"""The proxy-kernel SVM of paper 004 on a low-rank kernel ``K0 = Phi diag(s) Phi'``.
+
+Paper 004 (Luss & d'Aspremont) maximises, over the SVM feasible set,
+
+    f(alpha) = l(alpha) - 1/2 u'K0 u - ||u||^4 / (16 rho) + rho * sum_i min(0, lambda_i(M))^2
+
+with ``u = S alpha`` and ``M = K0 + sigma u u'``, ``sigma = 1/(4 rho)`` (notes §1; eq. 7, 17, 20).
+When ``K0 = Phi diag(s) Phi'`` has rank ``m`` (a Nyström factor, paper 003 Sect. 2.2), ``M`` acts
+only on ``span(Phi, u)`` (notes §11): with an orthonormal basis ``U = Phi T`` of range(Phi) in
+which ``K0 = U diag(d) U'`` (computed once, O(n m^2)), ``z = U'u`` and the unit residual
+``q = (u - U z) / ||u - U z||``,
+
+    M = [U q] (diag(d, 0) + sigma c c') [U q]',      c = (z, ||u - U z||),
+
+an (m+1)-dimensional diagonal-plus-rank-one matrix. Its negative eigenpairs (the rank-one engine
+of :mod:`indefsvm.rank_one`, O(m^2)) give the objective, the exact gradient
+``grad l - S K*(alpha) u`` (notes §2) and the certified duality gap (notes §3): the upper bound is
+the SVM primal of the rank-(m+1) proxy kernel ``K* = M_+``, i.e. a linear SVM on m+1 features with
+the best intercept found by sorting (:func:`indefsvm.problems.minimize_piecewise_linear`). One
+evaluation costs two products with ``Phi`` (O(nm)) plus O(m^2); no n x n array is formed.
+
+No published method has this low-rank variant; everything else (feasible sets, projections,
+bounds, the solvers) is the dense problem's, so the problem classes here subclass the dense ones
+of :mod:`indefsvm.problems` and only replace the kernel operator.
+
+Usage::
+
+    K0 = LowRankKernel(Phi, signature)          # K0 = Phi diag(signature) Phi'
+    res = indefsvm.solve(K0, y, C=1.0, rho=1.0)  # method="pg"
+    res.kernel                                   # a LowRankProxyKernel (factor), not n x n
+
+Methods that need dense n x n matrices (``method="accpm"``/``"siqclp"``, LIBSVM checks, a dense
+``K*``) work up to ``n = DENSE_LIMIT`` and are refused above it with a message saying why.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from indefsvm._validation import check_binary_labels, check_positive, class_weights_to_C
+from indefsvm.problems import (
+    ClassificationProblem,
+    Evaluation,
+    OneClassProblem,
+    ProxyKernelProblem,
+    RegressionProblem,
+)
+from indefsvm.proxy import ProxyState
+from indefsvm.rank_one import rank_one_eigh
+
+__all__ = [
+    "DENSE_LIMIT",
+    "LowRankClassificationProblem",
+    "LowRankKernel",
+    "LowRankOneClassProblem",
+    "LowRankPerturbProblem",
+    "LowRankProxyKernel",
+    "LowRankProxyOperator",
+    "LowRankRegressionProblem",
+    "make_lowrank_problem",
+]
+
+logger = logging.getLogger(__name__)
+
+#: Largest n for which a low-rank problem agrees to form n x n matrices (dense ``K0``/``K*``,
+#: LIBSVM checks, ACCPM's Newton systems, SIQCLP): 5,000 x 5,000 float64 is 200 MB.
+DENSE_LIMIT = 5000
+
+# Rows of Phi converted to float64 at once when Phi is stored in float32 (64 MB for m = 500).
+_BLOCK_ROWS = 16384
+# Below this fraction of ||u||^2 the residual norm is recomputed from the explicit residual
+# instead of ||u||^2 - ||z||^2 (whose rounding error is eps ||u||^2).
+_CANCELLATION = 1e-6
+
+
+def _blocks(n: int, block: int = _BLOCK_ROWS):
+    for start in range(0, n, block):
+        yield slice(start, min(n, start + block))
+
+
+class LowRankKernel:
+    """A symmetric kernel given by a factor: ``K0 = features @ diag(signature) @ features.T``.
+
+    The input type of :func:`indefsvm.solve` / :func:`indefsvm.make_problem` for the low-rank
+    proxy-kernel SVM (e.g. the output of ``IndefiniteNystroem``: ``Phi = nys.transform(X)``,
+    ``signature = nys.signature_``). Nothing n x n is formed unless :meth:`toarray` is called.
+
+    Parameters
+    ----------
+    features : array_like of shape (n, m)
+        The factor ``Phi``. float64 and float32 arrays are kept by reference (no copy); float32
+        storage halves the memory, and every product converts row blocks to float64, so the
+        kernel is exactly the one of the stored values and the certified bounds stay valid.
+    signature : array_like of shape (m,)
+        Diagonal weights, ``±1`` for a Nyström factor of an indefinite kernel (any finite real
+        weights are accepted).
+    """
+
+    def __init__(self, features: ArrayLike, signature: ArrayLike) -> None:
+        Phi = np.asarray(features)
+        if Phi.dtype not in (np.float64, np.float32):
+            if not (np.issubdtype(Phi.dtype, np.number) and not np.iscomplexobj(Phi)):
+                raise TypeError(f"features must be a real numeric array; got dtype {Phi.dtype}.")
+            Phi = Phi.astype(np.float64)
+        if Phi.ndim != 2 or Phi.shape[0] < 2 or Phi.shape[1] < 1:
+            raise ValueError(
+                f"features must be a 2-D array (n, m) with n >= 2 and m >= 1; got {Phi.shape}."
+            )
+        s = np.asarray(signature, dtype=np.float64)
+        if s.ndim != 1 or s.shape[0] != Phi.shape[1]:
+            raise ValueError(
+                f"signature must be a vector of length m = {Phi.shape[1]} (one weight per column "
+                f"of features); got shape {s.shape}."
+            )
+        if not np.all(np.isfinite(s)):
+            raise ValueError("signature contains NaN or inf.")
+        for sl in _blocks(Phi.shape[0]):
+            if not np.all(np.isfinite(Phi[sl])):
+                raise ValueError("features contains NaN or inf.")
+        self.features = Phi
+        self.signature = s
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.features.shape[0], self.features.shape[0])
+
+    @property
+    def n(self) -> int:
+        return self.features.shape[0]
+
+    @property
+    def rank(self) -> int:
+        """Number of columns ``m`` of the factor (an upper bound on the rank)."""
+        return self.features.shape[1]
+
+    def matvec(self, v: ArrayLike) -> NDArray[np.float64]:
+        """``K0 @ v`` in O(nm)."""
+        v = np.asarray(v, dtype=np.float64)
+        return _mat(self.features, self.signature * _rmat(self.features, v))
+
+    def toarray(self, *, max_n: int = DENSE_LIMIT) -> NDArray[np.float64]:
+        """The dense ``n x n`` kernel (refused above ``max_n`` rows: it would need n^2 memory)."""
+        _check_dense(self.n, max_n, "the dense kernel K0")
+        F = np.asarray(self.features, dtype=np.float64)
+        K = (F * self.signature) @ F.T
+        return 0.5 * (K + K.T)
+
+    def __repr__(self) -> str:
+        return f"LowRankKernel(n={self.n}, m={self.rank}, dtype={self.features.dtype})"
+
+
+def _check_dense(n: int, max_n: int, what: str) -> None:
+    if n > max_n:
+        raise ValueError(
+            f"{what} would be a dense {n} x {n} array ({8 * n * n / 1e9:.3g} GB); the low-rank "
+            f"problem forms n x n arrays only up to n = {max_n}. Use method='pg' and the factored "
+            "results (LowRankProxyKernel.matvec / rows) instead."
+        )
+
+
+def _rmat(Phi: NDArray, v: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``Phi' v`` in float64 (row blocks converted when Phi is float32)."""
+    if Phi.dtype == np.float64:
+        return Phi.T @ v
+    out = np.zeros((Phi.shape[1],) + v.shape[1:])
+    for sl in _blocks(Phi.shape[0]):
+        out += Phi[sl].astype(np.float64).T @ v[sl]
+    return out
+
+
+def _mat(Phi: NDArray, w: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``Phi w`` in float64 (row blocks converted when Phi is float32)."""
+    if Phi.dtype == np.float64:
+        return Phi @ w
+    out = np.empty((Phi.shape[0],) + w.shape[1:])
+    for sl in _blocks(Phi.shape[0]):
+        out[sl] = Phi[sl].astype(np.float64) @ w
+    return out
+
+
+@dataclass
+class LowRankProxyState(ProxyState):
+    """:class:`~indefsvm.proxy.ProxyState` of the low-rank operator.
+
+    ``z`` is ``c = (U'u, ||r||)`` in the (m'+1)-dimensional basis ``[U q]`` (the residual
+    coordinate at index ``residual_index``), ``low_vectors`` are eigenvectors of
+    ``diag(d, 0) + sigma c c'`` in that basis.
+    """
+
+    residual_norm: float = 0.0
+    residual: NDArray[np.float64] | None = None
+
+
+class LowRankProxyOperator:
+    """``K*(u) = (K0 + sigma u u')_+`` for ``K0 = Phi_w diag(s) Phi_w'`` without n x n arrays.
+
+    Same interface as :class:`indefsvm.proxy.ProxyKernelOperator` (``state``, ``matvec``,
+    ``project_rows``, ``kernel``, ``smoothed_kstar_u``, ``spectral_scale``, ``sigma``,
+    ``eigenvalues``), so the problems and solvers of the package use it unchanged.
+
+    ``Phi_w = diag(row_scale) Phi`` (the ``Ds`` scaling of a componentwise rho, notes §7) is never
+    formed: the scaling is applied to the vectors.
+
+    Parameters
+    ----------
+    kernel : LowRankKernel
+    sigma : float
+        ``1 / (4 rho)``.
+    row_scale : ndarray of shape (n,), optional
+        ``rho_i^(1/4)`` for a vector rho.
+    rank_tol : float
+        Directions of range(Phi) whose squared singular value (of the column-normalised factor)
+        is below ``rank_tol`` times the largest are dropped: they carry a kernel part of relative
+        size ``rank_tol`` at most and would make the basis lose orthogonality.
+    """
+
+    def __init__(
+        self,
+        kernel: LowRankKernel,
+        sigma: float,
+        *,
+        row_scale: NDArray[np.float64] | None = None,
+        rank_tol: float = 1e-12,
+    ) -> None:
+        self.factor = kernel
+        self.Phi = kernel.features
+        self.n = kernel.n
+        self.sigma = float(sigma)
+        self.row_scale = row_scale
+        self.engine_threads = 1
+        G = self._gram(None)
+        self.gram = G
+        # Orthonormal basis U = Phi_w T of range(Phi_w) from the Gram matrix after Jacobi
+        # scaling (Nyström features have orthogonal columns of very different norms), with a
+        # second pass when the first is ill conditioned (Cholesky-QR2 idea).
+        norms = np.sqrt(np.maximum(np.diag(G), 0.0))
+        keep = norms > 0
+        if not np.any(keep):
+            raise ValueError("the kernel factor is identically zero.")
+        Dinv = np.zeros_like(norms)
+        Dinv[keep] = 1.0 / norms[keep]
+        T = self._orthonormalizer(Dinv[:, None] * G * Dinv[None, :], rank_tol) * Dinv[:, None]
+        gam = np.linalg.eigvalsh(T.T @ G @ T)
+        if gam.size and (gam[-1] - 1.0 > 1e-8 or 1.0 - gam[0] > 1e-8):
+            T = T @ self._orthonormalizer(self._gram(T), 0.0)
+        # K0 = U (T'G S G T) U' on range(Phi_w); rotate the basis to diagonalise it.
+        GT = G @ T
+        B0 = (GT.T * kernel.signature) @ GT
+        d, P = np.linalg.eigh(0.5 * (B0 + B0.T))
+        self.T = T @ P
+        self.eigenvalues = d
+        self.rank = d.shape[0]
+        self.n_negative_k0 = int(np.count_nonzero(d < 0))
+        # The complement of range(Phi) is an eigenspace of K0 with eigenvalue 0: one pole 0.
+        self.residual_index = int(np.searchsorted(d, 0.0))
+        self.d_ext = np.insert(d, self.residual_index, 0.0)
+        self.assume_psd = False
+        logger.debug("low-rank operator: n=%d, m=%d, rank=%d", self.n, kernel.rank, self.rank)
+
+    # -- products with the factor ---------------------------------------------------------------
+    def _gram(self, T: NDArray[np.float64] | None) -> NDArray[np.float64]:
+        """``(Phi_w T)'(Phi_w T)`` accumulated over row blocks."""
+        Phi, s = self.Phi, self.row_scale
+        if Phi.dtype == np.float64 and s is None and T is None:
+            G = Phi.T @ Phi
+            return 0.5 * (G + G.T)
+        k = Phi.shape[1] if T is None else T.shape[1]
+        G = np.zeros((k, k))
+        for sl in _blocks(self.n):
+            B = Phi[sl].astype(np.float64, copy=False)
+            if s is not None:
+                B = B * s[sl, None]
+            if T is not None:
+                B = B @ T
+            G += B.T @ B
+        return 0.5 * (G + G.T)
+
+    @staticmethod
+    def _orthonormalizer(G: NDArray[np.float64], rank_tol: float) -> NDArray[np.float64]:
+        gam, W = np.linalg.eigh(G)
+        keep = gam > max(rank_tol, 0.0) * gam[-1]
+        keep &= gam > 0
+        return W[:, keep] / np.sqrt(gam[keep])
+
+    def rmat_w(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``Phi_w' v``."""
+        if self.row_scale is not None:
+            v = v * (self.row_scale if v.ndim == 1 else self.row_scale[:, None])
+        return _rmat(self.Phi, v)
+
+    def mat_w(self, w: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``Phi_w w``."""
+        out = _mat(self.Phi, w)
+        if self.row_scale is not None:
+            out *= self.row_scale if out.ndim == 1 else self.row_scale[:, None]
+        return out
+
+    def _split(self, c: NDArray[np.float64]) -> tuple[NDArray[np.float64], Any]:
+        """Split coordinates in ``[U q]`` into the U part and the residual part."""
+        j = self.residual_index
+        return np.delete(c, j, axis=0), c[j]
+
+    def _join(self, head: NDArray[np.float64], last: Any) -> NDArray[np.float64]:
+        return np.insert(head, self.residual_index, last, axis=0)
+
+    def residual(self, state: LowRankProxyState) -> NDArray[np.float64]:
+        """``r = u - U U'u`` (computed once per state, on demand)."""
+        if state.residual is None:
+            z_head, _ = self._split(state.z)
+            state.residual = state.u - self.mat_w(self.T @ z_head)
+        return state.residual
+
+    def apply_basis(self, state: LowRankProxyState, c: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``[U q] c`` for coordinates ``c`` of shape (m'+1,) or (m'+1, k); one pass over Phi."""
+        head, last = self._split(c)
+        rn = state.residual_norm
+        if rn == 0.0:
+            return self.mat_w(self.T @ head)
+        if state.residual is not None:
+            r = state.residual
+            return self.mat_w(self.T @ head) + (np.multiply.outer(r, last) / rn)
+        # q = (u - U z)/rn: fold the U part of q into the single product with Phi.
+        z_head, _ = self._split(state.z)
+        coef = np.asarray(last) / rn
+        return self.mat_w(self.T @ (head - np.multiply.outer(z_head, coef))) + np.multiply.outer(
+            state.u, coef
+        )
+
+    def basis_adjoint(self, state: LowRankProxyState, V: NDArray[np.float64]) -> NDArray:
+        """``[U q]' V`` for ``V`` of shape (n,) or (n, k); one pass over Phi."""
+        x = self.T.T @ self.rmat_w(V)
+        rn = state.residual_norm
+        if rn == 0.0:
+            return self._join(x, np.zeros(x.shape[1:]) if x.ndim > 1 else 0.0)
+        z_head, _ = self._split(state.z)
+        if state.residual is not None:
+            last = state.residual @ V
+        else:
+            last = (state.u @ V - z_head @ x) / rn
+        return self._join(x, last)
+
+    # -- ProxyKernelOperator interface ------------------------------------------------------------
+    def spectral_scale(self) -> float:
+        """``max |lambda(K0)|``."""
+        return float(np.max(np.abs(self.eigenvalues))) if self.rank else 0.0
+
+    @property
+    def is_psd(self) -> bool:
+        return self.n_negative_k0 == 0
+
+    @property
+    def K0(self) -> NDArray[np.float64]:
+        """The dense working kernel ``Phi_w diag(s) Phi_w'`` (only up to ``DENSE_LIMIT``)."""
+        _check_dense(self.n, DENSE_LIMIT, "the dense kernel K0 (needed by SIQCLP)")
+        U = self.mat_w(self.T)
+        K = (U * self.eigenvalues) @ U.T
+        return 0.5 * (K + K.T)
+
+    def state(self, u: NDArray[np.float64], *, smoothing: float = 0.0) -> LowRankProxyState:
+        """Proxy-kernel quantities at ``u`` in O(nm + m^2) (notes §11)."""
+        sigma = self.sigma
+        u = np.asarray(u, dtype=np.float64)
+        u_norm_sq = float(u @ u)
+        z_head = self.T.T @ self.rmat_w(u)
+        rn_sq = u_norm_sq - float(z_head @ z_head)
+        residual = None
+        if rn_sq <= _CANCELLATION * u_norm_sq:
+            # ||u||^2 - ||z||^2 lost its digits: form r explicitly (one more pass over Phi).
+            residual = u - self.mat_w(self.T @ z_head)
+            rn_sq = float(residual @ residual)
+        rn = float(np.sqrt(max(rn_sq, 0.0)))
+        if rn == 0.0:
+            residual = None
+        z = self._join(z_head, rn)
+        d = self.d_ext
+        low = rank_one_eigh(
+            d, z, sigma, which="below", upper=float(smoothing), n_threads=self.engine_threads
+        )
+        lam, W = low.eigenvalues, low.eigenvectors
+        neg = lam < 0
+        wz = W[:, neg].T @ z
+        # [U q]' K* u = (diag(d,0) + sigma c c') c - W_- diag(lam_-) W_-' c
+        s = d * z + (sigma * float(z @ z)) * z - W[:, neg] @ (lam[neg] * wz)
+        state = LowRankProxyState(
+            u=u,
+            z=z,
+            low_values=lam,
+            low_vectors=W,
+            kstar_u=np.empty(0),
+            u_kstar_u=float(z @ s),
+            u_k0_u=float(z @ (d * z)),
+            u_norm_sq=u_norm_sq,
+            u_mneg_u=float(np.sum(lam[neg] * wz**2)),
+            neg_sq_sum=float(np.sum(lam[neg] ** 2)),
+            residual_norm=rn,
+            residual=residual,
+        )
+        state.kstar_u = self.apply_basis(state, s)
+        return state
+
+    def _small_kstar(self, state: LowRankProxyState) -> NDArray[np.float64]:
+        """``K*`` in the basis ``[U q]``: ``diag(d,0) + sigma c c' - W_- diag(lam_-) W_-'``."""
+        z = state.z
+        B = np.diag(self.d_ext) + self.sigma * np.outer(z, z)
+        neg = state.low_values < 0
+        Wn = state.low_vectors[:, neg]
+        B -= (Wn * state.low_values[neg]) @ Wn.T
+        return 0.5 * (B + B.T)
+
+    def matvec(self, state: LowRankProxyState, v: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``K*(u) v`` in O(nm): ``K*`` lives in span([U q])."""
+        v = np.asarray(v, dtype=np.float64)
+        return self.apply_basis(state, self._small_kstar(state) @ self.basis_adjoint(state, v))
+
+    def smoothed_kstar_u(self, state: LowRankProxyState, smoothing: float) -> NDArray:
+        """The paper's Moreau-Yosida smoothed ``K_eps u`` (Sect. 3), as in the dense operator."""
+        lam = state.low_values
+        mid = (lam >= 0) & (lam < smoothing)
+        if not np.any(mid):
+            return state.kstar_u
+        W = state.low_vectors[:, mid]
+        weight = (1.0 - lam[mid] / smoothing) * lam[mid]
+        return state.kstar_u - self.apply_basis(state, W @ (weight * (W.T @ state.z)))
+
+    def project_rows(self, state: LowRankProxyState, R: NDArray[np.float64]) -> NDArray:
+        """``R (I - Q_- Q_-')``: the projector on M's non-negative eigenspace (notes §8)."""
+        R = np.array(R, dtype=np.float64, copy=True)
+        neg = state.low_values < 0
+        if not np.any(neg):
+            return R
+        Wn = state.low_vectors[:, neg]
+        # (R Q_-) with Q_- = [U q] W_-: [U q]' R' is one pass over Phi for all rows at once.
+        RQ = (self.basis_adjoint(state, R.T).T) @ Wn
+        R -= self.apply_basis(state, Wn @ RQ.T).T
+        return R
+
+    def kernel(self, state: LowRankProxyState) -> NDArray[np.float64]:
+        """The dense ``K*`` (only up to ``DENSE_LIMIT``; use :class:`LowRankProxyKernel`)."""
+        _check_dense(self.n, DENSE_LIMIT, "the dense proxy kernel K*")
+        E = self.apply_basis(state, np.eye(self.rank + 1))
+        K = (E @ self._small_kstar(state)) @ E.T
+        return 0.5 * (K + K.T)
+
+
+class LowRankProxyKernel:
+    """The learned proxy kernel ``K*`` of a low-rank problem, kept as a factor.
+
+    ``K* = E B E'`` with ``E = Ds^-1 [U q]`` (n x (m'+1), never stored: ``U = Phi_w T``) and
+    ``B`` the (m'+1) x (m'+1) PSD matrix of :attr:`core`. This is ``SolveResult.kernel`` (and
+    ``proxy_kernel_`` of the estimators) for a low-rank problem, in place of the dense n x n array.
+
+    Attributes
+    ----------
+    shape : tuple
+        ``(n, n)``.
+    core : ndarray of shape (m'+1, m'+1)
+    """
+
+    def __init__(self, operator: LowRankProxyOperator, state: LowRankProxyState) -> None:
+        self.operator = operator
+        self.state = state
+        self.core = operator._small_kstar(state)
+        self.shape = (operator.n, operator.n)
+
+    def _unscale(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
+        s = self.operator.row_scale
+        if s is None:
+            return x
+        return x / (s if x.ndim == 1 else s[:, None])
+
+    def matvec(self, V: ArrayLike) -> NDArray[np.float64]:
+        """``K* @ V`` for ``V`` of shape (n,) or (n, k), in O(nmk)."""
+        op, st = self.operator, self.state
+        V = self._unscale(np.asarray(V, dtype=np.float64))
+        return self._unscale(op.apply_basis(st, self.core @ op.basis_adjoint(st, V)))
+
+    def features(self) -> NDArray[np.float64]:
+        """A factor ``F`` (n x k, k <= m'+1) with ``K* = F F'`` (O(nm) memory)."""
+        lam, W = np.linalg.eigh(self.core)
+        pos = lam > 0
+        return self._unscale(self.operator.apply_basis(self.state, W[:, pos] * np.sqrt(lam[pos])))
+
+    def rows(self, index: ArrayLike) -> NDArray[np.float64]:
+        """Rows ``K*[index]`` (len(index) x n), O(nm) per row."""
+        idx = np.atleast_1d(np.asarray(index))
+        e = np.zeros((self.shape[0], idx.shape[0]))
+        e[idx, np.arange(idx.shape[0])] = 1.0
+        return self.matvec(e).T
+
+    def toarray(self, *, max_n: int = DENSE_LIMIT) -> NDArray[np.float64]:
+        """The dense ``K*`` (refused above ``max_n``)."""
+        _check_dense(self.shape[0], max_n, "the dense proxy kernel K*")
+        F = self.features()
+        K = F @ F.T
+        return 0.5 * (K + K.T)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> NDArray[np.float64]:
+        K = self.toarray()
+        return K if dtype is None else K.astype(dtype)
+
+    def __repr__(self) -> str:
+        return f"LowRankProxyKernel(n={self.shape[0]}, rank<={self.core.shape[0]})"
+
+
+class _LowRankProblemMixin:
+    """Replaces the dense operator of a :class:`ProxyKernelProblem` by the low-rank one.
+
+    The subclasses below inherit everything else (projection, objective, gradient, certified
+    bound ``_primal_from``, out-of-sample rows) from the dense problem classes: those only talk to
+    ``self.operator`` through the :class:`~indefsvm.proxy.ProxyKernelOperator` interface.
+    """
+
+    #: Marks the problem as factored (no n x n arrays); used by estimators and ``solve``.
+    low_rank = True
+    n: int
+    operator: LowRankProxyOperator
+
+    def _init_lowrank(
+        self,
+        K0: LowRankKernel,
+        rho: float | ArrayLike,
+        *,
+        lower: NDArray[np.float64],
+        upper: NDArray[np.float64],
+        eq_coef: NDArray[np.float64],
+        eq_rhs: float,
+        sign: NDArray[np.float64],
+        linear_coef: NDArray[np.float64],
+        l1_weight: float = 0.0,
+        rank_tol: float = 1e-12,
+    ) -> None:
+        # Mirrors ProxyKernelProblem.__init__ (same attributes), with the factored operator.
+        self.n = K0.n
+        self.kernel0 = K0
+        rho_arr = np.asarray(check_positive(rho, "rho", allow_array=True), dtype=np.float64)
+        if rho_arr.ndim == 0:
+            self.rho = float(rho_arr)
+            self.scale = None
+            self.penalty_rho = float(rho_arr)
+        else:
+            if rho_arr.shape != (self.n,):
+                raise ValueError(
+                    f"rho must be a positive scalar or a vector of length n = {self.n} "
+                    f"(one penalty per training point); got shape {rho_arr.shape}."
+                )
+            self.rho = rho_arr
+            self.scale = rho_arr**0.25
+            self.penalty_rho = 1.0
+        self.lower = lower
+        self.upper = upper
+        self.eq_coef = eq_coef
+        self.eq_rhs = float(eq_rhs)
+        self.sign = sign
+        self.u_coef = sign if self.scale is None else sign / self.scale
+        self.linear_coef = linear_coef
+        self.l1_weight = float(l1_weight)
+        self.operator = LowRankProxyOperator(
+            K0, 1.0 / (4.0 * self.penalty_rho), row_scale=self.scale, rank_tol=rank_tol
+        )
+
+    def check_method(self, method: str) -> None:
+        """Refuse solvers that form n x n matrices above :data:`DENSE_LIMIT` (hook of solve)."""
+        if method != "pg" and self.n > DENSE_LIMIT:
+            raise ValueError(
+                f"method={method!r} needs n x n matrices (ACCPM: the Newton system of its "
+                f"analytic centers; SIQCLP: dense kernels in its conic program), which the "
+                f"low-rank problem forms only up to n = {DENSE_LIMIT}; here n = {self.n}. "
+                "Use method='pg' (O(nm) per iteration)."
+            )
+
+    def objective_at_zero(self) -> float:
+        """``f(0) = rho ||(K0)_-||_F^2`` (notes §10), the alpha-free part of the objective."""
+        d = self.operator.eigenvalues
+        return self.penalty_rho * float(np.sum(np.minimum(d, 0.0) ** 2))
+
+    def kernel_from_state(self, state: ProxyState) -> LowRankProxyKernel:  # type: ignore[override]
+        """The proxy kernel as a :class:`LowRankProxyKernel` factor (never n x n)."""
+        return LowRankProxyKernel(self.operator, state)  # type: ignore[arg-type]
+
+    def feature_coef(
+        self, alpha: ArrayLike, *, state: ProxyState | None = None
+    ) -> NDArray[np.float64]:
+        """Weights ``c`` (m,) of the inductive decision in factor coordinates (notes §8).
+
+        A point with factor row ``phi`` (e.g. its Nyström features) has the kernel row
+        ``k_x = Phi diag(s) phi``; its proxy-kernel decision ``(P_+ k_x)'u`` (the map of
+        :meth:`out_of_sample_rows`) equals ``phi @ c``. On a training point it is
+        ``(K* u)_i``. Cost O(nm).
+        """
+        alpha = np.asarray(alpha, dtype=np.float64)
+        op = self.operator
+        if state is None:
+            state = self.state(alpha)
+        u = self.sign * alpha
+        u_w = self.u_coef * alpha
+        g = _rmat(op.Phi, u)  # Phi' u in the ORIGINAL coordinates
+        neg = state.low_values < 0
+        if np.any(neg):
+            Wn = state.low_vectors[:, neg]
+            t = Wn @ (Wn.T @ state.z)  # [U q]' Q_- Q_-' u_w in the basis [U q]
+            head, last = op._split(t)
+            corr = op.gram @ (op.T @ head)
+            rn = state.residual_norm
+            if rn > 0 and last != 0.0:
+                if isinstance(state, LowRankProxyState) and state.residual is not None:
+                    phi_q = op.rmat_w(state.residual) / rn
+                else:
+                    z_head, _ = op._split(state.z)
+                    phi_q = (op.rmat_w(u_w) - op.gram @ (op.T @ z_head)) / rn
+                corr = corr + last * phi_q
+            g = g - corr
+        return self.kernel0.signature * g
+
+    def libsvm_upper_bound(
+        self, evaluation: Evaluation, *, tol: float = 1e-3
+    ) -> tuple[float, float, NDArray[np.float64]]:
+        """LIBSVM check on the dense ``K*`` (notes §4); refused above :data:`DENSE_LIMIT`."""
+        _check_dense(self.n, DENSE_LIMIT, "a LIBSVM check (it trains on the dense K*)")
+        state = evaluation.state
+        K = self.operator.kernel(state)
+        if self.scale is not None:
+            K = (K / self.scale[:, None]) / self.scale[None, :]
+        u_lib = self._libsvm_solution(K, tol)  # type: ignore[attr-defined]
+        g = K @ u_lib
+        primal, b = self._primal_from(g, float(u_lib @ g))  # type: ignore[attr-defined]
+        return primal + self._penalty(state), b, self.sign * u_lib  # type: ignore[attr-defined]
+
+
+class LowRankClassificationProblem(_LowRankProblemMixin, ClassificationProblem):
+    """Indefinite SVM classification (paper 004, eq. 7) on ``K0 = Phi diag(s) Phi'``.
+
+    Same problem, parameters and results as :class:`~indefsvm.problems.ClassificationProblem`;
+    ``K0`` is a :class:`LowRankKernel` and one evaluation costs O(nm + m^2) (notes §11).
+    """
+
+    def __init__(
+        self,
+        K0: LowRankKernel,
+        y: ArrayLike,
+        *,
+        C: float = 1.0,
+        rho: float | ArrayLike = 1.0,
+        class_weight: None | str | Mapping[Any, float] = None,
+        rank_tol: float = 1e-12,
+    ) -> None:
+        n = K0.n
+        labels = check_binary_labels(y, n)
+        self.classes = labels.classes
+        self.y = labels.y
+        self.C = check_positive(C, "C")
+        self.class_weight = class_weight
+        self.box = class_weights_to_C(self.C, self.y, class_weight, labels.classes)
+        self._init_lowrank(
+            K0,
+            rho,
+            lower=np.zeros(n),
+            upper=self.box,
+            eq_coef=self.y,
+            eq_rhs=0.0,
+            sign=self.y,
+            linear_coef=np.ones(n),
+            rank_tol=rank_tol,
+        )
+
+
+class LowRankPerturbProblem(LowRankClassificationProblem):
+    """PerturbSVM (eq. 21-22) on a PSD low-rank kernel (``signature >= 0`` up to ``psd_tol``)."""
+
+    kind = "perturb"
+
+    def __init__(
+        self,
+        K0: LowRankKernel,
+        y: ArrayLike,
+        *,
+        C: float = 1.0,
+        rho: float | ArrayLike = 1.0,
+        class_weight: None | str | Mapping[Any, float] = None,
+        psd_tol: float = 1e-10,
+        rank_tol: float = 1e-12,
+    ) -> None:
+        super().__init__(K0, y, C=C, rho=rho, class_weight=class_weight, rank_tol=rank_tol)
+        d = self.operator.eigenvalues
+        scale = max(1.0, float(np.max(np.abs(d)))) if d.size else 1.0
+        if d.size and d[0] < -psd_tol * scale:
+            raise ValueError(
+                f"problem='perturb' (PerturbSVM, paper 004 Sect. 4.3) needs a PSD kernel, but "
+                f"the low-rank K0 has {int(np.sum(d < -psd_tol * scale))} eigenvalues below "
+                f"-psd_tol * max|lambda| (smallest {d[0]:.6g}). Use problem='svc'."
+            )
+
+
+class LowRankRegressionProblem(_LowRankProblemMixin, RegressionProblem):
+    """Indefinite SVR (paper 004, eq. 17) on ``K0 = Phi diag(s) Phi'`` (see the dense class)."""
+
+    def __init__(
+        self,
+        K0: LowRankKernel,
+        y: ArrayLike,
+        *,
+        C: float = 1.0,
+        epsilon: float = 0.1,
+        rho: float | ArrayLike = 1.0,
+        rank_tol: float = 1e-12,
+    ) -> None:
+        n = K0.n
+        y = np.asarray(y)
+        if y.ndim != 1 or y.shape[0] != n:
+            raise ValueError(f"y must be a vector of {n} regression targets; got shape {y.shape}.")
+        if not np.issubdtype(y.dtype, np.number) or not np.all(np.isfinite(y)):
+            raise ValueError("y must hold finite numeric regression targets.")
+        self.y = y.astype(np.float64)
+        self.C = check_positive(C, "C")
+        epsilon = float(epsilon)
+        if not np.isfinite(epsilon) or epsilon < 0:
+            raise ValueError(f"epsilon must be finite and >= 0; got {epsilon!r}.")
+        self.epsilon = epsilon
+        self.classes = None
+        self._init_lowrank(
+            K0,
+            rho,
+            lower=np.full(n, -self.C),
+            upper=np.full(n, self.C),
+            eq_coef=np.ones(n),
+            eq_rhs=0.0,
+            sign=np.ones(n),
+            linear_coef=self.y,
+            l1_weight=epsilon,
+            rank_tol=rank_tol,
+        )
+
+
+class LowRankOneClassProblem(_LowRankProblemMixin, OneClassProblem):
+    """Indefinite one-class SVM (paper 004, eq. 20) on ``K0 = Phi diag(s) Phi'``."""
+
+    def __init__(
+        self,
+        K0: LowRankKernel,
+        *,
+        nu: float = 0.5,
+        rho: float | ArrayLike = 1.0,
+        rank_tol: float = 1e-12,
+    ) -> None:
+        n = K0.n
+        nu = float(nu)
+        if not (np.isfinite(nu) and 0 < nu <= 1):
+            raise ValueError(f"nu must be in (0, 1]; got {nu!r}.")
+        self.nu = nu
+        self.classes = None
+        self._init_lowrank(
+            K0,
+            rho,
+            lower=np.zeros(n),
+            upper=np.full(n, 1.0 / (nu * n)),
+            eq_coef=np.ones(n),
+            eq_rhs=1.0,
+            sign=np.ones(n),
+            linear_coef=np.zeros(n),
+            rank_tol=rank_tol,
+        )
+
+
+def make_lowrank_problem(
+    kind: str,
+    K0: LowRankKernel,
+    y: ArrayLike | None = None,
+    *,
+    C: float = 1.0,
+    rho: float | ArrayLike = 1.0,
+    epsilon: float = 0.1,
+    nu: float = 0.5,
+    class_weight: None | str | Mapping[Any, float] = None,
+    symmetrize: bool = False,
+    psd_tol: float = 1e-10,
+) -> ProxyKernelProblem:
+    """Low-rank counterpart of :func:`indefsvm.problems.make_problem` (same arguments).
+
+    Called by ``make_problem`` (and so by :func:`indefsvm.solve`) when ``K0`` is a
+    :class:`LowRankKernel`. ``symmetrize`` does not apply (the factor is symmetric by
+    construction) and is ignored.
+    """
+    if not isinstance(K0, LowRankKernel):
+        raise TypeError(f"K0 must be a LowRankKernel; got {type(K0).__name__}.")
+    if kind == "oneclass":
+        if class_weight is not None:
+            raise ValueError("class_weight does not apply to problem='oneclass'.")
+        return LowRankOneClassProblem(K0, nu=nu, rho=rho)
+    if y is None:
+        raise ValueError(f"problem={kind!r} needs y (labels or targets); only 'oneclass' omits it.")
+    if kind == "svr":
+        if class_weight is not None:
+            raise ValueError("class_weight does not apply to problem='svr'.")
+        return LowRankRegressionProblem(K0, y, C=C, epsilon=epsilon, rho=rho)
+    if kind == "perturb":
+        return LowRankPerturbProblem(
+            K0, y, C=C, rho=rho, class_weight=class_weight, psd_tol=psd_tol
+        )
+    if kind == "svc":
+        return LowRankClassificationProblem(K0, y, C=C, rho=rho, class_weight=class_weight)
+    raise ValueError(f"unknown problem {kind!r} for a LowRankKernel.")

@@ -1,0 +1,670 @@
+"""Nystroem approximation of indefinite (Krein) kernels (Oglic & Gaertner 2019, Sect. 2.2-2.3).
+
+For landmarks ``Z`` (a subset of the training points) the Nystroem approximation of a Krein
+kernel matrix is eq. (3) of paper 003,
+
+    K_X|Z = K_XZ K_ZZ^{-1} K_ZX,
+
+valid for an indefinite ``K_ZZ`` (the projection onto the span of the landmark evaluation
+functionals exists when ``K_ZZ`` is non-singular; when it is singular we use the pseudo-inverse
+of ``K_ZZ`` over its eigenvalues ``|d| > rcond * max|d|``). :class:`IndefiniteNystroem` returns
+features ``Phi`` and a signature ``s`` (+-1 per column) with
+
+    K_X|Z = Phi diag(s) Phi',
+
+computed by the one-shot approximate eigendecomposition of Sect. 2.2: with
+``K_ZZ = U D U'``, ``L = K_XZ U |D|^{-1/2}``, ``S = sign(D)``, the thin SVD ``L = A Sigma B'``
+and the eigendecomposition ``M = Sigma B' S B Sigma = P Lambda P'``, we have
+``K_X|Z = (AP) Lambda (AP)'`` with orthonormal ``AP``; the features are
+``Phi = A P |Lambda|^{1/2}`` and ``s = sign(Lambda)``. Because ``A = L B Sigma^{-1}``,
+``Phi = K_XZ W`` with the ``(m, r)`` matrix ``W = U |D|^{-1/2} B Sigma^{-1} P |Lambda|^{1/2}``
+(:attr:`IndefiniteNystroem.components_`): the same map is the out-of-sample extension of
+Sect. 2.2 (``k_x' K_ZZ^{-1} K_ZX``), no transductive step.
+
+The factor ``Sigma, B`` of the thin SVD of ``L`` (n x m) comes from a tall-skinny QR computed
+over row blocks (the R factor of ``[R; L_block]`` is updated block by block), followed by the
+SVD of the ``m x m`` R. This is as accurate as an SVD of ``L`` itself, needs only O(m^2) memory
+beyond one row block, never forms an ``n x n`` array, and costs about ``m^2 n`` (forming ``L``)
+plus ``2 m^2 n`` (the QR) plus ``O(m^3)`` flops -- the paper's bound ``3 m^2 n + 3 m^3``.
+Transforming the training set costs one more ``m r n`` product (``fit_transform`` reuses the
+kernel blocks of the fit pass, so the kernel is evaluated once).
+
+Landmarks (Sect. 2.3): ``"uniform"``; ``"leverage"`` (approximate statistical leverage scores
+``l(x_i) = ||U_(i)||^2`` of a one-shot sketch built on ``sketch_size`` uniformly sampled points,
+then ``m`` points sampled with probability proportional to ``l``); ``"kmeans++"`` (approximate
+kernel k-means++ seeding, Arthur & Vassilvitskii 2007, in the feature space ``L = U |Lambda|^{1/2}``
+of the flip-spectrum ``H = L L'`` of the same sketch). Both cost ``O(n * sketch_size)`` per pass
+(k-means++: ``O(n * sketch_size * m)`` in total, it is sequential in the ``m`` centroids).
+
+References
+----------
+D. Oglic, T. Gaertner. Scalable learning in reproducing kernel Krein spaces. ICML 2019
+(paper 003), Sect. 2.2 (eq. 3 and the one-shot eigendecomposition) and Sect. 2.3.
+C. Fowlkes, S. Belongie, F. Chung, J. Malik. Spectral grouping using the Nystroem method.
+IEEE TPAMI 26(2), 2004.
+D. Arthur, S. Vassilvitskii. k-means++: the advantages of careful seeding. SODA 2007.
+"""
+
+from __future__ import annotations
+
+import logging
+import numbers
+import sys
+import time
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import numpy as np
+import scipy.linalg
+from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+__all__ = ["LANDMARK_METHODS", "IndefiniteNystroem", "select_landmarks"]
+
+logger = logging.getLogger(__name__)
+
+#: Landmark selection schemes of Sect. 2.3 (plus uniform sampling).
+LANDMARK_METHODS = ("uniform", "kmeans++", "leverage")
+
+#: Factorisations: the one-shot eigendecomposition of Sect. 2.2 or the plain factor ``L, S``.
+FACTORIZATIONS = ("one-shot", "plain")
+
+#: Bytes per row block of kernel values (plus the same again for the feature block).
+BLOCK_BYTES = 32 * 2**20
+
+#: Default relative cut-off of the pseudo-inverse of ``K_ZZ``: eigenvalues with
+#: ``|d| <= rcond * max|d|`` are dropped. 1e-10 keeps the condition number of ``L`` (whose
+#: squared singular values are bounded below by the kept ``|d|``) within what double precision
+#: resolves, while the dropped part changes ``K_X|Z`` by at most ``~1e-10 max|d|`` per entry.
+DEFAULT_RCOND = 1e-10
+
+
+def _rows_per_block(n_cols: int) -> int:
+    return int(max(1, min(65536, BLOCK_BYTES // (8 * max(1, n_cols)))))
+
+
+def _blocks(n: int, rows: int) -> Iterator[tuple[int, int]]:
+    for start in range(0, n, rows):
+        yield start, min(n, start + rows)
+
+
+def _progress(total: int, desc: str, enabled: bool):
+    """A tqdm bar over ``total`` rows when enabled and interactive (else a no-op bar)."""
+    if enabled and sys.stderr.isatty():
+        try:
+            from tqdm.auto import tqdm
+
+            return tqdm(total=total, desc=desc, unit="rows", leave=False)
+        except ImportError:  # pragma: no cover - tqdm is in the environment
+            pass
+    return _NoBar()
+
+
+class _NoBar:
+    def update(self, n: int) -> None:  # noqa: D401 - trivial
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _resolve_kernel_function(kernel: str | Callable[..., Any]) -> Callable[..., Any]:
+    # Imported lazily: the estimators module imports this one (low-rank proxy SVMs).
+    from indefsvm.estimators import resolve_kernel
+
+    if isinstance(kernel, str) and kernel == "precomputed":
+        raise ValueError(
+            "IndefiniteNystroem needs kernel evaluations k(X, Z) on raw inputs; "
+            "kernel='precomputed' is not supported (pass a kernel name or a callable)."
+        )
+    function = resolve_kernel(kernel)
+    assert function is not None
+    return function
+
+
+def _check_rng(random_state: Any) -> np.random.Generator:
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(0, 2**31 - 1))
+    return np.random.default_rng(random_state)
+
+
+class _KernelRows:
+    """Evaluate ``k(X[block], Z)`` with the kernel parameters of an estimator."""
+
+    def __init__(self, function: Callable[..., Any], params: dict[str, Any], name: Any):
+        self.function = function
+        self.params = params
+        self.name = name
+
+    def __call__(self, X: Any, Z: Any) -> NDArray[np.float64]:
+        try:
+            K = self.function(X, Z, **self.params)
+        except TypeError as exc:
+            raise TypeError(
+                f"calling kernel {self.name!r} with parameters {self.params} failed: {exc}"
+            ) from exc
+        K = np.asarray(K, dtype=np.float64)
+        expected = (len(X), len(Z))
+        if K.shape != expected:
+            raise ValueError(f"kernel {self.name!r} returned shape {K.shape}; expected {expected}.")
+        if not np.all(np.isfinite(K)):
+            raise ValueError(f"kernel {self.name!r} returned NaN or inf values.")
+        return K
+
+
+def _landmark_factor(
+    K_ZZ: NDArray[np.float64], rcond: float
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """``W0 = U_r |D_r|^{-1/2}``, ``S = sign(D_r)`` and all eigenvalues ``d`` of ``K_ZZ``.
+
+    ``r`` counts the eigenvalues with ``|d| > rcond * max|d|`` (pseudo-inverse otherwise).
+    """
+    K_ZZ = 0.5 * (K_ZZ + K_ZZ.T)
+    d, U = scipy.linalg.eigh(K_ZZ, check_finite=False)
+    scale = float(np.max(np.abs(d))) if d.size else 0.0
+    keep = np.abs(d) > rcond * scale
+    if not np.any(keep):
+        raise ValueError(
+            "the landmark kernel matrix K_ZZ is zero (no eigenvalue above "
+            f"rcond * max|d| = {rcond * scale:.3g}); the Nystroem approximation is empty."
+        )
+    d_r = d[keep]
+    W0 = U[:, keep] / np.sqrt(np.abs(d_r))
+    return W0, np.sign(d_r), d
+
+
+def _one_shot(
+    R: NDArray[np.float64], S: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """From ``L = Q R`` and ``S``: ``(T, Lambda, Sigma)`` with ``Phi = L T`` (Sect. 2.2).
+
+    ``R = Ur Sigma B'`` gives the thin SVD ``L = (Q Ur) Sigma B'``; ``M = Sigma B'SB Sigma =
+    P Lambda P'``; ``T = B Sigma^{-1} P |Lambda|^{1/2}``, columns sorted by ``|Lambda|``
+    (largest first).
+    """
+    _, sigma, Bt = scipy.linalg.svd(R, full_matrices=False, check_finite=False)
+    if sigma[-1] <= 0.0:
+        raise np.linalg.LinAlgError(
+            "the Nystroem factor L is rank deficient (zero singular value)."
+        )
+    C = Bt * sigma[:, None]  # Sigma B'
+    M = (C * S[None, :]) @ C.T
+    M = 0.5 * (M + M.T)
+    lam, P = scipy.linalg.eigh(M, check_finite=False)
+    order = np.argsort(-np.abs(lam), kind="stable")
+    lam, P = lam[order], P[:, order]
+    T = (Bt.T / sigma[None, :]) @ (P * np.sqrt(np.abs(lam))[None, :])
+    return T, lam, sigma
+
+
+def _sample_without_replacement(
+    rng: np.random.Generator, n: int, size: int, p: NDArray[np.float64] | None = None
+) -> NDArray[np.intp]:
+    if p is None:
+        return np.sort(rng.choice(n, size=size, replace=False))
+    p = np.maximum(p, 0.0)
+    positive = int(np.count_nonzero(p))
+    if positive < size:
+        # Fewer points with positive score than landmarks: take them all and fill uniformly.
+        chosen = np.flatnonzero(p)
+        rest = np.setdiff1d(np.arange(n), chosen)
+        extra = rng.choice(rest, size=size - positive, replace=False)
+        return np.sort(np.concatenate([chosen, extra]))
+    return np.sort(rng.choice(n, size=size, replace=False, p=p / p.sum()))
+
+
+class IndefiniteNystroem(TransformerMixin, BaseEstimator):
+    """Nystroem features of an indefinite kernel with a signature (paper 003, Sect. 2.2-2.3).
+
+    After ``fit(X)``, ``Phi = transform(X_new)`` (shape ``(n_new, r)``) satisfies
+
+        k(X_new, X_new') ~= Phi diag(signature_) Phi'_'
+
+    for any two sets of points (the Nystroem approximation of eq. (3), ``K_X|Z = K_XZ K_ZZ^+
+    K_ZX``). With ``factorization="one-shot"`` (default) the columns are the approximate
+    eigenvectors of Sect. 2.2 scaled by ``|eigenvalue|^{1/2}``: on the training set
+    ``Phi = A P |Lambda|^{1/2}`` with orthonormal ``A P``, columns sorted by ``|Lambda|``, so
+    ``Phi[:, :k]`` is the rank-``k`` truncation of the approximate eigendecomposition. The
+    kernel is evaluated in row blocks against the ``m`` landmarks only (memory O(n m); no
+    ``n x n`` array).
+
+    Parameters
+    ----------
+    kernel : str or callable, default "sigmoid"
+        A kernel name of :mod:`indefsvm.kernels` (as in :func:`indefsvm.estimators.
+        resolve_kernel`, e.g. ``"sigmoid"``, ``"difference_of_gaussians"``, ``"rbf"``) or a
+        callable ``kernel(X, Y, **params) -> (len(X), len(Y))`` array. A callable may take any
+        indexable ``X`` (e.g. a 3-D array of time series).
+    gamma, coef0, degree : float, optional
+        Kernel parameters, passed only when not None.
+    kernel_params : dict, optional
+        Further keyword arguments of the kernel.
+    n_components : int, default 100
+        Number ``m`` of landmarks (clipped to ``n`` with a warning). The number of features
+        ``r = n_components_`` is at most ``m`` (fewer when ``K_ZZ`` is singular).
+    landmarks : {"uniform", "kmeans++", "leverage"} or array of int, default "uniform"
+        Landmark selection of Sect. 2.3, or explicit indices into the training ``X``.
+    sketch_size : int, optional
+        Size ``s`` of the uniform sketch used by ``"kmeans++"`` and ``"leverage"`` (the paper
+        does not fix it; default ``min(n, max(50, m // 2))``).
+    random_state : int, Generator or None
+        Seed of every random choice (landmarks and sketch).
+    verbose : bool, default False
+        Log progress and show a tqdm bar over the row blocks (interactive sessions only).
+    dtype : {"float64", "float32"}, default "float64"
+        Dtype of the features returned by :meth:`transform` (computations stay float64).
+    rcond : float, optional
+        Relative cut-off of the pseudo-inverse of ``K_ZZ`` (default :data:`DEFAULT_RCOND`).
+    factorization : {"one-shot", "plain"}, default "one-shot"
+        ``"one-shot"``: the approximate eigendecomposition of Sect. 2.2 (one pass over the
+        training set in ``fit``). ``"plain"``: features ``L = K_XZ U |D|^{-1/2}`` with signature
+        ``sign(D)`` (same ``K_X|Z``; ``fit`` touches only the landmarks).
+
+    Attributes
+    ----------
+    landmarks_ : ndarray of int, shape (m,)
+        Indices of the landmarks in the training ``X``.
+    landmark_points_ : array, shape (m, ...)
+        The landmarks ``Z = X[landmarks_]``.
+    components_ : ndarray, shape (m, r)
+        ``W`` with ``transform(X) = k(X, Z) @ W``.
+    eigenvalues_ : ndarray, shape (r,)
+        One-shot: the approximate eigenvalues ``Lambda`` of ``K`` (the exact non-zero
+        eigenvalues of ``K_X|Z`` on the training set), sorted by ``|Lambda|``. Plain: the kept
+        eigenvalues of ``K_ZZ``.
+    signature_ : ndarray of +-1.0, shape (r,)
+        ``sign(eigenvalues_)``.
+    n_components_ : int
+        ``r``, the number of feature columns.
+    landmark_eigenvalues_ : ndarray, shape (m,)
+        All eigenvalues of ``K_ZZ`` (ascending).
+    sketch_landmarks_ : ndarray of int or None
+        Indices of the uniform sketch used by the landmark selection.
+    fit_time_ : dict
+        Seconds spent in ``"landmarks"`` and ``"factorization"``.
+
+    References
+    ----------
+    D. Oglic, T. Gaertner. Scalable learning in reproducing kernel Krein spaces. ICML 2019,
+    eq. (3) and Sect. 2.2-2.3.
+    """
+
+    def __init__(
+        self,
+        kernel: str | Callable[..., Any] = "sigmoid",
+        *,
+        gamma: float | None = None,
+        coef0: float | None = None,
+        degree: int | None = None,
+        kernel_params: Mapping[str, Any] | None = None,
+        n_components: int = 100,
+        landmarks: str | ArrayLike = "uniform",
+        sketch_size: int | None = None,
+        random_state: Any = None,
+        verbose: bool = False,
+        dtype: str | type = "float64",
+        rcond: float | None = None,
+        factorization: str = "one-shot",
+    ) -> None:
+        self.kernel = kernel
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.degree = degree
+        self.kernel_params = kernel_params
+        self.n_components = n_components
+        self.landmarks = landmarks
+        self.sketch_size = sketch_size
+        self.random_state = random_state
+        self.verbose = verbose
+        self.dtype = dtype
+        self.rcond = rcond
+        self.factorization = factorization
+
+    # ---------------------------------------------------------------------------- validation
+
+    def _kernel_rows(self) -> _KernelRows:
+        function = _resolve_kernel_function(self.kernel)
+        params: dict[str, Any] = {}
+        for name in ("gamma", "coef0", "degree"):
+            value = getattr(self, name)
+            if value is not None:
+                params[name] = value
+        if self.kernel_params is not None:
+            if not isinstance(self.kernel_params, Mapping):
+                raise TypeError(
+                    f"kernel_params must be a dict or None; got {type(self.kernel_params)}."
+                )
+            params.update(self.kernel_params)
+        return _KernelRows(function, params, self.kernel)
+
+    def _check_X(self, X: Any, *, fitting: bool) -> Any:
+        if callable(self.kernel):
+            # Structured inputs (time series, strings as arrays): only length and indexing.
+            X = np.asarray(X) if not hasattr(X, "shape") else X
+            if X.ndim < 1 or len(X) == 0:
+                raise ValueError(f"X must be a non-empty array; got shape {np.shape(X)}.")
+            return X
+        from indefsvm._validation import check_finite_matrix
+
+        X = check_finite_matrix(X, name="X")
+        if X.shape[0] == 0:
+            raise ValueError("X must have at least one row; got 0.")
+        if not fitting and X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but IndefiniteNystroem was fitted with "
+                f"{self.n_features_in_} features."
+            )
+        return X
+
+    def _check_params(self, n: int) -> tuple[int, float, np.dtype]:
+        m = self.n_components
+        if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1:
+            raise ValueError(f"n_components must be a positive integer; got {m!r}.")
+        m = int(m)
+        if m > n:
+            warnings.warn(
+                f"n_components = {m} > n = {n} training points; using all {n} points as landmarks.",
+                UserWarning,
+                stacklevel=3,
+            )
+            m = n
+        rcond = DEFAULT_RCOND if self.rcond is None else float(self.rcond)
+        if not (0.0 <= rcond < 1.0):
+            raise ValueError(f"rcond must be in [0, 1); got {self.rcond!r}.")
+        dtype = np.dtype(self.dtype)
+        if dtype not in (np.dtype(np.float64), np.dtype(np.float32)):
+            raise ValueError(f"dtype must be 'float64' or 'float32'; got {self.dtype!r}.")
+        if self.factorization not in FACTORIZATIONS:
+            raise ValueError(
+                f"factorization must be one of {FACTORIZATIONS}; got {self.factorization!r}."
+            )
+        return m, rcond, dtype
+
+    # ---------------------------------------------------------------------------- fitting
+
+    def fit(self, X: Any, y: Any = None) -> IndefiniteNystroem:
+        """Select the landmarks and factorise (one pass over ``X`` for the one-shot variant).
+
+        Parameters
+        ----------
+        X : array_like of shape (n, d) (any indexable array for a callable kernel)
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        self._fit(X, keep_features=False)
+        return self
+
+    def fit_transform(self, X: Any, y: Any = None, **fit_params: Any) -> NDArray[np.floating]:
+        """``fit(X).transform(X)`` with a single evaluation of the kernel rows ``k(X, Z)``.
+
+        Returns
+        -------
+        ndarray of shape (n, n_components_)
+        """
+        Phi = self._fit(X, keep_features=True)
+        assert Phi is not None
+        return Phi
+
+    def _fit(self, X: Any, *, keep_features: bool) -> NDArray[np.floating] | None:
+        X = self._check_X(X, fitting=True)
+        n = len(X)
+        m, rcond, dtype = self._check_params(n)
+        if not callable(self.kernel):
+            self.n_features_in_ = X.shape[1]
+        rows = self._kernel_rows()
+        rng = _check_rng(self.random_state)
+        t0 = time.perf_counter()
+        idx, sketch = select_landmarks(
+            X,
+            m,
+            rows,
+            method=self.landmarks,
+            sketch_size=self.sketch_size,
+            rng=rng,
+            rcond=rcond,
+            verbose=self.verbose,
+        )
+        t1 = time.perf_counter()
+        self.landmarks_ = idx
+        self.sketch_landmarks_ = sketch
+        Z = X[idx]
+        self.landmark_points_ = Z
+        W0, S, d = _landmark_factor(rows(Z, Z), rcond)
+        self.landmark_eigenvalues_ = d
+        r = W0.shape[1]
+        if r < len(idx):
+            logger.info(
+                "K_ZZ is singular: kept %d of %d eigenvalues (|d| > %.3g * max|d|).",
+                r,
+                len(idx),
+                rcond,
+            )
+        if self.factorization == "plain":
+            self.components_ = W0
+            self.eigenvalues_ = np.abs(d[np.abs(d) > rcond * np.max(np.abs(d))]) * S
+            self.signature_ = S.astype(np.float64)
+            self.n_components_ = r
+            self.fit_time_ = {"landmarks": t1 - t0, "factorization": time.perf_counter() - t1}
+            return self.transform(X) if keep_features else None
+        # One-shot (Sect. 2.2): L = K_XZ W0 by row blocks, tall-skinny QR of L.
+        L_all = np.empty((n, r), dtype=np.float64) if keep_features else None
+        R = np.zeros((0, r))
+        step = _rows_per_block(max(len(idx), r))
+        bar = _progress(n, "Nystroem factor", bool(self.verbose))
+        for start, stop in _blocks(n, step):
+            L_block = rows(X[start:stop], Z) @ W0
+            if L_all is not None:
+                L_all[start:stop] = L_block
+            R = scipy.linalg.qr(
+                np.vstack([R, L_block]), mode="r", overwrite_a=True, check_finite=False
+            )[0]
+            R = R[: min(R.shape[0], r)]
+            bar.update(stop - start)
+        bar.close()
+        T, lam, sigma = _one_shot(R, S)
+        self.components_ = W0 @ T
+        self.eigenvalues_ = lam
+        self.signature_ = np.where(lam >= 0.0, 1.0, -1.0)
+        self.n_components_ = r
+        self.singular_values_ = sigma
+        self.fit_time_ = {"landmarks": t1 - t0, "factorization": time.perf_counter() - t1}
+        if self.verbose:
+            logger.info(
+                "IndefiniteNystroem: n=%d, m=%d, r=%d (%d negative), landmarks %.2fs, "
+                "factorization %.2fs",
+                n,
+                len(idx),
+                r,
+                int(np.sum(lam < 0)),
+                self.fit_time_["landmarks"],
+                self.fit_time_["factorization"],
+            )
+        if L_all is None:
+            return None
+        # Phi = L T, in place block by block (L_all is reused as the output when r columns).
+        out = np.empty((n, r), dtype=dtype)
+        for start, stop in _blocks(n, step):
+            out[start:stop] = L_all[start:stop] @ T
+        return out
+
+    def _fit_sketch(self, X: Any, rng: np.random.Generator) -> None:
+        """Fit a uniform one-shot sketch (landmark selection) with the caller's generator."""
+        self.random_state = rng
+        self.landmarks = "uniform"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            self.fit(X)
+
+    # ---------------------------------------------------------------------------- transform
+
+    def transform(self, X: Any) -> NDArray[np.floating]:
+        """Features ``Phi = k(X, Z) @ components_`` (out-of-sample map of Sect. 2.2).
+
+        Parameters
+        ----------
+        X : array_like of shape (n, d) (any indexable array for a callable kernel)
+
+        Returns
+        -------
+        ndarray of shape (n, n_components_), dtype ``self.dtype``
+        """
+        check_is_fitted(self, "components_")
+        X = self._check_X(X, fitting=False)
+        rows = self._kernel_rows()
+        n = len(X)
+        W = self.components_
+        out = np.empty((n, W.shape[1]), dtype=np.dtype(self.dtype))
+        step = _rows_per_block(max(W.shape))
+        bar = _progress(n, "Nystroem transform", bool(self.verbose) and n > step)
+        for start, stop in _blocks(n, step):
+            out[start:stop] = rows(X[start:stop], self.landmark_points_) @ W
+            bar.update(stop - start)
+        bar.close()
+        return out
+
+    def approximate_kernel(self, X: Any, Y: Any | None = None) -> NDArray[np.float64]:
+        """Dense ``Phi_X diag(signature_) Phi_Y'`` (for tests and small data only)."""
+        PX = np.asarray(self.transform(X), dtype=np.float64)
+        PY = PX if Y is None else np.asarray(self.transform(Y), dtype=np.float64)
+        return (PX * self.signature_) @ PY.T
+
+    def _more_tags(self) -> dict[str, Any]:  # pragma: no cover - sklearn metadata
+        return {"requires_positive_X": False, "preserves_dtype": [np.float64]}
+
+
+# -------------------------------------------------------------------------------- landmarks
+
+
+def select_landmarks(
+    X: Any,
+    m: int,
+    kernel_rows: Callable[[Any, Any], NDArray[np.float64]],
+    *,
+    method: str | ArrayLike = "uniform",
+    sketch_size: int | None = None,
+    rng: np.random.Generator | int | None = None,
+    rcond: float = DEFAULT_RCOND,
+    verbose: bool = False,
+) -> tuple[NDArray[np.intp], NDArray[np.intp] | None]:
+    """Landmark indices by the schemes of paper 003, Sect. 2.3.
+
+    Parameters
+    ----------
+    X : array of n points
+    m : int
+        Number of landmarks.
+    kernel_rows : callable
+        ``kernel_rows(A, B) -> k(A, B)``.
+    method : {"uniform", "kmeans++", "leverage"} or array of int
+        ``"leverage"``: ``m`` points sampled without replacement with probability proportional
+        to the approximate leverage score ``||U_(i)||^2`` of the one-shot eigendecomposition
+        ``U Lambda U'`` of a uniform sketch. ``"kmeans++"``: k-means++ seeding in the features
+        ``U |Lambda|^{1/2}`` of the same sketch (the flip-spectrum ``H = L L'``). An array:
+        explicit indices (validated, returned sorted as given).
+    sketch_size : int, optional
+        Sketch size ``s`` (default ``min(n, max(50, m // 2))``).
+    rng : Generator, int or None
+    rcond : float
+        Pseudo-inverse cut-off of the sketch's ``K_ZZ``.
+    verbose : bool
+
+    Returns
+    -------
+    (indices, sketch_indices or None)
+    """
+    rng = _check_rng(rng)
+    n = len(X)
+    if not isinstance(method, str):
+        idx = np.asarray(method)
+        if idx.ndim != 1 or idx.size == 0 or not np.issubdtype(idx.dtype, np.integer):
+            raise ValueError(
+                "landmarks must be one of "
+                f"{LANDMARK_METHODS} or a non-empty 1-D array of integer indices; got "
+                f"{method!r}."
+            )
+        if idx.min() < 0 or idx.max() >= n:
+            raise ValueError(
+                f"landmark indices must lie in [0, {n}); got [{idx.min()}, {idx.max()}]."
+            )
+        if np.unique(idx).size != idx.size:
+            raise ValueError("landmark indices must be distinct.")
+        return idx.astype(np.intp), None
+    if method not in LANDMARK_METHODS:
+        raise ValueError(
+            f"landmarks must be one of {LANDMARK_METHODS} or an array of indices; got {method!r}."
+        )
+    if method == "uniform" or m >= n:
+        return _sample_without_replacement(rng, n, m), None
+    s = min(n, max(50, m // 2)) if sketch_size is None else sketch_size
+    if isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 1:
+        raise ValueError(f"sketch_size must be a positive integer; got {sketch_size!r}.")
+    s = int(min(s, n))
+    sketch = IndefiniteNystroem(kernel=_FixedRows(kernel_rows), n_components=s, rcond=rcond)
+    sketch._fit_sketch(X, rng)
+    if method == "leverage":
+        # ||U_(i)||^2 with U = Phi |Lambda|^{-1/2} (orthonormal columns on X).
+        inv = 1.0 / np.sqrt(np.abs(sketch.eigenvalues_))
+        scores = np.empty(n)
+        step = _rows_per_block(s)
+        for start, stop in _blocks(n, step):
+            F = sketch.transform(X[start:stop]) * inv
+            scores[start:stop] = np.einsum("ij,ij->i", F, F)
+        return _sample_without_replacement(rng, n, m, scores), sketch.landmarks_
+    # Approximate kernel k-means++ seeding in the sketch features (Sect. 2.3).
+    feat_dtype = np.float64 if 8 * n * s <= 2**30 else np.float32
+    F = np.empty((n, sketch.n_components_), dtype=feat_dtype)
+    step = _rows_per_block(s)
+    for start, stop in _blocks(n, step):
+        F[start:stop] = sketch.transform(X[start:stop])
+    return _kmeanspp(F, m, rng, verbose=verbose), sketch.landmarks_
+
+
+class _FixedRows:
+    """Wrap a ``kernel_rows`` callable as a kernel callable without parameters."""
+
+    def __init__(self, rows: Callable[[Any, Any], NDArray[np.float64]]):
+        self.rows = rows
+
+    def __call__(self, X: Any, Y: Any) -> NDArray[np.float64]:
+        return self.rows(X, Y)
+
+
+def _kmeanspp(
+    F: NDArray[np.floating], m: int, rng: np.random.Generator, *, verbose: bool = False
+) -> NDArray[np.intp]:
+    """k-means++ seeding (Arthur & Vassilvitskii 2007) on the rows of ``F``: ``m`` indices.
+
+    The first centre is uniform; each next one is drawn with probability proportional to the
+    squared distance to the nearest chosen centre (``p++`` of paper 003, Sect. 2.3).
+    """
+    n = F.shape[0]
+    step = _rows_per_block(F.shape[1])
+    chosen = np.empty(m, dtype=np.intp)
+    chosen[0] = rng.integers(n)
+    dist = np.full(n, np.inf)
+    bar = _progress(m, "kernel k-means++", verbose)
+    for j in range(m):
+        c = np.asarray(F[chosen[j]], dtype=np.float64)
+        for start, stop in _blocks(n, step):
+            diff = F[start:stop] - c
+            np.minimum(dist[start:stop], np.einsum("ij,ij->i", diff, diff), out=dist[start:stop])
+        dist[chosen[: j + 1]] = 0.0
+        bar.update(1)
+        if j + 1 == m:
+            break
+        total = float(dist.sum())
+        if total <= 0.0:
+            # Every point coincides with a centre in the sketch features: fill uniformly.
+            rest = np.setdiff1d(np.arange(n), chosen[: j + 1])
+            chosen[j + 1 :] = rng.choice(rest, size=m - j - 1, replace=False)
+            break
+        chosen[j + 1] = rng.choice(n, p=dist / total)
+    bar.close()
+    return np.sort(chosen)
