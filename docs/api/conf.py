@@ -103,6 +103,14 @@ def _skip_member(app, what, name, obj, skip, options):
     # and say nothing about indefsvm.
     if re.fullmatch(r"set_\w+_request", name):
         return True
+    # A submodule's member that its package re-exports (``indefsvm.krein.lowrank`` ->
+    # ``indefsvm.krein.LowRankVCSolution``) is documented once, on the package's page.
+    current = app.env.temp_data.get("autodoc:module") or ""
+    package = sys.modules.get(current.rpartition(".")[0])
+    # (Not for indefsvm itself: its page is written by hand and points to indefsvm.spectrum.)
+    if what == "module" and package is not None and package.__name__.startswith("indefsvm."):
+        if name in getattr(package, "__all__", ()) and getattr(package, name, None) is obj:
+            return True
     # The estimator pages use ``:inherited-members:``: the methods of our private bases
     # (``_ProxyKernelEstimator``, the Krein mixins) are part of each estimator's interface, those
     # of scikit-learn (get_params, score, ...) and builtins are documented there.
@@ -126,6 +134,43 @@ def _reexported_constant_doc(app, what, name, obj, options, lines):
     doc = _constant_doc(name, obj)
     if doc:
         lines[:] = doc
+
+
+_TYPED_SECTIONS = {
+    "Parameters",
+    "Other Parameters",
+    "Returns",
+    "Yields",
+    "Receives",
+    "Attributes",
+    "Raises",
+    "Warns",
+}
+_TRAILING_UNDERSCORE = re.compile(r"(?<![\\\w])([A-Za-z]\w*?)_(?![\w`])")
+
+
+def _escape_types(app, what, name, obj, options, lines):
+    # The type of a numpydoc entry is plain text to the reader ("ndarray of shape
+    # (n, n_components_)"), but reST reads ``n_components_`` as a hyperlink reference to an
+    # unknown target (an error). Escape such trailing underscores in the type part of the entry
+    # lines of typed sections (outside ``literals``); names are escaped by numpydoc itself.
+    section = None
+    for i, line in enumerate(lines):
+        if i + 1 < len(lines) and line.strip() and set(lines[i + 1].strip()) == {"-"}:
+            section = line.strip()
+            continue
+        if section not in _TYPED_SECTIONS or not line.strip() or line.startswith(" "):
+            continue
+        if set(line.strip()) == {"-"}:
+            continue
+        head, sep, typ = line.partition(" : ")
+        if not sep:
+            if section not in ("Returns", "Yields", "Receives"):
+                continue
+            head, typ = "", line
+        parts = typ.split("``")
+        parts[::2] = [_TRAILING_UNDERSCORE.sub(r"\1\\_", part) for part in parts[::2]]
+        lines[i] = head + sep + "``".join(parts)
 
 
 _INITIAL = re.compile(r"^([A-Z](?:\.-[A-Z])?)\. ")
@@ -168,3 +213,4 @@ def setup(app):
     # Before numpydoc (priority 500) parses the lines.
     app.connect("autodoc-process-docstring", _reexported_constant_doc, priority=100)
     app.connect("autodoc-process-docstring", _reference_list, priority=100)
+    app.connect("autodoc-process-docstring", _escape_types, priority=100)
