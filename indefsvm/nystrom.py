@@ -220,7 +220,7 @@ def _sample_without_replacement(
 class IndefiniteNystroem(TransformerMixin, BaseEstimator):
     """Nystroem features of an indefinite kernel with a signature (paper 003, Sect. 2.2-2.3).
 
-    After ``fit(X)``, ``Phi = transform(X_new)`` (shape ``(n_new, r)``) satisfies
+    After ``fit(X)``, ``Phi = transform(X_new)`` (shape ``(n_new, r)``) satisfies::
 
         k(X_new, X_new') ~= Phi diag(signature_) Phi'_'
 

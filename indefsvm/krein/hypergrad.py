@@ -5,7 +5,7 @@ eq. (2)/(4) is differentiated with respect to ``lambda_+``, ``lambda_-`` (or ``l
 kernel parameters ``eta`` through the implicit derivative of the optimal multiplier ``mu*``.
 
 Derivation (re-done here; the paper's Sect. 3.3 has the same structure)
----------------------------------------------------------------------
+-----------------------------------------------------------------------
 Eq. (5) is equivalent to ``A alpha = y`` with ``A = G - mu K`` and ``G = g(K)`` the spectral
 function ``g(sigma) = n rho(sigma) / sigma`` (KREIN: ``n lambda_+`` on the positive and
 ``-n lambda_-`` on the negative eigenvalues, i.e. ``n (lambda_+ P_+ - lambda_- P_-)``, the
