@@ -454,7 +454,9 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
             self.fit_time_ = {"landmarks": t1 - t0, "factorization": time.perf_counter() - t1}
             return self.transform(X) if keep_features else None
         # One-shot (Sect. 2.2): L = K_XZ W0 by row blocks, tall-skinny QR of L.
-        L_all = np.empty((n, r), dtype=np.float64) if keep_features else None
+        # fit_transform keeps L (in the output dtype) and turns it into Phi = L T in place, so
+        # the peak is one n x r array (+ blocks), not two.
+        L_all = np.empty((n, r), dtype=dtype) if keep_features else None
         R = np.zeros((0, r))
         step = _rows_per_block(max(len(idx), r))
         bar = _progress(n, "Nystroem factor", bool(self.verbose))
@@ -488,11 +490,11 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
             )
         if L_all is None:
             return None
-        # Phi = L T, in place block by block (L_all is reused as the output when r columns).
-        out = np.empty((n, r), dtype=dtype)
+        # Phi = L T, in place block by block (T is square: r x r).
+        T_cast = T.astype(dtype, copy=False)
         for start, stop in _blocks(n, step):
-            out[start:stop] = L_all[start:stop] @ T
-        return out
+            L_all[start:stop] = L_all[start:stop] @ T_cast
+        return L_all
 
     def _fit_sketch(self, X: Any, rng: np.random.Generator) -> None:
         """Fit a uniform one-shot sketch (landmark selection) with the caller's generator."""
