@@ -204,6 +204,19 @@ def transductive_rows(
     return (V[n:, pos] * lam[pos]) @ V[:n, pos].T
 
 
+class _PrecomputedColumns:
+    """Kernel "function" on row indices of a precomputed kernel (``n_components`` with
+    ``kernel="precomputed"``): ``k(I, J) = K[I, J]``."""
+
+    def __init__(self, K: NDArray[np.float64]) -> None:
+        self.K = K
+
+    def __call__(self, A: Any, B: Any, **params: Any) -> NDArray[np.float64]:
+        i = np.asarray(A, dtype=np.float64).ravel().astype(np.intp)
+        j = np.asarray(B, dtype=np.float64).ravel().astype(np.intp)
+        return self.K[np.ix_(i, j)]
+
+
 def _check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in choices:
         raise ValueError(f"{name} must be one of {choices}; got {value!r}.")
@@ -340,12 +353,6 @@ class _ProxyKernelEstimator(_KernelInputMixin, BaseEstimator):
             return False
         if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1:
             raise ValueError(f"n_components must be None or a positive integer; got {m!r}.")
-        if isinstance(self.kernel, str) and self.kernel == "precomputed":
-            raise ValueError(
-                "n_components needs kernel evaluations on raw features (the Nystroem landmarks); "
-                "kernel='precomputed' cannot be used with it. Pass a kernel name or a callable, "
-                "or n_components=None for the dense problem."
-            )
         if self.out_of_sample != "projection":
             raise ValueError(
                 "with n_components, prediction goes through the Nystroem map; "
@@ -367,12 +374,18 @@ class _ProxyKernelEstimator(_KernelInputMixin, BaseEstimator):
         from indefsvm.nystrom import IndefiniteNystroem
 
         self._kernel_arguments()
-        if isinstance(y, str) and y == "no_validation":
+        kernel: Any = self.kernel
+        if isinstance(kernel, str) and kernel == "precomputed":
+            # The Nystroem map reads only the landmark columns of the given kernel; the
+            # "points" are row indices (useful for m << n when K is already in memory).
+            K, y = self._fit_kernel(X, y, **check)
+            kernel, X = _PrecomputedColumns(K), np.arange(K.shape[0], dtype=np.float64)[:, None]
+        elif isinstance(y, str) and y == "no_validation":
             X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         else:
             X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, **check)
         nys = IndefiniteNystroem(
-            kernel=self.kernel,
+            kernel=kernel,
             gamma=self.gamma,
             coef0=self.coef0,
             degree=self.degree,
@@ -413,6 +426,14 @@ class _ProxyKernelEstimator(_KernelInputMixin, BaseEstimator):
             coef[start:stop] = problem.out_of_sample_rows(self.alpha_, eye_rows, state=state) @ u
         self.dual_coef_ = coef
 
+    def _nystroem_features(self, X: Any) -> NDArray[np.float64]:
+        """Nystroem features of new points (test-vs-train kernel rows when precomputed)."""
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        nys = self.nystroem_
+        if isinstance(self.kernel, str) and self.kernel == "precomputed":
+            return X[:, nys.landmarks_] @ nys.components_  # k(x, Z) W, as nys.transform
+        return np.asarray(nys.transform(X), dtype=np.float64)
+
     def _finish_fit_low_rank(self, problem: Any, result: SolveResult) -> None:
         # Nothing n x n: K* stays a factor, the decision is linear in the Nystroem features.
         self.problem_ = problem
@@ -444,8 +465,8 @@ class _ProxyKernelEstimator(_KernelInputMixin, BaseEstimator):
         check_is_fitted(self)
         if getattr(self, "_nystroem_fitted", False):
             # Rows of the Nystroem kernel Phi_x diag(s) Phi' (m x n: fine for a few points).
-            F = self.nystroem_.transform(validate_data(self, X, dtype=np.float64, reset=False))
-            R = (np.asarray(F, dtype=np.float64) * self.nystroem_.signature_) @ np.asarray(
+            F = self._nystroem_features(X)
+            R = (F * self.nystroem_.signature_) @ np.asarray(
                 self.problem_.operator.Phi, dtype=np.float64
             ).T
             return self.problem_.out_of_sample_rows(self.alpha_, R)
@@ -469,9 +490,7 @@ class _ProxyKernelEstimator(_KernelInputMixin, BaseEstimator):
         check_is_fitted(self)
         if getattr(self, "_nystroem_fitted", False):
             # Inductive map through the Nystroem features: (P_+ k_x)'u = phi(x) @ feature_coef_.
-            X = validate_data(self, X, dtype=np.float64, reset=False)
-            F = np.asarray(self.nystroem_.transform(X), dtype=np.float64)
-            return F @ self.feature_coef_ + self.intercept_
+            return self._nystroem_features(X) @ self.feature_coef_ + self.intercept_
         R = self._test_kernel(X)
         if self.out_of_sample == "projection":
             return R @ self.dual_coef_ + self.intercept_
@@ -516,7 +535,8 @@ _COMMON_DOC = """
         map: ``decision(x) = phi(x) @ feature_coef_ + intercept_``, the inductive
         ``(P_+ k_x)'u`` of the Nystroem kernel row. ``proxy_kernel_`` is then a
         :class:`~indefsvm.lowrank.LowRankProxyKernel` (a factor) and ``nystroem_`` the fitted
-        transformer. Needs a kernel on raw features and ``out_of_sample="projection"``.
+        transformer. Needs ``out_of_sample="projection"``. With ``kernel="precomputed"`` only
+        the landmark columns of the given kernels are used.
     landmarks : {"uniform", "kmeans++", "leverage"} or array of int
         Landmark selection of the Nystroem map (paper 003, Sect. 2.3); ``n_components`` only.
     nystroem_params : dict, optional

@@ -296,8 +296,12 @@ def test_low_rank_estimator_options_and_errors():
         **KERNEL, n_components=40, random_state=3, nystroem_params={"dtype": "float32"}
     ).fit(X, y)
     assert f32.problem_.operator.Phi.dtype == np.float32
-    with pytest.raises(ValueError, match="kernel='precomputed' cannot be used"):
-        indefsvm.IndefiniteSVC(n_components=10).fit(np.eye(5), [0, 1, 0, 1, 0])
+    # precomputed: the Nystroem map reads the landmark columns; m = n reproduces the dense fit
+    K = np.tanh(0.2 * X @ X.T - 0.5)
+    Kt = np.tanh(0.2 * X[:7] @ X.T - 0.5)
+    pre = indefsvm.IndefiniteSVC(n_components=200, random_state=0, tol=1e-9).fit(K, y)
+    ref = indefsvm.IndefiniteSVC(tol=1e-9).fit(K, y)
+    assert np.allclose(pre.decision_function(Kt), ref.decision_function(Kt), atol=1e-4)
     with pytest.raises(ValueError, match="n_components must be None or a positive integer"):
         indefsvm.IndefiniteSVC(**KERNEL, n_components=0).fit(X, y)
     with pytest.raises(ValueError, match="transductive"):
