@@ -149,7 +149,10 @@ def estimate_intercept_paper(
     free = (alpha > threshold) & (alpha < upper - threshold)
     if not np.any(free):
         return 0.0
-    g = np.asarray(K0, dtype=np.float64)[free] @ (alpha * y_pm)
+    if hasattr(K0, "matvec"):  # a LowRankKernel: O(nm), no n x n array
+        g = K0.matvec(alpha * y_pm)[free]
+    else:
+        g = np.asarray(K0, dtype=np.float64)[free] @ (alpha * y_pm)
     return float(np.mean(y_pm[free] - g))
 
 
@@ -200,6 +203,19 @@ def transductive_rows(
     pos = lam > 0
     # Only the test rows of V diag(lam_+) V' are needed.
     return (V[n:, pos] * lam[pos]) @ V[:n, pos].T
+
+
+class _PrecomputedColumns:
+    """Kernel "function" on row indices of a precomputed kernel (``n_components`` with
+    ``kernel="precomputed"``): ``k(I, J) = K[I, J]``."""
+
+    def __init__(self, K: NDArray[np.float64]) -> None:
+        self.K = K
+
+    def __call__(self, A: Any, B: Any, **params: Any) -> NDArray[np.float64]:
+        i = np.asarray(A, dtype=np.float64).ravel().astype(np.intp)
+        j = np.asarray(B, dtype=np.float64).ravel().astype(np.intp)
+        return self.K[np.ix_(i, j)]
 
 
 def _check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
@@ -332,7 +348,65 @@ class _ProxyKernelEstimator(_KernelInputMixin, BaseEstimator):
                 "only: a vector rho has no penalty for the test points. Use 'projection'."
             )
 
+    def _low_rank_requested(self) -> bool:
+        m = getattr(self, "n_components", None)
+        if m is None:
+            return False
+        if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1:
+            raise ValueError(f"n_components must be None or a positive integer; got {m!r}.")
+        if self.out_of_sample != "projection":
+            raise ValueError(
+                "with n_components, prediction goes through the Nystroem map; "
+                "out_of_sample='transductive' needs the dense train+test kernel."
+            )
+        return True
+
+    def _fit_input(self, X: Any, y: Any = "no_validation", **check: Any):
+        """``(K_train, y)``: the dense kernel, or a ``LowRankKernel`` when ``n_components``.
+
+        With ``n_components=m`` an :class:`~indefsvm.nystrom.IndefiniteNystroem` with ``m``
+        landmarks is fitted and ``K_train ~= Phi diag(signature_) Phi'`` is passed on as a
+        factor: the low-rank proxy-kernel SVM (:mod:`indefsvm.lowrank`), O(nm) memory.
+        """
+        if not self._low_rank_requested():
+            self._nystroem_fitted = False
+            return self._fit_kernel(X, y, **check)
+        from indefsvm.lowrank import LowRankKernel
+        from indefsvm.nystrom import IndefiniteNystroem
+
+        self._kernel_arguments()
+        kernel: Any = self.kernel
+        if isinstance(kernel, str) and kernel == "precomputed":
+            # The Nystroem map reads only the landmark columns of the given kernel; the
+            # "points" are row indices (useful for m << n when K is already in memory).
+            K, y = self._fit_kernel(X, y, **check)
+            kernel, X = _PrecomputedColumns(K), np.arange(K.shape[0], dtype=np.float64)[:, None]
+        elif isinstance(y, str) and y == "no_validation":
+            X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        else:
+            X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, **check)
+        nys = IndefiniteNystroem(
+            kernel=kernel,
+            gamma=self.gamma,
+            coef0=self.coef0,
+            degree=self.degree,
+            kernel_params=self.kernel_params,
+            n_components=min(int(self.n_components), X.shape[0]),
+            landmarks=self.landmarks,
+            random_state=self.random_state,
+            verbose=bool(self.verbose),
+        )
+        if self.nystroem_params is not None:
+            nys.set_params(**dict(self.nystroem_params))
+        Phi = nys.fit_transform(X)
+        self.nystroem_ = nys
+        self._nystroem_fitted = True
+        return LowRankKernel(Phi, nys.signature_), y
+
     def _finish_fit(self, problem: ProxyKernelProblem, result: SolveResult) -> None:
+        if getattr(problem, "low_rank", False):
+            self._finish_fit_low_rank(problem, result)
+            return
         self.problem_ = problem
         self.result_ = result
         self.alpha_ = result.alpha.copy()
@@ -353,6 +427,27 @@ class _ProxyKernelEstimator(_KernelInputMixin, BaseEstimator):
             coef[start:stop] = problem.out_of_sample_rows(self.alpha_, eye_rows, state=state) @ u
         self.dual_coef_ = coef
 
+    def _nystroem_features(self, X: Any) -> NDArray[np.float64]:
+        """Nystroem features of new points (test-vs-train kernel rows when precomputed)."""
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        nys = self.nystroem_
+        if isinstance(self.kernel, str) and self.kernel == "precomputed":
+            return X[:, nys.landmarks_] @ nys.components_  # k(x, Z) W, as nys.transform
+        return np.asarray(nys.transform(X), dtype=np.float64)
+
+    def _finish_fit_low_rank(self, problem: Any, result: SolveResult) -> None:
+        # Nothing n x n: K* stays a factor, the decision is linear in the Nystroem features.
+        self.problem_ = problem
+        self.result_ = result
+        self.alpha_ = result.alpha.copy()
+        self.proxy_kernel_ = result.kernel
+        self.n_iter_ = result.n_iter
+        self._u = problem.sign * self.alpha_
+        bound = float(np.max(np.abs(problem.upper)))
+        self.support_ = np.flatnonzero(np.abs(self.alpha_) > 1e-8 * bound)
+        state = problem.state(self.alpha_)
+        self.feature_coef_ = problem.feature_coef(self.alpha_, state=state)
+
     def proxy_rows(self, X: Any, K_test_test: ArrayLike | None = None) -> NDArray[np.float64]:
         """Proxy-kernel rows of new points for the chosen ``out_of_sample`` map.
 
@@ -370,6 +465,13 @@ class _ProxyKernelEstimator(_KernelInputMixin, BaseEstimator):
         """
         check_is_fitted(self)
         self._check_no_test_test(K_test_test)
+        if getattr(self, "_nystroem_fitted", False):
+            # Rows of the Nystroem kernel Phi_x diag(s) Phi' (m x n: fine for a few points).
+            F = self._nystroem_features(X)
+            R = (F * self.nystroem_.signature_) @ np.asarray(
+                self.problem_.operator.Phi, dtype=np.float64
+            ).T
+            return self.problem_.out_of_sample_rows(self.alpha_, R)
         R = self._test_kernel(X)
         if self.out_of_sample == "projection":
             return self.problem_.out_of_sample_rows(self.alpha_, R)
@@ -397,6 +499,9 @@ class _ProxyKernelEstimator(_KernelInputMixin, BaseEstimator):
     def _raw_decision(self, X: Any, K_test_test: ArrayLike | None) -> NDArray[np.float64]:
         check_is_fitted(self)
         self._check_no_test_test(K_test_test)
+        if getattr(self, "_nystroem_fitted", False):
+            # Inductive map through the Nystroem features: (P_+ k_x)'u = phi(x) @ feature_coef_.
+            return self._nystroem_features(X) @ self.feature_coef_ + self.intercept_
         R = self._test_kernel(X)
         if self.out_of_sample == "projection":
             return R @ self.dual_coef_ + self.intercept_
@@ -431,7 +536,22 @@ _COMMON_DOC = """
         Seed for solvers that make random choices. The solvers available are deterministic
         (the value is recorded, not used), so refits give identical results.
     verbose : bool or int
-        Solver progress lines (every ``verbose`` iterations; True: every 50)."""
+        Solver progress lines (every ``verbose`` iterations; True: every 50).
+    n_components : int or None
+        None (default): the dense problem on the n x n kernel. An int ``m``: fit an
+        :class:`~indefsvm.nystrom.IndefiniteNystroem` with ``m`` landmarks and solve the
+        low-rank proxy-kernel SVM on ``K ~= Phi diag(s) Phi'`` (:mod:`indefsvm.lowrank`; O(nm)
+        memory and time per iteration, no n x n array). Prediction goes through the Nystroem
+        map: ``decision(x) = phi(x) @ feature_coef_ + intercept_``, the inductive
+        ``(P_+ k_x)'u`` of the Nystroem kernel row. ``proxy_kernel_`` is then a
+        :class:`~indefsvm.lowrank.LowRankProxyKernel` (a factor) and ``nystroem_`` the fitted
+        transformer. Needs ``out_of_sample="projection"``. With ``kernel="precomputed"`` only
+        the landmark columns of the given kernels are used.
+    landmarks : {"uniform", "kmeans++", "leverage"} or array of int
+        Landmark selection of the Nystroem map (paper 003, Sect. 2.3); ``n_components`` only.
+    nystroem_params : dict, optional
+        Further parameters of the :class:`~indefsvm.nystrom.IndefiniteNystroem` (e.g.
+        ``{"rcond": 1e-6, "dtype": "float32", "sketch_size": 1000}``); ``n_components`` only."""
 
 
 def _doc(text: str) -> str:
@@ -522,7 +642,13 @@ class IndefiniteSVC(OneVsOneMixin, ClassifierMixin, _ProxyKernelEstimator):
         solver_options: Mapping[str, Any] | None = None,
         random_state: int | np.random.Generator | None = None,
         verbose: bool | int = False,
+        n_components: int | None = None,
+        landmarks: str | ArrayLike = "uniform",
+        nystroem_params: Mapping[str, Any] | None = None,
     ) -> None:
+        self.n_components = n_components
+        self.landmarks = landmarks
+        self.nystroem_params = nystroem_params
         self.C = C
         self.rho = rho
         self.method = method
@@ -582,7 +708,7 @@ class IndefiniteSVC(OneVsOneMixin, ClassifierMixin, _ProxyKernelEstimator):
                     f"with exactly two classes; got {classes.shape[0]} class(es) "
                     f"{classes[:10].tolist()}."
                 )
-        K, y = self._fit_kernel(X, y)
+        K, y = self._fit_input(X, y)
         problem = self._make_problem(K, y)
         self.classes_ = problem.classes
         result = self._solve(problem)
@@ -763,7 +889,13 @@ class IndefiniteSVR(RegressorMixin, _ProxyKernelEstimator):
         solver_options: Mapping[str, Any] | None = None,
         random_state: int | np.random.Generator | None = None,
         verbose: bool | int = False,
+        n_components: int | None = None,
+        landmarks: str | ArrayLike = "uniform",
+        nystroem_params: Mapping[str, Any] | None = None,
     ) -> None:
+        self.n_components = n_components
+        self.landmarks = landmarks
+        self.nystroem_params = nystroem_params
         self.C = C
         self.epsilon = epsilon
         self.rho = rho
@@ -795,7 +927,7 @@ class IndefiniteSVR(RegressorMixin, _ProxyKernelEstimator):
             Real targets.
         """
         self._check_common()
-        K, y = self._fit_kernel(X, y, y_numeric=True)
+        K, y = self._fit_input(X, y, y_numeric=True)
         problem = make_problem("svr", K, y, C=self.C, rho=self.rho, epsilon=self.epsilon)
         result = self._solve(problem)
         self._finish_fit(problem, result)
@@ -868,7 +1000,13 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
         solver_options: Mapping[str, Any] | None = None,
         random_state: int | np.random.Generator | None = None,
         verbose: bool | int = False,
+        n_components: int | None = None,
+        landmarks: str | ArrayLike = "uniform",
+        nystroem_params: Mapping[str, Any] | None = None,
     ) -> None:
+        self.n_components = n_components
+        self.landmarks = landmarks
+        self.nystroem_params = nystroem_params
         self.nu = nu
         self.rho = rho
         self.method = method
@@ -891,7 +1029,7 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
     def fit(self, X: ArrayLike, y: None = None) -> IndefiniteOneClassSVM:
         """Solve eq. (20) on the training kernel (``y`` is ignored)."""
         self._check_common()
-        K, _ = self._fit_kernel(X)
+        K, _ = self._fit_input(X)
         problem = make_problem("oneclass", K, nu=self.nu, rho=self.rho)
         result = self._solve(problem)
         self._finish_fit(problem, result)

@@ -1,0 +1,241 @@
+"""Low-rank proxy-kernel SVM at scale (issue 12): fit time, certified gap, peak memory, accuracy.
+
+Synthetic data (seeded): ``X ~ N(0, 1)^{n x 20}``, labels
+``sign(sin(x1) + x2 x3 + (x4^2 - 1)/2 + 0.3 x5 + 0.3 N(0, 1))`` (about 10% of the labels are
+flipped by the noise term), a test set of 20,000 points from the same rule, and the sigmoid
+kernel ``tanh(0.05 x'z - 1)`` (strongly indefinite).
+
+Modes (each configuration runs in a fresh subprocess that reports its own peak RSS through
+``resource.getrusage``, so runs do not share memory):
+
+``--mode lowrank``
+    ``IndefiniteSVC(kernel="sigmoid", n_components=m, landmarks=...)`` fitted until the certified
+    relative gap ``(UB - f) / max(1, f(alpha) - f(0))`` reaches ``--tol`` (stopping callback;
+    ``f(0) = rho ||(K0)_-||_F^2``) or ``--max-time`` seconds of solver time; then test accuracy.
+    With ``--sklearn``, scikit-learn's ``Nystroem`` on the SAME landmarks + ``LinearSVC``
+    (default options) is timed in the same process, after the low-rank fit.
+    ``--dtype float32`` stores the Nystroem features in float32 (the functional API:
+    ``IndefiniteNystroem(dtype="float32")`` + ``LowRankKernel`` + ``indefsvm.solve``; the
+    kernel is then exactly the one of the stored float32 values).
+``--mode exact``
+    The dense ``IndefiniteSVC`` (n x n kernel, one eigh) against the low-rank one with m
+    landmarks on the same data: test accuracies and fit times.
+
+Commands used for docs/benchmarks.md (section "Low-rank proxy-kernel SVM"):
+
+    python benchmarks/bench_lowrank.py --mode exact --n 5000 --m 500
+    python benchmarks/bench_lowrank.py --mode lowrank --n 100000 --m 500 --sklearn
+    python benchmarks/bench_lowrank.py --mode lowrank --n 1000000 --m 500 --dtype float32 \\
+        --max-time 480
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+# The worktree's package, not an installed copy, when run as ``python benchmarks/...``.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+GAMMA, COEF0, DIM, N_TEST = 0.05, -1.0, 20, 20000
+
+
+def make_data(n: int, seed: int = 0):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n + N_TEST, DIM))
+    f = np.sin(X[:, 0]) + X[:, 1] * X[:, 2] + 0.5 * (X[:, 3] ** 2 - 1) + 0.3 * X[:, 4]
+    y = np.where(f + 0.3 * rng.normal(size=n + N_TEST) > 0, 1.0, -1.0)
+    return X[:n], y[:n], X[n:], y[n:]
+
+
+def _peak_mb() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _gap_callback(get_f0, tol: float):
+    """Stop on the certified gap relative to f(alpha) - f(0) (the alpha-dependent part)."""
+
+    def callback(info):
+        f0 = get_f0()
+        return info["gap"] / max(1.0, info["objective"] - f0) <= tol
+
+    return callback
+
+
+def child_lowrank(args) -> dict:
+    import time
+    import warnings
+
+    import numpy as np
+    from sklearn.exceptions import ConvergenceWarning
+
+    from indefsvm import IndefiniteSVC, make_problem, solve_problem
+    from indefsvm.lowrank import LowRankKernel
+    from indefsvm.nystrom import IndefiniteNystroem
+
+    warnings.simplefilter("ignore", ConvergenceWarning)
+    X, y, Xt, yt = make_data(args.n, args.seed)
+    out: dict = {"n": args.n, "m": args.m, "landmarks": args.landmarks, "dtype": args.dtype}
+    options = {"max_time": args.max_time}
+    t0 = time.perf_counter()
+    if args.dtype == "float64":
+
+        def f0_of_fit() -> float:
+            # f(0) = rho ||(K0)_-||^2 from the exact eigenvalues of the Nystroem kernel on X.
+            return args.rho * float(np.sum(np.minimum(clf.nystroem_.eigenvalues_, 0) ** 2))
+
+        clf = IndefiniteSVC(
+            C=args.C,
+            rho=args.rho,
+            kernel="sigmoid",
+            gamma=GAMMA,
+            coef0=COEF0,
+            n_components=args.m,
+            landmarks=args.landmarks,
+            random_state=args.seed,
+            tol=1e-14,  # the callback applies the f(alpha) - f(0) rule
+            max_iter=100000,
+            solver_options={**options, "callback": _gap_callback(f0_of_fit, args.tol)},
+        )
+        clf.fit(X, y)
+        fit_time = time.perf_counter() - t0
+        result, nys = clf.result_, clf.nystroem_
+        acc = float(np.mean(clf.predict(Xt) == yt))
+    else:
+        nys = IndefiniteNystroem(
+            "sigmoid",
+            gamma=GAMMA,
+            coef0=COEF0,
+            n_components=args.m,
+            landmarks=args.landmarks,
+            random_state=args.seed,
+            dtype=args.dtype,
+        ).fit(X)  # fit, then transform: no float64 copy of the n x m features
+        Phi = nys.transform(X)
+        f0 = args.rho * float(np.sum(np.minimum(nys.eigenvalues_, 0) ** 2))
+        problem = make_problem("svc", LowRankKernel(Phi, nys.signature_), y, C=args.C, rho=args.rho)
+        result = solve_problem(
+            problem,
+            tol=1e-14,
+            max_iter=100000,
+            callback=_gap_callback(lambda: f0, args.tol),
+            **options,
+        )
+        fit_time = time.perf_counter() - t0
+        c = problem.feature_coef(result.alpha)  # decision = phi(x) @ c + b (notes §8)
+        acc = float(np.mean(np.where(nys.transform(Xt) @ c + result.intercept > 0, 1, -1) == yt))
+    f0 = args.rho * float(np.sum(np.minimum(nys.eigenvalues_, 0) ** 2))
+    out.update(
+        fit_seconds=fit_time,
+        nystroem_seconds=sum(nys.fit_time_.values()),
+        solver_seconds=result.time,
+        n_iter=result.n_iter,
+        status=result.status,
+        objective_minus_f0=result.objective - f0,
+        relative_gap=result.gap / max(1.0, result.objective - f0),
+        test_accuracy=acc,
+        peak_rss_mb=_peak_mb(),
+        n_negative=int(np.sum(nys.signature_ < 0)),
+    )
+    if args.sklearn:
+        from sklearn.kernel_approximation import Nystroem
+        from sklearn.svm import LinearSVC
+
+        Z = nys.landmark_points_
+        t1 = time.perf_counter()
+        sk = Nystroem(kernel="sigmoid", gamma=GAMMA, coef0=COEF0, n_components=len(Z))
+        sk.fit(Z)  # n_components = len(Z): its basis is exactly these landmarks
+        F = sk.transform(X)
+        svc = LinearSVC(C=args.C).fit(F, y)
+        sk_time = time.perf_counter() - t1
+        out.update(
+            sklearn_fit_seconds=sk_time,
+            sklearn_test_accuracy=float(np.mean(svc.predict(sk.transform(Xt)) == yt)),
+        )
+    return out
+
+
+def child_exact(args) -> dict:
+    import time
+    import warnings
+
+    import numpy as np
+    from sklearn.exceptions import ConvergenceWarning
+
+    from indefsvm import IndefiniteSVC
+
+    warnings.simplefilter("ignore", ConvergenceWarning)
+    X, y, Xt, yt = make_data(args.n, args.seed)
+    out: dict = {"n": args.n, "m": args.m}
+    for name, m in (("dense", None), ("lowrank", args.m)):
+        t0 = time.perf_counter()
+        clf = IndefiniteSVC(
+            C=args.C,
+            rho=args.rho,
+            kernel="sigmoid",
+            gamma=GAMMA,
+            coef0=COEF0,
+            n_components=m,
+            landmarks=args.landmarks,
+            random_state=args.seed,
+            tol=1e-6,
+            max_iter=20000,
+            solver_options={"max_time": args.max_time},
+        ).fit(X, y)
+        out[f"{name}_fit_seconds"] = time.perf_counter() - t0
+        out[f"{name}_test_accuracy"] = float(np.mean(clf.predict(Xt) == yt))
+        out[f"{name}_status"] = clf.result_.status
+        out[f"{name}_n_iter"] = clf.result_.n_iter
+    out["peak_rss_mb"] = _peak_mb()
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mode", choices=("lowrank", "exact"), default="lowrank")
+    parser.add_argument("--n", type=int, default=100000)
+    parser.add_argument("--m", type=int, default=500)
+    parser.add_argument("--landmarks", default="uniform")
+    parser.add_argument("--C", type=float, default=1.0)
+    parser.add_argument("--rho", type=float, default=1.0)
+    parser.add_argument("--tol", type=float, default=1e-4)
+    parser.add_argument("--max-time", type=float, default=600.0)
+    parser.add_argument("--dtype", choices=("float64", "float32"), default="float64")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--sklearn", action="store_true")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        result = child_lowrank(args) if args.mode == "lowrank" else child_exact(args)
+        print("RESULT " + json.dumps(result), flush=True)
+        return
+    with open("/proc/loadavg") as fh:
+        load = fh.read().split()[:3]
+    print(f"load average before: {' '.join(load)}; cores: {os.cpu_count()}", flush=True)
+    proc = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), *sys.argv[1:], "--child"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
+    if proc.returncode != 0 or not lines:
+        sys.stderr.write(proc.stderr)
+        raise SystemExit(f"child failed with code {proc.returncode}")
+    result = json.loads(lines[-1][len("RESULT ") :])
+    with open("/proc/loadavg") as fh:
+        result["load_after"] = " ".join(fh.read().split()[:3])
+    result["load_before"] = " ".join(load)
+    for key, value in result.items():
+        print(f"{key:>24}: {value:.6g}" if isinstance(value, float) else f"{key:>24}: {value}")
+
+
+if __name__ == "__main__":
+    main()
