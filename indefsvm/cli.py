@@ -135,6 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--symmetrize", action="store_true")
     c.add_argument("--plot", default=None, help="image file for the convergence figure")
     c.add_argument("--quiet", action="store_true")
+    from indefsvm.studies.cli import add_study_parser  # studies (issue 13)
+
+    add_study_parser(sub)
     return parser
 
 
@@ -198,6 +201,8 @@ def _compare(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``indefsvm`` command."""
     args = build_parser().parse_args(argv)
+    if args.command == "study":
+        return args.study_handler(args)
     if args.command == "solve":
         if args.method != "pg" and (args.step != "accelerated" or args.smoothing):
             raise SystemExit("error: --step/--smoothing apply to --method pg only.")
