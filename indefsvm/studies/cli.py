@@ -1,4 +1,4 @@
-"""``indefsvm study run SPEC --out DIR``, ``indefsvm study report DIR``, ``indefsvm study status DIR``.
+"""The `indefsvm study` command: `run SPEC --out DIR`, `report DIR`, `status DIR`.
 
 Hooked into :mod:`indefsvm.cli` with :func:`add_study_parser` and :func:`handle`.
 """

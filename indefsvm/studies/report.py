@@ -35,7 +35,6 @@ log = logging.getLogger(__name__)
 
 def significance_p(a: np.ndarray, b: np.ndarray, test: str) -> float:
     """Two-sided p-value of ``mean(a) == mean(b)``; 1 when the samples are identical."""
-    from scipy import stats
 
     a, b = np.asarray(a, float), np.asarray(b, float)
     if len(a) < 2 or len(b) < 2:
