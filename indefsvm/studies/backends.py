@@ -10,7 +10,6 @@ driver, which alone writes the store.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from typing import Any
@@ -29,8 +28,9 @@ BACKENDS = ("loky", "dask")
 class LokyBackend(AbstractContextManager):
     """joblib's process pool; ``n_jobs = 1`` runs in the driver process.
 
-    BLAS threads per worker: ``max(1, cpu_count // n_jobs)`` (threadpoolctl), so the workers do
-    not oversubscribe the cores.
+    BLAS/OpenMP threads per worker: 1 by default (threadpoolctl). Small kernels gain nothing
+    from threads, and on a loaded machine spinning OpenBLAS/OpenMP threads made a 53 x 53
+    LIBSVM fit 100x slower (measured; see docs/studies.md).
     """
 
     name = "loky"
@@ -39,7 +39,7 @@ class LokyBackend(AbstractContextManager):
         if n_jobs < 1:
             raise ValueError(f"n_jobs must be >= 1; got {n_jobs}.")
         self.n_jobs = n_jobs
-        self.blas_threads = blas_threads or max(1, (os.cpu_count() or 1) // n_jobs)
+        self.blas_threads = blas_threads or 1
 
     def __exit__(self, *exc: Any) -> None:
         return None
@@ -119,15 +119,15 @@ class DaskBackend(AbstractContextManager):
 
 
 def make_backend(
-    name: str, *, n_jobs: int = 1, scheduler: str | None = None
+    name: str, *, n_jobs: int = 1, scheduler: str | None = None, blas_threads: int = 1
 ) -> LokyBackend | DaskBackend:
     """Backend by name (``"loky"`` or ``"dask"``)."""
     if name == "loky":
         if scheduler is not None:
             raise ValueError("--scheduler applies to --backend dask only.")
-        return LokyBackend(n_jobs)
+        return LokyBackend(n_jobs, blas_threads)
     if name == "dask":
-        return DaskBackend(n_jobs, scheduler)
+        return DaskBackend(n_jobs, scheduler, blas_threads)
     raise ValueError(f"backend must be one of {BACKENDS}; got {name!r}.")
 
 

@@ -50,7 +50,8 @@ def handle(args: argparse.Namespace) -> int:
     from indefsvm.studies.store import SpecChangedError
 
     quiet = getattr(args, "quiet", False)
-    logging.getLogger("matplotlib").setLevel(logging.WARNING)
+    for noisy in ("matplotlib", "distributed"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     logging.basicConfig(
         level=logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

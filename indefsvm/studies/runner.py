@@ -122,6 +122,7 @@ def run_study(
     progress: bool | None = None,
     force_new: bool = False,
     report: bool = True,
+    blas_threads: int = 1,
 ) -> Path:
     """Run (or resume) a study and export its results.
 
@@ -143,6 +144,8 @@ def run_study(
         Delete the records of a different spec found in ``out`` instead of refusing.
     report : bool
         Write the report at the end.
+    blas_threads : int
+        BLAS/OpenMP threads per task (threadpoolctl); keep it equal across runs that are compared.
 
     Returns
     -------
@@ -176,7 +179,9 @@ def run_study(
         bar = _Progress(total, already, progress, study.name)
         t0 = time.perf_counter()
         try:
-            with make_backend(backend, n_jobs=n_jobs, scheduler=scheduler) as engine:
+            with make_backend(
+                backend, n_jobs=n_jobs, scheduler=scheduler, blas_threads=blas_threads
+            ) as engine:
                 for r in engine.map(inner_todo, data, study):
                     store.write_inner(r)
                     bar.update()
