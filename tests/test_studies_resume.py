@@ -131,9 +131,9 @@ def test_kill_9_and_resume_gives_byte_identical_results(study_dir):
     after = _finished(db)
     # No finished record was recomputed.
     assert all(after[k] == v for k, v in before.items()) and len(after) == total
-    ref = (study_dir / "reference" / "results.csv").read_bytes()
-    assert (out / "results.csv").read_bytes() == ref
-    assert (out / "search.csv").read_bytes() == (study_dir / "reference" / "search.csv").read_bytes()
+    ref = study_dir / "reference"
+    assert (out / "results.csv").read_bytes() == (ref / "results.csv").read_bytes()
+    assert (out / "search.csv").read_bytes() == (ref / "search.csv").read_bytes()
 
 
 def test_dask_local_cluster_gives_identical_results(study_dir):
