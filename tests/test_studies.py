@@ -343,3 +343,46 @@ params = { method = "flip" }
                         "kernels": [{"name": "linear"}],
                         "methods": [{"estimator": "DirectSVC"}]}).datasets[0]
         )  # fmt: skip
+
+
+def test_regression_study_on_the_synthetic_krein_problem(tmp_path):
+    from sklearn.metrics import r2_score
+
+    from indefsvm.datasets import make_krein_regression
+    from indefsvm.krein import KreinRegressor
+
+    spec = _spec(
+        tmp_path,
+        """
+[study]
+task = "regression"
+scoring = "r2"
+metrics = ["neg_mean_squared_error"]
+outer_folds = 3
+inner_folds = 2
+[[datasets]]
+name = "krein"
+loader = "krein_regression"
+options = { n_samples = 60, random_state = 0 }
+[[methods]]
+estimator = "KreinRegressor"
+grid = { lambda_plus = [0.01, 1.0], lambda_minus = [0.01, 1.0] }
+[[methods]]
+estimator = "SimilarityRidge"
+grid = { lam = [0.001, 0.1] }
+""",
+    )
+    run_study(spec, tmp_path / "out", report=True)
+    with open(tmp_path / "out" / "results.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 6 and {r["kernel"] for r in rows} == {"precomputed"}
+    b = make_krein_regression(60, random_state=0)
+    study = load_spec(spec)
+    row = rows[1]  # KreinRegressor, outer fold 1
+    train, test = outer_splits(b.y, study)[1]
+    params = json.loads(row["params"])["method"]
+    est = KreinRegressor(**params).fit(b.K[np.ix_(train, train)], b.y[train])
+    pred = est.predict(b.K[np.ix_(test, train)])
+    assert float(row["score"]) == pytest.approx(r2_score(b.y[test], pred), rel=1e-10)
+    mse = json.loads(row["metrics"])["neg_mean_squared_error"]
+    assert mse == pytest.approx(-np.mean((b.y[test] - pred) ** 2), rel=1e-10)

@@ -185,7 +185,7 @@ def _plots(records: list[dict[str, Any]], rows: list[dict[str, Any]], study: Stu
     # One panel per row with its own y range: data sets differ more than methods do.
     ncols = min(3, len(datasets))
     nrows = -(-len(datasets) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(2.2 + 2.6 * ncols, 0.6 + 2.6 * nrows),
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.2 + 2.6 * ncols, 0.6 + 2.6 * nrows),
                              squeeze=False)  # fmt: skip
     for ax, d in zip(axes.flat, datasets, strict=False):
         for j, c in enumerate(configs):
@@ -205,10 +205,12 @@ def _plots(records: list[dict[str, Any]], rows: list[dict[str, Any]], study: Stu
     for ax in axes[:, 0]:
         ax.set_ylabel(f"{measure}{unit}", fontsize=9)
     handles = [plt.Line2D([], [], color=colors[c], marker="o", ls="", label=c) for c in configs]
-    fig.legend(handles=handles, loc="center left", bbox_to_anchor=(0.86, 0.5), fontsize=8)
+    right = 1.0 - 2.6 / (3.2 + 2.6 * ncols)  # room for the legend
+    fig.legend(handles=handles, loc="center left", bbox_to_anchor=(right + 0.01, 0.5),
+               fontsize=8)  # fmt: skip
     fig.suptitle(f"{study.name}: {measure}, mean ± std over {study.outer_folds} outer folds "
                  "(filled: bold in the table)", fontsize=10)  # fmt: skip
-    fig.tight_layout(rect=(0, 0, 0.85, 1))
+    fig.tight_layout(rect=(0, 0, right, 1))
     fig.savefig(out / "scores.png", dpi=110)
     plt.close(fig)
     made.append(("Score per method and data set", "scores.png"))
