@@ -103,6 +103,38 @@ def test_spec_errors_name_the_bad_key(tmp_path, old, new, message):
         load_spec(_spec(tmp_path, SPEC.replace(old, new)))
 
 
+ISSUE_EXAMPLE = """
+[study]
+seed = 0
+outer_folds = 3          # stratified for classification
+inner_folds = 3
+scoring = "accuracy"
+
+[[datasets]]
+name = "mine"
+features = "X.npy"       # or kernel = "K.npy" (precomputed); or loader = "diabetes"
+labels = "y.txt"
+
+[[kernels]]
+name = "sigmoid"         # a kernel of indefsvm.kernels (ignored for a precomputed kernel)
+grid = { gamma = [0.1, 1.0], coef0 = [-1.0] }
+
+[[methods]]
+estimator = "IndefiniteSVC"   # any estimator class exported by indefsvm or indefsvm.krein
+grid = { C = [0.1, 1.0], rho = [1.0] }
+"""
+
+
+def test_the_issue_example_spec_runs_as_written(tmp_path):
+    _write_data(tmp_path, n=45)
+    out = tmp_path / "out"
+    run_study(_spec(tmp_path, ISSUE_EXAMPLE), out, report=False)
+    with open(out / "results.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [r["outer_fold"] for r in rows] == ["0", "1", "2"]
+    assert all(r["status"] == "converged" for r in rows)
+
+
 def test_spec_duplicate_method_label_and_two_sources(tmp_path):
     _write_data(tmp_path)
     dup = SPEC + '\n[[methods]]\nestimator = "IndefiniteSVC"\n'

@@ -137,8 +137,18 @@ def test_kill_9_and_resume_gives_byte_identical_results(study_dir):
 
 
 def test_dask_local_cluster_gives_identical_results(study_dir):
+    """``--backend dask --scheduler ADDR`` on a two-worker LocalCluster (processes, 1 thread)."""
+    from dask.distributed import LocalCluster
+
+    from indefsvm.cli import main
+
     out = study_dir / "dask"
-    run_study(study_dir / "study.toml", out, backend="dask", n_jobs=2, report=False)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster:  # fmt: skip
+        code = main(["study", "run", str(study_dir / "study.toml"), "--out", str(out),
+                     "--backend", "dask", "--scheduler", cluster.scheduler_address,
+                     "--quiet", "--no-report"])  # fmt: skip
+    assert code == 0
     ref = study_dir / "reference"
     assert (out / "results.csv").read_bytes() == (ref / "results.csv").read_bytes()
     assert (out / "search.csv").read_bytes() == (ref / "search.csv").read_bytes()
