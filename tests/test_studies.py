@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import logging
 import math
 import sqlite3
 
@@ -125,10 +126,13 @@ grid = { C = [0.1, 1.0], rho = [1.0] }
 """
 
 
-def test_the_issue_example_spec_runs_as_written(tmp_path):
+def test_the_issue_example_spec_runs_as_written(tmp_path, caplog):
     _write_data(tmp_path, n=45)
     out = tmp_path / "out"
-    run_study(_spec(tmp_path, ISSUE_EXAMPLE), out, report=False)
+    with caplog.at_level(logging.INFO, logger="indefsvm.studies"):
+        run_study(_spec(tmp_path, ISSUE_EXAMPLE), out, report=False, progress=False)
+    # Without a bar, progress goes to the log (count and time left).
+    assert "15/15 tasks done" in caplog.text and "left" in caplog.text
     with open(out / "results.csv") as fh:
         rows = list(csv.DictReader(fh))
     assert [r["outer_fold"] for r in rows] == ["0", "1", "2"]
@@ -377,7 +381,7 @@ params = { method = "flip" }
         )  # fmt: skip
 
 
-def test_regression_study_on_the_synthetic_krein_problem(tmp_path):
+def test_regression_study_on_the_synthetic_krein_problem(tmp_path, capsys):
     from sklearn.metrics import r2_score
 
     from indefsvm.datasets import make_krein_regression
@@ -404,7 +408,8 @@ estimator = "SimilarityRidge"
 grid = { lam = [0.001, 0.1] }
 """,
     )
-    run_study(spec, tmp_path / "out", report=True)
+    run_study(spec, tmp_path / "out", report=True, progress=True)  # a tqdm bar on stderr
+    assert "24/24" in capsys.readouterr().err  # 18 tuning + 6 test tasks
     with open(tmp_path / "out" / "results.csv") as fh:
         rows = list(csv.DictReader(fh))
     assert len(rows) == 6 and {r["kernel"] for r in rows} == {"precomputed"}
