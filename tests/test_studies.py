@@ -423,3 +423,10 @@ grid = { lam = [0.001, 0.1] }
     assert float(row["score"]) == pytest.approx(r2_score(b.y[test], pred), rel=1e-10)
     mse = json.loads(row["metrics"])["neg_mean_squared_error"]
     assert mse == pytest.approx(-np.mean((b.y[test] - pred) ** 2), rel=1e-10)
+
+
+def test_classification_measure_refused_for_regression(tmp_path):
+    _write_data(tmp_path)
+    text = SPEC.replace('scoring = "accuracy"', 'scoring = "accuracy"\ntask = "regression"')
+    with pytest.raises(SpecError, match="study.scoring: 'accuracy' is a classification measure"):
+        load_spec(_spec(tmp_path, text))

@@ -64,10 +64,10 @@ def check_scoring(name: str, task: str) -> str:
     """Validate a measure name for ``task``; raise ValueError naming the choices."""
     from sklearn.metrics import get_scorer_names
 
-    if task == "classification" and name in _PREDICTION_MEASURES:
-        return name
-    if name == "error_rate":
-        raise ValueError("'error_rate' is a classification measure.")
+    if name in _PREDICTION_MEASURES or name in ("roc_auc", "average_precision", "log_loss"):
+        if task == "classification":
+            return name
+        raise ValueError(f"{name!r} is a classification measure; task is {task!r}.")
     if name in get_scorer_names():
         return name
     own = list(_PREDICTION_MEASURES) if task == "classification" else []
