@@ -282,6 +282,10 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("directory", help="directory to write kernel.npy and labels.txt into")
     e.add_argument("--n", type=int, default=200, help="number of samples (default 200)")
     _add_logging_arguments(e)
+
+    from indefsvm.studies.cli import add_study_parser  # comparative studies (docs/studies.md)
+
+    add_study_parser(sub)
     return parser
 
 
@@ -595,6 +599,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``indefsvm`` command; returns the exit code (see module docstring)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command == "study":
+        return args.study_handler(args)
     _configure_logging(args)
     try:
         return _COMMANDS[args.command](args)

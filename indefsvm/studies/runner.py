@@ -1,0 +1,206 @@
+"""The driver of ``indefsvm study run``: plan, skip finished records, execute, export."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from indefsvm.studies.backends import make_backend
+from indefsvm.studies.data import StudyData, load_dataset
+from indefsvm.studies.harness import plan_inner, plan_outer_keys, select
+from indefsvm.studies.spec import SpecError, Study, load_spec
+from indefsvm.studies.store import Store
+
+__all__ = ["StudyStatus", "run_study", "study_status"]
+
+log = logging.getLogger(__name__)
+
+
+class _Progress:
+    """tqdm bar (interactive) or periodic log lines (``--quiet`` / not a terminal)."""
+
+    def __init__(self, total: int, done: int, enabled: bool, desc: str) -> None:
+        self.total, self.done, self.start_done = total, done, done
+        self.t0 = time.perf_counter()
+        self.last_log = self.t0
+        self.bar = None
+        if enabled:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=total, initial=done, desc=desc, unit="task", dynamic_ncols=True)
+
+    def update(self) -> None:
+        self.done += 1
+        if self.bar is not None:
+            self.bar.update(1)
+            return
+        now = time.perf_counter()
+        if now - self.last_log >= 10.0 or self.done == self.total:
+            self.last_log = now
+            rate = (self.done - self.start_done) / max(now - self.t0, 1e-9)
+            eta = (self.total - self.done) / rate if rate > 0 else float("nan")
+            log.info("%d/%d tasks done, %.0f s elapsed, about %.0f s left",
+                     self.done, self.total, now - self.t0, eta)  # fmt: skip
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+@dataclass
+class StudyStatus:
+    """Progress of a study directory."""
+
+    name: str
+    spec_hash: str
+    inner_done: int
+    inner_total: int
+    outer_done: int
+    outer_total: int
+
+    @property
+    def complete(self) -> bool:
+        """Every record is committed."""
+        return self.inner_done >= self.inner_total and self.outer_done >= self.outer_total
+
+    def __str__(self) -> str:
+        return (
+            f"study {self.name!r} (spec {self.spec_hash[:12]}): tuning records "
+            f"{self.inner_done}/{self.inner_total}, test records {self.outer_done}/"
+            f"{self.outer_total}{' (complete)' if self.complete else ''}"
+        )
+
+
+def _check_kernels(study: Study, data: dict[str, StudyData]) -> None:
+    """Compute every (data set, kernel) on a few objects first: a bad pairing fails here."""
+    import numpy as np
+
+    from indefsvm.studies.harness import kernel_blocks
+
+    for d in study.datasets:
+        idx = np.arange(min(data[d.name].n, 6))
+        for k in study.kernels_for(d):
+            params = {name: values[0] for name, values in k.grid.items()}
+            try:
+                kernel_blocks(data[d.name], k, params, idx[:4], idx[4:])
+            except Exception as exc:
+                raise SpecError(
+                    f"kernel {k.label!r} cannot be computed on data set {d.name!r}: {exc} "
+                    "(restrict the data set's kernels with datasets.kernels = [...])"
+                ) from None
+
+
+def study_status(directory: str | Path) -> StudyStatus:
+    """Committed and planned records of a results directory."""
+    store = Store(directory)
+    try:
+        study = store.study()
+        inner = {t.key for t in plan_inner(study)}
+        outer = set(plan_outer_keys(study))
+        return StudyStatus(
+            study.name,
+            store.spec_hash(),
+            len(store.inner_done() & inner),
+            len(inner),
+            len(store.outer_done() & outer),
+            len(outer),
+        )
+    finally:
+        store.close()
+
+
+def run_study(
+    spec: str | Path | Study,
+    out: str | Path,
+    *,
+    backend: str = "loky",
+    n_jobs: int = 1,
+    scheduler: str | None = None,
+    progress: bool | None = None,
+    force_new: bool = False,
+    report: bool = True,
+    blas_threads: int = 1,
+) -> Path:
+    """Run (or resume) a study and export its results.
+
+    Parameters
+    ----------
+    spec : path or Study
+        TOML spec file (see :mod:`indefsvm.studies.spec`) or a parsed study.
+    out : path
+        Results directory: ``study.sqlite`` (the store), ``results.csv``, ``timings.csv``,
+        ``search.csv`` and, with ``report``, ``report.md`` with its tables and plots.
+    backend : {"loky", "dask"}
+    n_jobs : int
+        Worker processes (loky) or workers of the local Dask cluster.
+    scheduler : str, optional
+        Address of a running Dask scheduler.
+    progress : bool, optional
+        Show a tqdm bar (default: when stderr is a terminal).
+    force_new : bool
+        Delete the records of a different spec found in ``out`` instead of refusing.
+    report : bool
+        Write the report at the end.
+    blas_threads : int
+        BLAS/OpenMP threads per task (threadpoolctl); keep it equal across runs that are compared.
+
+    Returns
+    -------
+    Path
+        ``out/results.csv``.
+    """
+    study = spec if isinstance(spec, Study) else load_spec(spec)
+    out = Path(out)
+    store = Store.create(out, study, force_new=force_new)
+    if progress is None:
+        progress = sys.stderr.isatty()
+    try:
+        data: dict[str, StudyData] = {
+            d.name: load_dataset(d, seed=study.seed, task=study.task) for d in study.datasets
+        }
+        for d in data.values():
+            log.info("data set %s: n=%d, %s", d.name, d.n, d.description)
+        _check_kernels(study, data)
+        inner_all = plan_inner(study)
+        outer_keys = plan_outer_keys(study)
+        done_inner = store.inner_done()
+        done_outer = store.outer_done()
+        inner_todo = [t for t in inner_all if t.key not in done_inner]
+        outer_todo_keys = [k for k in outer_keys if k not in done_outer]
+        total = len(inner_all) + len(outer_keys)
+        already = total - len(inner_todo) - len(outer_todo_keys)
+        log.info(
+            "study %r: %d tuning tasks and %d test tasks, %d already done (%s)",
+            study.name, len(inner_all), len(outer_keys), already, out,
+        )  # fmt: skip
+        bar = _Progress(total, already, progress, study.name)
+        t0 = time.perf_counter()
+        try:
+            with make_backend(
+                backend, n_jobs=n_jobs, scheduler=scheduler, blas_threads=blas_threads
+            ) as engine:
+                for r in engine.map(inner_todo, data, study):
+                    store.write_inner(r)
+                    bar.update()
+                scores = store.inner_scores()
+                outer_tasks = [
+                    select(study, d, k, m, f, scores.get((d, k, m, f), {}))
+                    for d, k, m, f in outer_todo_keys
+                ]
+                for r in engine.map(outer_tasks, data, study):
+                    store.write_outer(r)
+                    bar.update()
+        finally:
+            bar.close()
+        log.info("study %r finished in %.1f s", study.name, time.perf_counter() - t0)
+        paths = store.export(study)
+    finally:
+        store.close()
+    if report:
+        from indefsvm.studies.report import write_report
+
+        write_report(out)
+    return paths[0]
