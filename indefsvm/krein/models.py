@@ -33,6 +33,7 @@ from sklearn.linear_model import Ridge
 from sklearn.svm import SVC
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from indefsvm._multiclass import OneVsOneMixin
 from indefsvm._validation import (
     check_binary_labels,
     check_finite_matrix,
@@ -532,15 +533,28 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         return self.decision_function(X)
 
 
-class _SignClassifierMixin(ClassifierMixin):
-    """Two-class classification by least squares on ±1 targets and the sign of the fit."""
+class _SignClassifierMixin(OneVsOneMixin, ClassifierMixin):
+    """Classification by least squares on ±1 targets and the sign of the fit.
+
+    Two classes are one fit; more are handled one-vs-one (:mod:`indefsvm._multiclass`), with
+    ``decision_function`` of shape ``(n_samples, n_classes)`` (``"ovr"``).
+    """
 
     def fit(self, X: ArrayLike, y: ArrayLike):  # type: ignore[override]
+        if self._fit_multiclass(X, y):
+            return self
         labels = check_binary_labels(y)
         self.classes_ = labels.classes
         return self._fit_targets(X, labels.y)
 
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:  # type: ignore[override]
+        if self._is_multiclass():
+            return self._multiclass_decision(X)
+        return super().decision_function(X)
+
     def predict(self, X: ArrayLike) -> NDArray:  # type: ignore[override]
+        if self._is_multiclass():
+            return self._multiclass_predict(X)
         scores = self.decision_function(X)
         return self.classes_[(scores > 0).astype(int)]
 
@@ -651,7 +665,7 @@ class KreinKernelRidgeClassifier(_SignClassifierMixin, KreinKernelRidge):
     """:class:`KreinKernelRidge` on ±1 targets, predicting the sign."""
 
 
-class KreinSVC(_KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
+class KreinSVC(OneVsOneMixin, _KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Krein SVM (Loosli et al. 2016) as characterised by Oglic & Gaertner (2019), Prop. 3.
 
     A standard C-SVM trained by LIBSVM (scikit-learn's ``SVC(kernel="precomputed")``) on the
@@ -689,7 +703,9 @@ class KreinSVC(_KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.class_weight = class_weight
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> KreinSVC:
-        """Train LIBSVM on the flip-spectrum training kernel."""
+        """Train LIBSVM on the flip-spectrum training kernel (one-vs-one for > 2 classes)."""
+        if self._fit_multiclass(X, y):
+            return self
         check_positive(self.C, "C")
         K = self._prepare_train(X)
         labels = check_binary_labels(y, K.shape[0])
@@ -709,15 +725,21 @@ class KreinSVC(_KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """LIBSVM decision values on the flip-mapped test rows."""
+        if self._is_multiclass():
+            return self._multiclass_decision(X)
         check_is_fitted(self, "svc_")
         return self.svc_.decision_function(self.transform_.transform(self._prepare_test(X)))
 
     def predict(self, X: ArrayLike) -> NDArray:
         """Predicted class labels."""
+        if self._is_multiclass():
+            return self._multiclass_predict(X)
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
 
-class KreinSquaredHingeSVC(_KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
+class KreinSquaredHingeSVC(
+    OneVsOneMixin, _KernelEstimatorMixin, ClassifierMixin, BaseEstimator
+):
     """KREIN SH-SVM: squared-hinge SVM in a Krein space (Oglic & Gaertner 2019, Sect. 2.5).
 
     ``min_f sum_i max(1 - y_i f(x_i), 0)^2 + n lambda_+ ||f_+||^2 + n lambda_- ||f_-||^2``
@@ -808,7 +830,10 @@ class KreinSquaredHingeSVC(_KernelEstimatorMixin, ClassifierMixin, BaseEstimator
         return (self._prepare_test(X) @ self.eigen_map_) * self.signature_
 
     def fit(self, X: Any, y: ArrayLike) -> KreinSquaredHingeSVC:
-        """Solve the SH-SVM primal on the (exact or Nystroem) factor."""
+        """Solve the SH-SVM primal on the (exact or Nystroem) factor (one-vs-one for > 2
+        classes)."""
+        if self._fit_multiclass(X, y):
+            return self
         from indefsvm.krein.lowrank import squared_hinge_svm
 
         lp = check_positive(self.lambda_plus, "lambda_plus")
@@ -832,11 +857,15 @@ class KreinSquaredHingeSVC(_KernelEstimatorMixin, ClassifierMixin, BaseEstimator
 
     def decision_function(self, X: Any) -> NDArray[np.float64]:
         """``f(x) = phi(x) S z + b``."""
+        if self._is_multiclass():
+            return self._multiclass_decision(X)
         check_is_fitted(self, "coef_")
         return self._features(X) @ self.coef_ + self.intercept_
 
     def predict(self, X: Any) -> NDArray:
         """Predicted class labels."""
+        if self._is_multiclass():
+            return self._multiclass_predict(X)
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
     def validation_hypergradient(
