@@ -36,6 +36,7 @@ on the ORIGINAL kernel ``K0``.
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -426,6 +427,7 @@ class _ProxyKernelEstimator(_KernelInputMixin, BaseEstimator):
             eye_rows[np.arange(stop - start), np.arange(start, stop)] = 1.0
             coef[start:stop] = problem.out_of_sample_rows(self.alpha_, eye_rows, state=state) @ u
         self.dual_coef_ = coef
+        self._release_training_state()
 
     def _nystroem_features(self, X: Any) -> NDArray[np.float64]:
         """Nystroem features of new points (test-vs-train kernel rows when precomputed)."""
@@ -447,6 +449,32 @@ class _ProxyKernelEstimator(_KernelInputMixin, BaseEstimator):
         self.support_ = np.flatnonzero(np.abs(self.alpha_) > 1e-8 * bound)
         state = problem.state(self.alpha_)
         self.feature_coef_ = problem.feature_coef(self.alpha_, state=state)
+        self._release_training_state()
+
+    def _release_training_state(self) -> None:
+        """Drop the O(n^2) training state unless ``keep_training_state`` (model size).
+
+        Prediction needs ``dual_coef_`` (the out-of-sample map folded into n coefficients) or,
+        for the paper's transductive heuristic, the training kernel; the proxy kernel, the
+        problem's eigendecomposition and the result's kernel are kept only on request.
+        """
+        if self.keep_training_state:
+            return
+        problem = self.problem_
+        if self.out_of_sample == "transductive" and not getattr(self, "_nystroem_fitted", False):
+            self.train_kernel_ = problem.operator.K0
+        self.result_ = dataclasses.replace(self.result_, kernel=None)
+        self.proxy_kernel_ = None
+        self.problem_ = None
+
+    def _fitted_problem(self) -> ProxyKernelProblem:
+        if self.problem_ is None:
+            raise ValueError(
+                f"{type(self).__name__} was fitted with keep_training_state=False, which keeps "
+                "only what prediction needs (O(n) coefficients); proxy_rows needs the training "
+                "eigendecomposition. Refit with keep_training_state=True."
+            )
+        return self.problem_
 
     def proxy_rows(self, X: Any, K_test_test: ArrayLike | None = None) -> NDArray[np.float64]:
         """Proxy-kernel rows of new points for the chosen ``out_of_sample`` map.
@@ -467,14 +495,15 @@ class _ProxyKernelEstimator(_KernelInputMixin, BaseEstimator):
         self._check_no_test_test(K_test_test)
         if getattr(self, "_nystroem_fitted", False):
             # Rows of the Nystroem kernel Phi_x diag(s) Phi' (m x n: fine for a few points).
+            problem = self._fitted_problem()
             F = self._nystroem_features(X)
             R = (F * self.nystroem_.signature_) @ np.asarray(
-                self.problem_.operator.Phi, dtype=np.float64
+                problem.operator.Phi, dtype=np.float64
             ).T
-            return self.problem_.out_of_sample_rows(self.alpha_, R)
+            return problem.out_of_sample_rows(self.alpha_, R)
         R = self._test_kernel(X)
         if self.out_of_sample == "projection":
-            return self.problem_.out_of_sample_rows(self.alpha_, R)
+            return self._fitted_problem().out_of_sample_rows(self.alpha_, R)
         return self._transductive(X, R, K_test_test)
 
     def _check_no_test_test(self, K_test_test: ArrayLike | None) -> None:
@@ -494,7 +523,8 @@ class _ProxyKernelEstimator(_KernelInputMixin, BaseEstimator):
                 "Pass K_test_test=<(m, m) kernel of the test points>, or use "
                 "out_of_sample='projection' (inductive, needs only K_test_train)."
             )
-        return transductive_rows(self.problem_.operator.K0, self._u, self.problem_.rho, R, T)
+        K0 = self.problem_.operator.K0 if self.problem_ is not None else self.train_kernel_
+        return transductive_rows(K0, self._u, self.rho, R, T)
 
     def _raw_decision(self, X: Any, K_test_test: ArrayLike | None) -> NDArray[np.float64]:
         check_is_fitted(self)
@@ -645,6 +675,7 @@ class IndefiniteSVC(OneVsOneMixin, ClassifierMixin, _ProxyKernelEstimator):
         n_components: int | None = None,
         landmarks: str | ArrayLike = "uniform",
         nystroem_params: Mapping[str, Any] | None = None,
+        keep_training_state: bool = False,
     ) -> None:
         self.n_components = n_components
         self.landmarks = landmarks
@@ -667,6 +698,7 @@ class IndefiniteSVC(OneVsOneMixin, ClassifierMixin, _ProxyKernelEstimator):
         self.solver_options = solver_options
         self.random_state = random_state
         self.verbose = verbose
+        self.keep_training_state = keep_training_state
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -794,6 +826,7 @@ class PerturbSVC(IndefiniteSVC):
         solver_options: Mapping[str, Any] | None = None,
         random_state: int | np.random.Generator | None = None,
         verbose: bool | int = False,
+        keep_training_state: bool = False,
     ) -> None:
         super().__init__(
             C=C,
@@ -814,6 +847,7 @@ class PerturbSVC(IndefiniteSVC):
             solver_options=solver_options,
             random_state=random_state,
             verbose=verbose,
+            keep_training_state=keep_training_state,
         )
         self.psd_tol = psd_tol
 
@@ -892,6 +926,7 @@ class IndefiniteSVR(RegressorMixin, _ProxyKernelEstimator):
         n_components: int | None = None,
         landmarks: str | ArrayLike = "uniform",
         nystroem_params: Mapping[str, Any] | None = None,
+        keep_training_state: bool = False,
     ) -> None:
         self.n_components = n_components
         self.landmarks = landmarks
@@ -912,6 +947,7 @@ class IndefiniteSVR(RegressorMixin, _ProxyKernelEstimator):
         self.solver_options = solver_options
         self.random_state = random_state
         self.verbose = verbose
+        self.keep_training_state = keep_training_state
 
     def __sklearn_tags__(self):
         return self._pairwise_tags(super().__sklearn_tags__())
@@ -1003,6 +1039,7 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
         n_components: int | None = None,
         landmarks: str | ArrayLike = "uniform",
         nystroem_params: Mapping[str, Any] | None = None,
+        keep_training_state: bool = False,
     ) -> None:
         self.n_components = n_components
         self.landmarks = landmarks
@@ -1022,6 +1059,7 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
         self.solver_options = solver_options
         self.random_state = random_state
         self.verbose = verbose
+        self.keep_training_state = keep_training_state
 
     def __sklearn_tags__(self):
         return self._pairwise_tags(super().__sklearn_tags__())

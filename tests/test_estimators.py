@@ -50,7 +50,7 @@ def dense_projector(M):
 @pytest.mark.parametrize("rho", [0.3, 2.0])
 def test_projection_on_training_rows_of_M_equals_proxy_kernel(rho):
     K, y, _, _, _ = split_problem(40, 0, 0)
-    clf = IndefiniteSVC(C=2.0, rho=rho, tol=1e-8).fit(K, y)
+    clf = IndefiniteSVC(C=2.0, rho=rho, tol=1e-8, keep_training_state=True).fit(K, y)
     u = y * clf.alpha_
     M = K + np.outer(u, u) / (4 * rho)
     Ks = psd_part(M)  # independent dense K*
@@ -62,7 +62,7 @@ def test_projection_on_training_rows_of_M_equals_proxy_kernel(rho):
 
 def test_projection_decision_matches_dense_projector_on_test_rows():
     K, y, Kte, _, _ = split_problem(50, 20, 1)
-    clf = IndefiniteSVC(C=1.0, rho=0.5, tol=1e-8).fit(K, y)
+    clf = IndefiniteSVC(C=1.0, rho=0.5, tol=1e-8, keep_training_state=True).fit(K, y)
     u = y * clf.alpha_
     P = dense_projector(K + np.outer(u, u) / 2.0)
     expected = Kte @ P @ u + clf.intercept_
@@ -74,7 +74,7 @@ def test_projection_decision_matches_dense_projector_on_test_rows():
 def test_certified_intercept_minimises_the_primal_hinge():
     K, y, _, _, _ = split_problem(40, 0, 2)
     C = 3.0
-    clf = IndefiniteSVC(C=C, rho=1.0, tol=1e-8).fit(K, y)
+    clf = IndefiniteSVC(C=C, rho=1.0, tol=1e-8, keep_training_state=True).fit(K, y)
     g = clf.proxy_kernel_ @ (y * clf.alpha_)
 
     def hinge(b):
@@ -220,7 +220,7 @@ def test_clone_pickle_and_deterministic_refit():
 def test_labels_of_any_type_are_returned_in_user_space():
     K, y, Kte, _, yte = split_problem(40, 10, 6)
     names = np.where(y > 0, "spam", "ham")
-    clf = IndefiniteSVC(C=1.0, class_weight={"spam": 2.0}).fit(K, names)
+    clf = IndefiniteSVC(C=1.0, class_weight={"spam": 2.0}, keep_training_state=True).fit(K, names)
     assert clf.classes_.tolist() == ["ham", "spam"]
     assert set(clf.predict(Kte)) <= {"ham", "spam"}
     assert np.allclose(clf.problem_.box, np.where(y > 0, 2.0, 1.0))
@@ -447,3 +447,27 @@ def test_digits_3_vs_5_simpson_indefinite_close_to_best_baseline():
     # LIBSVM on the raw Simpson kernel only reaches a stationary point; it is allowed (and, as
     # in the paper, observed) to be worse.
     assert direct <= ours + 0.02, (direct, ours)
+
+
+def test_fitted_model_keeps_no_quadratic_state_by_default():
+    import pickle
+
+    K, y, Kte, _, _ = split_problem(300, 20, 3)
+    lean = IndefiniteSVC(C=1.0, rho=1.0).fit(K, y)
+    full = IndefiniteSVC(C=1.0, rho=1.0, keep_training_state=True).fit(K, y)
+    n = K.shape[0]
+    assert len(pickle.dumps(lean)) < 40 * n * 8  # O(n): a few vectors of length n
+    assert len(pickle.dumps(full)) > 2 * n * n * 8  # K*, eigenvectors of K0
+    assert np.array_equal(lean.decision_function(Kte), full.decision_function(Kte))
+    assert lean.proxy_kernel_ is None and lean.result_.kernel is None
+    with pytest.raises(ValueError, match="keep_training_state=True"):
+        lean.proxy_rows(Kte)
+    # the paper's transductive map keeps what it needs (the training kernel)
+    t = IndefiniteSVC(out_of_sample="transductive").fit(K, y)
+    Ktt = K[:20, :20]
+    assert np.allclose(
+        t.decision_function(K[:20], K_test_test=Ktt),
+        IndefiniteSVC(out_of_sample="transductive", keep_training_state=True)
+        .fit(K, y)
+        .decision_function(K[:20], K_test_test=Ktt),
+    )

@@ -264,8 +264,10 @@ def test_estimators_with_all_points_as_landmarks_reproduce_dense(make, target):
     """n_components = n: the Nystroem kernel is K itself, so fit and predictions agree."""
     X, labels = _sigmoid_data()
     y = {"labels": labels, "real": X[:, 0] - X[:, 1], None: None}[target]
-    dense = make(**KERNEL, tol=1e-9).fit(X, y)
-    low = make(**KERNEL, tol=1e-9, n_components=X.shape[0], random_state=0).fit(X, y)
+    dense = make(**KERNEL, tol=1e-9, keep_training_state=True).fit(X, y)
+    low = make(
+        **KERNEL, tol=1e-9, n_components=X.shape[0], random_state=0, keep_training_state=True
+    ).fit(X, y)
     assert isinstance(low.proxy_kernel_, LowRankProxyKernel)
     assert not hasattr(low, "X_fit_")  # predictions need only the Nystroem map
     assert low.result_.objective == pytest.approx(dense.result_.objective, rel=1e-7)
@@ -293,7 +295,11 @@ def test_low_rank_estimator_options_and_errors():
     ).fit(X, y)
     assert np.array_equal(again.alpha_, clf.alpha_)  # seeded landmarks: identical refits
     f32 = indefsvm.IndefiniteSVC(
-        **KERNEL, n_components=40, random_state=3, nystroem_params={"dtype": "float32"}
+        **KERNEL,
+        n_components=40,
+        random_state=3,
+        nystroem_params={"dtype": "float32"},
+        keep_training_state=True,
     ).fit(X, y)
     assert f32.problem_.operator.Phi.dtype == np.float32
     # precomputed: the Nystroem map reads the landmark columns; m = n reproduces the dense fit
