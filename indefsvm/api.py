@@ -55,6 +55,7 @@ def solve(
     max_time: float | None = None,
     libsvm_tol: float = 1e-3,
     psd_tol: float | None = None,
+    progress: bool = False,
     **solver_options: Any,
 ) -> SolveResult:
     """Solve the indefinite SVM of Luss & d'Aspremont (paper 004, eq. 4/7) or a variant.
@@ -121,6 +122,9 @@ def solve(
         LIBSVM's stopping tolerance ``-e`` for the checks.
     psd_tol : float, optional
         Relative tolerance of the PSD check of ``problem="perturb"`` (default 1e-10).
+    progress : bool
+        Show a progress bar (tqdm, stderr) whose unit is the certified relative gap's progress
+        towards ``tol`` on a log scale, with an estimate of the time left.
     **solver_options
         Passed to the solver (:func:`indefsvm.solvers.projected_gradient`,
         :func:`~indefsvm.solvers.accpm.analytic_center_cutting_plane` or
@@ -168,6 +172,7 @@ def solve(
         callback=callback,
         max_time=max_time,
         start_time=start,
+        progress=progress,
         **solver_options,
     )
 
@@ -184,6 +189,7 @@ def solve_problem(
     callback: Callable[[dict[str, Any]], Any] | None = None,
     max_time: float | None = None,
     start_time: float | None = None,
+    progress: bool = False,
     **solver_options: Any,
 ) -> SolveResult:
     """Run a solver on an already-built problem object (same options as :func:`solve`)."""
@@ -200,5 +206,6 @@ def solve_problem(
         callback=callback,
         max_time=max_time,
         start_time=start_time,
+        progress=progress,
     )
     return solver(problem, monitor, **solver_options)

@@ -366,6 +366,8 @@ def _monitor_options(args: argparse.Namespace) -> dict[str, Any]:
         "max_time": args.max_time,
         "libsvm_every": args.libsvm_every,
         "verbose": False if args.quiet else args.every,
+        # A bar with time left when a person watches; log lines otherwise.
+        "progress": (not args.quiet) and sys.stderr.isatty(),
     }
 
 

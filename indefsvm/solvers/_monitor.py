@@ -75,6 +75,10 @@ class SolverMonitor:
         (status ``"callback"``). ``info`` has iteration, objective, upper_bound, gap, alpha, time.
     max_time : float, optional
         Wall-time limit in seconds (status ``"max_time"``).
+    progress : bool
+        Show a tqdm progress bar on stderr. Its unit is the progress of the certified relative
+        gap on a log scale, ``log(gap_1 / gap) / log(gap_1 / tol)`` in percent, so its "time
+        left" is an estimate of the time to convergence (the CLI turns it on when interactive).
     """
 
     def __init__(
@@ -90,6 +94,7 @@ class SolverMonitor:
         callback: Callable[[dict[str, Any]], Any] | None = None,
         max_time: float | None = None,
         start_time: float | None = None,
+        progress: bool = False,
     ) -> None:
         if not np.isfinite(tol) or tol < 0:
             raise ValueError(f"tol must be a finite non-negative number; got {tol!r}.")
@@ -129,6 +134,12 @@ class SolverMonitor:
         self.n_evaluations = 0
         self.status: str | None = None
         self.note: str | None = None
+        self._bar: Any = None
+        self._first_gap: float | None = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            self._bar = tqdm(total=100, desc=method, unit="%", leave=False, dynamic_ncols=True)
         self._rows: list[tuple[float, ...]] = []
         self._header_printed = False
 
@@ -192,6 +203,8 @@ class SolverMonitor:
         self._rows.append((k, self.elapsed(), cur, self.objective, self.upper_bound, self.gap, lib))
         if self.verbose and (k % self.verbose == 0 or np.isfinite(lib) or k == 1):
             self._print(k, lib)
+        if self._bar is not None:
+            self._update_bar()
         if self.relative_gap <= self.tol:
             self.status = "converged"
         elif self.callback is not None and self.callback(
@@ -211,6 +224,19 @@ class SolverMonitor:
         elif k >= self.max_iter:
             self.status = "max_iter"
         return self.status is not None
+
+    def _update_bar(self) -> None:
+        gap = self.relative_gap
+        if not np.isfinite(gap) or gap <= 0:
+            done = 100.0 if gap <= self.tol else 0.0
+        else:
+            if self._first_gap is None:
+                self._first_gap = max(gap, self.tol * 10)
+            span = np.log(self._first_gap / max(self.tol, 1e-300))
+            done = 100.0 * np.clip(np.log(self._first_gap / max(gap, self.tol)) / span, 0, 1)
+        self._bar.n = round(float(done), 1)
+        self._bar.set_postfix_str(f"rel gap {gap:.2e}", refresh=False)
+        self._bar.refresh()
 
     def _print(self, k: int, lib: float) -> None:
         if not self._header_printed:
@@ -291,6 +317,9 @@ class SolverMonitor:
                 ConvergenceWarning,
                 stacklevel=3,
             )
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
         if self.verbose:
             self._print(self.n_iter, lib)
             logger.info("[%s] %s: %s", self.method, self.status, message)
