@@ -438,13 +438,15 @@ def spectrum_table(
     """
     rows: list[dict[str, Any]] = []
     if file is not None:
-        print("| dataset | kernel | n | lambda_min | lambda_max | #neg | iota |", file=file)
-        print("|---|---|---:|---:|---:|---:|---:|", file=file, flush=True)
+        file.write("| dataset | kernel | n | lambda_min | lambda_max | #neg | iota |\n")
+        file.write("|---|---|---:|---:|---:|---:|---:|\n")
+        file.flush()
     for dataset, kernel_name, K in entries:
         row = {"dataset": dataset, "kernel": kernel_name, **asdict(eigen_summary(K, tol=tol))}
         rows.append(row)
         if file is not None:
-            print(_format_row(row), file=file, flush=True)
+            file.write(_format_row(row) + "\n")
+            file.flush()
         if on_row is not None:
             on_row(row)
     return rows

@@ -612,7 +612,7 @@ def tune_variance_constrained(
         history.append(total)
         if verbose:
             shown = ", ".join(f"{k}={theta[k]:.3g}" for k in names)
-            print(f"  [tune {len(history):3d}] val MSE {total:.5g}  ({shown})", flush=True)
+            logger.info("[tune %3d] val MSE %.5g  (%s)", len(history), total, shown)
         return total, g * np.exp(z)  # chain rule for log-parameters
 
     res = minimize(

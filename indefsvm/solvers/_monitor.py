@@ -202,7 +202,7 @@ class SolverMonitor:
         cur = self.objective if current_objective is None else current_objective
         self._rows.append((k, self.elapsed(), cur, self.objective, self.upper_bound, self.gap, lib))
         if self.verbose and (k % self.verbose == 0 or np.isfinite(lib) or k == 1):
-            self._print(k, lib)
+            self._log_progress(k, lib)
         if self._bar is not None:
             self._update_bar()
         if self.relative_gap <= self.tol:
@@ -238,7 +238,7 @@ class SolverMonitor:
         self._bar.set_postfix_str(f"rel gap {gap:.2e}", refresh=False)
         self._bar.refresh()
 
-    def _print(self, k: int, lib: float) -> None:
+    def _log_progress(self, k: int, lib: float) -> None:
         if not self._header_printed:
             logger.info(
                 "[%s] %7s %16s %16s %10s %10s %16s %8s",
@@ -321,7 +321,7 @@ class SolverMonitor:
             self._bar.close()
             self._bar = None
         if self.verbose:
-            self._print(self.n_iter, lib)
+            self._log_progress(self.n_iter, lib)
             logger.info("[%s] %s: %s", self.method, self.status, message)
         best = self.best
         rows = np.array(self._rows, dtype=np.float64).reshape(-1, len(HISTORY_KEYS))
