@@ -260,9 +260,7 @@ def test_tuner_gradient_matches_finite_differences_of_its_objective(monkeypatch,
     for z in (z0, z0 + rng.uniform(-0.5, 0.5, size=z0.size)):
         _, g = fun(z)
         h = 1e-5
-        fd = np.array(
-            [(fun(z + h * e)[0] - fun(z - h * e)[0]) / (2 * h) for e in np.eye(z.size)]
-        )
+        fd = np.array([(fun(z + h * e)[0] - fun(z - h * e)[0]) / (2 * h) for e in np.eye(z.size)])
         assert np.allclose(g, fd, rtol=1e-4, atol=1e-7), (g, fd)
 
 

@@ -45,7 +45,6 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/test_problem.py",
             "tests/test_extensions.py",
             "tests/test_mutation_regressions.py",
-            "tests/test_gap_certified.py",
         ],
     ),
     "solvers": (
