@@ -29,7 +29,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: module -> (files to mutate, test files run against its mutants)
 MODULES: dict[str, tuple[list[str], list[str]]] = {
-    "projection": (["indefsvm/projection.py"], ["tests/test_projection.py"]),
+    "projection": (
+        ["indefsvm/projection.py"],
+        ["tests/test_projection.py", "tests/test_projection_contract.py"],
+    ),
     "rank_one": (["indefsvm/rank_one.py"], ["tests/test_rank_one.py"]),
     "proxy": (
         ["indefsvm/proxy.py"],
