@@ -116,23 +116,43 @@ def test_feasible_range_check_uses_the_box():
     for t in (lo_val - 0.01, hi_val + 0.01, lo_val - 0.6, hi_val + 0.6):
         with pytest.raises(ValueError, match=r"feasible set .* is empty: a'x ranges over"):
             project_hyperplane_box(np.zeros(3), a, t, lower, upper)
+    # the tolerance is 1e-12 * max(1, |lo|, |hi|): absolute for a small range ...
+    ones, tiny = np.ones(3), np.full(3, 1e-4)
+    project_hyperplane_box(np.zeros(3), ones, 3e-4 + 5e-13, 0.0, tiny)
+    project_hyperplane_box(np.zeros(3), ones, -3e-4 - 5e-13, -tiny, 0.0)
+    with pytest.raises(ValueError, match="is empty"):
+        project_hyperplane_box(np.zeros(3), ones, 3e-4 + 1.5e-12, 0.0, tiny)
+    with pytest.raises(ValueError, match="is empty"):
+        project_hyperplane_box(np.zeros(3), ones, -3e-4 - 1.5e-12, -tiny, 0.0)
+    # ... and relative to the larger end, whichever side it is on
+    lop, hip = np.array([-1e6, 0.0, 0.0]), np.array([0.0, 0.2, 0.3])
+    project_hyperplane_box(np.zeros(3), ones, 0.5 + 1e-8, lop, hip)  # |lo| = 1e6 sets the scale
+    project_hyperplane_box(np.zeros(3), ones, -0.5 - 1e-8, -hip, -lop)  # |hi| = 1e6
     # a large scale: the tolerance is relative to max(1, |range|)
     big = 1e6
     project_hyperplane_box(np.zeros(3), a, big * hi_val + 1e-8, lower * big, upper * big)
+    project_hyperplane_box(np.zeros(3), a, big * lo_val - 1e-8, lower * big, upper * big)
     with pytest.raises(ValueError, match="is empty"):
         project_hyperplane_box(np.zeros(3), a, big * hi_val + 1.0, lower * big, upper * big)
+    with pytest.raises(ValueError, match="is empty"):
+        project_hyperplane_box(np.zeros(3), a, big * lo_val - 1.0, lower * big, upper * big)
 
 
 def test_input_checks_and_dtypes():
-    with pytest.raises(ValueError, match="the hyperplane normal a must have non-zero entries"):
+    with pytest.raises(ValueError, match=r"^the hyperplane normal a must have non-zero entries\.$"):
         project_hyperplane_box(np.zeros(2), np.array([1.0, 0.0]), 0.0, -1.0, 1.0)
-    msg = r"the l1 prox needs non-negative weights and lower <= 0 <= upper\."
+    msg = r"^the l1 prox needs non-negative weights and lower <= 0 <= upper\.$"
     with pytest.raises(ValueError, match=msg):
         project_hyperplane_box(np.zeros(2), np.ones(2), 0.0, -1.0, 1.0, l1=-0.1)
     with pytest.raises(ValueError, match=msg):
         project_hyperplane_box(np.zeros(2), np.ones(2), 1.0, 0.5, 1.0, l1=0.1)
     with pytest.raises(ValueError, match=msg):
         project_hyperplane_box(np.zeros(2), np.ones(2), -1.0, -1.0, -0.5, l1=0.1)
+    # bounds touching zero are valid with the l1 prox
+    x = project_hyperplane_box(np.array([0.4, -0.9]), np.ones(2), -0.5, -1.0, 0.0, l1=0.1)
+    assert np.allclose(x, [0.0, -0.5])
+    x = project_hyperplane_box(np.array([0.9, -0.4]), np.ones(2), 0.5, 0.0, 1.0, l1=0.1)
+    assert np.allclose(x, [0.5, 0.0])
     # a zero l1 weight and bounds inside (-1, 1) are valid
     x = project_hyperplane_box(np.array([0.9, -0.2]), np.ones(2), 0.1, -0.5, 0.5, l1=0.0)
     assert np.allclose(x, project_hyperplane_box(np.array([0.9, -0.2]), np.ones(2), 0.1, -0.5, 0.5))
