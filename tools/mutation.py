@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -90,6 +91,11 @@ def prepare(module: str, workdir: Path) -> Path:
         f"only_mutate = {_toml_list(mutate)}\n"
         f"pytest_add_cli_args_test_selection = {_toml_list(tests)}\n"
         'pytest_add_cli_args = ["-m", "not slow", "-p", "no:cacheprovider"]\n'
+        # Fork each mutant from a single-threaded server, not from mutmut's main process (whose
+        # timeout thread made forked children deadlock in a futex wait), and keep the
+        # wall-clock limit of a hung mutant at 3x (not 15x) its tests' recorded duration.
+        'process_isolation = "forkserver"\n'
+        "timeout_multiplier = 3.0\n"
     )
     (dest / "pyproject.toml").write_text(pyproject)
     return dest
@@ -99,10 +105,17 @@ def run(module: str, workdir: Path, max_children: int) -> None:
     dest = prepare(module, workdir)
     t0 = time.perf_counter()
     print(f"== {module}: mutmut run in {dest}", flush=True)
+    # mutmut forks one child per mutant from a process that has imported numpy: a BLAS thread
+    # pool in the parent can deadlock the child (observed: a child idle for minutes, which the
+    # CPU-time limit never ends). Single-threaded BLAS makes the fork safe and spares the CPU.
+    env = dict(os.environ)
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[var] = "1"
     subprocess.run(
         [sys.executable, "-m", "mutmut", "run", "--max-children", str(max_children)],
         cwd=dest,
         check=False,
+        env=env,
     )
     print(f"== {module}: {time.perf_counter() - t0:.0f} s", flush=True)
     results(module, workdir)
