@@ -370,7 +370,8 @@ class ProxyKernelProblem:
         """The dense proxy kernel for an evaluated state, in the original coordinates."""
         K = self.operator.kernel(state)
         if self.scale is not None:
-            K = (K / self.scale[:, None]) / self.scale[None, :]
+            # one product per entry, s_i s_j == s_j s_i bitwise: K* stays exactly symmetric
+            K /= np.multiply.outer(self.scale, self.scale)
         return K
 
     def proxy_kernel(self, alpha: ArrayLike) -> NDArray[np.float64]:

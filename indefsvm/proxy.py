@@ -221,14 +221,20 @@ class ProxyKernelOperator:
         K = np.multiply.outer(self.sigma * u, u)
         K += self.K0
         neg = state.low_values < 0
+        Q = Qs = None
         if np.any(neg):
             Q = self.eigenvectors @ state.low_vectors[:, neg]
             Qs = Q * state.low_values[neg]
-            n = K.shape[0]
-            block = 512
-            # Only the upper block triangle is computed, then mirrored: exact symmetry.
-            for i in range(0, n, block):
-                rows = slice(i, min(i + block, n))
+        n = K.shape[0]
+        block = 512
+        # Only the upper block triangle is computed, then mirrored: exact symmetry. The diagonal
+        # blocks are mirrored from their upper triangle too (neither sigma u_i u_j nor
+        # Qs @ Q' is bitwise symmetric; transposing a whole block would not fix that).
+        for i in range(0, n, block):
+            rows = slice(i, min(i + block, n))
+            if Q is not None:
                 K[rows, i:] -= Qs[rows] @ Q[i:].T
-                K[i:, rows] = K[rows, i:].T
+            D = K[rows, rows]
+            K[rows, rows] = np.triu(D) + np.triu(D, 1).T
+            K[i:, rows] = K[rows, i:].T
         return K

@@ -64,14 +64,16 @@ spectra = st.one_of(
 
 @pytest.mark.slow
 @settings(
-    max_examples=3,
+    # 10 derandomised examples (issue 15: 3 were too few to cover both spectra and both C
+    # regimes); about 5 s each on 2 cores.
+    max_examples=10,
     deadline=None,
     derandomize=True,
     database=None,
     phases=[Phase.explicit, Phase.generate],  # each example solves 4 problems: no shrinking
     suppress_health_check=[HealthCheck.too_slow],
 )
-@given(eigenvalues=spectra, seed=st.integers(0, 1000), C=st.sampled_from([0.5, 2.0]))
+@given(eigenvalues=spectra, seed=st.integers(0, 1000), C=st.sampled_from([0.05, 0.5, 2.0]))
 def test_three_methods_agree_on_random_indefinite_kernels(eigenvalues, seed, C):
     lam = np.asarray(eigenvalues, dtype=np.float64)
     if lam.min() > -0.05:

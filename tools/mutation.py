@@ -1,0 +1,167 @@
+"""Mutation testing of the core modules with mutmut (``pip install -e .[dev]``), module by module.
+
+Each module's mutants are run against the test files that guard it only (the whole suite would
+take hours per mutant set on a shared 2-core machine), with one worker and without the tests
+marked ``slow``. Every module runs in its own scratch copy of the repository (``--workdir``), so
+the worktree never receives mutmut's ``mutants/`` directory and modules can be resumed
+independently (mutmut caches verdicts in the scratch copy).
+
+Usage (from the repository root)::
+
+    python tools/mutation.py --list
+    nohup python tools/mutation.py problems proxy > mutation.log 2>&1 &
+    python tools/mutation.py --results problems     # survivors of a finished module
+
+The score and the surviving mutants of the latest run are in ``docs/mutation.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: module -> (files to mutate, test files run against its mutants)
+MODULES: dict[str, tuple[list[str], list[str]]] = {
+    "projection": (
+        ["indefsvm/projection.py"],
+        ["tests/test_projection.py", "tests/test_projection_contract.py"],
+    ),
+    "rank_one": (["indefsvm/rank_one.py"], ["tests/test_rank_one.py"]),
+    "proxy": (
+        ["indefsvm/proxy.py"],
+        [
+            "tests/test_problem.py",
+            "tests/test_extensions.py",
+            "tests/test_mutation_regressions.py",
+        ],
+    ),
+    "problems": (
+        ["indefsvm/problems.py"],
+        [
+            "tests/test_problem.py",
+            "tests/test_extensions.py",
+            "tests/test_mutation_regressions.py",
+        ],
+    ),
+    "solvers": (
+        ["indefsvm/solvers/*"],
+        [
+            "tests/test_solve.py",
+            "tests/test_accpm.py",
+            "tests/test_siqclp.py",
+            "tests/test_gap_certified.py",
+        ],
+    ),
+    "krein_solver": (["indefsvm/krein/solver.py"], ["tests/test_krein_solver.py"]),
+    "krein_hypergrad": (
+        ["indefsvm/krein/hypergrad.py"],
+        ["tests/test_krein_hypergrad.py", "tests/test_mutation_regressions.py"],
+    ),
+}
+
+
+def _toml_list(items: list[str]) -> str:
+    return "[" + ", ".join(json.dumps(i) for i in items) + "]"
+
+
+def prepare(module: str, workdir: Path) -> Path:
+    """Copy the repository's package, tests and pyproject into ``workdir/module`` with the
+    module's ``[tool.mutmut]`` section (kept across runs so mutmut can resume)."""
+    mutate, tests = MODULES[module]
+    dest = workdir / module
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in ("indefsvm", "tests"):
+        if (dest / name).exists():
+            shutil.rmtree(dest / name)
+        shutil.copytree(
+            ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+        )
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    pyproject += (
+        "\n[tool.mutmut]\n"
+        'source_paths = ["indefsvm"]\n'
+        f"only_mutate = {_toml_list(mutate)}\n"
+        f"pytest_add_cli_args_test_selection = {_toml_list(tests)}\n"
+        'pytest_add_cli_args = ["-m", "not slow", "-p", "no:cacheprovider"]\n'
+        # Fork each mutant from a single-threaded server, not from mutmut's main process (whose
+        # timeout thread made forked children deadlock in a futex wait), and keep the
+        # wall-clock limit of a hung mutant at 3x (not 15x) its tests' recorded duration.
+        'process_isolation = "forkserver"\n'
+        "timeout_multiplier = 3.0\n"
+    )
+    (dest / "pyproject.toml").write_text(pyproject)
+    return dest
+
+
+def run(module: str, workdir: Path, max_children: int) -> None:
+    dest = prepare(module, workdir)
+    t0 = time.perf_counter()
+    print(f"== {module}: mutmut run in {dest}", flush=True)
+    # mutmut forks one child per mutant from a process that has imported numpy: a BLAS thread
+    # pool in the parent can deadlock the child (observed: a child idle for minutes, which the
+    # CPU-time limit never ends). Single-threaded BLAS makes the fork safe and spares the CPU.
+    env = dict(os.environ)
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[var] = "1"
+    subprocess.run(
+        [sys.executable, "-m", "mutmut", "run", "--max-children", str(max_children)],
+        cwd=dest,
+        check=False,
+        env=env,
+    )
+    print(f"== {module}: {time.perf_counter() - t0:.0f} s", flush=True)
+    results(module, workdir)
+
+
+def results(module: str, workdir: Path) -> None:
+    dest = workdir / module
+    subprocess.run([sys.executable, "-m", "mutmut", "export-cicd-stats"], cwd=dest, check=False)
+    stats_file = dest / "mutants" / "mutmut-cicd-stats.json"
+    if stats_file.exists():
+        stats = json.loads(stats_file.read_text())
+        tested = int(stats.get("total", 0)) - int(stats.get("skipped", 0))
+        killed = int(stats.get("killed", 0)) + int(stats.get("timeout", 0))
+        score = 100.0 * killed / tested if tested else float("nan")
+        print(f"== {module}: {json.dumps(stats)}; score {score:.1f}% ({killed}/{tested})")
+    out = subprocess.run(
+        [sys.executable, "-m", "mutmut", "results"],
+        cwd=dest,
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    print(out.stdout, flush=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("modules", nargs="*", help=f"modules to run (default all: {list(MODULES)})")
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/indefsvm-mutation"))
+    parser.add_argument("--max-children", type=int, default=1, help="mutmut workers (default 1)")
+    parser.add_argument("--results", action="store_true", help="only print stored results")
+    parser.add_argument("--list", action="store_true", help="list modules and their tests")
+    args = parser.parse_args(argv)
+    if args.list:
+        for name, (mutate, tests) in MODULES.items():
+            print(f"{name}: mutate {mutate}; tests {tests}")
+        return
+    unknown = set(args.modules) - set(MODULES)
+    if unknown:
+        parser.error(f"unknown modules {sorted(unknown)}; choose from {list(MODULES)}")
+    for module in args.modules or list(MODULES):
+        if args.results:
+            results(module, args.workdir)
+        else:
+            run(module, args.workdir, args.max_children)
+
+
+if __name__ == "__main__":
+    main()
