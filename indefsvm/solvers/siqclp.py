@@ -33,6 +33,7 @@ Compile time (cvxpy's ``compilation_time``) and solver time are reported separat
 
 from __future__ import annotations
 
+import logging
 import time
 import warnings
 from typing import Any
@@ -47,6 +48,19 @@ from indefsvm.result import SolveResult
 from indefsvm.solvers._monitor import SolverMonitor
 
 COMPILE_MODES = ("rebuild", "parametric")
+#: Conic solvers (second-order cones) tried, in this order, after the requested one fails.
+FALLBACK_SOLVERS = ("CLARABEL", "SCS", "ECOS", "MOSEK")
+
+logger = logging.getLogger(__name__)
+
+
+class SubproblemError(RuntimeError):
+    """Every conic solver tried failed on the QCLP (13); ``attempts`` lists what each said."""
+
+    def __init__(self, attempts: list[tuple[str, str]]) -> None:
+        self.attempts = attempts
+        detail = "; ".join(f"{name}: {msg}" for name, msg in attempts)
+        super().__init__(f"the QCLP subproblem (13) could not be solved ({detail})")
 
 
 def _psd_factor(K: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -79,6 +93,8 @@ class _QCLP:
         self.n_compilations = 0
         self._slots = 0
         self._param_problem: cp.Problem | None = None
+        #: (solver that succeeded, [(solver, failure), ...]) for every fallback used.
+        self.fallbacks: list[tuple[str, list[tuple[str, str]]]] = []
 
     def _base(self) -> tuple[cp.Variable, cp.Variable, cp.Expression, list]:
         pb = self.problem
@@ -90,16 +106,41 @@ class _QCLP:
         feas = [pb.eq_coef @ alpha == pb.eq_rhs, alpha >= pb.lower, alpha <= pb.upper]
         return alpha, t, linear, feas
 
+    def _solvers(self) -> list[str]:
+        """The requested solver first, then the other installed conic solvers."""
+        installed = cp.installed_solvers()
+        others = [name for name in FALLBACK_SOLVERS if name in installed and name != self.solver]
+        return [self.solver, *others]
+
     def _run(self, prob: cp.Problem) -> None:
-        prob.solve(solver=self.solver, **self.options)
-        if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-            raise RuntimeError(
-                f"siqclp: the QCLP subproblem (13) was not solved by {self.solver}: status "
-                f"{prob.status!r}. Try another solver (solver='SCS' or 'CLARABEL')."
-            )
-        self.compile_time += float(getattr(prob, "_compilation_time", 0.0) or 0.0)
-        stats = prob.solver_stats
-        self.solve_time += float(stats.solve_time or 0.0) if stats is not None else 0.0
+        """Solve ``prob``; on a solver exception or a non-optimal status try the next solver.
+
+        Interior-point solvers occasionally fail on the QCLP (13) (e.g. Clarabel on a nearly
+        singular KKT system when two collected kernels almost coincide, issue 10): the same
+        problem usually solves with another solver, so each installed conic solver is tried once
+        before :class:`SubproblemError` is raised. Options are passed only to the requested solver
+        (they are solver-specific).
+        """
+        attempts: list[tuple[str, str]] = []
+        for name in self._solvers():
+            options = self.options if name == self.solver else {}
+            try:
+                prob.solve(solver=name, **options)
+            except (cp.error.SolverError, ValueError, ArithmeticError) as exc:
+                attempts.append((name, f"{type(exc).__name__}: {exc}"))
+                logger.info("siqclp: %s failed on the QCLP (13): %s", name, exc)
+                continue
+            finally:
+                self.compile_time += float(getattr(prob, "_compilation_time", 0.0) or 0.0)
+            if prob.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+                stats = prob.solver_stats
+                self.solve_time += float(stats.solve_time or 0.0) if stats is not None else 0.0
+                if attempts:
+                    self.fallbacks.append((name, attempts[:]))
+                    logger.info("siqclp: QCLP (13) solved by %s after %s", name, attempts)
+                return
+            attempts.append((name, f"status {prob.status!r}"))
+        raise SubproblemError(attempts)
 
     def solve(
         self, kernels: list[_Kernel]
@@ -273,10 +314,17 @@ def exchange_method(
     n_exchange_stops = 0
     n_pruned = 0
     stop_reason = None
+    solver_error: str | None = None
     iteration = 0
     while True:
         iteration += 1
-        t_i, alpha_raw, mult = qclp.solve(kernels)
+        try:
+            t_i, alpha_raw, mult = qclp.solve(kernels)
+        except SubproblemError as exc:
+            # No installed solver could solve (13): stop with the best certified point so far
+            # (its gap stays certified: bounds never depend on the failed subproblem).
+            solver_error = str(exc)
+            break
         relaxation = t_i
         if not np.all(np.isfinite(alpha_raw)):
             raise FloatingPointError("siqclp: the QCLP solver returned a non-finite alpha")
@@ -315,7 +363,24 @@ def exchange_method(
         kernels.append(_Kernel(factor, constant, iteration))
         time_kernel += time.perf_counter() - t0
 
-    if stop_reason == "exchange" and monitor.status is None:
+    if solver_error is not None:
+        if monitor.best is None:
+            # Failed on the first subproblem: the feasible starting point still gives a
+            # certified lower bound (and the bound at it an upper bound).
+            monitor.offer(problem.evaluate(problem.initial_point()))
+            monitor.end_iteration()
+        if monitor.relative_gap <= monitor.tol:
+            monitor.status = "converged"
+        else:
+            monitor.status = "solver_error"
+            warnings.warn(
+                f"siqclp: {solver_error} at iteration {iteration}; returning the best certified "
+                f"point so far (relative gap {monitor.relative_gap:.3g} > tol {monitor.tol:g}). "
+                "Pass another solver (solver='SCS', ...) or loosen tol.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+    elif stop_reason == "exchange" and monitor.status is None:
         # Algorithm 3 is satisfied up to the solver's accuracy; the certified gap decides.
         if monitor.libsvm_every is None:
             monitor.libsvm_check()
@@ -344,5 +409,13 @@ def exchange_method(
         "relaxation_value": relaxation,
         "stop_rule": stop_reason or monitor.status,
         "n_exchange_rule_hits": n_exchange_stops,
+        "solver_fallbacks": qclp.fallbacks,
+        "solver_error": solver_error,
     }
-    return monitor.finish(info=info)
+    result = monitor.finish(info=info)
+    if result.status == "solver_error":
+        result.message = (
+            f"solver_error: {solver_error}; best certified point returned with relative gap "
+            f"{result.relative_gap:.3g}"
+        )
+    return result
