@@ -16,7 +16,11 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from indefsvm.rank_one import rank_one_eigh
+from indefsvm.rank_one import SecularWarmStart, rank_one_eigh
+
+#: Default threads of the secular-root loop of every new operator (Numba threads over chunks of
+#: roots with the compiled engine; dlaed4 calls split over Python threads with the LAPACK one).
+ENGINE_THREADS = 1
 
 
 @dataclass
@@ -91,9 +95,15 @@ class ProxyKernelOperator:
         self.n = K0.shape[0]
         self.sigma = float(sigma)
         self.assume_psd = assume_psd
-        # Splitting the secular roots over two threads (dlaed4 releases the GIL) was measured
-        # and gave no gain at n = 1000-2000 on 2 cores (docs/benchmarks.md); kept as a knob.
-        self.engine_threads = 1
+        # Threads of the secular root loop (module default ENGINE_THREADS; docs/benchmarks.md
+        # has the measurements that chose it).
+        self.engine_threads = ENGINE_THREADS
+        #: Secular engine of :func:`~indefsvm.rank_one.rank_one_eigh` ("auto": compiled Numba
+        #: kernel when available, LAPACK dlaed4 otherwise).
+        self.engine = "auto"
+        #: Roots of the previous evaluation: the next one starts its secular iteration there
+        #: (the solvers move u a little per step); accuracy is unchanged (same convergence test).
+        self.warm_start = SecularWarmStart()
         if assume_psd:
             # PerturbSVM (eq. 21-22): K* = K0 + sigma u u', no eigendecomposition at all.
             self.eigenvalues = None
@@ -152,10 +162,19 @@ class ProxyKernelOperator:
         d, V = self.eigenvalues, self.eigenvectors
         z = V.T @ u
         low = rank_one_eigh(
-            d, z, sigma, which="below", upper=float(smoothing), n_threads=self.engine_threads
+            d,
+            z,
+            sigma,
+            which="below",
+            upper=float(smoothing),
+            n_threads=self.engine_threads,
+            engine=self.engine,
+            warm_start=self.warm_start,
         )
         lam, W = low.eigenvalues, low.eigenvectors
-        neg = lam < 0
+        # Eigenvalues ascend, so the negative ones are a prefix: a slice (a view), where a
+        # boolean mask would copy the n x k block twice per evaluation.
+        neg = slice(0, int(np.searchsorted(lam, 0.0)))
         # V' K* u = (D + sigma z z') z - W_- diag(lam_-) W_-' z
         wz = W[:, neg].T @ z
         s = d * z + (sigma * float(z @ z)) * z - W[:, neg] @ (lam[neg] * wz)
