@@ -21,6 +21,10 @@ from indefsvm.rank_one import SecularWarmStart, rank_one_eigh
 #: Default threads of the secular-root loop of every new operator (Numba threads over chunks of
 #: roots with the compiled engine; dlaed4 calls split over Python threads with the LAPACK one).
 ENGINE_THREADS = 1
+#: Recent products ``V'u`` kept for forming a new one by linearity.
+_Z_HISTORY = 4
+_EPS = float(np.finfo(np.float64).eps)
+_TINY = float(np.finfo(np.float64).tiny)
 
 
 @dataclass
@@ -104,6 +108,9 @@ class ProxyKernelOperator:
         #: Roots of the previous evaluation: the next one starts its secular iteration there
         #: (the solvers move u a little per step); accuracy is unchanged (same convergence test).
         self.warm_start = SecularWarmStart()
+        #: Recent ``(u, V'u)`` pairs and how many ``V'u`` were formed from them (O(n)).
+        self._z_history: list[tuple[NDArray[np.float64], NDArray[np.float64]]] = []
+        self.n_linear_z = 0
         if assume_psd:
             # PerturbSVM (eq. 21-22): K* = K0 + sigma u u', no eigendecomposition at all.
             self.eigenvalues = None
@@ -160,7 +167,11 @@ class ProxyKernelOperator:
                 neg_sq_sum=0.0,
             )
         d, V = self.eigenvalues, self.eigenvectors
-        z = V.T @ u
+        z = self._z_by_linearity(u)
+        if z is None:
+            z = V.T @ u
+        self._z_history.append((u, z))
+        del self._z_history[:-_Z_HISTORY]
         low = rank_one_eigh(
             d,
             z,
@@ -190,6 +201,38 @@ class ProxyKernelOperator:
             u_mneg_u=float(np.sum(lam[neg] * wz**2)),
             neg_sq_sum=float(np.sum(lam[neg] ** 2)),
         )
+
+    def _z_by_linearity(self, u: NDArray[np.float64]) -> NDArray[np.float64] | None:
+        """``V'u`` in O(n) when ``u`` is (to rounding) a combination of two recent ``u``.
+
+        ``z = V'u`` is linear in ``u``: accelerated gradient evaluates the extrapolated point
+        ``y = x_k + beta (x_k - x_{k-1})`` right after ``x_k``, so ``V'u_y`` is the same
+        combination of two stored products and one of the two n x n passes over ``V`` of that
+        evaluation is saved. Accepted only if every entry of ``u - a u_1 - b u_2`` is within
+        8 eps of the combination's magnitude (what forming ``y`` itself rounds off); the error
+        of the combined ``z`` is then a few times that of ``V'u`` computed directly.
+        """
+        history = self._z_history
+        if len(history) < 2:
+            return None
+        u1, z1 = history[-1]
+        g11 = float(u1 @ u1)
+        r1 = float(u1 @ u)
+        for u2, z2 in reversed(history[:-1]):
+            g12 = float(u1 @ u2)
+            g22 = float(u2 @ u2)
+            det = g11 * g22 - g12 * g12
+            if not det > 1e-8 * g11 * g22:
+                continue  # (nearly) parallel: the coefficients are ill-determined
+            r2 = float(u2 @ u)
+            a = (r1 * g22 - r2 * g12) / det
+            b = (r2 * g11 - r1 * g12) / det
+            residual = u - a * u1 - b * u2
+            allowed = (8.0 * _EPS) * (abs(a) * np.abs(u1) + abs(b) * np.abs(u2)) + _TINY
+            if np.all(np.abs(residual) <= allowed):
+                self.n_linear_z += 1
+                return a * z1 + b * z2
+        return None
 
     def matvec(self, state: ProxyState, v: NDArray[np.float64]) -> NDArray[np.float64]:
         """``K*(u) v`` for the ``u`` of ``state`` (O(n^2 + n k), K* is never formed)."""
