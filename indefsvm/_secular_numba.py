@@ -290,6 +290,40 @@ def _accumulate_lowner_pair(j, d, dorg0, tau0, dorg1, tau1, acc):
     acc[j + 1] *= -((d1 - dorg1) - tau1) * (((d1 - dorg0) - tau0) / (d0 - d1))
 
 
+@njit(cache=True, nogil=True, error_model="numpy")
+def _roots_chunk(c, d, z, rho, side, guess_tau, pair, origin, tau, status, partial):
+    """Roots ``[c k / n_chunks, (c+1) k / n_chunks)`` and their Löwner product (one chunk)."""
+    k = d.shape[0]
+    n_chunks = partial.shape[0]
+    start = (c * k) // n_chunks
+    stop = ((c + 1) * k) // n_chunks
+    acc = partial[c]
+    acc[:] = 1.0
+    pending = -1
+    for j in range(start, stop):
+        if j < k - 1:
+            o, t, s = _interior_root(j, d, z, rho, side[j], guess_tau[j])
+        else:
+            o, t, s = _last_root(d, z, rho, side[j], guess_tau[j])
+        origin[j] = o
+        tau[j] = t
+        status[j] = s
+        if s < 0:
+            continue
+        if not pair:
+            _accumulate_lowner(j, d, d[o], t, acc)
+        elif pending < 0:
+            pending = j
+        elif pending == j - 1:
+            _accumulate_lowner_pair(pending, d, d[origin[pending]], tau[pending], d[o], t, acc)
+            pending = -1
+        else:
+            _accumulate_lowner(pending, d, d[origin[pending]], tau[pending], acc)
+            pending = j
+    if pending >= 0:
+        _accumulate_lowner(pending, d, d[origin[pending]], tau[pending], acc)
+
+
 @njit(cache=True, parallel=True, error_model="numpy")
 def secular_roots(d, z, rho, side, guess_tau, pair, origin, tau, status, partial):
     """All roots of ``1 + rho sum z_j^2/(d_j - lam) = 0`` and the chunked Löwner products.
@@ -311,53 +345,43 @@ def secular_roots(d, z, rho, side, guess_tau, pair, origin, tau, status, partial
     partial : output float64 array of shape (n_chunks, k)
         ``prod_j ratio`` over each chunk of roots (the caller multiplies the chunks in order).
     """
+    for c in prange(partial.shape[0]):
+        _roots_chunk(c, d, z, rho, side, guess_tau, pair, origin, tau, status, partial)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def secular_roots_serial(d, z, rho, side, guess_tau, pair, origin, tau, status, partial):
+    """:func:`secular_roots` in the calling thread only (no OpenMP pool, nothing spinning)."""
+    for c in range(partial.shape[0]):
+        _roots_chunk(c, d, z, rho, side, guess_tau, pair, origin, tau, status, partial)
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
+def _vector_row(r, d, zhat, origin, tau, first, out):
     k = d.shape[0]
-    n_chunks = partial.shape[0]
-    for c in prange(n_chunks):
-        start = (c * k) // n_chunks
-        stop = ((c + 1) * k) // n_chunks
-        acc = partial[c]
-        acc[:] = 1.0
-        pending = -1
-        for j in range(start, stop):
-            if j < k - 1:
-                o, t, s = _interior_root(j, d, z, rho, side[j], guess_tau[j])
-            else:
-                o, t, s = _last_root(d, z, rho, side[j], guess_tau[j])
-            origin[j] = o
-            tau[j] = t
-            status[j] = s
-            if s < 0:
-                continue
-            if not pair:
-                _accumulate_lowner(j, d, d[o], t, acc)
-            elif pending < 0:
-                pending = j
-            elif pending == j - 1:
-                _accumulate_lowner_pair(pending, d, d[origin[pending]], tau[pending], d[o], t, acc)
-                pending = -1
-            else:
-                _accumulate_lowner(pending, d, d[origin[pending]], tau[pending], acc)
-                pending = j
-        if pending >= 0:
-            _accumulate_lowner(pending, d, d[origin[pending]], tau[pending], acc)
+    j = first + r
+    dorg = d[origin[j]]
+    t = tau[j]
+    row = out[r]
+    s = 0.0
+    for i in range(k):
+        v = zhat[i] / ((d[i] - dorg) - t)
+        row[i] = v
+        s += v * v
+    scale = 1.0 / np.sqrt(s)
+    for i in range(k):
+        row[i] *= scale
 
 
-@njit(cache=True, parallel=True, fastmath=_FAST, error_model="numpy")
+@njit(cache=True, parallel=True, error_model="numpy")
 def secular_vectors(d, zhat, origin, tau, first, out):
     """Row ``r`` of ``out``: unit eigenvector ``zhat / delta(first + r)`` (Gu-Eisenstat)."""
-    k = d.shape[0]
-    m = out.shape[0]
-    for r in prange(m):
-        j = first + r
-        dorg = d[origin[j]]
-        t = tau[j]
-        row = out[r]
-        s = 0.0
-        for i in range(k):
-            v = zhat[i] / ((d[i] - dorg) - t)
-            row[i] = v
-            s += v * v
-        scale = 1.0 / np.sqrt(s)
-        for i in range(k):
-            row[i] *= scale
+    for r in prange(out.shape[0]):
+        _vector_row(r, d, zhat, origin, tau, first, out)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def secular_vectors_serial(d, zhat, origin, tau, first, out):
+    """:func:`secular_vectors` in the calling thread only."""
+    for r in range(out.shape[0]):
+        _vector_row(r, d, zhat, origin, tau, first, out)

@@ -11,7 +11,10 @@ paper's n x n matrix product or a full eigendecomposition.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -21,10 +24,29 @@ from indefsvm.rank_one import SecularWarmStart, rank_one_eigh
 #: Default threads of the secular-root loop of every new operator (Numba threads over chunks of
 #: roots with the compiled engine; dlaed4 calls split over Python threads with the LAPACK one).
 ENGINE_THREADS = 1
+#: BLAS threads for the matrix-vector products of an evaluation (None: leave BLAS alone). The
+#: products are memory-bound, so a second thread gains little on an idle machine, while on a
+#: loaded one OpenBLAS's threads wait for each other: at n = 2000 under load a product with
+#: ``V`` took 52 ms with 2 threads and 1.6 ms with one (docs/benchmarks.md).
+GEMV_BLAS_THREADS: int | None = 1
 #: Recent products ``V'u`` kept for forming a new one by linearity.
 _Z_HISTORY = 4
 _EPS = float(np.finfo(np.float64).eps)
 _TINY = float(np.finfo(np.float64).tiny)
+
+
+@functools.lru_cache(maxsize=1)
+def _blas_controller() -> Any:
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+def _gemv_threads() -> contextlib.AbstractContextManager:
+    """Limit BLAS to :data:`GEMV_BLAS_THREADS` threads for the products of one evaluation."""
+    if GEMV_BLAS_THREADS is None:
+        return contextlib.nullcontext()
+    return _blas_controller().limit(limits=GEMV_BLAS_THREADS, user_api="blas")
 
 
 @dataclass
@@ -146,6 +168,10 @@ class ProxyKernelOperator:
             If positive, also return the eigenpairs of ``M`` in ``[0, smoothing)`` (needed by the
             paper's Moreau-Yosida smoothed gradient, Sect. 3).
         """
+        with _gemv_threads():
+            return self._state(u, smoothing=smoothing)
+
+    def _state(self, u: NDArray[np.float64], *, smoothing: float = 0.0) -> ProxyState:
         sigma = self.sigma
         u_norm_sq = float(u @ u)
         if self.assume_psd and smoothing > 0:
@@ -236,6 +262,10 @@ class ProxyKernelOperator:
 
     def matvec(self, state: ProxyState, v: NDArray[np.float64]) -> NDArray[np.float64]:
         """``K*(u) v`` for the ``u`` of ``state`` (O(n^2 + n k), K* is never formed)."""
+        with _gemv_threads():
+            return self._matvec(state, v)
+
+    def _matvec(self, state: ProxyState, v: NDArray[np.float64]) -> NDArray[np.float64]:
         u = state.u
         out = self.K0 @ v + (self.sigma * float(u @ v)) * u
         neg = state.low_values < 0

@@ -360,8 +360,15 @@ def _secular_eigenpairs_numba(
     # Two Löwner ratios per division when their products cannot over/underflow.
     scale = max(float(np.max(np.abs(d))), rho)
     pair = 1e-100 <= scale <= 1e100
-    numba.set_num_threads(max(1, min(n_threads, numba.config.NUMBA_NUM_THREADS)))
-    kernel.secular_roots(d, z_unit, float(rho), side, guess_tau, pair, origin, tau, status, partial)
+    threads = max(1, min(n_threads, numba.config.NUMBA_NUM_THREADS))
+    if threads > 1:
+        numba.set_num_threads(threads)
+        roots, vectors = kernel.secular_roots, kernel.secular_vectors
+    else:
+        # The serial build: no OpenMP pool whose idle threads spin after each parallel region
+        # (on a shared machine they take the CPU from the BLAS products of the same iteration).
+        roots, vectors = kernel.secular_roots_serial, kernel.secular_vectors_serial
+    roots(d, z_unit, float(rho), side, guess_tau, pair, origin, tau, status, partial)
     if warm is not None:
         warm.n_calls += 1
         warm.n_roots += k
@@ -388,7 +395,7 @@ def _secular_eigenpairs_numba(
     selected = slice(first, first + chosen.size)
     vectors_t = np.empty((chosen.size, k), dtype=np.float64)
     if chosen.size:
-        kernel.secular_vectors(d, zhat, origin, tau, first, vectors_t)
+        vectors(d, zhat, origin, tau, first, vectors_t)
     return lam, selected, vectors_t
 
 

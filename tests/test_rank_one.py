@@ -445,6 +445,9 @@ class _FailingKernel:
         status[:] = -1
         partial[:] = np.nan
 
+    secular_roots_serial = secular_roots
+    secular_vectors = secular_vectors_serial = None  # never reached: every root failed
+
 
 def test_compiled_root_failure_falls_back_to_dlaed4(monkeypatch, engine):
     if engine != "numba":
