@@ -48,7 +48,13 @@ def main() -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             res = indefsvm.solve(
-                K0, y, C=1.0, rho=1.0, method=method, tol=1e-12, max_iter=10**6,
+                K0,
+                y,
+                C=1.0,
+                rho=1.0,
+                method=method,
+                tol=1e-12,
+                max_iter=10**6,
                 max_time=args.max_time,
             )
         h = res.history
