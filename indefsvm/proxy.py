@@ -147,6 +147,15 @@ class ProxyKernelOperator:
         self.eigenvectors = V
         self.n_negative_k0 = int(np.count_nonzero(d < 0))
 
+    def reset_warm_start(self) -> None:
+        """Forget the stored secular roots and ``V'u`` products (next evaluation starts cold).
+
+        Solvers call this when they start, so a solve does not depend on what was evaluated
+        before it and repeated solves are bitwise identical.
+        """
+        self.warm_start.reset()
+        self._z_history.clear()
+
     def spectral_scale(self) -> float:
         """``max |lambda(K0)|`` (or its Gershgorin bound when no eigenbasis was computed)."""
         if self.eigenvalues is not None:

@@ -89,6 +89,9 @@ def projected_gradient(
             raise ValueError(f"alpha0 must be a finite vector of length {problem.n}.")
         x = problem.project(alpha0)
 
+    # The secular solver warm-starts from the previous evaluation: start from a clean state so
+    # the solve does not depend on earlier evaluations (bitwise-repeatable solves).
+    problem.operator.reset_warm_start()
     if step == "paper":
         return _paper_policy(problem, monitor, x, step_size, smoothing)
 

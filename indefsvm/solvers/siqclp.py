@@ -33,6 +33,7 @@ Compile time (cvxpy's ``compilation_time``) and solver time are reported separat
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 import warnings
@@ -42,6 +43,7 @@ import cvxpy as cp
 import numpy as np
 from numpy.typing import NDArray
 from sklearn.exceptions import ConvergenceWarning
+from threadpoolctl import threadpool_limits
 
 from indefsvm.problems import ProxyKernelProblem
 from indefsvm.result import SolveResult
@@ -243,6 +245,7 @@ def exchange_method(
     exchange_tol: float | None = None,
     certify_mixture: bool = True,
     exchange_patience: int = 5,
+    blas_threads: int | None = 1,
 ) -> SolveResult:
     """Maximise a proxy-kernel problem by the exchange method (paper 004, Algorithm 3).
 
@@ -277,6 +280,11 @@ def exchange_method(
         :func:`_mixture_bound`). It is at most the relaxation value ``t_i`` and, unlike ``t_i``,
         does not depend on the QCLP solver's accuracy; it is the "tighter SIQCLP gap" observed
         in paper 004 Sect. 5.3, made exact.
+    blas_threads : int or None
+        BLAS threads while the method runs (threadpoolctl; None leaves BLAS alone): the
+        eigendecompositions of the new kernels and the mixture bound are small dense problems
+        that a second thread barely speeds up, while on a shared machine OpenBLAS's threads
+        waiting for each other slow them many times.
 
     Returns
     -------
@@ -284,6 +292,43 @@ def exchange_method(
         ``info`` has ``time_compile`` and ``time_solver`` (cvxpy), ``time_kernel`` (factors),
         the number of constraints kept and of compilations, and the last relaxation value ``t``.
     """
+    if blas_threads is not None and (
+        isinstance(blas_threads, bool) or int(blas_threads) != blas_threads or blas_threads < 1
+    ):
+        raise ValueError(f"blas_threads must be None or a positive integer; got {blas_threads!r}.")
+    limit = (
+        threadpool_limits(limits=int(blas_threads), user_api="blas")
+        if blas_threads is not None
+        else contextlib.nullcontext()
+    )
+    with limit:
+        return _exchange(
+            problem,
+            monitor,
+            solver=solver,
+            solver_options=solver_options,
+            compile=compile,
+            prune_tol=prune_tol,
+            exchange_tol=exchange_tol,
+            certify_mixture=certify_mixture,
+            exchange_patience=exchange_patience,
+        )
+
+
+def _exchange(
+    problem: ProxyKernelProblem,
+    monitor: SolverMonitor,
+    *,
+    solver: str,
+    solver_options: dict[str, Any] | None,
+    compile: str,
+    prune_tol: float,
+    exchange_tol: float | None,
+    certify_mixture: bool,
+    exchange_patience: int,
+) -> SolveResult:
+    """Body of :func:`exchange_method` (run inside the BLAS thread limit)."""
+    problem.operator.reset_warm_start()
     if compile not in COMPILE_MODES:
         raise ValueError(f"compile must be one of {COMPILE_MODES}; got {compile!r}.")
     if solver not in cp.installed_solvers():
@@ -378,7 +423,7 @@ def exchange_method(
                 f"point so far (relative gap {monitor.relative_gap:.3g} > tol {monitor.tol:g}). "
                 "Pass another solver (solver='SCS', ...) or loosen tol.",
                 ConvergenceWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
     elif stop_reason == "exchange" and monitor.status is None:
         # Algorithm 3 is satisfied up to the solver's accuracy; the certified gap decides.
@@ -394,7 +439,7 @@ def exchange_method(
                 f"{monitor.relative_gap:.3g} > tol {monitor.tol:g}: the QCLP solver's accuracy "
                 "limits the result. Tighten the solver's tolerances or loosen tol.",
                 ConvergenceWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
     info = {
         "solver": solver,
