@@ -220,6 +220,16 @@ class ProxyKernelProblem:
     def check_method(self, method: str) -> None:
         """Raise a clear error if solver ``method`` cannot run on this problem (all can here)."""
 
+    def reset_warm_start(self) -> None:
+        """Forget state kept between evaluations (the secular solver's warm start).
+
+        The monitor calls it when a solve starts, so a solve does not depend on what was
+        evaluated before it and repeated solves are bitwise identical.
+        """
+        reset = getattr(self.operator, "reset_warm_start", None)
+        if reset is not None:
+            reset()
+
     def lipschitz_estimate(self) -> float:
         """Scale of the gradient's Lipschitz constant in the problem's metric.
 

@@ -82,6 +82,10 @@ class Problem(Protocol):
         """Raise a clear ``ValueError`` if solver ``method`` cannot run on this problem."""
         ...
 
+    def reset_warm_start(self) -> None:
+        """Forget state kept between evaluations (called once when a solve starts)."""
+        ...
+
     def lipschitz_estimate(self) -> float:
         """Scale of the gradient's Lipschitz constant in :attr:`metric` (step policies adapt)."""
         ...

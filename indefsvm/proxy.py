@@ -11,12 +11,42 @@ paper's n x n matrix product or a full eigendecomposition.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from indefsvm.rank_one import rank_one_eigh
+from indefsvm.rank_one import SecularWarmStart, rank_one_eigh
+
+#: Default threads of the secular-root loop of every new operator (Numba threads over chunks of
+#: roots with the compiled engine; dlaed4 calls split over Python threads with the LAPACK one).
+ENGINE_THREADS = 1
+#: BLAS threads for the matrix-vector products of an evaluation (None: leave BLAS alone). The
+#: products are memory-bound, so a second thread gains little on an idle machine, while on a
+#: loaded one OpenBLAS's threads wait for each other: at n = 2000 under load a product with
+#: ``V`` took 52 ms with 2 threads and 1.6 ms with one (docs/benchmarks.md).
+GEMV_BLAS_THREADS: int | None = 1
+#: Recent products ``V'u`` kept for forming a new one by linearity.
+_Z_HISTORY = 4
+_EPS = float(np.finfo(np.float64).eps)
+_TINY = float(np.finfo(np.float64).tiny)
+
+
+@functools.lru_cache(maxsize=1)
+def _blas_controller() -> Any:
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+def _gemv_threads() -> contextlib.AbstractContextManager:
+    """Limit BLAS to :data:`GEMV_BLAS_THREADS` threads for the products of one evaluation."""
+    if GEMV_BLAS_THREADS is None:
+        return contextlib.nullcontext()
+    return _blas_controller().limit(limits=GEMV_BLAS_THREADS, user_api="blas")
 
 
 @dataclass
@@ -91,9 +121,18 @@ class ProxyKernelOperator:
         self.n = K0.shape[0]
         self.sigma = float(sigma)
         self.assume_psd = assume_psd
-        # Splitting the secular roots over two threads (dlaed4 releases the GIL) was measured
-        # and gave no gain at n = 1000-2000 on 2 cores (docs/benchmarks.md); kept as a knob.
-        self.engine_threads = 1
+        # Threads of the secular root loop (module default ENGINE_THREADS; docs/benchmarks.md
+        # has the measurements that chose it).
+        self.engine_threads = ENGINE_THREADS
+        #: Secular engine of :func:`~indefsvm.rank_one.rank_one_eigh` ("auto": compiled Numba
+        #: kernel when available, LAPACK dlaed4 otherwise).
+        self.engine = "auto"
+        #: Roots of the previous evaluation: the next one starts its secular iteration there
+        #: (the solvers move u a little per step); accuracy is unchanged (same convergence test).
+        self.warm_start = SecularWarmStart()
+        #: Recent ``(u, V'u)`` pairs and how many ``V'u`` were formed from them (O(n)).
+        self._z_history: list[tuple[NDArray[np.float64], NDArray[np.float64]]] = []
+        self.n_linear_z = 0
         if assume_psd:
             # PerturbSVM (eq. 21-22): K* = K0 + sigma u u', no eigendecomposition at all.
             self.eigenvalues = None
@@ -107,6 +146,15 @@ class ProxyKernelOperator:
         self.eigenvalues = d
         self.eigenvectors = V
         self.n_negative_k0 = int(np.count_nonzero(d < 0))
+
+    def reset_warm_start(self) -> None:
+        """Forget the stored secular roots and ``V'u`` products (next evaluation starts cold).
+
+        Solvers call this when they start, so a solve does not depend on what was evaluated
+        before it and repeated solves are bitwise identical.
+        """
+        self.warm_start.reset()
+        self._z_history.clear()
 
     def spectral_scale(self) -> float:
         """``max |lambda(K0)|`` (or its Gershgorin bound when no eigenbasis was computed)."""
@@ -129,6 +177,10 @@ class ProxyKernelOperator:
             If positive, also return the eigenpairs of ``M`` in ``[0, smoothing)`` (needed by the
             paper's Moreau-Yosida smoothed gradient, Sect. 3).
         """
+        with _gemv_threads():
+            return self._state(u, smoothing=smoothing)
+
+    def _state(self, u: NDArray[np.float64], *, smoothing: float = 0.0) -> ProxyState:
         sigma = self.sigma
         u_norm_sq = float(u @ u)
         if self.assume_psd and smoothing > 0:
@@ -150,12 +202,25 @@ class ProxyKernelOperator:
                 neg_sq_sum=0.0,
             )
         d, V = self.eigenvalues, self.eigenvectors
-        z = V.T @ u
+        z = self._z_by_linearity(u)
+        if z is None:
+            z = V.T @ u
+        self._z_history.append((u, z))
+        del self._z_history[:-_Z_HISTORY]
         low = rank_one_eigh(
-            d, z, sigma, which="below", upper=float(smoothing), n_threads=self.engine_threads
+            d,
+            z,
+            sigma,
+            which="below",
+            upper=float(smoothing),
+            n_threads=self.engine_threads,
+            engine=self.engine,
+            warm_start=self.warm_start,
         )
         lam, W = low.eigenvalues, low.eigenvectors
-        neg = lam < 0
+        # Eigenvalues ascend, so the negative ones are a prefix: a slice (a view), where a
+        # boolean mask would copy the n x k block twice per evaluation.
+        neg = slice(0, int(np.searchsorted(lam, 0.0)))
         # V' K* u = (D + sigma z z') z - W_- diag(lam_-) W_-' z
         wz = W[:, neg].T @ z
         s = d * z + (sigma * float(z @ z)) * z - W[:, neg] @ (lam[neg] * wz)
@@ -172,8 +237,44 @@ class ProxyKernelOperator:
             neg_sq_sum=float(np.sum(lam[neg] ** 2)),
         )
 
+    def _z_by_linearity(self, u: NDArray[np.float64]) -> NDArray[np.float64] | None:
+        """``V'u`` in O(n) when ``u`` is (to rounding) a combination of two recent ``u``.
+
+        ``z = V'u`` is linear in ``u``: accelerated gradient evaluates the extrapolated point
+        ``y = x_k + beta (x_k - x_{k-1})`` right after ``x_k``, so ``V'u_y`` is the same
+        combination of two stored products and one of the two n x n passes over ``V`` of that
+        evaluation is saved. Accepted only if every entry of ``u - a u_1 - b u_2`` is within
+        8 eps of the combination's magnitude (what forming ``y`` itself rounds off); the error
+        of the combined ``z`` is then a few times that of ``V'u`` computed directly.
+        """
+        history = self._z_history
+        if len(history) < 2:
+            return None
+        u1, z1 = history[-1]
+        g11 = float(u1 @ u1)
+        r1 = float(u1 @ u)
+        for u2, z2 in reversed(history[:-1]):
+            g12 = float(u1 @ u2)
+            g22 = float(u2 @ u2)
+            det = g11 * g22 - g12 * g12
+            if not det > 1e-8 * g11 * g22:
+                continue  # (nearly) parallel: the coefficients are ill-determined
+            r2 = float(u2 @ u)
+            a = (r1 * g22 - r2 * g12) / det
+            b = (r2 * g11 - r1 * g12) / det
+            residual = u - a * u1 - b * u2
+            allowed = (8.0 * _EPS) * (abs(a) * np.abs(u1) + abs(b) * np.abs(u2)) + _TINY
+            if np.all(np.abs(residual) <= allowed):
+                self.n_linear_z += 1
+                return a * z1 + b * z2
+        return None
+
     def matvec(self, state: ProxyState, v: NDArray[np.float64]) -> NDArray[np.float64]:
         """``K*(u) v`` for the ``u`` of ``state`` (O(n^2 + n k), K* is never formed)."""
+        with _gemv_threads():
+            return self._matvec(state, v)
+
+    def _matvec(self, state: ProxyState, v: NDArray[np.float64]) -> NDArray[np.float64]:
         u = state.u
         out = self.K0 @ v + (self.sigma * float(u @ v)) * u
         neg = state.low_values < 0

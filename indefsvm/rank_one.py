@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import logging
 import math
 import threading
 from collections.abc import Callable
@@ -51,7 +52,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.linalg.blas import drot
 
-__all__ = ["RankOneEigen", "rank_one_eigh", "secular_root"]
+__all__ = ["ENGINES", "RankOneEigen", "SecularWarmStart", "rank_one_eigh", "secular_root"]
+
+logger = logging.getLogger(__name__)
 
 _EPS = float(np.finfo(np.float64).eps)
 #: Deflation tolerance factor of LAPACK ``dlaed2``: ``tol = 8 eps * scale``.
@@ -59,6 +62,90 @@ _DEFLATION_FACTOR = 8.0
 _WHICH = ("all", "below")
 #: Entries per block of secular roots (rows x k) processed while in cache (256 KiB of float64).
 _BLOCK_ELEMENTS = 32768
+#: Secular-equation engines: compiled (Numba) with LAPACK fallback, or LAPACK ``dlaed4`` only.
+ENGINES = ("auto", "numba", "lapack")
+
+
+@functools.lru_cache(maxsize=1)
+def _numba_kernel() -> Any:
+    """The compiled kernel module, or None when Numba is not importable."""
+    try:
+        from indefsvm import _secular_numba
+    except ImportError:  # numba missing or broken: the LAPACK path is complete on its own
+        logger.info("numba is not available; secular roots use LAPACK dlaed4")
+        return None
+    return _secular_numba
+
+
+def numba_available() -> bool:
+    """True when the compiled secular kernel can be used."""
+    return _numba_kernel() is not None
+
+
+class SecularWarmStart:
+    """Roots of the previous call, kept for warm-starting the compiled secular solver.
+
+    Each root is stored under the (pre-deflation) index of the pole just below it; the next call
+    uses it as the initial guess of the root in the same interval when that pole is kept again
+    and the guess lies inside the new interval (otherwise that root is cold-started). Only the
+    initial guess is reused: every root still passes ``dlaed4``'s convergence test, so results
+    agree with a cold start to working accuracy. Used by
+    :class:`~indefsvm.proxy.ProxyKernelOperator`, whose ``u`` moves little between iterations.
+
+    Attributes
+    ----------
+    n_calls, n_sweeps, n_roots : int
+        Diagnostics: calls served, sweeps over the poles and roots computed (sweeps per root is
+        the iteration count of the secular solver, including the final test).
+    """
+
+    def __init__(self) -> None:
+        self._n = -1
+        self._sign = 0
+        self._origin: NDArray[np.int64] | None = None  # pre-deflation index of the origin pole
+        self._tau: NDArray[np.float64] | None = None
+        self.n_calls = 0
+        self.n_sweeps = 0
+        self.n_roots = 0
+        self.last_root_state: tuple[NDArray[np.int64], NDArray[np.float64]] | None = None
+
+    def reset(self) -> None:
+        """Forget the stored roots (next call is a cold start)."""
+        self._origin = None
+        self._tau = None
+
+    def guesses(
+        self, n: int, sign: int, kept: NDArray[np.intp]
+    ) -> tuple[NDArray[np.int64], NDArray[np.float64]] | None:
+        """``(side, tau)`` per root of the kept poles: ``-1`` where no guess applies."""
+        if self._origin is None or self._tau is None or n != self._n or sign != self._sign:
+            return None
+        origin = self._origin[kept]
+        tau = self._tau[kept]
+        side = np.full(kept.shape[0], -1, dtype=np.int64)
+        side[origin == kept] = 0
+        upper = np.empty_like(kept)
+        upper[:-1] = kept[1:]
+        upper[-1:] = -1
+        side[(origin == upper) & (origin >= 0)] = 1
+        return side, tau
+
+    def store(
+        self,
+        n: int,
+        sign: int,
+        kept: NDArray[np.intp],
+        origin: NDArray[np.int64],
+        tau: NDArray[np.float64],
+    ) -> None:
+        """Keep root ``j`` (``= d[kept[origin[j]]] + tau[j]``) under its lower pole ``kept[j]``."""
+        if self._origin is None or self._tau is None or n != self._n or sign != self._sign:
+            self._origin = np.empty(n, dtype=np.int64)
+            self._tau = np.empty(n, dtype=np.float64)
+            self._n, self._sign = n, sign
+        self._origin.fill(-1)
+        self._origin[kept] = kept[origin]
+        self._tau[kept] = tau
 
 
 @functools.lru_cache(maxsize=1)
@@ -241,6 +328,74 @@ def _secular_eigenpairs(
         chunk = vectors_t[start : start + rows]
         np.divide(zhat, chunk, out=chunk)
         chunk /= np.sqrt(np.einsum("ij,ij->i", chunk, chunk))[:, None]
+    return lam, selected, vectors_t
+
+
+def _secular_eigenpairs_numba(
+    d: NDArray[np.float64],
+    z_unit: NDArray[np.float64],
+    rho: float,
+    window: tuple[float, float],
+    n_threads: int = 1,
+    guess: tuple[NDArray[np.int64], NDArray[np.float64]] | None = None,
+    warm: SecularWarmStart | None = None,
+) -> tuple[NDArray[np.float64], slice, NDArray[np.float64]] | None:
+    """As :func:`_secular_eigenpairs`, by the compiled kernel (:mod:`indefsvm._secular_numba`).
+
+    Returns None when a root failed ``dlaed4``'s convergence test within the iteration limit (the
+    caller then uses the LAPACK path for the whole problem). ``k >= 3`` is required.
+    """
+    import numba
+
+    kernel = _numba_kernel()
+    k = d.shape[0]
+    if guess is None:
+        side, guess_tau = np.full(k, -1, dtype=np.int64), np.zeros(k)
+    else:
+        side, guess_tau = guess
+    origin = np.empty(k, dtype=np.int64)
+    tau = np.empty(k, dtype=np.float64)
+    status = np.empty(k, dtype=np.int64)
+    partial = np.empty((kernel.N_CHUNKS, k), dtype=np.float64)
+    # Two Löwner ratios per division when their products cannot over/underflow.
+    scale = max(float(np.max(np.abs(d))), rho)
+    pair = 1e-100 <= scale <= 1e100
+    threads = max(1, min(n_threads, numba.config.NUMBA_NUM_THREADS))
+    if threads > 1:
+        numba.set_num_threads(threads)
+        roots, vectors = kernel.secular_roots, kernel.secular_vectors
+    else:
+        # The serial build: no OpenMP pool whose idle threads spin after each parallel region
+        # (on a shared machine they take the CPU from the BLAS products of the same iteration).
+        roots, vectors = kernel.secular_roots_serial, kernel.secular_vectors_serial
+    roots(d, z_unit, float(rho), side, guess_tau, pair, origin, tau, status, partial)
+    if warm is not None:
+        warm.n_calls += 1
+        warm.n_roots += k
+        warm.n_sweeps += int(np.sum(np.abs(status)))
+        warm.last_root_state = (origin, tau)
+    if np.any(status < 0):
+        bad = int(np.flatnonzero(status < 0)[0])
+        logger.debug(
+            "compiled secular solver: root %d of %d failed the convergence test; using dlaed4",
+            bad,
+            k,
+        )
+        return None
+    lam = d[origin] + tau
+    # Chunks are multiplied in a fixed order: the result does not depend on n_threads.
+    products = np.prod(partial, axis=0)
+    if k % 2:
+        products = -products
+    zhat = np.copysign(np.sqrt(np.maximum(-products, 0.0)), z_unit)
+    lo, hi = window
+    chosen = np.flatnonzero((lam > lo) & (lam < hi))
+    # Every root lies in its own interval, so the roots ascend and the window is contiguous.
+    first = int(chosen[0]) if chosen.size else 0
+    selected = slice(first, first + chosen.size)
+    vectors_t = np.empty((chosen.size, k), dtype=np.float64)
+    if chosen.size:
+        vectors(d, zhat, origin, tau, first, vectors_t)
     return lam, selected, vectors_t
 
 
@@ -457,10 +612,14 @@ def _rank_one_positive(
     sigma: float,
     window: tuple[float, float],
     n_threads: int,
+    engine: str = "lapack",
+    warm: SecularWarmStart | None = None,
+    sign: int = 1,
 ) -> RankOneEigen:
     """The eigenpairs of ``diag(d) + sigma z z'`` (``sigma >= 0``) inside an open window.
 
-    Returns the pairs with ``window[0] < lambda < window[1]``.
+    Returns the pairs with ``window[0] < lambda < window[1]``. ``engine`` is ``"numba"`` or
+    ``"lapack"`` (resolved by the caller); ``warm``/``sign`` key the warm start.
     """
     n = d.shape[0]
     z_norm = _vector_norm(z)
@@ -479,9 +638,19 @@ def _rank_one_positive(
         dk = defl.d[kept]
         zk = defl.z[kept]
         zk_norm = _vector_norm(zk)
-        lam_k, selected, vectors_k = _secular_eigenpairs(
-            dk, zk / zk_norm, rho * zk_norm * zk_norm, window, n_threads
-        )
+        zk_unit = zk / zk_norm
+        rho_k = rho * zk_norm * zk_norm
+        found = None
+        if engine == "numba" and k >= 3:
+            guess = warm.guesses(n, sign, kept) if warm is not None else None
+            found = _secular_eigenpairs_numba(dk, zk_unit, rho_k, window, n_threads, guess, warm)
+            if found is not None and warm is not None:
+                warm.store(n, sign, kept, *warm.last_root_state)
+        if found is None:
+            found = _secular_eigenpairs(dk, zk_unit, rho_k, window, n_threads)
+            if warm is not None:
+                warm.reset()
+        lam_k, selected, vectors_k = found
     else:
         lam_k = np.empty(0)
         selected = slice(0, 0)
@@ -516,6 +685,8 @@ def rank_one_eigh(
     which: str = "all",
     upper: float = 0.0,
     n_threads: int = 1,
+    engine: str = "auto",
+    warm_start: SecularWarmStart | None = None,
 ) -> RankOneEigen:
     """Eigenpairs of ``diag(d) + sigma z z'`` (rank-one update of a diagonalised matrix).
 
@@ -543,8 +714,18 @@ def rank_one_eigh(
         Threshold for ``which="below"``.
     n_threads : int
         Threads sharing the loop over secular roots (each ``dlaed4`` call releases the GIL, and
-        the per-block numpy work mostly does too). ``1`` (default) runs in the calling thread;
-        the result is bitwise the same for any value.
+        the per-block numpy work mostly does too; with the compiled engine, Numba threads over
+        chunks of roots). ``1`` (default) runs in the calling thread; the result is bitwise the
+        same for any value.
+    engine : {"auto", "numba", "lapack"}
+        Secular solver. ``"numba"``: the compiled kernel of :mod:`indefsvm._secular_numba`
+        (all roots in one pass, Löwner products fused, ``dlaed4``'s iteration and convergence
+        test), falling back to ``dlaed4`` if a root fails its test. ``"lapack"``: LAPACK
+        ``dlaed4`` one root per call (the reference path). ``"auto"``: ``"numba"`` when Numba is
+        importable.
+    warm_start : SecularWarmStart, optional
+        Keeps the roots of this call to start the next call's iteration from (for a sequence of
+        nearby ``z``, as in the solvers); used by the compiled engine only.
 
     Returns
     -------
@@ -577,16 +758,26 @@ def rank_one_eigh(
     if isinstance(n_threads, bool) or not isinstance(n_threads, int | np.integer) or n_threads < 1:
         raise ValueError(f"n_threads must be a positive integer; got {n_threads!r}.")
     n_threads = int(n_threads)
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}; got {engine!r}.")
+    if engine == "numba" and not numba_available():
+        raise ValueError("engine='numba' needs the numba package (pip install numba).")
+    resolved = "numba" if engine != "lapack" and numba_available() else "lapack"
+    opts = {"engine": resolved, "warm": warm_start}
     if sigma >= 0:
         if which == "all":
-            return _rank_one_positive(d, z, sigma, (-np.inf, np.inf), n_threads)
-        return _rank_one_positive(d, z, sigma, (-np.inf, upper), n_threads)
+            return _rank_one_positive(d, z, sigma, (-np.inf, np.inf), n_threads, **opts)
+        return _rank_one_positive(d, z, sigma, (-np.inf, upper), n_threads, **opts)
     # diag(d) + sigma z z' = -(diag(-d) + |sigma| z z'); reversing the order keeps -d ascending,
     # and eigenvalue mu of the negated problem is -lambda, so lambda < upper <=> mu > -upper.
     if which == "all":
-        neg = _rank_one_positive(-d[::-1], z[::-1], -sigma, (-np.inf, np.inf), n_threads)
+        neg = _rank_one_positive(
+            -d[::-1], z[::-1], -sigma, (-np.inf, np.inf), n_threads, sign=-1, **opts
+        )
     else:
-        neg = _rank_one_positive(-d[::-1], z[::-1], -sigma, (-upper, np.inf), n_threads)
+        neg = _rank_one_positive(
+            -d[::-1], z[::-1], -sigma, (-upper, np.inf), n_threads, sign=-1, **opts
+        )
     return RankOneEigen(
         eigenvalues=-neg.eigenvalues[::-1],
         eigenvectors=neg.eigenvectors[::-1, ::-1],

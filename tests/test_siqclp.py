@@ -111,3 +111,63 @@ def test_bad_options_get_clear_errors(kwargs, match):
     K0, y = sigmoid_problem(8, 6)
     with pytest.raises(ValueError, match=match):
         indefsvm.solve(K0, y, method="siqclp", **kwargs)
+
+
+def _issue10_problem():
+    """Issue 10 item 3: Clarabel raises SolverError on the 2nd QCLP (13) of this problem."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = np.sign(X[:, 0] + 0.3 * rng.normal(size=40))
+    return np.tanh(0.5 * X @ X.T - 0.2), y
+
+
+def test_conic_solver_failure_falls_back_to_another_solver():
+    K0, y = _issue10_problem()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = indefsvm.solve(K0, y, C=10, rho=0.1, method="siqclp", max_iter=3)
+    assert res.n_iter == 3 and res.status == "max_iter"
+    fallbacks = res.info["solver_fallbacks"]
+    assert fallbacks and fallbacks[0][1][0][0] == "CLARABEL"
+    assert fallbacks[0][0] != "CLARABEL"
+    assert res.gap >= 0 and res.info["solver_error"] is None
+
+
+def test_all_conic_solvers_failing_returns_certified_point_with_status(monkeypatch):
+    """Every solver raising: status 'solver_error', a warning, the best certified point."""
+    import cvxpy as cp
+
+    K0, y = sigmoid_problem(12, 0)
+    opt, _ = sdp_optimum(K0, y, 1.0, 1.0)
+    calls = {"n": 0}
+    original = cp.Problem.solve
+
+    def flaky(self, *args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] > 1:  # the first QCLP solves, every later attempt fails
+            raise cp.error.SolverError(f"mock failure of {kwargs.get('solver')}")
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(cp.Problem, "solve", flaky)
+    with pytest.warns(ConvergenceWarning, match="could not be solved"):
+        res = indefsvm.solve(K0, y, method="siqclp", tol=1e-12)
+    assert res.status == "solver_error" and "mock failure" in res.message
+    assert not res.converged and res.n_iter == 1
+    problem = make_problem("svc", K0, y, C=1.0, rho=1.0)
+    # the returned point is feasible and its objective and gap are the certified ones
+    assert res.objective == pytest.approx(problem.objective(res.alpha), rel=1e-10)
+    assert res.objective <= opt + 1e-8 * abs(opt) <= res.upper_bound + 2e-8 * abs(opt)
+
+
+def test_solver_failure_on_first_subproblem_still_returns_a_point(monkeypatch):
+    import cvxpy as cp
+
+    K0, y = sigmoid_problem(10, 1)
+
+    def broken(self, *args, **kwargs):
+        raise cp.error.SolverError("mock: always fails")
+
+    monkeypatch.setattr(cp.Problem, "solve", broken)
+    with pytest.warns(ConvergenceWarning, match="solver_error|could not be solved"):
+        res = indefsvm.solve(K0, y, method="siqclp")
+    assert res.status == "solver_error" and np.isfinite(res.objective) and res.gap >= 0

@@ -120,6 +120,8 @@ class SolverMonitor:
         self.libsvm_every = libsvm_every
         self.libsvm_tol = float(libsvm_tol)
         self.baseline = float(problem.baseline_objective)
+        # Evaluations may warm-start from earlier ones (secular roots): a solve starts cold.
+        problem.reset_warm_start()
         self.verbose = 50 if verbose is True else int(verbose or 0)
         if self.verbose:
             _ensure_visible(logger)

@@ -24,6 +24,7 @@ old barrier (strictly feasible for every old constraint) before Newton resumes (
 
 from __future__ import annotations
 
+import contextlib
 import time
 import warnings
 
@@ -31,6 +32,7 @@ import numpy as np
 import scipy.linalg
 from numpy.typing import NDArray
 from sklearn.exceptions import ConvergenceWarning
+from threadpoolctl import threadpool_limits
 
 from indefsvm.problems import ProxyKernelProblem
 from indefsvm.projection import project_hyperplane_box
@@ -229,6 +231,7 @@ def analytic_center_cutting_plane(
     max_newton: int = 50,
     recenter_radius: float = 0.5,
     stop: str = "certified",
+    blas_threads: int | None = 1,
 ) -> SolveResult:
     """Maximise a proxy-kernel problem by ACCPM (paper 004, Sect. 3.3, Algorithm 2).
 
@@ -254,6 +257,12 @@ def analytic_center_cutting_plane(
         the paper's ellipsoid bound ``f(x) + m sqrt(g' H^-1 g)`` (recorded in ``info`` and
         passed to the callback as ``ellipsoid_bound``) is within tol of the best objective; the
         status is then ``"converged"`` only if the certified gap agrees.
+    blas_threads : int or None
+        BLAS threads while the solver runs (threadpoolctl; None leaves BLAS alone). The Newton
+        systems are n x n with up to 3n cuts: on an idle 2-core machine a second thread helps
+        them somewhat, but on a shared one OpenBLAS's threads wait for each other and the
+        centers become many times slower (n = 500, load ~19 on 2 cores: 19 centers in 60 s
+        with 2 threads, 296 with one; docs/benchmarks.md), hence the default 1.
 
     Returns
     -------
@@ -261,6 +270,30 @@ def analytic_center_cutting_plane(
         Best center found; ``info`` has the time split (analytic centers, gradients, cut
         management), Newton steps and the number of cuts.
     """
+    if blas_threads is not None and (
+        isinstance(blas_threads, bool) or int(blas_threads) != blas_threads or blas_threads < 1
+    ):
+        raise ValueError(f"blas_threads must be None or a positive integer; got {blas_threads!r}.")
+    limit = (
+        threadpool_limits(limits=int(blas_threads), user_api="blas")
+        if blas_threads is not None
+        else contextlib.nullcontext()
+    )
+    with limit:
+        return _accpm(problem, monitor, max_cuts, newton_tol, max_newton, recenter_radius, stop)
+
+
+def _accpm(
+    problem: ProxyKernelProblem,
+    monitor: SolverMonitor,
+    max_cuts: int | None,
+    newton_tol: float,
+    max_newton: int,
+    recenter_radius: float,
+    stop: str,
+) -> SolveResult:
+    """Body of :func:`analytic_center_cutting_plane` (run inside the BLAS thread limit)."""
+    problem.operator.reset_warm_start()
     n = problem.n
     if max_cuts is None:
         max_cuts = 3 * n
@@ -396,7 +429,7 @@ def analytic_center_cutting_plane(
                 f"{monitor.relative_gap:.3g} > tol {monitor.tol:g}. The result is NOT certified "
                 "optimal; loosen tol or use method='pg'.",
                 ConvergenceWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
     iters = max(monitor.n_iter, 1)
     info = {

@@ -33,6 +33,8 @@ Compile time (cvxpy's ``compilation_time``) and solver time are reported separat
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import time
 import warnings
 from typing import Any
@@ -41,12 +43,26 @@ import cvxpy as cp
 import numpy as np
 from numpy.typing import NDArray
 from sklearn.exceptions import ConvergenceWarning
+from threadpoolctl import threadpool_limits
 
 from indefsvm.problems import ProxyKernelProblem
 from indefsvm.result import SolveResult
 from indefsvm.solvers._monitor import SolverMonitor
 
 COMPILE_MODES = ("rebuild", "parametric")
+#: Conic solvers (second-order cones) tried, in this order, after the requested one fails.
+FALLBACK_SOLVERS = ("CLARABEL", "SCS", "ECOS", "MOSEK")
+
+logger = logging.getLogger(__name__)
+
+
+class SubproblemError(RuntimeError):
+    """Every conic solver tried failed on the QCLP (13); ``attempts`` lists what each said."""
+
+    def __init__(self, attempts: list[tuple[str, str]]) -> None:
+        self.attempts = attempts
+        detail = "; ".join(f"{name}: {msg}" for name, msg in attempts)
+        super().__init__(f"the QCLP subproblem (13) could not be solved ({detail})")
 
 
 def _psd_factor(K: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -79,6 +95,8 @@ class _QCLP:
         self.n_compilations = 0
         self._slots = 0
         self._param_problem: cp.Problem | None = None
+        #: (solver that succeeded, [(solver, failure), ...]) for every fallback used.
+        self.fallbacks: list[tuple[str, list[tuple[str, str]]]] = []
 
     def _base(self) -> tuple[cp.Variable, cp.Variable, cp.Expression, list]:
         pb = self.problem
@@ -90,16 +108,41 @@ class _QCLP:
         feas = [pb.eq_coef @ alpha == pb.eq_rhs, alpha >= pb.lower, alpha <= pb.upper]
         return alpha, t, linear, feas
 
+    def _solvers(self) -> list[str]:
+        """The requested solver first, then the other installed conic solvers."""
+        installed = cp.installed_solvers()
+        others = [name for name in FALLBACK_SOLVERS if name in installed and name != self.solver]
+        return [self.solver, *others]
+
     def _run(self, prob: cp.Problem) -> None:
-        prob.solve(solver=self.solver, **self.options)
-        if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-            raise RuntimeError(
-                f"siqclp: the QCLP subproblem (13) was not solved by {self.solver}: status "
-                f"{prob.status!r}. Try another solver (solver='SCS' or 'CLARABEL')."
-            )
-        self.compile_time += float(getattr(prob, "_compilation_time", 0.0) or 0.0)
-        stats = prob.solver_stats
-        self.solve_time += float(stats.solve_time or 0.0) if stats is not None else 0.0
+        """Solve ``prob``; on a solver exception or a non-optimal status try the next solver.
+
+        Interior-point solvers occasionally fail on the QCLP (13) (e.g. Clarabel on a nearly
+        singular KKT system when two collected kernels almost coincide, issue 10): the same
+        problem usually solves with another solver, so each installed conic solver is tried once
+        before :class:`SubproblemError` is raised. Options are passed only to the requested solver
+        (they are solver-specific).
+        """
+        attempts: list[tuple[str, str]] = []
+        for name in self._solvers():
+            options = self.options if name == self.solver else {}
+            try:
+                prob.solve(solver=name, **options)
+            except (cp.error.SolverError, ValueError, ArithmeticError) as exc:
+                attempts.append((name, f"{type(exc).__name__}: {exc}"))
+                logger.info("siqclp: %s failed on the QCLP (13): %s", name, exc)
+                continue
+            finally:
+                self.compile_time += float(getattr(prob, "_compilation_time", 0.0) or 0.0)
+            if prob.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+                stats = prob.solver_stats
+                self.solve_time += float(stats.solve_time or 0.0) if stats is not None else 0.0
+                if attempts:
+                    self.fallbacks.append((name, attempts[:]))
+                    logger.info("siqclp: QCLP (13) solved by %s after %s", name, attempts)
+                return
+            attempts.append((name, f"status {prob.status!r}"))
+        raise SubproblemError(attempts)
 
     def solve(
         self, kernels: list[_Kernel]
@@ -202,6 +245,7 @@ def exchange_method(
     exchange_tol: float | None = None,
     certify_mixture: bool = True,
     exchange_patience: int = 5,
+    blas_threads: int | None = 1,
 ) -> SolveResult:
     """Maximise a proxy-kernel problem by the exchange method (paper 004, Algorithm 3).
 
@@ -236,6 +280,11 @@ def exchange_method(
         :func:`_mixture_bound`). It is at most the relaxation value ``t_i`` and, unlike ``t_i``,
         does not depend on the QCLP solver's accuracy; it is the "tighter SIQCLP gap" observed
         in paper 004 Sect. 5.3, made exact.
+    blas_threads : int or None
+        BLAS threads while the method runs (threadpoolctl; None leaves BLAS alone): the
+        eigendecompositions of the new kernels and the mixture bound are small dense problems
+        that a second thread barely speeds up, while on a shared machine OpenBLAS's threads
+        waiting for each other slow them many times.
 
     Returns
     -------
@@ -243,6 +292,43 @@ def exchange_method(
         ``info`` has ``time_compile`` and ``time_solver`` (cvxpy), ``time_kernel`` (factors),
         the number of constraints kept and of compilations, and the last relaxation value ``t``.
     """
+    if blas_threads is not None and (
+        isinstance(blas_threads, bool) or int(blas_threads) != blas_threads or blas_threads < 1
+    ):
+        raise ValueError(f"blas_threads must be None or a positive integer; got {blas_threads!r}.")
+    limit = (
+        threadpool_limits(limits=int(blas_threads), user_api="blas")
+        if blas_threads is not None
+        else contextlib.nullcontext()
+    )
+    with limit:
+        return _exchange(
+            problem,
+            monitor,
+            solver=solver,
+            solver_options=solver_options,
+            compile=compile,
+            prune_tol=prune_tol,
+            exchange_tol=exchange_tol,
+            certify_mixture=certify_mixture,
+            exchange_patience=exchange_patience,
+        )
+
+
+def _exchange(
+    problem: ProxyKernelProblem,
+    monitor: SolverMonitor,
+    *,
+    solver: str,
+    solver_options: dict[str, Any] | None,
+    compile: str,
+    prune_tol: float,
+    exchange_tol: float | None,
+    certify_mixture: bool,
+    exchange_patience: int,
+) -> SolveResult:
+    """Body of :func:`exchange_method` (run inside the BLAS thread limit)."""
+    problem.operator.reset_warm_start()
     if compile not in COMPILE_MODES:
         raise ValueError(f"compile must be one of {COMPILE_MODES}; got {compile!r}.")
     if solver not in cp.installed_solvers():
@@ -273,10 +359,17 @@ def exchange_method(
     n_exchange_stops = 0
     n_pruned = 0
     stop_reason = None
+    solver_error: str | None = None
     iteration = 0
     while True:
         iteration += 1
-        t_i, alpha_raw, mult = qclp.solve(kernels)
+        try:
+            t_i, alpha_raw, mult = qclp.solve(kernels)
+        except SubproblemError as exc:
+            # No installed solver could solve (13): stop with the best certified point so far
+            # (its gap stays certified: bounds never depend on the failed subproblem).
+            solver_error = str(exc)
+            break
         relaxation = t_i
         if not np.all(np.isfinite(alpha_raw)):
             raise FloatingPointError("siqclp: the QCLP solver returned a non-finite alpha")
@@ -315,7 +408,24 @@ def exchange_method(
         kernels.append(_Kernel(factor, constant, iteration))
         time_kernel += time.perf_counter() - t0
 
-    if stop_reason == "exchange" and monitor.status is None:
+    if solver_error is not None:
+        if monitor.best is None:
+            # Failed on the first subproblem: the feasible starting point still gives a
+            # certified lower bound (and the bound at it an upper bound).
+            monitor.offer(problem.evaluate(problem.initial_point()))
+            monitor.end_iteration()
+        if monitor.relative_gap <= monitor.tol:
+            monitor.status = "converged"
+        else:
+            monitor.status = "solver_error"
+            warnings.warn(
+                f"siqclp: {solver_error} at iteration {iteration}; returning the best certified "
+                f"point so far (relative gap {monitor.relative_gap:.3g} > tol {monitor.tol:g}). "
+                "Pass another solver (solver='SCS', ...) or loosen tol.",
+                ConvergenceWarning,
+                stacklevel=4,
+            )
+    elif stop_reason == "exchange" and monitor.status is None:
         # Algorithm 3 is satisfied up to the solver's accuracy; the certified gap decides.
         if monitor.libsvm_every is None:
             monitor.libsvm_check()
@@ -329,7 +439,7 @@ def exchange_method(
                 f"{monitor.relative_gap:.3g} > tol {monitor.tol:g}: the QCLP solver's accuracy "
                 "limits the result. Tighten the solver's tolerances or loosen tol.",
                 ConvergenceWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
     info = {
         "solver": solver,
@@ -344,5 +454,13 @@ def exchange_method(
         "relaxation_value": relaxation,
         "stop_rule": stop_reason or monitor.status,
         "n_exchange_rule_hits": n_exchange_stops,
+        "solver_fallbacks": qclp.fallbacks,
+        "solver_error": solver_error,
     }
-    return monitor.finish(info=info)
+    result = monitor.finish(info=info)
+    if result.status == "solver_error":
+        result.message = (
+            f"solver_error: {solver_error}; best certified point returned with relative gap "
+            f"{result.relative_gap:.3g}"
+        )
+    return result

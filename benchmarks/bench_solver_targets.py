@@ -1,0 +1,90 @@
+"""ACCPM and SIQCLP against the issue-14 targets: certified gap relative to f(alpha) - f(0).
+
+For each (method, n): one ``indefsvm.solve`` on the sigmoid kernel problem of
+``bench_accpm.py`` (``tanh(<x, x'>)`` in R^10, C = rho = 1), with a tolerance too small to stop
+(1e-12) and a wall-time cap; from the run's history, the time at which the certified gap first
+falls below ``tol * max(1, f(alpha) - f(0))`` (the part of the objective that depends on alpha;
+``f(0) = rho ||(K0)_-||_F^2``) for each tol, and the gap at the cap. Timed as a user runs it
+(set-up included).
+
+Run (from the repository root): ``python benchmarks/bench_solver_targets.py
+[--runs accpm:500 accpm:1000 siqclp:200 siqclp:300] [--max-time 60]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import warnings
+
+import numpy as np
+from _common import machine_line
+from bench_accpm import sigmoid_kernel_problem
+from sklearn.exceptions import ConvergenceWarning
+
+import indefsvm
+from indefsvm.problems import make_problem
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", nargs="+", default=["accpm:500", "siqclp:200"])
+    parser.add_argument("--max-time", type=float, default=60.0)
+    parser.add_argument("--tols", type=float, nargs="+", default=[1e-4, 1e-5, 1e-6])
+    args = parser.parse_args()
+    print(machine_line())
+    print(f"load average at start: {os.getloadavg()}")
+    tol_cols = " | ".join(f"time to {t:g} (s)" for t in args.tols)
+    print(
+        f"| method | n | {tol_cols} | iterations | time (s) | gap / (f - f(0)) at the end | "
+        "status | split |"
+    )
+    print("|" + "---|" * (7 + len(args.tols)))
+    for run in args.runs:
+        method, n_text = run.split(":")
+        n = int(n_text)
+        K0, y = sigmoid_kernel_problem(n)
+        f0 = make_problem("svc", K0, y, C=1.0, rho=1.0).objective(np.zeros(n))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            res = indefsvm.solve(
+                K0,
+                y,
+                C=1.0,
+                rho=1.0,
+                method=method,
+                tol=1e-12,
+                max_iter=10**6,
+                max_time=args.max_time,
+            )
+        h = res.history
+        scale = np.maximum(1.0, h["best_objective"] - f0)
+        rel = h["gap"] / scale
+        cells = []
+        for tol in args.tols:
+            hit = np.flatnonzero(rel <= tol)
+            cells.append(f"{h['time'][hit[0]]:.1f}" if hit.size else "not reached")
+        info = res.info
+        if method == "accpm":
+            split = (
+                f"centers {info['time_center']:.1f} s, gradients {info['time_gradient']:.1f} s, "
+                f"cuts {info['time_cuts']:.1f} s"
+            )
+        elif method == "siqclp":
+            split = (
+                f"cvxpy compile {info['time_compile']:.1f} s, solver {info['time_solver']:.1f} s, "
+                f"kernels {info['time_kernel']:.1f} s"
+            )
+        else:
+            split = "-"
+        final = res.gap / max(1.0, res.objective - f0)
+        print(
+            f"| {method} | {n} | {' | '.join(cells)} | {res.n_iter} | {res.time:.1f} | "
+            f"{final:.2e} | {res.status} | {split} |",
+            flush=True,
+        )
+    print(f"load average at end: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
