@@ -30,6 +30,9 @@ def test_products_of_a_smoothed_state_use_only_negative_eigenpairs(smoothing):
     op = ProxyKernelOperator(K0, sigma)
     u = y * np.random.default_rng(0).uniform(0.0, 1.0, size=18)
     state = op.state(u, smoothing=smoothing)
+    # only the eigenpairs below the threshold are computed (documented ProxyState contents)
+    assert np.all(state.low_values < smoothing)
+    assert state.low_vectors.shape == (18, state.low_values.size)
     if smoothing > 0:
         lam = state.low_values
         assert np.any((lam >= 0) & (lam < smoothing))  # the case is exercised
@@ -63,8 +66,8 @@ def test_kernel_larger_than_one_block_matches_dense_and_is_exactly_symmetric():
     K0 = np.tanh(0.5 * X @ X.T - 0.3)
     u = rng.uniform(-0.2, 0.2, size=n)
     op = ProxyKernelOperator(K0, 0.25)
-    state = op.state(u)
-    assert np.count_nonzero(state.low_values < 0) > 0
+    state = op.state(u)  # default: no smoothing, the negative eigenpairs only
+    assert state.low_values.size > 0 and np.all(state.low_values < 0)
     K = op.kernel(state)
     ref = _dense_kstar(K0, u, 0.25)
     assert np.array_equal(K, K.T)
@@ -90,6 +93,8 @@ def test_psd_kernel_rows_are_copied_and_smoothing_uses_the_eigenbasis():
     assert problem.operator.is_psd
     alpha = problem.project(np.full(14, 0.5))
     state = problem.state(alpha)
+    # the PSD shortcut: no eigenpairs at all
+    assert state.low_values.shape == (0,) and state.low_vectors.shape == (14, 0)
     R = rng.normal(size=(4, 14))
     rows = problem.out_of_sample_rows(alpha, R, state=state)
     assert np.array_equal(rows, R) and rows.dtype == np.float64
