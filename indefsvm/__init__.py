@@ -28,6 +28,7 @@ _EXPORTS: dict[str, str] = {
     "IndefiniteSVC": "indefsvm.estimators",
     "IndefiniteSVR": "indefsvm.estimators",
     "PerturbSVC": "indefsvm.estimators",
+    "IndefiniteNystroem": "indefsvm.nystrom",
     "PROBLEMS": "indefsvm.problems",
     "PROBLEM_TYPES": "indefsvm.problems",
     "ClassificationProblem": "indefsvm.problems",
@@ -51,6 +52,7 @@ __all__ = [
     "ClassificationProblem",
     "DirectSVC",
     "IndefiniteKernelWarning",
+    "IndefiniteNystroem",
     "IndefiniteOneClassSVM",
     "IndefiniteSVC",
     "IndefiniteSVR",
@@ -103,6 +105,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         IndefiniteSVR,
         PerturbSVC,
     )
+    from indefsvm.nystrom import IndefiniteNystroem
     from indefsvm.problems import (
         PROBLEM_TYPES,
         PROBLEMS,

@@ -62,7 +62,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-__all__ = ["LANDMARK_METHODS", "IndefiniteNystroem", "select_landmarks"]
+__all__ = ["LANDMARK_METHODS", "IndefiniteNystroem", "compact_columns", "select_landmarks"]
 
 logger = logging.getLogger(__name__)
 
@@ -499,7 +499,7 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         W_cast = self.components_.astype(dtype, copy=False)
         for start, stop in _blocks(n, step):
             C_all[start:stop, :r] = C_all[start:stop] @ W_cast
-        return C_all if r == m_l else np.ascontiguousarray(C_all[:, :r])
+        return C_all if r == m_l else compact_columns(C_all, r)
 
     def _fit_sketch(self, X: Any, rng: np.random.Generator) -> None:
         """Fit a uniform one-shot sketch (landmark selection) with the caller's generator."""
@@ -544,6 +544,26 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
 
     def _more_tags(self) -> dict[str, Any]:  # pragma: no cover - sklearn metadata
         return {"requires_positive_X": False, "preserves_dtype": [np.float64]}
+
+
+def compact_columns(A: NDArray, k: int) -> NDArray:
+    """The first ``k`` columns of the C-contiguous ``A`` as a contiguous array in ``A``'s memory.
+
+    Rows are moved forward block by block (row ``i`` goes from offset ``i m`` to ``i k <= i m``),
+    so no second ``n x k`` array is allocated; the result is a view on ``A``'s buffer.
+    """
+    n, m = A.shape
+    if k == m:
+        return A
+    if not A.flags.c_contiguous:
+        raise ValueError("compact_columns needs a C-contiguous array.")
+    flat = A.reshape(-1)
+    step = _rows_per_block(m)
+    for start in range(0, n, step):
+        stop = min(n, start + step)
+        # numpy copies through a temporary when source and destination overlap.
+        flat[start * k : stop * k] = A[start:stop, :k].reshape(-1)
+    return flat[: n * k].reshape(n, k)
 
 
 # -------------------------------------------------------------------------------- landmarks

@@ -485,6 +485,14 @@ def squared_hinge_svm(
             w_bar = scipy.linalg.lstsq(H, rhs, check_finite=False)[0]
         d = w_bar - w
         out_bar = outputs(w_bar)
+        active_bar = y * out_bar < 1.0
+        if np.array_equal(active_bar, active):
+            # Finite termination (Keerthi & DeCoste 2005, Sect. 3): w_bar minimises the quadratic
+            # of the active set it itself induces, so it is the optimum. Checked directly rather
+            # than through "line search returned t == 1", which rounding can spoil at large n.
+            w, out = w_bar, out_bar
+            converged = True
+            break
         delta = out_bar - out
         # phi(t) along d: a_i = 1 - y_i o_i, c_i = y_i delta_i.
         q0 = float(regp @ (w * d))

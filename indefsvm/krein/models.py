@@ -261,7 +261,9 @@ def _right_multiply_inplace(Phi: NDArray, T: NDArray[np.float64]) -> NDArray:
     step = max(1, 2**22 // max(1, Phi.shape[1]))
     for start in range(0, Phi.shape[0], step):
         Phi[start : start + step, :r_new] = Phi[start : start + step] @ Tc
-    return Phi[:, :r_new]
+    from indefsvm.nystrom import compact_columns
+
+    return compact_columns(Phi, r_new)
 
 
 def _scale_columns_inplace(Phi: NDArray, scale: NDArray[np.float64]) -> NDArray:
