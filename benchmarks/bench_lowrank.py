@@ -17,6 +17,11 @@ Modes (each configuration runs in a fresh subprocess that reports its own peak R
     ``--dtype float32`` stores the Nystroem features in float32 (the functional API:
     ``IndefiniteNystroem(dtype="float32")`` + ``LowRankKernel`` + ``indefsvm.solve``; the
     kernel is then exactly the one of the stored float32 values).
+``--mode iteration``
+    Cost of the solver's building blocks at size n without the Nystroem build: a random
+    ``(n, m)`` factor (``--dtype``), problem set-up (Gram matrix and basis), median time of one
+    ``evaluate`` (objective, gradient, certified bound) and of one projection, against one
+    product ``Phi' v`` timed in the same process; peak RSS.
 ``--mode exact``
     The dense ``IndefiniteSVC`` (n x n kernel, one eigh) against the low-rank one with m
     landmarks on the same data: test accuracies and fit times.
@@ -25,8 +30,7 @@ Commands used for docs/benchmarks.md (section "Low-rank proxy-kernel SVM"):
 
     python benchmarks/bench_lowrank.py --mode exact --n 5000 --m 500
     python benchmarks/bench_lowrank.py --mode lowrank --n 100000 --m 500 --sklearn
-    python benchmarks/bench_lowrank.py --mode lowrank --n 1000000 --m 500 --dtype float32 \\
-        --max-time 480
+    python benchmarks/bench_lowrank.py --mode iteration --n 1000000 --m 500 --dtype float32
 """
 
 from __future__ import annotations
@@ -57,6 +61,62 @@ def _peak_mb() -> float:
     import resource
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _cpu_seconds() -> float:
+    """User + system CPU time of this process (all threads): on a shared machine it is a
+    better guide than wall time to what an idle 2-core machine would need."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def child_iteration(args) -> dict:
+    import statistics
+    import time
+
+    import numpy as np
+
+    from indefsvm import make_problem
+    from indefsvm.lowrank import LowRankKernel
+
+    rng = np.random.default_rng(args.seed)
+    Phi = np.empty((args.n, args.m), dtype=args.dtype)
+    for start in range(0, args.n, 65536):  # filled in blocks: no float64 n x m temporary
+        stop = min(args.n, start + 65536)
+        Phi[start:stop] = rng.normal(size=(stop - start, args.m)) / np.sqrt(args.n)
+    signature = np.where(rng.uniform(size=args.m) < 0.3, -1.0, 1.0)
+    y = np.where(rng.normal(size=args.n) > 0, 1.0, -1.0)
+    t0 = time.perf_counter()
+    problem = make_problem("svc", LowRankKernel(Phi, signature), y, C=args.C, rho=args.rho)
+    setup = time.perf_counter() - t0
+    a = problem.project(rng.uniform(0, args.C, args.n))
+
+    def median(fn, k=5):
+        times = []
+        for _ in range(k):
+            t = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t)
+        return statistics.median(times)
+
+    v = rng.normal(size=args.n)
+    t_eval = median(lambda: problem.evaluate(a))
+    t_proj = median(lambda: problem.project(a + 0.01 * v))
+    t_pass = median(lambda: problem.operator.rmat_w(v))
+    return {
+        "n": args.n,
+        "m": args.m,
+        "dtype": args.dtype,
+        "setup_seconds": setup,
+        "evaluate_seconds": t_eval,
+        "project_seconds": t_proj,
+        "one_pass_seconds": t_pass,
+        "evaluate_over_pass": t_eval / t_pass,
+        "peak_rss_mb": _peak_mb(),
+        "cpu_seconds": _cpu_seconds(),
+    }
 
 
 def _gap_callback(get_f0, tol: float):
@@ -143,6 +203,7 @@ def child_lowrank(args) -> dict:
         test_accuracy=acc,
         peak_rss_mb=_peak_mb(),
         n_negative=int(np.sum(nys.signature_ < 0)),
+        cpu_seconds_total=_cpu_seconds(),
     )
     if args.sklearn:
         from sklearn.kernel_approximation import Nystroem
@@ -174,6 +235,20 @@ def child_exact(args) -> dict:
     warnings.simplefilter("ignore", ConvergenceWarning)
     X, y, Xt, yt = make_data(args.n, args.seed)
     out: dict = {"n": args.n, "m": args.m}
+    # Both fits stop on the certified gap relative to f(alpha) - f(0) (the monitor's rule is
+    # still relative to |f|, which contains the alpha-free rho ||(K0)_-||^2): the estimators'
+    # call of solve_problem gets the callback with f(0) of the problem it solves.
+    import indefsvm.estimators as est
+
+    solve = est.solve_problem
+
+    def solve_with_gap_rule(problem, **kw):
+        d = problem.operator.eigenvalues
+        f0 = problem.penalty_rho * float(np.sum(np.minimum(d, 0.0) ** 2))
+        kw.update(tol=1e-14, callback=_gap_callback(lambda: f0, args.tol))
+        return solve(problem, **kw)
+
+    est.solve_problem = solve_with_gap_rule
     for name, m in (("dense", None), ("lowrank", args.m)):
         t0 = time.perf_counter()
         clf = IndefiniteSVC(
@@ -193,13 +268,18 @@ def child_exact(args) -> dict:
         out[f"{name}_test_accuracy"] = float(np.mean(clf.predict(Xt) == yt))
         out[f"{name}_status"] = clf.result_.status
         out[f"{name}_n_iter"] = clf.result_.n_iter
+        d = clf.problem_.operator.eigenvalues
+        f0 = clf.problem_.penalty_rho * float(np.sum(np.minimum(d, 0.0) ** 2))
+        res = clf.result_
+        out[f"{name}_relative_gap"] = res.gap / max(1.0, res.objective - f0)
     out["peak_rss_mb"] = _peak_mb()
+    out["cpu_seconds_total"] = _cpu_seconds()
     return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mode", choices=("lowrank", "exact"), default="lowrank")
+    parser.add_argument("--mode", choices=("lowrank", "exact", "iteration"), default="lowrank")
     parser.add_argument("--n", type=int, default=100000)
     parser.add_argument("--m", type=int, default=500)
     parser.add_argument("--landmarks", default="uniform")
@@ -213,7 +293,8 @@ def main() -> None:
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        result = child_lowrank(args) if args.mode == "lowrank" else child_exact(args)
+        child = {"lowrank": child_lowrank, "exact": child_exact, "iteration": child_iteration}
+        result = child[args.mode](args)
         print("RESULT " + json.dumps(result), flush=True)
         return
     with open("/proc/loadavg") as fh:

@@ -195,6 +195,12 @@ def test_float32_storage_is_the_kernel_of_the_stored_values(monkeypatch):
     e1, e2 = low.evaluate(a), dense.evaluate(a)
     assert rel(e1.objective, e2.objective) < 1e-10
     assert rel(e1.gradient, e2.gradient) < 1e-9
+    # the compiled float32 products (Numba) and the numpy block fallback agree
+    v, w = rng.normal(size=300), rng.normal(size=6)
+    fast = lowrank._rmat(Phi, v), lowrank._mat(Phi, w)
+    monkeypatch.setattr(lowrank, "_float32_kernels", lambda: None)
+    slow = lowrank._rmat(Phi, v), lowrank._mat(Phi, w)
+    assert rel(fast[0], slow[0]) < 1e-13 and rel(fast[1], slow[1]) < 1e-13
 
 
 def test_other_solvers_and_checks_within_dense_limit(monkeypatch):
