@@ -24,6 +24,12 @@ The algorithm is the divide-and-conquer merge step of LAPACK ``dstedc``:
    ``zhat / (d - lambda_k)`` (normalised) of that nearby matrix are numerically orthogonal even for
    clustered eigenvalues, which the naive ``z / (d - lambda_k)`` is not.
 
+Two engines find the roots (``engine=``): the compiled kernel of :mod:`indefsvm._secular_numba`
+(all roots in one Numba pass with ``dlaed4``'s iteration and convergence test, warm-started from
+the previous call's roots through :class:`SecularWarmStart`, Löwner products fused; the default
+when Numba is importable) and LAPACK ``dlaed4`` one root per call (the reference path, and the
+fallback when a compiled root fails its test).
+
 References
 ----------
 .. [BNS78] J. R. Bunch, C. P. Nielsen and D. C. Sorensen, "Rank-one modification of the symmetric
