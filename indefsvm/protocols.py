@@ -115,6 +115,7 @@ class DenseProblem(Problem, Protocol):
     upper: NDArray[np.float64]
     eq_coef: NDArray[np.float64]
     eq_rhs: float
+    linear_coef: NDArray[np.float64]
     l1_weight: float
     u_coef: NDArray[np.float64]
     penalty_rho: float

@@ -100,3 +100,13 @@ def test_low_rank_problem_needs_only_the_contract():
     dense = indefsvm.solve((Phi * s) @ Phi.T, y, rho=0.7, tol=1e-8)
     assert res.status == "converged"
     assert res.objective == pytest.approx(dense.objective, rel=1e-6)
+
+
+@pytest.mark.parametrize("method", ["accpm", "siqclp"])
+def test_cutting_plane_solvers_use_only_the_dense_contract(method):
+    problem = _problem("svc")
+    ref = indefsvm.solve_problem(problem, tol=1e-6)
+    res = indefsvm.solve_problem(
+        Restricted(problem, DenseProblem), method=method, tol=1e-6, max_time=120
+    )
+    assert res.objective == pytest.approx(ref.objective, rel=1e-5, abs=1e-6)

@@ -262,18 +262,27 @@ class SolverMonitor:
         if note is not None:
             self.note = note
 
-    def conclude(self, note: str | None = None) -> None:
+    def conclude(
+        self,
+        note: str | None = None,
+        *,
+        otherwise: str = "stalled",
+        check_libsvm: bool = True,
+    ) -> None:
         """Termination shared by solvers that stop on their own rule (ACCPM, SIQCLP).
 
-        Runs the LIBSVM check if checks are enabled, then sets ``"converged"`` only when the
-        certified relative gap is within ``tol`` and ``"stalled"`` otherwise; ``note`` says which
-        rule stopped the solver.
+        Their rule (an empty localization set, Algorithm 3's exchange test, a failing conic
+        solver) does not certify anything, so the monitor decides: it runs a LIBSVM check if the
+        certified gap is not yet within ``tol`` (the cheapest way to tighten the upper bound),
+        then sets ``"converged"`` only if the certified relative gap is within ``tol`` and
+        ``otherwise`` (``"stalled"``, ``"solver_error"``) if not; ``note`` says which rule stopped
+        the solver and ends up in the result's message and warning.
         """
         if self.status is not None:
             return
-        if self.relative_gap > self.tol and self.libsvm_every and self.best is not None:
+        if self.relative_gap > self.tol and check_libsvm and self.best is not None:
             self.libsvm_check()
-        self.stop("converged" if self.relative_gap <= self.tol else "stalled", note)
+        self.stop("converged" if self.relative_gap <= self.tol else otherwise, note)
 
     # -- result -----------------------------------------------------------------------------------
     def finish(

@@ -26,16 +26,14 @@ from __future__ import annotations
 
 import contextlib
 import time
-import warnings
 
 import numpy as np
 import scipy.linalg
 from numpy.typing import NDArray
-from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
-from indefsvm.problems import ProxyKernelProblem
 from indefsvm.projection import project_hyperplane_box
+from indefsvm.protocols import DenseProblem
 from indefsvm.result import SolveResult
 from indefsvm.solvers._monitor import SolverMonitor
 
@@ -205,7 +203,7 @@ class _Localization:
         self.m = k
 
 
-def _interior_start(problem: ProxyKernelProblem) -> NDArray[np.float64] | None:
+def _interior_start(problem: DenseProblem) -> NDArray[np.float64] | None:
     """A point strictly inside the box on the hyperplane, or None if there is none."""
     lo, up = problem.lower, problem.upper
     mid = 0.5 * (lo + up)
@@ -223,7 +221,7 @@ def _interior_start(problem: ProxyKernelProblem) -> NDArray[np.float64] | None:
 
 
 def analytic_center_cutting_plane(
-    problem: ProxyKernelProblem,
+    problem: DenseProblem,
     monitor: SolverMonitor,
     *,
     max_cuts: int | None = None,
@@ -237,7 +235,7 @@ def analytic_center_cutting_plane(
 
     Parameters
     ----------
-    problem : ProxyKernelProblem
+    problem : DenseProblem
         Problem of any kind (svc, svr, oneclass, perturb, scalar or vector rho).
     monitor : SolverMonitor
         Certified-gap stopping rule, history and LIBSVM checks.
@@ -284,7 +282,7 @@ def analytic_center_cutting_plane(
 
 
 def _accpm(
-    problem: ProxyKernelProblem,
+    problem: DenseProblem,
     monitor: SolverMonitor,
     max_cuts: int | None,
     newton_tol: float,
@@ -293,7 +291,6 @@ def _accpm(
     stop: str,
 ) -> SolveResult:
     """Body of :func:`analytic_center_cutting_plane` (run inside the BLAS thread limit)."""
-    problem.operator.reset_warm_start()
     n = problem.n
     if max_cuts is None:
         max_cuts = 3 * n
@@ -377,8 +374,7 @@ def _accpm(
             # The gradient is normal to the feasible hyperplane at an interior point: the center
             # maximises f over the feasible set, the certified bound says how well.
             status_note = "zero gradient on the hyperplane at an interior center"
-            monitor.libsvm_check()
-            monitor.status = "converged" if monitor.relative_gap <= monitor.tol else "stalled"
+            monitor.conclude(status_note)
             break
         # Cut g'(a - p) >= 0 written as a'x <= b with a unit normal (the equality part of g is
         # constant on the feasible set, so only the reduced gradient matters).
@@ -417,20 +413,8 @@ def _accpm(
         times["center"] += time.perf_counter() - t0
         newton_total += steps
 
-    if status_note is not None and monitor.status is None:
-        if monitor.libsvm_every is None and monitor.relative_gap > monitor.tol:
-            monitor.libsvm_check()
-        if monitor.relative_gap <= monitor.tol:
-            monitor.status = "converged"
-        else:
-            monitor.status = "stalled"
-            warnings.warn(
-                f"accpm: stopped early ({status_note}) with certified relative gap "
-                f"{monitor.relative_gap:.3g} > tol {monitor.tol:g}. The result is NOT certified "
-                "optimal; loosen tol or use method='pg'.",
-                ConvergenceWarning,
-                stacklevel=4,
-            )
+    if status_note is not None:
+        monitor.conclude(f"ACCPM stopped early: {status_note}; loosen tol or use method='pg'")
     iters = max(monitor.n_iter, 1)
     info = {
         "max_cuts": max_cuts,

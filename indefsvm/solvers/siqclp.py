@@ -36,16 +36,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-import warnings
 from typing import Any
 
 import cvxpy as cp
 import numpy as np
 from numpy.typing import NDArray
-from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
-from indefsvm.problems import ProxyKernelProblem
+from indefsvm.protocols import DenseProblem
 from indefsvm.result import SolveResult
 from indefsvm.solvers._monitor import SolverMonitor
 
@@ -84,7 +82,7 @@ class _Kernel:
 class _QCLP:
     """The QCLP (13) over the collected kernels, built for cvxpy in one of the two modes."""
 
-    def __init__(self, problem: ProxyKernelProblem, mode: str, solver: str, options: dict) -> None:
+    def __init__(self, problem: DenseProblem, mode: str, solver: str, options: dict) -> None:
         self.problem = problem
         self.mode = mode
         self.solver = solver
@@ -196,7 +194,7 @@ class _QCLP:
 
 
 def _mixture_bound(
-    problem: ProxyKernelProblem,
+    problem: DenseProblem,
     kernels: list[_Kernel],
     multipliers: NDArray[np.float64],
     alpha: NDArray[np.float64],
@@ -206,9 +204,9 @@ def _mixture_bound(
     For any convex combination ``K_mu = sum_i mu_i K_i`` (PSD), the optimum of eq. (4) is at most
     ``omega(K_mu) + rho ||K_mu - K0||_F^2`` (min over K <= value at K_mu), and ``omega(K_mu)`` is
     at most the SVM primal value of ``w = sum_j u_j phi(x_j)`` in the space of ``K_mu`` with the
-    best intercept (weak duality), for any ``u``. With ``u`` from the QCLP solution and ``mu`` its
-    multipliers this is ``omega(K_mu) + rho ||K_mu - K0||^2 <= t_i`` (Jensen) up to the solver's
-    accuracy, and it is valid whatever that accuracy is.
+    best intercept (weak duality), for any ``u``: ``problem.bound_for_kernel``. With ``u`` from
+    the QCLP solution and ``mu`` its multipliers this is at most ``t_i`` (Jensen) up to the
+    solver's accuracy, and it is valid whatever that accuracy is.
     """
     mu = np.maximum(multipliers, 0.0)
     if not np.isfinite(mu).all() or mu.sum() <= 0:
@@ -218,24 +216,20 @@ def _mixture_bound(
     for weight, k in zip(mu, kernels, strict=True):
         if weight > 0:
             K_mu += weight * (k.factor @ k.factor.T)
-    u = problem.u_coef * alpha
-    g = K_mu @ u
-    decision = g if problem.scale is None else g / problem.scale
-    primal, _ = problem._primal_from(decision, float(u @ g))
-    return primal + problem.penalty_rho * float(np.sum((K_mu - problem.operator.K0) ** 2))
+    return problem.bound_for_kernel(K_mu, alpha)
 
 
-def _initial_factor(problem: ProxyKernelProblem) -> NDArray[np.float64]:
-    op = problem.operator
-    if op.eigenvalues is None:
-        return _psd_factor(op.K0)
-    d, V = op.eigenvalues, op.eigenvectors
+def _initial_factor(problem: DenseProblem) -> NDArray[np.float64]:
+    eigh = problem.working_eigh
+    if eigh is None:
+        return _psd_factor(problem.working_kernel)
+    d, V = eigh
     keep = d > 1e-14 * max(1.0, float(np.max(np.abs(d))))
     return V[:, keep] * np.sqrt(d[keep])
 
 
 def exchange_method(
-    problem: ProxyKernelProblem,
+    problem: DenseProblem,
     monitor: SolverMonitor,
     *,
     solver: str = "CLARABEL",
@@ -251,7 +245,7 @@ def exchange_method(
 
     Parameters
     ----------
-    problem : ProxyKernelProblem
+    problem : DenseProblem
         Any problem kind; the constraint of kernel ``K_i`` is
         ``t <= linear_value(a) - 1/2 ||L_i' u||^2 + penalty_rho ||K_i - K0||_F^2`` in the working
         coordinates (``u = u_coef * a``).
@@ -316,7 +310,7 @@ def exchange_method(
 
 
 def _exchange(
-    problem: ProxyKernelProblem,
+    problem: DenseProblem,
     monitor: SolverMonitor,
     *,
     solver: str,
@@ -328,7 +322,6 @@ def _exchange(
     exchange_patience: int,
 ) -> SolveResult:
     """Body of :func:`exchange_method` (run inside the BLAS thread limit)."""
-    problem.operator.reset_warm_start()
     if compile not in COMPILE_MODES:
         raise ValueError(f"compile must be one of {COMPILE_MODES}; got {compile!r}.")
     if solver not in cp.installed_solvers():
@@ -347,7 +340,7 @@ def _exchange(
         raise ValueError(f"exchange_patience must be an integer >= 0; got {exchange_patience!r}.")
 
     qclp = _QCLP(problem, compile, solver, dict(solver_options or {}))
-    K0 = problem.operator.K0
+    K0 = problem.working_kernel
     rho = problem.penalty_rho
     t0 = time.perf_counter()
     L1 = _initial_factor(problem)
@@ -402,7 +395,7 @@ def _exchange(
         kernels = [kernels[j] for j in keep]
         # Step 1: K_{i+1} = K*(alpha_i) in the working coordinates (Theorem 1).
         t0 = time.perf_counter()
-        K_new = problem.operator.kernel(ev.state)
+        K_new = problem.working_proxy_kernel(ev.state)
         factor = _psd_factor(K_new)
         constant = rho * float(np.sum((factor @ factor.T - K0) ** 2))
         kernels.append(_Kernel(factor, constant, iteration))
@@ -414,33 +407,19 @@ def _exchange(
             # certified lower bound (and the bound at it an upper bound).
             monitor.offer(problem.evaluate(problem.initial_point()))
             monitor.end_iteration()
-        if monitor.relative_gap <= monitor.tol:
-            monitor.status = "converged"
-        else:
-            monitor.status = "solver_error"
-            warnings.warn(
-                f"siqclp: {solver_error} at iteration {iteration}; returning the best certified "
-                f"point so far (relative gap {monitor.relative_gap:.3g} > tol {monitor.tol:g}). "
-                "Pass another solver (solver='SCS', ...) or loosen tol.",
-                ConvergenceWarning,
-                stacklevel=4,
-            )
-    elif stop_reason == "exchange" and monitor.status is None:
+        monitor.conclude(
+            f"solver_error: {solver_error} at iteration {iteration}; the best certified point "
+            "so far is returned. Pass another solver (solver='SCS', ...) or loosen tol",
+            otherwise="solver_error",
+            check_libsvm=False,
+        )
+    elif stop_reason == "exchange":
         # Algorithm 3 is satisfied up to the solver's accuracy; the certified gap decides.
-        if monitor.libsvm_every is None:
-            monitor.libsvm_check()
-        if monitor.relative_gap <= monitor.tol:
-            monitor.status = "converged"
-        else:
-            monitor.status = "stalled"
-            warnings.warn(
-                f"siqclp: Algorithm 3's stopping rule holds (f(alpha) >= t - "
-                f"{exchange_tol:g} max(1,|t|)) but the certified relative gap is "
-                f"{monitor.relative_gap:.3g} > tol {monitor.tol:g}: the QCLP solver's accuracy "
-                "limits the result. Tighten the solver's tolerances or loosen tol.",
-                ConvergenceWarning,
-                stacklevel=4,
-            )
+        monitor.conclude(
+            f"Algorithm 3's stopping rule holds (f(alpha) >= t - {exchange_tol:g} max(1,|t|)) "
+            "but the QCLP solver's accuracy limits the certified gap; tighten the solver's "
+            "tolerances or loosen tol"
+        )
     info = {
         "solver": solver,
         "compile": compile,
@@ -457,10 +436,4 @@ def _exchange(
         "solver_fallbacks": qclp.fallbacks,
         "solver_error": solver_error,
     }
-    result = monitor.finish(info=info)
-    if result.status == "solver_error":
-        result.message = (
-            f"solver_error: {solver_error}; best certified point returned with relative gap "
-            f"{result.relative_gap:.3g}"
-        )
-    return result
+    return monitor.finish(info=info)
