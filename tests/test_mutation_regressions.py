@@ -54,12 +54,16 @@ def test_vector_rho_out_of_sample_rows_keep_ds_scaling(estimator):
     Ktr, Kte = K[np.ix_(tr, tr)], K[np.ix_(te, tr)]
     rho = np.linspace(0.2, 5.0, tr.size)  # strongly non-constant: Ds is far from a multiple of I
     if estimator == "svc":
-        est = IndefiniteSVC(C=1.0, rho=rho, tol=1e-10, max_iter=20000).fit(Ktr, y[tr])
+        est = IndefiniteSVC(
+            C=1.0, rho=rho, tol=1e-10, max_iter=20000, keep_training_state=True
+        ).fit(Ktr, y[tr])
         u = y[tr] * est.alpha_
         decision = est.decision_function
     else:
         target = np.sin(np.arange(tr.size) / 4.0)
-        est = IndefiniteSVR(C=1.0, rho=rho, tol=1e-10, max_iter=20000).fit(Ktr, target)
+        est = IndefiniteSVR(
+            C=1.0, rho=rho, tol=1e-10, max_iter=20000, keep_training_state=True
+        ).fit(Ktr, target)
         u = est.alpha_
         decision = est.predict
     rows_ref, K_star = _dense_vector_rho_rows(Ktr, u, rho, Kte)
@@ -120,7 +124,8 @@ def _smoothed_objective_dense(problem, alpha, eps):
 def test_paper_smoothed_gradient_matches_finite_differences(kind, eps):
     """Catches mutation 2 (sign of the smoothing correction in ``smoothed_kstar_u``)."""
     K, y = sigmoid_problem(16, 21)
-    problem = make_problem(kind, K, None if kind == "oneclass" else y, C=1.0, rho=0.5)
+    C = None if kind == "oneclass" else 1.0  # one-class has no C (it would be refused)
+    problem = make_problem(kind, K, None if kind == "oneclass" else y, C=C, rho=0.5)
     rng = np.random.default_rng(3)
     alpha = problem.project(rng.uniform(0.0, 1.0, size=16) * problem.upper)
     ev = problem.evaluate(alpha, smoothing=eps)
@@ -180,7 +185,7 @@ def test_libsvm_bound_is_tight_at_convergence(kind, first_label):
     """Catches mutation 3 (sign of LIBSVM's solution in ``_libsvm_solution`` /
     ``libsvm_upper_bound``): a flipped solution gives a valid but useless bound."""
     K, y = _problem_data(kind, first_label)
-    problem = make_problem(kind, K, y, C=1.0, rho=0.5)
+    problem = make_problem(kind, K, y, C=None if kind == "oneclass" else 1.0, rho=0.5)
     res = indefsvm.solve_problem(problem, tol=1e-10, max_iter=20000)
     assert res.converged
     ev = problem.evaluate(res.alpha)
