@@ -338,3 +338,18 @@ def test_pg_converges_with_one_tiny_componentwise_rho():
     assert np.all(res.alpha >= -1e-12) and np.all(res.alpha <= 1 + 1e-12)
     assert abs(res.alpha @ y) < 1e-8
     assert problem.objective(res.alpha) == pytest.approx(res.objective, rel=1e-12)
+
+
+@pytest.mark.parametrize("method", ["accpm", "siqclp"])
+def test_cutting_plane_solvers_honour_max_time(method):
+    # SIQCLP passes the time left to the conic solver (Clarabel's time_limit, SCS's
+    # time_limit_secs), so max_time holds inside a subproblem too.
+    X = np.random.default_rng(0).normal(size=(150, 3))
+    K, y = np.tanh(0.5 * X @ X.T - 0.2), np.sign(X[:, 0])
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = indefsvm.solve(K, y, method=method, tol=1e-12, max_time=2.0)
+    assert res.status == "max_time"
+    assert time.perf_counter() - start < 2.0 + 15.0  # cvxpy's compilation is not interruptible
+    assert res.gap >= 0 and np.isfinite(res.objective)

@@ -54,6 +54,15 @@ FALLBACK_SOLVERS = ("CLARABEL", "SCS", "ECOS", "MOSEK")
 logger = logging.getLogger(__name__)
 
 
+#: cvxpy option that bounds a conic solver's wall time, per solver (so max_time holds inside a
+#: subproblem too; solvers without one are only checked between subproblems).
+TIME_LIMIT_OPTIONS = {"CLARABEL": "time_limit", "SCS": "time_limit_secs"}
+
+
+class SubproblemTimeout(RuntimeError):
+    """The solve's ``max_time`` ran out inside (or before) a QCLP subproblem."""
+
+
 class SubproblemError(RuntimeError):
     """Every conic solver tried failed on the QCLP (13); ``attempts`` lists what each said."""
 
@@ -93,6 +102,8 @@ class _QCLP:
         self.n_compilations = 0
         self._slots = 0
         self._param_problem: cp.Problem | None = None
+        #: Absolute ``time.perf_counter()`` deadline of the solve (None: no limit).
+        self.deadline: float | None = None
         #: (solver that succeeded, [(solver, failure), ...]) for every fallback used.
         self.fallbacks: list[tuple[str, list[tuple[str, str]]]] = []
 
@@ -123,7 +134,14 @@ class _QCLP:
         """
         attempts: list[tuple[str, str]] = []
         for name in self._solvers():
-            options = self.options if name == self.solver else {}
+            options = dict(self.options) if name == self.solver else {}
+            if self.deadline is not None:
+                remaining = self.deadline - time.perf_counter()
+                if remaining <= 0:
+                    raise SubproblemTimeout(f"max_time reached before {name} could finish")
+                key = TIME_LIMIT_OPTIONS.get(name)
+                if key is not None and key not in options:
+                    options[key] = max(remaining, 0.01)
             try:
                 prob.solve(solver=name, **options)
             except (cp.error.SolverError, ValueError, ArithmeticError) as exc:
@@ -340,6 +358,8 @@ def _exchange(
         raise ValueError(f"exchange_patience must be an integer >= 0; got {exchange_patience!r}.")
 
     qclp = _QCLP(problem, compile, solver, dict(solver_options or {}))
+    if monitor.max_time is not None:
+        qclp.deadline = monitor.start + monitor.max_time
     K0 = problem.working_kernel
     rho = problem.penalty_rho
     t0 = time.perf_counter()
@@ -358,6 +378,12 @@ def _exchange(
         iteration += 1
         try:
             t_i, alpha_raw, mult = qclp.solve(kernels)
+        except SubproblemTimeout as exc:
+            if monitor.best is None:
+                monitor.offer(problem.evaluate(problem.initial_point()))
+                monitor.end_iteration()
+            monitor.stop("max_time", f"time limit {monitor.max_time}s reached ({exc})")
+            break
         except SubproblemError as exc:
             # No installed solver could solve (13): stop with the best certified point so far
             # (its gap stays certified: bounds never depend on the failed subproblem).
@@ -365,7 +391,8 @@ def _exchange(
             break
         relaxation = t_i
         if not np.all(np.isfinite(alpha_raw)):
-            raise FloatingPointError("siqclp: the QCLP solver returned a non-finite alpha")
+            solver_error = f"the QCLP solver returned a non-finite alpha at iteration {iteration}"
+            break
         # cvxpy's solution is feasible to the solver's tolerance only; the exact projection makes
         # it feasible so its objective is a certified lower bound.
         alpha = problem.project(alpha_raw)
