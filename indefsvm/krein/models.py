@@ -1002,7 +1002,8 @@ class OngSubspaceRegressor(_KernelEstimatorMixin, RegressorMixin, BaseEstimator)
         Eigenvalue threshold of ``"tsf"`` when ``n_components`` is None (default
         ``n eps max|mu|``).
     step_size : float, optional
-        Landweber step (default: the variant's step of :func:`~indefsvm.krein.subspace.landweber_fridman`).
+        Landweber step (default: the variant's default step of
+        :func:`~indefsvm.krein.subspace.landweber_fridman`).
     variant : {"hilbert", "normal", "krein"}
         Landweber variant, see :func:`indefsvm.krein.subspace.landweber_fridman` (default
         ``"hilbert"``, the one that reproduces paper 002's "30 iterations suffice" on sinc).
