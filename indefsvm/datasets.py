@@ -35,6 +35,7 @@ from indefsvm.kernels import (
 
 __all__ = [
     "UCI_DATASETS",
+    "load_aeon",
     "load_digits_pair",
     "load_matrix",
     "load_uci",
