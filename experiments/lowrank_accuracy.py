@@ -34,8 +34,13 @@ from __future__ import annotations
 
 import argparse
 import csv
+import sys
 import time
 from pathlib import Path
+
+# This checkout's indefsvm, not an installed (editable) copy elsewhere: a script's sys.path[0]
+# is its own directory, not the working directory.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import matplotlib
 
