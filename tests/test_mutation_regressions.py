@@ -55,14 +55,14 @@ def test_vector_rho_out_of_sample_rows_keep_ds_scaling(estimator):
     rho = np.linspace(0.2, 5.0, tr.size)  # strongly non-constant: Ds is far from a multiple of I
     if estimator == "svc":
         est = IndefiniteSVC(
-            C=1.0, rho=rho, tol=1e-10, max_iter=20000, keep_training_state=True
+            C=1.0, rho=rho, tol=1e-8, max_iter=20000, keep_training_state=True
         ).fit(Ktr, y[tr])
         u = y[tr] * est.alpha_
         decision = est.decision_function
     else:
         target = np.sin(np.arange(tr.size) / 4.0)
         est = IndefiniteSVR(
-            C=1.0, rho=rho, tol=1e-10, max_iter=20000, keep_training_state=True
+            C=1.0, rho=rho, tol=1e-8, max_iter=20000, keep_training_state=True
         ).fit(Ktr, target)
         u = est.alpha_
         decision = est.predict
@@ -186,7 +186,7 @@ def test_libsvm_bound_is_tight_at_convergence(kind, first_label):
     ``libsvm_upper_bound``): a flipped solution gives a valid but useless bound."""
     K, y = _problem_data(kind, first_label)
     problem = make_problem(kind, K, y, C=None if kind == "oneclass" else 1.0, rho=0.5)
-    res = indefsvm.solve_problem(problem, tol=1e-10, max_iter=20000)
+    res = indefsvm.solve_problem(problem, tol=1e-8, max_iter=20000)
     assert res.converged
     ev = problem.evaluate(res.alpha)
     f0 = problem.objective(problem.project(np.zeros(problem.n)))
@@ -206,7 +206,7 @@ def test_libsvm_bound_is_tight_at_convergence(kind, first_label):
 @pytest.mark.parametrize("first_label", [1.0, -1.0])
 def test_libsvm_check_of_a_solve_is_tight(first_label):
     K, y = _problem_data("svc", first_label)
-    res = indefsvm.solve(K, y, C=1.0, rho=0.5, tol=1e-9, libsvm_every=25, libsvm_tol=1e-6)
+    res = indefsvm.solve(K, y, C=1.0, rho=0.5, tol=1e-8, libsvm_every=25, libsvm_tol=1e-6)
     assert res.converged and np.isfinite(res.libsvm_upper_bound)
     assert res.libsvm_upper_bound >= res.upper_bound
     assert res.libsvm_upper_bound - res.objective <= 1e-3 * max(1.0, abs(res.objective))

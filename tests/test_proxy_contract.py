@@ -124,3 +124,16 @@ def test_smoothing_is_refused_without_an_eigenbasis():
     op = problem.operator
     assert op.spectral_scale() == pytest.approx(np.max(np.abs(K0).sum(axis=1)), rel=1e-14)
     assert op.spectral_scale() >= np.max(np.abs(np.linalg.eigvalsh(K0)))
+
+
+def test_precomputed_eigendecomposition_gives_the_same_evaluation():
+    from indefsvm.problems import ClassificationProblem
+
+    K0, y = sigmoid_problem(15, 33)
+    alpha = np.full(15, 0.2)
+    plain = ClassificationProblem(K0, y, C=1.0, rho=0.5)
+    shared = ClassificationProblem(K0, y, C=1.0, rho=0.5, eigh=np.linalg.eigh(K0))
+    a, b = plain.evaluate(alpha), shared.evaluate(alpha)
+    assert b.objective == pytest.approx(a.objective, rel=1e-12)
+    assert np.allclose(b.gradient, a.gradient, atol=1e-12)
+    assert shared.operator.n_negative_k0 == np.count_nonzero(np.linalg.eigvalsh(K0) < 0)
