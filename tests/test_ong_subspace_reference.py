@@ -105,12 +105,15 @@ def test_landweber_matches_filter_factors(k):
     _, _, y, K, Kt = _data(3)
     omega = 0.7 / np.max(np.linalg.eigvalsh(K) ** 2)
     alpha = _landweber_ref(K, y, k, omega)
-    est = OngSubspaceRegressor(method="landweber", n_iter=k, step_size=omega).fit(K, y)
+    # the normal-equation variant (Hanke & Hansen), whose filter factors _landweber_ref writes out
+    est = OngSubspaceRegressor(
+        method="landweber", variant="normal", n_iter=k, step_size=omega
+    ).fit(K, y)
     assert est.n_iter_ == k
     assert np.allclose(est.alpha_, alpha, atol=1e-10 * max(1.0, np.abs(alpha).max()))
     assert np.allclose(est.predict(Kt), Kt @ alpha, atol=1e-9)
     # default step 1/||K||^2
-    default = OngSubspaceRegressor(method="landweber", n_iter=k).fit(K, y)
+    default = OngSubspaceRegressor(method="landweber", variant="normal", n_iter=k).fit(K, y)
     omega0 = 1.0 / np.max(np.abs(np.linalg.eigvalsh(K))) ** 2
     assert np.allclose(default.alpha_, _landweber_ref(K, y, k, omega0), rtol=1e-6, atol=1e-9)
 
