@@ -8,6 +8,7 @@ from indefsvm import krein
 from indefsvm.api import METHODS, solve, solve_problem
 from indefsvm.baselines import DirectSVC, IndefiniteKernelWarning, ModSVC, SpectrumSVC
 from indefsvm.estimators import IndefiniteOneClassSVM, IndefiniteSVC, IndefiniteSVR, PerturbSVC
+from indefsvm.nystrom import IndefiniteNystroem
 from indefsvm.problems import (
     PROBLEMS,
     ClassificationProblem,
@@ -28,6 +29,7 @@ __all__ = [
     "ClassificationProblem",
     "DirectSVC",
     "IndefiniteKernelWarning",
+    "IndefiniteNystroem",
     "IndefiniteOneClassSVM",
     "IndefiniteSVC",
     "IndefiniteSVR",

@@ -21,13 +21,14 @@ and the eigendecomposition ``M = Sigma B' S B Sigma = P Lambda P'``, we have
 (:attr:`IndefiniteNystroem.components_`): the same map is the out-of-sample extension of
 Sect. 2.2 (``k_x' K_ZZ^{-1} K_ZX``), no transductive step.
 
-The factor ``Sigma, B`` of the thin SVD of ``L`` (n x m) comes from a tall-skinny QR computed
-over row blocks (the R factor of ``[R; L_block]`` is updated block by block), followed by the
-SVD of the ``m x m`` R. This is as accurate as an SVD of ``L`` itself, needs only O(m^2) memory
-beyond one row block, never forms an ``n x n`` array, and costs about ``m^2 n`` (forming ``L``)
-plus ``2 m^2 n`` (the QR) plus ``O(m^3)`` flops -- the paper's bound ``3 m^2 n + 3 m^3``.
-Transforming the training set costs one more ``m r n`` product (``fit_transform`` reuses the
-kernel blocks of the fit pass, so the kernel is evaluated once).
+The factor ``Sigma, B`` of the thin SVD of ``L`` (n x m) comes from a tall-skinny QR of the
+kernel rows ``K_XZ = Q R0`` computed over row blocks (the R factor of ``[R0; K_block]`` is
+updated block by block): ``L = Q (R0 W0)`` with ``W0 = U |D|^{-1/2}``, so the SVD of the
+``m x r`` matrix ``R0 W0`` gives ``Sigma`` and ``B``. This is as accurate as an SVD of ``L``
+itself (backward stable QR), needs only O(m^2) memory beyond one row block, never forms an
+``n x n`` array (nor ``L``), and costs ``2 m^2 n + O(m^3)`` flops for ``fit``; ``fit_transform``
+adds the ``m r n`` product ``Phi = K_XZ W`` on the kernel rows it kept from the same pass (the
+kernel is evaluated once): ``3 m^2 n + O(m^3)``, the paper's bound.
 
 Landmarks (Sect. 2.3): ``"uniform"``; ``"leverage"`` (approximate statistical leverage scores
 ``l(x_i) = ||U_(i)||^2`` of a one-shot sketch built on ``sketch_size`` uniformly sampled points,
@@ -61,7 +62,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-__all__ = ["LANDMARK_METHODS", "IndefiniteNystroem", "select_landmarks"]
+__all__ = ["LANDMARK_METHODS", "IndefiniteNystroem", "compact_columns", "select_landmarks"]
 
 logger = logging.getLogger(__name__)
 
@@ -453,21 +454,27 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
             self.n_components_ = r
             self.fit_time_ = {"landmarks": t1 - t0, "factorization": time.perf_counter() - t1}
             return self.transform(X) if keep_features else None
-        # One-shot (Sect. 2.2): L = K_XZ W0 by row blocks, tall-skinny QR of L.
-        L_all = np.empty((n, r), dtype=np.float64) if keep_features else None
-        R = np.zeros((0, r))
-        step = _rows_per_block(max(len(idx), r))
+        # One-shot (Sect. 2.2). The R factor of L = K_XZ W0 is R0 W0 with R0 the R factor of
+        # K_XZ (L = Q R0 W0), so a tall-skinny QR of the kernel rows themselves (by row blocks)
+        # gives Sigma and B of the thin SVD of L without forming L: 2 m^2 n flops for the fit.
+        # fit_transform keeps K_XZ (in the output dtype) and turns it into Phi = K_XZ W in place,
+        # so the peak is one n x m array (+ blocks), not two.
+        m_l = len(idx)
+        C_all = np.empty((n, m_l), dtype=dtype) if keep_features else None
+        R0 = np.zeros((0, m_l))
+        step = _rows_per_block(m_l)
         bar = _progress(n, "Nystroem factor", bool(self.verbose))
         for start, stop in _blocks(n, step):
-            L_block = rows(X[start:stop], Z) @ W0
-            if L_all is not None:
-                L_all[start:stop] = L_block
-            R = scipy.linalg.qr(
-                np.vstack([R, L_block]), mode="r", overwrite_a=True, check_finite=False
+            C_block = rows(X[start:stop], Z)
+            if C_all is not None:
+                C_all[start:stop] = C_block
+            R0 = scipy.linalg.qr(
+                np.vstack([R0, C_block]), mode="r", overwrite_a=True, check_finite=False
             )[0]
-            R = R[: min(R.shape[0], r)]
+            R0 = R0[: min(R0.shape[0], m_l)]
             bar.update(stop - start)
         bar.close()
+        R = R0 @ W0
         T, lam, sigma = _one_shot(R, S)
         self.components_ = W0 @ T
         self.eigenvalues_ = lam
@@ -486,13 +493,13 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
                 self.fit_time_["landmarks"],
                 self.fit_time_["factorization"],
             )
-        if L_all is None:
+        if C_all is None:
             return None
-        # Phi = L T, in place block by block (L_all is reused as the output when r columns).
-        out = np.empty((n, r), dtype=dtype)
+        # Phi = K_XZ W, in place block by block (W is m x r, r <= m).
+        W_cast = self.components_.astype(dtype, copy=False)
         for start, stop in _blocks(n, step):
-            out[start:stop] = L_all[start:stop] @ T
-        return out
+            C_all[start:stop, :r] = C_all[start:stop] @ W_cast
+        return C_all if r == m_l else compact_columns(C_all, r)
 
     def _fit_sketch(self, X: Any, rng: np.random.Generator) -> None:
         """Fit a uniform one-shot sketch (landmark selection) with the caller's generator."""
@@ -537,6 +544,26 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
 
     def _more_tags(self) -> dict[str, Any]:  # pragma: no cover - sklearn metadata
         return {"requires_positive_X": False, "preserves_dtype": [np.float64]}
+
+
+def compact_columns(A: NDArray, k: int) -> NDArray:
+    """The first ``k`` columns of the C-contiguous ``A`` as a contiguous array in ``A``'s memory.
+
+    Rows are moved forward block by block (row ``i`` goes from offset ``i m`` to ``i k <= i m``),
+    so no second ``n x k`` array is allocated; the result is a view on ``A``'s buffer.
+    """
+    n, m = A.shape
+    if k == m:
+        return A
+    if not A.flags.c_contiguous:
+        raise ValueError("compact_columns needs a C-contiguous array.")
+    flat = A.reshape(-1)
+    step = _rows_per_block(m)
+    for start in range(0, n, step):
+        stop = min(n, start + step)
+        # numpy copies through a temporary when source and destination overlap.
+        flat[start * k : stop * k] = A[start:stop, :k].reshape(-1)
+    return flat[: n * k].reshape(n, k)
 
 
 # -------------------------------------------------------------------------------- landmarks

@@ -257,3 +257,18 @@ def test_low_rank_errors():
     with pytest.warns(ConvergenceWarning, match="without a stable active set"):
         sol = squared_hinge_svm(F, np.sign(F[:, 0] + 0.3 * F[:, 1]), np.full(5, 1e-3), max_iter=1)
     assert not sol.converged
+
+
+def test_readme_large_n_example_runs_at_small_n():
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = text[text.index("## Large n") :]
+    block = re.findall(r"```python\n(.*?)```", section, flags=re.S)[0]
+    assert "n = 100_000" in block
+    namespace: dict = {}
+    small = block.replace("n = 100_000", "n = 1_500").replace("n_components=500", "n_components=80")
+    exec(compile(small, "README", "exec"), namespace)  # noqa: S102
+    assert namespace["clf"].score(namespace["X"], namespace["y"]) > 0.8
+    assert namespace["Phi"].shape == (1500, namespace["ny"].n_components_)

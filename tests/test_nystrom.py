@@ -254,3 +254,13 @@ def test_thin_svd_of_L_agrees_with_tsqr_factor():
     d, U = np.linalg.eigh(K_ZZ)
     L = sigmoid_kernel(X, ny.landmark_points_, **SIG) @ (U / np.sqrt(np.abs(d)))
     np.testing.assert_allclose(ny.singular_values_, sla.svdvals(L), rtol=1e-9)
+
+
+def test_compact_columns_in_place():
+    from indefsvm.nystrom import compact_columns
+
+    A = np.arange(7 * 5, dtype=float).reshape(7, 5)
+    ref = A[:, :3].copy()
+    B = compact_columns(A, 3)
+    np.testing.assert_array_equal(B, ref)
+    assert B.flags.c_contiguous and np.shares_memory(A, B)

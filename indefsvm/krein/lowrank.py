@@ -371,6 +371,32 @@ def _exact_line_search(
     return max(0.0, -inter / slope)
 
 
+def _active_normal_equations(
+    F: NDArray, y: NDArray[np.float64], active: NDArray[np.bool_], fit_intercept: bool
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``[F_I 1]'[F_I 1]`` and ``[F_I 1]'y_I`` by row blocks (no copy of ``F_I``)."""
+    n, r = F.shape
+    p = r + 1 if fit_intercept else r
+    H = np.zeros((p, p))
+    rhs = np.zeros(p)
+    step = max(1, 2**22 // max(1, r))
+    for start in range(0, n, step):
+        act = active[start : start + step]
+        if not np.any(act):
+            continue
+        B = np.asarray(F[start : start + step][act], dtype=np.float64)
+        yb = y[start : start + step][act]
+        H[:r, :r] += B.T @ B
+        rhs[:r] += B.T @ yb
+        if fit_intercept:
+            col = B.sum(axis=0)
+            H[:r, r] += col
+            H[r, :r] += col
+            H[r, r] += float(B.shape[0])
+            rhs[r] += yb.sum()
+    return H, rhs
+
+
 def squared_hinge_svm(
     F: ArrayLike,
     y: ArrayLike,
@@ -448,20 +474,9 @@ def squared_hinge_svm(
     n_iter = 0
     active = y * out < 1.0
     for n_iter in range(1, max_iter + 1):  # noqa: B007 - reported
-        I = np.flatnonzero(active)
-        FI = np.asarray(F[I], dtype=np.float64)
-        H = np.zeros((p, p))
-        rhs = np.zeros(p)
-        H[:r, :r] = FI.T @ FI
-        rhs[:r] = FI.T @ y[I]
-        if fit_intercept:
-            col = FI.sum(axis=0)
-            H[:r, r] = col
-            H[r, :r] = col
-            H[r, r] = float(len(I))
-            rhs[r] = y[I].sum()
+        H, rhs = _active_normal_equations(F, y, active, fit_intercept)
         H[np.diag_indices_from(H)] += regp
-        if fit_intercept and len(I) == 0:
+        if fit_intercept and not np.any(active):
             H[r, r] = 1.0  # no active point: the intercept is free, keep it
             rhs[r] = w[r]
         try:
@@ -470,6 +485,14 @@ def squared_hinge_svm(
             w_bar = scipy.linalg.lstsq(H, rhs, check_finite=False)[0]
         d = w_bar - w
         out_bar = outputs(w_bar)
+        active_bar = y * out_bar < 1.0
+        if np.array_equal(active_bar, active):
+            # Finite termination (Keerthi & DeCoste 2005, Sect. 3): w_bar minimises the quadratic
+            # of the active set it itself induces, so it is the optimum. Checked directly rather
+            # than through "line search returned t == 1", which rounding can spoil at large n.
+            w, out = w_bar, out_bar
+            converged = True
+            break
         delta = out_bar - out
         # phi(t) along d: a_i = 1 - y_i o_i, c_i = y_i delta_i.
         q0 = float(regp @ (w * d))
@@ -560,15 +583,7 @@ def squared_hinge_hypergradient(
     reg = _reg_diag(s, lambda_plus, lambda_minus)
     p = r + 1 if fit_intercept else r
     w = np.concatenate([solution.z, [solution.intercept]]) if fit_intercept else solution.z
-    I = np.flatnonzero(solution.active)
-    FI = np.asarray(F[I], dtype=np.float64)
-    H = np.zeros((p, p))
-    H[:r, :r] = FI.T @ FI
-    if fit_intercept:
-        col = FI.sum(axis=0)
-        H[:r, r] = col
-        H[r, :r] = col
-        H[r, r] = float(len(I))
+    H, _ = _active_normal_equations(F, y, solution.active, fit_intercept)
     H[np.arange(r), np.arange(r)] += n * reg
     out_v = _matvec(Fv, solution.z) + solution.intercept
     m = Fv.shape[0]

@@ -188,11 +188,12 @@ class _KernelEstimatorMixin:
         self.feature_mean_ = np.zeros(r)
         self.feature_rotation_ = np.eye(r)
         if self.center:
-            self.feature_mean_ = Phi.mean(axis=0)
-            Phi = Phi - self.feature_mean_
+            # In place (Phi is ours): the n x r factor is the dominant memory at large n.
+            self.feature_mean_ = Phi.mean(axis=0, dtype=np.float64)
+            Phi -= self.feature_mean_.astype(Phi.dtype)
             T, lam = rediagonalize(Phi, s, tol=getattr(self, "eig_tol", None))
             self.feature_rotation_ = T
-            Phi = Phi @ T
+            Phi = _right_multiply_inplace(Phi, T)
             s = np.where(lam >= 0.0, 1.0, -1.0)
         self.signature_ = s
         self.feature_eigenvalues_ = lam
@@ -250,6 +251,23 @@ class _KernelEstimatorMixin:
         if self.center:
             Kt = center_kernel_test(Kt, self.kernel_column_means_, self.kernel_grand_mean_)
         return Kt
+
+
+def _right_multiply_inplace(Phi: NDArray, T: NDArray[np.float64]) -> NDArray:
+    """``Phi @ T`` (``T`` of shape ``(r, r')``, ``r' <= r``) stored in ``Phi``'s own memory."""
+    r_new = T.shape[1]
+    Tc = T.astype(Phi.dtype, copy=False)
+    step = max(1, 2**22 // max(1, Phi.shape[1]))
+    for start in range(0, Phi.shape[0], step):
+        Phi[start : start + step, :r_new] = Phi[start : start + step] @ Tc
+    from indefsvm.nystrom import compact_columns
+
+    return compact_columns(Phi, r_new)
+
+
+def _scale_columns_inplace(Phi: NDArray, scale: NDArray[np.float64]) -> NDArray:
+    Phi *= scale.astype(Phi.dtype, copy=False)
+    return Phi
 
 
 def _regression_targets(y: ArrayLike, n: int) -> NDArray[np.float64]:
@@ -428,10 +446,10 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         lam = self.lam
         if self.method == "krein":
             reg = np.where(s > 0, self.lambda_plus, self.lambda_minus)
-            return Phi * s, reg
+            return _scale_columns_inplace(Phi, s), reg
         if self.method == "omcs":
-            # n lam a'K a = n lam z'S z with z = Phi'S a... (module indefsvm.krein.lowrank).
-            return Phi * s, lam * s
+            # n lam a'K a = n lam z'S z (module docstring of indefsvm.krein.lowrank).
+            return _scale_columns_inplace(Phi, s), lam * s
         if self.method == "flip":
             return Phi, np.full(Phi.shape[1], lam)
         if self.method == "clip":
@@ -802,7 +820,7 @@ class KreinSquaredHingeSVC(_KernelEstimatorMixin, ClassifierMixin, BaseEstimator
         self.classes_ = labels.classes
         self.train_features_shape_ = Phi.shape
         sol = squared_hinge_svm(
-            Phi * s,
+            _scale_columns_inplace(Phi, s),
             labels.y,
             np.where(s > 0, lp, lm),
             fit_intercept=self.fit_intercept,
