@@ -26,11 +26,17 @@ Modes (each configuration runs in a fresh subprocess that reports its own peak R
     The dense ``IndefiniteSVC`` (n x n kernel, one eigh) against the low-rank one with m
     landmarks on the same data: test accuracies and fit times.
 
-Commands used for docs/benchmarks.md (section "Low-rank proxy-kernel SVM"):
+Commands used for docs/benchmarks.md (section "Low-rank proxy-kernel SVM"; single-threaded BLAS
+because the 2 cores were shared with ~15-20 other runnable processes, where OpenBLAS threads made
+every product 2-5x slower):
 
-    python benchmarks/bench_lowrank.py --mode exact --n 5000 --m 500
-    python benchmarks/bench_lowrank.py --mode lowrank --n 100000 --m 500 --sklearn
-    python benchmarks/bench_lowrank.py --mode iteration --n 1000000 --m 500 --dtype float32
+    OMP_NUM_THREADS=1 python benchmarks/bench_lowrank.py --mode lowrank --n 100000 --m 500 \\
+        --C 0.1 --sklearn
+    OMP_NUM_THREADS=1 python benchmarks/bench_lowrank.py --mode exact --n 5000 --m 500 --C 0.1
+    OMP_NUM_THREADS=1 python benchmarks/bench_lowrank.py --mode iteration --n 1000000 --m 500 \\
+        --dtype float32
+    OMP_NUM_THREADS=1 python benchmarks/bench_lowrank.py --mode lowrank --n 1000000 --m 500 \\
+        --C 0.1 --dtype float32 --max-time 400
 """
 
 from __future__ import annotations
@@ -177,8 +183,8 @@ def child_lowrank(args) -> dict:
             landmarks=args.landmarks,
             random_state=args.seed,
             dtype=args.dtype,
-        ).fit(X)  # fit, then transform: no float64 copy of the n x m features
-        Phi = nys.transform(X)
+        )
+        Phi = nys.fit_transform(X)  # one kernel pass (a float64 copy of Phi lives meanwhile)
         f0 = args.rho * float(np.sum(np.minimum(nys.eigenvalues_, 0) ** 2))
         problem = make_problem("svc", LowRankKernel(Phi, nys.signature_), y, C=args.C, rho=args.rho)
         result = solve_problem(

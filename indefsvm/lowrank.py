@@ -194,7 +194,9 @@ def _float32_kernels() -> tuple[Any, Any] | None:
                     parts[c, j] += Phi[i, j] * vi
         return parts.sum(axis=0)
 
-    @numba.njit(parallel=True, cache=True)
+    # Reassociation lets LLVM vectorise the row dot products (a different summation order of
+    # the same float64 terms; all values are finite).
+    @numba.njit(parallel=True, cache=True, fastmath={"reassoc", "contract"})
     def mat(Phi, w, out):  # pragma: no cover - compiled
         n, m = Phi.shape
         for i in numba.prange(n):

@@ -6,10 +6,13 @@ explicitly (their own O(n^3) eigendecomposition), finite differences, and the de
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sklearn.exceptions import ConvergenceWarning
 
 import indefsvm
 from indefsvm import lowrank
@@ -211,7 +214,9 @@ def test_other_solvers_and_checks_within_dense_limit(monkeypatch):
     ref = indefsvm.solve(K, y, tol=1e-7)
     assert np.isfinite(res.libsvm_upper_bound)
     assert res.libsvm_upper_bound >= ref.objective - 1e-7 * abs(ref.objective)
-    acc = indefsvm.solve(lk, y, method="accpm", tol=1e-3, max_iter=60)
+    with warnings.catch_warnings():  # 60 centres may stop short of tol: only agreement matters
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        acc = indefsvm.solve(lk, y, method="accpm", tol=1e-3, max_iter=60)
     assert ref.objective - 1e-2 * abs(ref.objective) <= acc.objective <= ref.upper_bound
     monkeypatch.setattr(lowrank, "DENSE_LIMIT", 10)
     with pytest.raises(ValueError, match="method='accpm' needs n x n"):
