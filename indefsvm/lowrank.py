@@ -879,41 +879,26 @@ class LowRankOneClassProblem(_LowRankProblemMixin, OneClassProblem):
         )
 
 
+#: Low-rank counterparts of :data:`indefsvm.problems.PROBLEM_TYPES` (same names, options and
+#: targets): ``make_problem`` picks from here when ``K0`` is a :class:`LowRankKernel`.
+LOW_RANK_PROBLEM_TYPES: dict[str, type[ProxyKernelProblem]] = {
+    "svc": LowRankClassificationProblem,
+    "svr": LowRankRegressionProblem,
+    "oneclass": LowRankOneClassProblem,
+    "perturb": LowRankPerturbProblem,
+}
+
+
 def make_lowrank_problem(
-    kind: str,
-    K0: LowRankKernel,
-    y: ArrayLike | None = None,
-    *,
-    C: float = 1.0,
-    rho: float | ArrayLike = 1.0,
-    epsilon: float = 0.1,
-    nu: float = 0.5,
-    class_weight: None | str | Mapping[Any, float] = None,
-    symmetrize: bool = False,
-    psd_tol: float = 1e-10,
+    kind: str, K0: LowRankKernel, y: ArrayLike | None = None, **options: Any
 ) -> ProxyKernelProblem:
     """Low-rank counterpart of :func:`indefsvm.problems.make_problem` (same arguments).
 
-    Called by ``make_problem`` (and so by :func:`indefsvm.solve`) when ``K0`` is a
-    :class:`LowRankKernel`. ``symmetrize`` does not apply (the factor is symmetric by
-    construction) and is ignored.
+    ``make_problem`` (and so :func:`indefsvm.solve`) does this itself when ``K0`` is a
+    :class:`LowRankKernel`; this function only insists on that input type.
     """
     if not isinstance(K0, LowRankKernel):
         raise TypeError(f"K0 must be a LowRankKernel; got {type(K0).__name__}.")
-    if kind == "oneclass":
-        if class_weight is not None:
-            raise ValueError("class_weight does not apply to problem='oneclass'.")
-        return LowRankOneClassProblem(K0, nu=nu, rho=rho)
-    if y is None:
-        raise ValueError(f"problem={kind!r} needs y (labels or targets); only 'oneclass' omits it.")
-    if kind == "svr":
-        if class_weight is not None:
-            raise ValueError("class_weight does not apply to problem='svr'.")
-        return LowRankRegressionProblem(K0, y, C=C, epsilon=epsilon, rho=rho)
-    if kind == "perturb":
-        return LowRankPerturbProblem(
-            K0, y, C=C, rho=rho, class_weight=class_weight, psd_tol=psd_tol
-        )
-    if kind == "svc":
-        return LowRankClassificationProblem(K0, y, C=C, rho=rho, class_weight=class_weight)
-    raise ValueError(f"unknown problem {kind!r} for a LowRankKernel.")
+    from indefsvm.problems import make_problem
+
+    return make_problem(kind, K0, y, **options)

@@ -790,12 +790,15 @@ def make_problem(
         raise ValueError(
             f"problem={kind!r} needs y ({cls.targets}); only unsupervised problems omit it."
         )
-    from indefsvm.lowrank import LowRankKernel, make_lowrank_problem  # lazy: it imports us
+    from indefsvm.lowrank import LOW_RANK_PROBLEM_TYPES, LowRankKernel  # lazy: it imports us
 
     if isinstance(K0, LowRankKernel):  # K0 = Phi diag(s) Phi' (indefsvm.lowrank, notes §11)
         if symmetrize:
             raise ValueError("symmetrize does not apply to a LowRankKernel (symmetric by design).")
-        return make_lowrank_problem(kind, K0, y, **given)
+        if kind not in LOW_RANK_PROBLEM_TYPES:
+            raise ValueError(f"problem={kind!r} has no low-rank variant for a LowRankKernel.")
+        cls = LOW_RANK_PROBLEM_TYPES[kind]
+        return cls(K0, **given) if cls.targets is None else cls(K0, y, **given)
     if cls.targets is None:
         return cls(K0, symmetrize=symmetrize, **given)
     return cls(K0, y, symmetrize=symmetrize, **given)
