@@ -46,12 +46,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-import numba  # noqa: E402
 import numpy as np  # noqa: E402
 from sklearn.model_selection import StratifiedKFold  # noqa: E402
 
 from indefsvm.datasets import load_uci, standardize_within_fold  # noqa: E402
-from indefsvm.kernels import sigmoid_kernel  # noqa: E402
+from indefsvm.kernels import dtw_distances, sigmoid_kernel  # noqa: E402
 from indefsvm.krein import (  # noqa: E402
     KreinClassifier,
     KreinKernelRidgeClassifier,
@@ -63,34 +62,9 @@ LEARNERS = ("VC-LSM", "LSM", "SH-SVM", "SF-LSM")
 LAM = 1e-3
 
 
-@numba.njit(cache=True)
-def _dtw(a: np.ndarray, b: np.ndarray) -> float:
-    """Accumulated squared differences along the optimal DTW alignment (full window)."""
-    n, m = a.shape[0], b.shape[0]
-    prev = np.full(m + 1, np.inf)
-    cur = np.full(m + 1, np.inf)
-    prev[0] = 0.0
-    for i in range(1, n + 1):
-        cur[0] = np.inf
-        for j in range(1, m + 1):
-            cost = (a[i - 1] - b[j - 1]) ** 2
-            best = prev[j - 1]
-            if prev[j] < best:
-                best = prev[j]
-            if cur[j - 1] < best:
-                best = cur[j - 1]
-            cur[j] = cost + best
-        prev, cur = cur, prev
-    return prev[m]
-
-
-@numba.njit(parallel=True, cache=True)
 def dtw_matrix(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
-    out = np.empty((X.shape[0], Y.shape[0]))
-    for i in numba.prange(X.shape[0]):
-        for j in range(Y.shape[0]):
-            out[i, j] = _dtw(X[i], Y[j])
-    return out
+    """DTW distances (the package's compiled ones, :func:`indefsvm.kernels.dtw_distances`)."""
+    return dtw_distances(X, Y)
 
 
 class GaussianDTW:

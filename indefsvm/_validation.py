@@ -292,3 +292,38 @@ def class_weights_to_C(
             f"class_weight must be None, 'balanced', 'paper' or a dict; got {type(class_weight)}."
         )
     return np.where(y_pm > 0, C * w_pos, C * w_neg)
+
+
+def blas_limit(blas_threads: int | None, name: str = "blas_threads") -> Any:
+    """A context manager limiting BLAS to ``blas_threads`` threads (threadpoolctl); None: no limit.
+
+    Solvers whose iterations are many small matrix products run them with one BLAS thread:
+    on two shared cores the default thread pool was measured 15-30x slower (docs/benchmarks.md).
+    """
+    import contextlib
+
+    if blas_threads is None:
+        return contextlib.nullcontext()
+    if not is_positive_int(blas_threads):
+        raise ValueError(f"{name} must be None or a positive integer; got {blas_threads!r}.")
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=int(blas_threads), user_api="blas")
+
+
+def collect_kernel_params(
+    gamma: Any, coef0: Any, degree: Any, kernel_params: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """Keyword arguments of a kernel function from scikit-learn style estimator parameters.
+
+    ``gamma``/``coef0``/``degree`` are passed when not None, then ``kernel_params`` (a dict).
+    """
+    params: dict[str, Any] = {}
+    for name, value in (("gamma", gamma), ("coef0", coef0), ("degree", degree)):
+        if value is not None:
+            params[name] = value
+    if kernel_params is not None:
+        if not isinstance(kernel_params, Mapping):
+            raise TypeError(f"kernel_params must be a dict or None; got {type(kernel_params)}.")
+        params.update(kernel_params)
+    return params

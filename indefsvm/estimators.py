@@ -49,7 +49,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from indefsvm import kernels as _kernels
 from indefsvm._multiclass import OneVsOneMixin
-from indefsvm._validation import check_square_symmetric
+from indefsvm._validation import check_square_symmetric, collect_kernel_params
 from indefsvm.api import solve_problem
 from indefsvm.problems import ProxyKernelProblem, make_problem
 from indefsvm.result import SolveResult
@@ -242,17 +242,7 @@ class _KernelInputMixin:
     symmetrize: bool
 
     def _kernel_arguments(self) -> dict[str, Any]:
-        params: dict[str, Any] = {}
-        for name in ("gamma", "coef0", "degree"):
-            value = getattr(self, name)
-            if value is not None:
-                params[name] = value
-        if self.kernel_params is not None:
-            if not isinstance(self.kernel_params, Mapping):
-                raise TypeError(
-                    f"kernel_params must be a dict or None; got {type(self.kernel_params)}."
-                )
-            params.update(self.kernel_params)
+        params = collect_kernel_params(self.gamma, self.coef0, self.degree, self.kernel_params)
         if self.kernel == "precomputed" and params:
             raise ValueError(
                 f"kernel parameters {sorted(params)} were given but kernel='precomputed' "

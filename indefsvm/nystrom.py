@@ -328,18 +328,10 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
     # ---------------------------------------------------------------------------- validation
 
     def _kernel_rows(self) -> _KernelRows:
+        from indefsvm._validation import collect_kernel_params
+
         function = _resolve_kernel_function(self.kernel)
-        params: dict[str, Any] = {}
-        for name in ("gamma", "coef0", "degree"):
-            value = getattr(self, name)
-            if value is not None:
-                params[name] = value
-        if self.kernel_params is not None:
-            if not isinstance(self.kernel_params, Mapping):
-                raise TypeError(
-                    f"kernel_params must be a dict or None; got {type(self.kernel_params)}."
-                )
-            params.update(self.kernel_params)
+        params = collect_kernel_params(self.gamma, self.coef0, self.degree, self.kernel_params)
         return _KernelRows(function, params, self.kernel)
 
     def _check_X(self, X: Any, *, fitting: bool) -> Any:

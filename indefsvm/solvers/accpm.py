@@ -24,14 +24,13 @@ old barrier (strictly feasible for every old constraint) before Newton resumes (
 
 from __future__ import annotations
 
-import contextlib
 import time
 
 import numpy as np
 import scipy.linalg
 from numpy.typing import NDArray
-from threadpoolctl import threadpool_limits
 
+from indefsvm._validation import blas_limit
 from indefsvm.projection import project_hyperplane_box
 from indefsvm.protocols import DenseProblem
 from indefsvm.result import SolveResult
@@ -268,16 +267,7 @@ def analytic_center_cutting_plane(
         Best center found; ``info`` has the time split (analytic centers, gradients, cut
         management), Newton steps and the number of cuts.
     """
-    if blas_threads is not None and (
-        isinstance(blas_threads, bool) or int(blas_threads) != blas_threads or blas_threads < 1
-    ):
-        raise ValueError(f"blas_threads must be None or a positive integer; got {blas_threads!r}.")
-    limit = (
-        threadpool_limits(limits=int(blas_threads), user_api="blas")
-        if blas_threads is not None
-        else contextlib.nullcontext()
-    )
-    with limit:
+    with blas_limit(blas_threads):
         return _accpm(problem, monitor, max_cuts, newton_tol, max_newton, recenter_radius, stop)
 
 

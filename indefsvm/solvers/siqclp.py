@@ -33,7 +33,6 @@ Compile time (cvxpy's ``compilation_time``) and solver time are reported separat
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
 from typing import Any
@@ -41,8 +40,8 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 from numpy.typing import NDArray
-from threadpoolctl import threadpool_limits
 
+from indefsvm._validation import blas_limit
 from indefsvm.protocols import DenseProblem
 from indefsvm.result import SolveResult
 from indefsvm.solvers._monitor import SolverMonitor
@@ -304,16 +303,7 @@ def exchange_method(
         ``info`` has ``time_compile`` and ``time_solver`` (cvxpy), ``time_kernel`` (factors),
         the number of constraints kept and of compilations, and the last relaxation value ``t``.
     """
-    if blas_threads is not None and (
-        isinstance(blas_threads, bool) or int(blas_threads) != blas_threads or blas_threads < 1
-    ):
-        raise ValueError(f"blas_threads must be None or a positive integer; got {blas_threads!r}.")
-    limit = (
-        threadpool_limits(limits=int(blas_threads), user_api="blas")
-        if blas_threads is not None
-        else contextlib.nullcontext()
-    )
-    with limit:
+    with blas_limit(blas_threads):
         return _exchange(
             problem,
             monitor,
