@@ -588,14 +588,11 @@ _COMMANDS = {
 
 
 def _configure_logging(args: argparse.Namespace) -> None:
-    level = logging.DEBUG if args.verbose else (logging.WARNING if args.quiet else logging.INFO)
-    pkg = logging.getLogger("indefsvm")
-    pkg.setLevel(level)
-    if not pkg.handlers:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(message)s"))
-        pkg.addHandler(handler)
+    from indefsvm._logging import console_logger
 
+    console_logger(
+        logging.DEBUG if args.verbose else (logging.WARNING if args.quiet else logging.INFO)
+    )
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``indefsvm`` command; returns the exit code (see module docstring)."""

@@ -47,7 +47,7 @@ def gap_series(
         ``"gap"``: the certified gap (best bounds so far). ``"libsvm"``: LIBSVM bound minus the
         best objective at the iterations where a check ran.
     relative : bool
-        Divide by ``max(1, |best objective|)`` (the stopping rule's scale).
+        Divide by ``max(1, |best objective - f(0)|)`` (the stopping rule's scale).
     """
     if kind not in GAPS:
         raise ValueError(f"kind must be one of {GAPS}; got {kind!r}.")
@@ -55,7 +55,7 @@ def gap_series(
     it, t, best = h["iteration"], h["time"], h["best_objective"]
     gap = h["gap"] if kind == "gap" else h["libsvm_upper_bound"] - best
     if relative:
-        gap = gap / np.maximum(1.0, np.abs(best))
+        gap = gap / np.maximum(1.0, np.abs(best - result.baseline_objective))
     keep = np.isfinite(gap)
     return it[keep], t[keep], gap[keep]
 
@@ -142,7 +142,7 @@ def plot_convergence(
     gaps : sequence of {"gap", "libsvm"}
         Which gaps to draw; the LIBSVM gap is drawn only where checks ran.
     relative : bool
-        Gaps relative to ``max(1, |objective|)``.
+        Gaps relative to ``max(1, |objective - f(0)|)`` (the stopping rule's scale).
     log_stats : bool
         Statistics of ``log10(gap)`` (see the module docstring).
     ax : matplotlib Axes, optional

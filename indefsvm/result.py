@@ -74,6 +74,8 @@ class SolveResult:
         Total wall time in seconds.
     info : dict
         Solver-specific details (step policy, timings, ...).
+    baseline_objective : float
+        ``f(0)``, the alpha-free part against which ``relative_gap`` is measured.
     """
 
     alpha: NDArray[np.float64]
@@ -94,6 +96,7 @@ class SolveResult:
     time: float = 0.0
     classes: NDArray[Any] | None = None
     info: dict[str, Any] = field(default_factory=dict)
+    baseline_objective: float = 0.0
 
     @property
     def converged(self) -> bool:
@@ -135,6 +138,7 @@ class SolveResult:
             "upper_bound": self.upper_bound,
             "gap": self.gap,
             "relative_gap": self.relative_gap,
+            "baseline_objective": self.baseline_objective,
             "intercept": self.intercept,
             "n_iter": self.n_iter,
             "status": self.status,

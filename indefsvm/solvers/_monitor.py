@@ -42,13 +42,11 @@ def _ensure_visible(log: logging.Logger) -> None:
     """
     if log.isEnabledFor(logging.INFO) and (log.handlers or logging.getLogger().handlers):
         return
+    from indefsvm._logging import console_logger
+
     pkg = logging.getLogger("indefsvm")
-    if not pkg.handlers:
-        handler = logging.StreamHandler()
-        handler.setFormatter(logging.Formatter("%(message)s"))
-        pkg.addHandler(handler)
-    if pkg.level == logging.NOTSET or pkg.level > logging.INFO:
-        pkg.setLevel(logging.INFO)
+    level = pkg.level if pkg.level != logging.NOTSET and pkg.level <= logging.INFO else logging.INFO
+    console_logger(level)
 
 
 class SolverMonitor:
@@ -358,4 +356,5 @@ class SolverMonitor:
             time=self.elapsed(),
             classes=getattr(problem, "classes", None),
             info=info or {},
+            baseline_objective=self.baseline,
         )
