@@ -263,7 +263,7 @@ def test_readme_large_n_example_runs_at_small_n():
     import re
     from pathlib import Path
 
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     section = text[text.index("## Large n") :]
     block = re.findall(r"```python\n(.*?)```", section, flags=re.S)[0]
     assert "n = 100_000" in block
