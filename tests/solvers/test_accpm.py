@@ -14,7 +14,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 import indefsvm
 from indefsvm.problems import make_problem
-from indefsvm.solvers._monitor import SolverMonitor
+from indefsvm.solvers import SolverMonitor
 from indefsvm.solvers.accpm import _Localization, analytic_center_cutting_plane
 
 
