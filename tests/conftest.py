@@ -34,6 +34,34 @@ def regression_problem(n: int, seed: int):
     return K0, y
 
 
+def kind_problem(kind: str, n: int, seed: int, *, vector_rho: bool = False):
+    """Data of one problem kind of paper 004 (eq. 7, 15, 19, 22): ``(K0, y, rho or None)``.
+
+    A sigmoid kernel ``tanh(0.8 XX' - 0.3)`` (indefinite), or ``XX' + 0.1 I`` (PSD) for
+    PerturbSVM; labels ``sign(x_1)``, regression targets ``x_1 + noise`` for svr, none for
+    one-class; with ``vector_rho`` one rho per sample drawn from ``U(0.2, 3)``.
+    """
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    K0 = X @ X.T + 0.1 * np.eye(n) if kind == "perturb" else np.tanh(0.8 * X @ X.T - 0.3)
+    y = {"svr": X[:, 0] + 0.1 * rng.normal(size=n), "oneclass": None}.get(
+        kind, np.where(X[:, 0] > 0, 1.0, -1.0)
+    )
+    rho = rng.uniform(0.2, 3.0, size=n) if vector_rho else None
+    return K0, y, rho
+
+
+@dataclass(frozen=True)
+class KernelFiles:
+    """A kernel and its labels written as the CLI reads them (``.npy``, ``.npy`` and ``.txt``)."""
+
+    K0: np.ndarray
+    y: np.ndarray
+    kernel: str
+    labels_npy: str
+    labels_txt: str
+
+
 @dataclass(frozen=True)
 class ReferenceCase:
     """A classification problem with its optimum of problem (3) (paper 004) by an SDP."""
@@ -56,6 +84,18 @@ def small_indefinite():
     K0, y = sigmoid_problem(20, 0)
     assert np.linalg.eigvalsh(K0)[0] < -1e-3
     return K0, y
+
+
+@pytest.fixture
+def kernel_files(tmp_path) -> KernelFiles:
+    """``sigmoid_problem(20, 0)`` saved to ``tmp_path`` as K.npy, y.npy and y.txt."""
+    K0, y = sigmoid_problem(20, 0)
+    np.save(tmp_path / "K.npy", K0)
+    np.save(tmp_path / "y.npy", y)
+    np.savetxt(tmp_path / "y.txt", y)
+    return KernelFiles(
+        K0, y, str(tmp_path / "K.npy"), str(tmp_path / "y.npy"), str(tmp_path / "y.txt")
+    )
 
 
 @pytest.fixture(scope="session")

@@ -15,16 +15,14 @@ import indefsvm
 from indefsvm.cli import main
 
 
-def test_cli_npy_writes_result(tmp_path, capsys):
-    K0, y = sigmoid_problem(20, 0)
-    np.save(tmp_path / "K.npy", K0)
-    np.save(tmp_path / "y.npy", y)
+def test_cli_npy_writes_result(tmp_path, capsys, kernel_files):
+    K0, y = kernel_files.K0, kernel_files.y
     out = tmp_path / "res.json"
     code = main(
         [
             "solve",
-            str(tmp_path / "K.npy"),
-            str(tmp_path / "y.npy"),
+            kernel_files.kernel,
+            kernel_files.labels_npy,
             "--C",
             "2",
             "--rho",
@@ -64,18 +62,15 @@ def test_cli_csv_string_labels_and_errors(tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
 
 
-def test_console_script_entry_point(tmp_path):
-    K0, y = sigmoid_problem(10, 2)
-    np.save(tmp_path / "K.npy", K0)
-    np.save(tmp_path / "y.npy", y)
+def test_console_script_entry_point(kernel_files):
     proc = subprocess.run(
         [
             sys.executable,
             "-m",
             "indefsvm.cli",
             "solve",
-            str(tmp_path / "K.npy"),
-            str(tmp_path / "y.npy"),
+            kernel_files.kernel,
+            kernel_files.labels_npy,
             "--quiet",
         ],
         capture_output=True,

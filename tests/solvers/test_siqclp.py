@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import sigmoid_problem
+from conftest import kind_problem, sigmoid_problem
 from reference import psd_part, sdp_optimum, svm_dual_value
 from sklearn.exceptions import ConvergenceWarning
 
@@ -81,16 +81,8 @@ def test_parametric_mode_agrees_with_rebuild():
     ],
 )
 def test_other_problem_kinds_agree_with_pg(kind, kwargs):
-    rng = np.random.default_rng(8)
-    n = 12
-    X = rng.normal(size=(n, 3))
-    K0 = np.tanh(0.8 * X @ X.T - 0.3)
-    y = {"svr": X[:, 0] + 0.1 * rng.normal(size=n), "oneclass": None}.get(
-        kind, np.where(X[:, 0] > 0, 1.0, -1.0)
-    )
-    kwargs = dict(kwargs)
-    if kwargs.get("rho") == "vec":
-        kwargs["rho"] = rng.uniform(0.2, 3.0, size=n)
+    K0, y, rho = kind_problem(kind, 12, 8, vector_rho=kwargs.get("rho") == "vec")
+    kwargs = dict(kwargs) if rho is None else {**kwargs, "rho": rho}
     pg = indefsvm.solve(K0, y, problem=kind, tol=1e-10, max_iter=50000, **kwargs)
     res = indefsvm.solve(K0, y, problem=kind, method="siqclp", tol=1e-6, **kwargs)
     assert res.converged
