@@ -10,12 +10,21 @@ from __future__ import annotations
 import os
 import platform
 import statistics
+import sys
 import time
 import warnings
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+#: This checkout's ``indefsvm`` first on ``sys.path``, not an installed (editable) copy elsewhere:
+#: ``python benchmarks/x.py`` puts only the script's own folder there. Scripts import this module
+#: before ``indefsvm`` (ruff's import order does: ``_common`` sorts with the third-party block).
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
 
 def sigmoid_kernel_problem(n: int, seed: int = 0, *, dim: int = 10, a: float = 1.0, b: float = 0.0):

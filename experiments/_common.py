@@ -8,11 +8,19 @@ studies share ``_study_wrapper.py``. Scripts are not library code: they print th
 from __future__ import annotations
 
 import csv
+import sys
 import time
 import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
+
+#: This checkout's ``indefsvm`` first on ``sys.path``, not an installed (editable) copy elsewhere:
+#: ``python experiments/x.py`` puts only the script's own folder there. Scripts import this module
+#: before ``indefsvm`` (ruff's import order does: ``_common`` sorts with the third-party block).
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
 
 def log(msg: str, *, enabled: bool = True) -> None:

@@ -33,13 +33,8 @@ see docs/scale.md), prefix ``PYTHONPATH=/tmp/aeon_pkgs``.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
-
-# This checkout's indefsvm, not an installed (editable) copy elsewhere: a script's sys.path[0]
-# is its own directory, not the working directory.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import matplotlib
 

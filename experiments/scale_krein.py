@@ -33,10 +33,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-
-# This checkout's indefsvm, not an installed (editable) copy elsewhere: a script's sys.path[0]
-# is its own directory, not the working directory.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _common import append_csv_row  # noqa: E402
 
 LEARNERS = ("vc-lsm", "lsm", "sh-svm")
