@@ -1,14 +1,30 @@
-"""Shared helpers for the benchmark scripts (problem generators, timing, machine info)."""
+"""Shared helpers for the benchmark scripts (problem generators, timing, machine info, tables).
+
+Every script imports from here (``from _common import ...``: running ``python
+benchmarks/bench_x.py`` puts this folder first on ``sys.path``) instead of keeping its own copy
+of the problem generator, the machine line, the markdown table and the silenced solve.
+"""
 
 from __future__ import annotations
 
 import os
 import platform
 import statistics
+import sys
 import time
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
 
 import numpy as np
+
+#: This checkout's ``indefsvm`` first on ``sys.path``, not an installed (editable) copy elsewhere:
+#: ``python benchmarks/x.py`` puts only the script's own folder there. Scripts import this module
+#: before ``indefsvm`` (ruff's import order does: ``_common`` sorts with the third-party block).
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
 
 def sigmoid_kernel_problem(n: int, seed: int = 0, *, dim: int = 10, a: float = 1.0, b: float = 0.0):
@@ -42,3 +58,34 @@ def machine_line() -> str:
         f"python {platform.python_version()}, numpy {np.__version__}, "
         f"{os.cpu_count()} cores, OMP_NUM_THREADS={threads}, {platform.machine()}"
     )
+
+
+def load_line() -> str:
+    """The 1, 5 and 15 minute load averages (others share the CPU: quote them with timings)."""
+    return "load average: " + " ".join(f"{v:.2f}" for v in os.getloadavg())
+
+
+def markdown_header(columns: Iterable[str]) -> str:
+    """Header and separator lines of a markdown table."""
+    columns = list(columns)
+    return "| " + " | ".join(columns) + " |\n|" + "---|" * len(columns)
+
+
+def markdown_row(cells: Iterable[Any]) -> str:
+    """One markdown table row (cells already formatted, or formatted with ``str``)."""
+    return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def solve_to_limit(K0: np.ndarray, y: np.ndarray | None, **options: Any) -> Any:
+    """``indefsvm.solve`` with its ConvergenceWarning silenced.
+
+    Benchmarks stop runs at an iteration or time cap on purpose and report ``res.status`` and
+    the certified gap themselves; the warning would only repeat that on stderr.
+    """
+    from sklearn.exceptions import ConvergenceWarning
+
+    import indefsvm
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return indefsvm.solve(K0, y, **options)

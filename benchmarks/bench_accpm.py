@@ -13,23 +13,15 @@ Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_accpm.py [--sizes 100 300 500]
 from __future__ import annotations
 
 import argparse
-import os
-import platform
-import warnings
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
-
-import indefsvm
-
-
-def sigmoid_kernel_problem(n: int, seed: int = 0, dim: int = 10):
-    """``tanh(<x, x'>)`` on Gaussian data with noisy linear labels (half the eigenvalues < 0)."""
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, dim))
-    w = rng.normal(size=dim)
-    y = np.where(X @ w + 0.5 * rng.normal(size=n) * np.linalg.norm(w) > 0, 1.0, -1.0)
-    return np.tanh(X @ X.T), y
+from _common import (
+    load_line,
+    machine_line,
+    markdown_header,
+    sigmoid_kernel_problem,
+    solve_to_limit,
+)
 
 
 def main() -> None:
@@ -40,35 +32,32 @@ def main() -> None:
     parser.add_argument("--C", type=float, default=1.0)
     parser.add_argument("--rho", type=float, default=1.0)
     args = parser.parse_args()
-    print(
-        f"python {platform.python_version()}, numpy {np.__version__}, {os.cpu_count()} cores, "
-        f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'default')}"
-    )
+    print(machine_line())
+    print(load_line())
     print(
         "One run per (n, method) to the smallest tol; the iterations and time at which each "
         "tol is first reached are read from the run's history."
     )
     print(
-        "| n | method | tol | reached | iterations | time (s) | center/iter (ms) | "
-        "gradient/iter (ms) | cuts/iter (ms) | final rel. gap | cuts kept |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+        markdown_header(
+            ["n", "method", "tol", "reached", "iterations", "time (s)", "center/iter (ms)",
+             "gradient/iter (ms)", "cuts/iter (ms)", "final rel. gap", "cuts kept"]
+        )
+    )  # fmt: skip
     tol_min = min(args.tols)
     for n in args.sizes:
         K0, y = sigmoid_kernel_problem(n)
         for method in ("accpm", "pg"):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                res = indefsvm.solve(
-                    K0,
-                    y,
-                    C=args.C,
-                    rho=args.rho,
-                    method=method,
-                    tol=tol_min,
-                    max_iter=10**6,
-                    max_time=args.max_time,
-                )
+            res = solve_to_limit(
+                K0,
+                y,
+                C=args.C,
+                rho=args.rho,
+                method=method,
+                tol=tol_min,
+                max_iter=10**6,
+                max_time=args.max_time,
+            )
             h = res.history
             rel = h["gap"] / np.maximum(1.0, np.abs(h["best_objective"]))
             info = res.info

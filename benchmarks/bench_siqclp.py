@@ -12,15 +12,14 @@ Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_siqclp.py [--sizes 100 200 300]
 from __future__ import annotations
 
 import argparse
-import os
-import platform
-import warnings
 
-import numpy as np
-from bench_accpm import sigmoid_kernel_problem
-from sklearn.exceptions import ConvergenceWarning
-
-import indefsvm
+from _common import (
+    load_line,
+    machine_line,
+    markdown_header,
+    sigmoid_kernel_problem,
+    solve_to_limit,
+)
 
 
 def main() -> None:
@@ -31,33 +30,30 @@ def main() -> None:
     parser.add_argument("--solver", default="CLARABEL")
     parser.add_argument("--max-time", type=float, default=900.0)
     args = parser.parse_args()
+    print(f"{machine_line()}, conic solver {args.solver}")
+    print(load_line())
     print(
-        f"python {platform.python_version()}, numpy {np.__version__}, {os.cpu_count()} cores, "
-        f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'default')}, solver {args.solver}"
-    )
-    print(
-        "| n | method | status | iterations | time (s) | compile (s) | solver (s) | "
-        "kernels (s) | bound (s) | compilations | constraints kept | rel. gap |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        markdown_header(
+            ["n", "method", "status", "iterations", "time (s)", "compile (s)", "solver (s)",
+             "kernels (s)", "bound (s)", "compilations", "constraints kept", "rel. gap"]
+        )
+    )  # fmt: skip
     for n in args.sizes:
         K0, y = sigmoid_kernel_problem(n)
         runs = [("siqclp", {"compile": mode, "solver": args.solver}) for mode in args.modes]
         runs.append(("pg", {}))
         for method, options in runs:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                res = indefsvm.solve(
-                    K0,
-                    y,
-                    C=1.0,
-                    rho=1.0,
-                    method=method,
-                    tol=args.tol,
-                    max_iter=10**6,
-                    max_time=args.max_time,
-                    **options,
-                )
+            res = solve_to_limit(
+                K0,
+                y,
+                C=1.0,
+                rho=1.0,
+                method=method,
+                tol=args.tol,
+                max_iter=10**6,
+                max_time=args.max_time,
+                **options,
+            )
             info = res.info
             if method == "siqclp":
                 label = f"siqclp ({info['compile']})"

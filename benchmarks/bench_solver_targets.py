@@ -14,15 +14,16 @@ Run (from the repository root): ``python benchmarks/bench_solver_targets.py
 from __future__ import annotations
 
 import argparse
-import os
-import warnings
 
 import numpy as np
-from _common import machine_line
-from bench_accpm import sigmoid_kernel_problem
-from sklearn.exceptions import ConvergenceWarning
+from _common import (
+    load_line,
+    machine_line,
+    markdown_header,
+    sigmoid_kernel_problem,
+    solve_to_limit,
+)
 
-import indefsvm
 from indefsvm.problems import make_problem
 
 
@@ -33,30 +34,23 @@ def main() -> None:
     parser.add_argument("--tols", type=float, nargs="+", default=[1e-4, 1e-5, 1e-6])
     args = parser.parse_args()
     print(machine_line())
-    print(f"load average at start: {os.getloadavg()}")
-    tol_cols = " | ".join(f"time to {t:g} (s)" for t in args.tols)
+    print(f"at start: {load_line()}")
+    tol_cols = [f"time to {t:g} (s)" for t in args.tols]
     print(
-        f"| method | n | {tol_cols} | iterations | time (s) | gap / (f - f(0)) at the end | "
-        "status | split |"
-    )
-    print("|" + "---|" * (7 + len(args.tols)))
+        markdown_header(
+            ["method", "n", *tol_cols, "iterations", "time (s)", "gap / (f - f(0)) at the end",
+             "status", "split"]
+        )
+    )  # fmt: skip
     for run in args.runs:
         method, n_text = run.split(":")
         n = int(n_text)
         K0, y = sigmoid_kernel_problem(n)
         f0 = make_problem("svc", K0, y, C=1.0, rho=1.0).objective(np.zeros(n))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            res = indefsvm.solve(
-                K0,
-                y,
-                C=1.0,
-                rho=1.0,
-                method=method,
-                tol=1e-12,
-                max_iter=10**6,
-                max_time=args.max_time,
-            )
+        res = solve_to_limit(
+            K0, y, C=1.0, rho=1.0, method=method, tol=1e-12, max_iter=10**6,
+            max_time=args.max_time,
+        )  # fmt: skip
         h = res.history
         scale = np.maximum(1.0, h["best_objective"] - f0)
         rel = h["gap"] / scale
@@ -83,7 +77,7 @@ def main() -> None:
             f"{final:.2e} | {res.status} | {split} |",
             flush=True,
         )
-    print(f"load average at end: {os.getloadavg()}")
+    print(f"at end: {load_line()}")
 
 
 if __name__ == "__main__":

@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import csv
 import time
-import warnings
 from pathlib import Path
 
 import matplotlib
@@ -35,9 +34,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from sklearn.exceptions import ConvergenceWarning  # noqa: E402
+from _common import solve_to_limit, write_csv_and_markdown  # noqa: E402
 
-import indefsvm  # noqa: E402
 from indefsvm.datasets import load_digits_pair  # noqa: E402
 from indefsvm.plotting import gap_series, plot_convergence  # noqa: E402
 
@@ -97,18 +95,16 @@ def main(argv=None) -> None:
         K0, y = K_all[np.ix_(idx, idx)], y_all[idx]
         for label in args.methods:
             t0 = time.perf_counter()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                res = indefsvm.solve(
-                    K0,
-                    y,
-                    C=args.C,
-                    rho=args.rho,
-                    tol=0.0,
-                    max_iter=args.iters,
-                    libsvm_every=args.libsvm_every,
-                    **METHODS[label],
-                )
+            res = solve_to_limit(
+                K0,
+                y,
+                C=args.C,
+                rho=args.rho,
+                tol=0.0,
+                max_iter=args.iters,
+                libsvm_every=args.libsvm_every,
+                **METHODS[label],
+            )
             results[label].append(res)
             h = res.history
             _, _, rel = gap_series(res)
@@ -172,22 +168,13 @@ def write_summary(results, args, out: Path) -> None:
                 f"{per_iter:.2f}",
             ]
         )
-    with open(out / "summary.csv", "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(cols)
-        w.writerows(rows)
-    lines = [
+    caption = (
         f"Convergence (paper 004 Fig. 1) on scikit-learn digits {args.digits[0]} vs "
         f"{args.digits[1]}, {args.kernel} kernel (not the paper's USPS): n = {args.n}, "
         f"{args.runs} random subsets, C = {args.C:g}, rho = {args.rho:g}, {args.iters} "
-        "iterations per run, relative certified gap.",
-        "",
-        "| " + " | ".join(cols) + " |",
-        "|" + "---|" * len(cols),
-    ]
-    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in rows]
-    (out / "summary.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines), flush=True)
+        "iterations per run, relative certified gap."
+    )
+    write_csv_and_markdown(out, cols, rows, caption)
 
 
 def draw(results, args, out: Path, description: str) -> None:

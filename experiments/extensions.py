@@ -32,12 +32,12 @@ import argparse
 import csv
 import itertools
 import json
-import time
 import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _common import log
 from joblib import Parallel, delayed
 from sklearn.datasets import load_diabetes, load_digits
 from sklearn.metrics import balanced_accuracy_score, roc_auc_score
@@ -258,9 +258,6 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-
-    def log(msg: str) -> None:
-        print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
     reg = [] if args.skip == "regression" else run_regression(args, out, log)
     one = [] if args.skip == "oneclass" else run_oneclass(args, out, log)

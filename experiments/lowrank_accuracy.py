@@ -33,20 +33,15 @@ see docs/scale.md), prefix ``PYTHONPATH=/tmp/aeon_pkgs``.
 from __future__ import annotations
 
 import argparse
-import csv
-import sys
 import time
 from pathlib import Path
-
-# This checkout's indefsvm, not an installed (editable) copy elsewhere: a script's sys.path[0]
-# is its own directory, not the working directory.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from _common import append_csv_row  # noqa: E402
 from sklearn.model_selection import StratifiedKFold  # noqa: E402
 
 from indefsvm.datasets import load_uci, standardize_within_fold  # noqa: E402
@@ -154,12 +149,7 @@ def evaluate(task: str, kind: str, X, y, ranks, folds, rows, out_csv):
                     "time_s": time.perf_counter() - t,
                 }
                 rows.append(row)
-                new = not out_csv.exists()
-                with out_csv.open("a", newline="") as fh:
-                    writer = csv.DictWriter(fh, fieldnames=list(row))
-                    if new:
-                        writer.writeheader()
-                    writer.writerow(row)
+                append_csv_row(out_csv, row)
         print(f"{task}: fold {fold} done", flush=True)
 
 

@@ -31,19 +31,15 @@ from __future__ import annotations
 import argparse
 import csv
 import math
-import sys
 import time
 from pathlib import Path
-
-# This checkout's indefsvm, not an installed (editable) copy elsewhere: a script's sys.path[0]
-# is its own directory, not the working directory.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from _common import markdown_table  # noqa: E402  (also: this checkout's indefsvm first)
 from sklearn.datasets import load_digits  # noqa: E402
 
 from indefsvm.datasets import load_uci  # noqa: E402
@@ -168,30 +164,25 @@ def main() -> None:
 
 
 def write_table(rows: list[dict], path: Path) -> None:
-    lines = [
-        "| data set (n) | kernel (iota) | k | setting | uniform | kmeans++ | leverage "
-        "| best rank k |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
+    columns = ["data set (n)", "kernel (iota)", "k", "setting", *SCHEMES, "best rank k"]
     keys = sorted(
         {(r["dataset"], r["n"], r["kernel"], r["iota"], r["rank"], r["setting"]) for r in rows},
         key=lambda t: (t[0], t[2], t[4], t[5]),
     )
+    table = []
     for ds, n, kname, iota, k, setting in keys:
         cell = {
             r["scheme"]: r
             for r in rows
             if (r["dataset"], r["kernel"], r["rank"], r["setting"]) == (ds, kname, k, setting)
         }
-        vals = " | ".join(
+        vals = [
             f"{cell[s]['error_median']:.4f} ({cell[s]['time_median_s']:.2f}s)" if s in cell else "-"
             for s in SCHEMES
-        )
+        ]
         best = next(iter(cell.values()))["best_rank_k_error"]
-        lines.append(
-            f"| {ds} ({n}) | {kname} ({iota:.2f}) | {k} | {setting} | {vals} | {best:.4f} |"
-        )
-    path.write_text("\n".join(lines) + "\n")
+        table.append([f"{ds} ({n})", f"{kname} ({iota:.2f})", k, setting, *vals, f"{best:.4f}"])
+    path.write_text("\n".join(markdown_table(columns, table)) + "\n")
 
 
 def plot(rows: list[dict], out: Path) -> None:

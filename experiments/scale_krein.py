@@ -23,7 +23,6 @@ about 15-25 minutes on the shared 2-core machine; results appended to
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import platform
@@ -34,11 +33,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-
-# This checkout's indefsvm, not an installed (editable) copy elsewhere: a script's sys.path[0]
-# is its own directory, not the working directory.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
+from _common import append_csv_row  # noqa: E402
 
 LEARNERS = ("vc-lsm", "lsm", "sh-svm")
 
@@ -140,12 +135,7 @@ def main() -> None:
         rows.append(row)
         print(json.dumps(row), flush=True)
         path = args.out / "scale_krein.csv"
-        new = not path.exists()
-        with path.open("a", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=list(row))
-            if new:
-                writer.writeheader()
-            writer.writerow(row)
+        append_csv_row(path, row)
     lines = [
         f"Machine: {machine}",
         "",

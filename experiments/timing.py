@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import warnings
 from pathlib import Path
 
 import matplotlib
@@ -31,9 +30,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from sklearn.exceptions import ConvergenceWarning  # noqa: E402
+from _common import solve_to_limit, write_csv_and_markdown  # noqa: E402
 
-import indefsvm  # noqa: E402
 from indefsvm.datasets import load_digits_pair  # noqa: E402
 from indefsvm.plotting import plot_timing, timing_statistics  # noqa: E402
 
@@ -101,19 +99,17 @@ def main(argv=None) -> None:
                 for label in args.methods:
                     if label == "siqclp" and n > args.siqclp_max_n:
                         continue
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore", ConvergenceWarning)
-                        res = indefsvm.solve(
-                            K0,
-                            y,
-                            C=args.C,
-                            rho=rho,
-                            tol=0.0,
-                            max_iter=args.max_iter,
-                            max_time=args.max_time,
-                            callback=lambda info: info["gap"] <= args.gap_tol,
-                            **METHODS[label],
-                        )
+                    res = solve_to_limit(
+                        K0,
+                        y,
+                        C=args.C,
+                        rho=rho,
+                        tol=0.0,
+                        max_iter=args.max_iter,
+                        max_time=args.max_time,
+                        callback=lambda info: info["gap"] <= args.gap_tol,
+                        **METHODS[label],
+                    )
                     status = "reached" if res.gap <= args.gap_tol else res.status
                     row = {
                         "method": label,
@@ -187,21 +183,12 @@ def write_summary(rows, args, out: Path) -> None:
                         f"{1e3 * per[method][1][j]:.3g}",
                     ]
                 )
-    with open(out / "summary.csv", "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(cols)
-        w.writerows(table)
-    lines = [
+    caption = (
         f"Timing (paper 004 Fig. 2) on scikit-learn digits {args.digits[0]} vs {args.digits[1]}, "
         f"Simpson kernel (not the paper's USPS), C = {args.C:g}, certified gap <= "
-        f"{args.gap_tol:g} (absolute), {args.subsets} random subsets per n.",
-        "",
-        "| " + " | ".join(cols) + " |",
-        "|" + "---|" * len(cols),
-    ]
-    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in table]
-    (out / "summary.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines), flush=True)
+        f"{args.gap_tol:g} (absolute), {args.subsets} random subsets per n."
+    )
+    write_csv_and_markdown(out, cols, table, caption)
 
 
 if __name__ == "__main__":

@@ -9,8 +9,9 @@ start fast: scikit-learn, cvxpy and LIBSVM load only when a name that needs them
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from indefsvm._lazy import attach
 
 __version__ = "0.1.0"
 
@@ -81,18 +82,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name]), name)
-        globals()[name] = value
-        return value
-    if name in _SUBMODULES:
-        return importlib.import_module(f"indefsvm.{name}")
-    raise AttributeError(f"module 'indefsvm' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS, *_SUBMODULES})
+__getattr__, __dir__ = attach(__name__, _EXPORTS, _SUBMODULES)
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only

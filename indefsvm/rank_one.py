@@ -120,6 +120,15 @@ class SecularWarmStart:
         self._origin = None
         self._tau = None
 
+    @property
+    def offsets(self) -> NDArray[np.float64] | None:
+        """The stored roots as offsets ``tau`` from their poles (None before the first store).
+
+        The array itself, not a copy: perturbing it in place tests that any guess, inside its
+        interval or not, still gives the right roots (the guesses are only starting points).
+        """
+        return self._tau
+
     def guesses(
         self, n: int, sign: int, kept: NDArray[np.intp]
     ) -> tuple[NDArray[np.int64], NDArray[np.float64]] | None:

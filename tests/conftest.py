@@ -1,9 +1,18 @@
-"""Shared fixtures: small indefinite kernels with known structure."""
+"""Shared fixtures: small indefinite kernels with known structure and their reference optima.
+
+``sigmoid_problem`` stays importable as a function (``from conftest import sigmoid_problem``)
+for parametrised tests that need other sizes or seeds; the fixtures below are the common cases.
+The reference optima are cvxpy SDPs (``tests/reference.py``, seconds each), so they are
+session-scoped: computed once per run and shared by every test that asks for them.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pytest
+from reference import psd_part, sdp_optimum
 
 
 def sigmoid_problem(n: int, seed: int, *, a: float = 0.8, b: float = -0.3, d: int = 3):
@@ -17,8 +26,82 @@ def sigmoid_problem(n: int, seed: int, *, a: float = 0.8, b: float = -0.3, d: in
     return K0, y
 
 
+def regression_problem(n: int, seed: int):
+    """A sigmoid kernel with smooth regression targets (SVR) or none (one-class)."""
+    K0, _ = sigmoid_problem(n, seed)
+    rng = np.random.default_rng(seed + 100)
+    y = np.sin(np.arange(n) / 3.0) + 0.1 * rng.normal(size=n)
+    return K0, y
+
+
+def kind_problem(kind: str, n: int, seed: int, *, vector_rho: bool = False):
+    """Data of one problem kind of paper 004 (eq. 7, 15, 19, 22): ``(K0, y, rho or None)``.
+
+    A sigmoid kernel ``tanh(0.8 XX' - 0.3)`` (indefinite), or ``XX' + 0.1 I`` (PSD) for
+    PerturbSVM; labels ``sign(x_1)``, regression targets ``x_1 + noise`` for svr, none for
+    one-class; with ``vector_rho`` one rho per sample drawn from ``U(0.2, 3)``.
+    """
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    K0 = X @ X.T + 0.1 * np.eye(n) if kind == "perturb" else np.tanh(0.8 * X @ X.T - 0.3)
+    y = {"svr": X[:, 0] + 0.1 * rng.normal(size=n), "oneclass": None}.get(
+        kind, np.where(X[:, 0] > 0, 1.0, -1.0)
+    )
+    rho = rng.uniform(0.2, 3.0, size=n) if vector_rho else None
+    return K0, y, rho
+
+
+@dataclass(frozen=True)
+class KernelFiles:
+    """A kernel and its labels written as the CLI reads them (``.npy``, ``.npy`` and ``.txt``)."""
+
+    K0: np.ndarray
+    y: np.ndarray
+    kernel: str
+    labels_npy: str
+    labels_txt: str
+
+
+@dataclass(frozen=True)
+class ReferenceCase:
+    """A classification problem with its optimum of problem (3) (paper 004) by an SDP."""
+
+    K0: np.ndarray
+    y: np.ndarray
+    C: float
+    rho: float
+    optimum: float
+    kernel: np.ndarray
+
+    @property
+    def clipped(self) -> np.ndarray:
+        """``(K0)_+`` by dense eigh: the rho -> infinity limit of the proxy kernel."""
+        return psd_part(self.K0)
+
+
 @pytest.fixture
 def small_indefinite():
     K0, y = sigmoid_problem(20, 0)
     assert np.linalg.eigvalsh(K0)[0] < -1e-3
     return K0, y
+
+
+@pytest.fixture
+def kernel_files(tmp_path) -> KernelFiles:
+    """``sigmoid_problem(20, 0)`` saved to ``tmp_path`` as K.npy, y.npy and y.txt."""
+    K0, y = sigmoid_problem(20, 0)
+    np.save(tmp_path / "K.npy", K0)
+    np.save(tmp_path / "y.npy", y)
+    np.savetxt(tmp_path / "y.txt", y)
+    return KernelFiles(
+        K0, y, str(tmp_path / "K.npy"), str(tmp_path / "y.npy"), str(tmp_path / "y.txt")
+    )
+
+
+@pytest.fixture(scope="session")
+def svc_reference() -> ReferenceCase:
+    """n = 14 sigmoid-kernel SVC, C = 1, rho = 0.5, with the SDP optimum of problem (3)."""
+    K0, y = sigmoid_problem(14, 3)
+    assert np.linalg.eigvalsh(K0)[0] < -1e-3  # really indefinite
+    opt, K = sdp_optimum(K0, y, 1.0, 0.5)
+    return ReferenceCase(K0, y, 1.0, 0.5, float(opt), K)

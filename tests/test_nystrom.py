@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.linalg as sla
@@ -175,11 +177,19 @@ def test_property_exact_on_finite_rank_indefinite_kernels(n, p, n_neg, extra, se
 
 def test_leverage_scores_are_those_of_the_dense_sketch():
     X = _X(150, 3, seed=3)
-    rows = IndefiniteNystroem("sigmoid", **SIG)._kernel_rows()
+    def rows(A, B):
+        return sigmoid_kernel(A, B, **SIG)
+
     rng = np.random.default_rng(0)
-    # Reproduce the sketch and the scores by hand from a dense eigh of K_X|S.
-    sk = IndefiniteNystroem("sigmoid", **SIG, n_components=20)
-    sk._fit_sketch(X, np.random.default_rng(0))
+    # Reproduce the sketch and the scores by hand from a dense eigh of K_X|S: the leverage
+    # sketch is a uniform one-shot Nystroem fit drawn from the same generator state.
+    sk = IndefiniteNystroem(
+        "sigmoid", **SIG, n_components=20, landmarks="uniform",
+        random_state=np.random.default_rng(0),
+    )  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        sk.fit(X)
     K_nys = _dense_nystroem(
         sigmoid_kernel(X, sk.landmark_points_, **SIG), sigmoid_kernel(sk.landmark_points_, **SIG)
     )

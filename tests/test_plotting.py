@@ -128,18 +128,16 @@ def test_bad_arguments():
         gap_statistics([])
 
 
-def test_cli_solve_plot_and_compare(tmp_path, capsys):
+def test_cli_solve_plot_and_compare(tmp_path, capsys, kernel_files):
     from indefsvm.cli import main
 
-    K0, y = sigmoid_problem(12, 2)
-    np.save(tmp_path / "K.npy", K0)
-    np.savetxt(tmp_path / "y.txt", y)
+    K, labels = kernel_files.kernel, kernel_files.labels_txt
     png = tmp_path / "gap.png"
     code = main(
         [
             "solve",
-            str(tmp_path / "K.npy"),
-            str(tmp_path / "y.txt"),
+            K,
+            labels,
             "--method",
             "accpm",
             "--plot",
@@ -152,8 +150,8 @@ def test_cli_solve_plot_and_compare(tmp_path, capsys):
     code = main(
         [
             "compare",
-            str(tmp_path / "K.npy"),
-            str(tmp_path / "y.txt"),
+            K,
+            labels,
             "--methods",
             "pg",
             "accpm",
@@ -170,8 +168,5 @@ def test_cli_solve_plot_and_compare(tmp_path, capsys):
     objectives = {ln[0]: float(ln[2]) for ln in lines}
     assert set(objectives) == {"pg", "accpm"}
     assert abs(objectives["pg"] - objectives["accpm"]) <= 1e-5 * abs(objectives["pg"])
-    code = main(
-        ["solve", str(tmp_path / "K.npy"), str(tmp_path / "y.txt"), "--method", "accpm",
-         "--step", "paper"]
-    )
+    code = main(["solve", K, labels, "--method", "accpm", "--step", "paper"])
     assert code == 2 and "--method pg only" in capsys.readouterr().err

@@ -38,32 +38,32 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     "proxy": (
         ["indefsvm/proxy.py"],
         [
-            "tests/test_problem.py",
-            "tests/test_extensions.py",
-            "tests/test_mutation_regressions.py",
+            "tests/test_problems.py",
+            "tests/integration/test_extensions.py",
+            "tests/integration/test_mutation_regressions.py",
         ],
     ),
     "problems": (
         ["indefsvm/problems.py"],
         [
-            "tests/test_problem.py",
-            "tests/test_extensions.py",
-            "tests/test_mutation_regressions.py",
+            "tests/test_problems.py",
+            "tests/integration/test_extensions.py",
+            "tests/integration/test_mutation_regressions.py",
         ],
     ),
     "solvers": (
         ["indefsvm/solvers/*"],
         [
-            "tests/test_solve.py",
-            "tests/test_accpm.py",
-            "tests/test_siqclp.py",
-            "tests/test_gap_certified.py",
+            "tests/test_api.py",
+            "tests/solvers/test_accpm.py",
+            "tests/solvers/test_siqclp.py",
+            "tests/integration/test_gap_certified.py",
         ],
     ),
-    "krein_solver": (["indefsvm/krein/solver.py"], ["tests/test_krein_solver.py"]),
+    "krein_solver": (["indefsvm/krein/solver.py"], ["tests/krein/test_solver.py"]),
     "krein_hypergrad": (
         ["indefsvm/krein/hypergrad.py"],
-        ["tests/test_krein_hypergrad.py", "tests/test_mutation_regressions.py"],
+        ["tests/krein/test_hypergrad.py", "tests/integration/test_mutation_regressions.py"],
     ),
 }
 

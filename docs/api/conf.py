@@ -6,7 +6,7 @@ Build (from the repository root; any warning is an error)::
 
 The pages are generated from the package's numpydoc docstrings by ``sphinx.ext.autodoc`` and the
 ``numpydoc`` extension (``pip install -e ".[docs]"``; the ``test`` extra has them too, so the
-test suite checks the build: ``tests/test_docs.py``). No network access is needed: intersphinx is
+test suite checks the build: ``tests/integration/test_docs.py``). No network access is needed: intersphinx is
 not used, so numpy/scipy/scikit-learn names in the docstrings stay plain text.
 """
 

@@ -62,6 +62,7 @@ if TYPE_CHECKING:  # hypergrad imports the estimators, which import this module
 __all__ = [
     "LowRankVCSolution",
     "SquaredHingeSolution",
+    "exact_line_search",
     "lowrank_krein_ridge",
     "lowrank_variance_constrained",
     "rediagonalize",
@@ -335,15 +336,32 @@ def _sh_objective(out, y, z, reg, n) -> float:
     return float(viol @ viol + n * z @ (reg * z))
 
 
-def _exact_line_search(
+def exact_line_search(
     a: NDArray[np.float64], c: NDArray[np.float64], q0: float, q1: float
 ) -> float:
-    """Minimise ``phi(t) = sum max(a_i - t c_i, 0)^2 + q0 t + q1 t^2 / ... `` exactly.
+    """Exact minimiser over ``t >= 0`` of ``phi(t) = sum max(a_i - t c_i, 0)^2 + 2 q0 t + q1 t^2``.
 
-    ``phi'(t)/2 = q0 + q1 t - sum_{a_i - t c_i > 0} c_i (a_i - t c_i)`` is piecewise linear
-    and non-decreasing (Keerthi & DeCoste 2005, Sect. 2.3); its root is found by walking the
-    sorted breakpoints ``t_i = a_i / c_i > 0``. Here ``q0 = n z' Reg d`` and
-    ``q1 = n d' Reg d``.
+    The line search of the squared-hinge SVM on the Nystroem factor (paper 003, Sect. 2.5):
+    ``phi'(t)/2 = q0 + q1 t - sum_{a_i - t c_i > 0} c_i (a_i - t c_i)`` is piecewise linear and
+    non-decreasing (Keerthi & DeCoste 2005, Sect. 2.3); its root is found by walking the sorted
+    breakpoints ``t_i = a_i / c_i > 0`` in O(n log n).
+
+    Parameters
+    ----------
+    a : ndarray of shape (n,)
+        Margin slacks at ``t = 0`` (``1 - y_i f(x_i)``).
+    c : ndarray of shape (n,)
+        Their rate of decrease along the search direction (``y_i`` times the change of
+        ``f(x_i)``).
+    q0 : float
+        Half the slope of the regulariser at ``t = 0`` (``n z' Reg d``).
+    q1 : float
+        The regulariser's curvature along the direction (``n d' Reg d``, >= 0).
+
+    Returns
+    -------
+    float
+        The minimising step ``t >= 0`` (1.0 when ``phi`` has no curvature along the direction).
     """
     # Slope/intercept of phi'/2 at t = 0+: active terms have a_i > 0, or a_i == 0 and c_i < 0.
     nz = c != 0.0
@@ -497,7 +515,7 @@ def squared_hinge_svm(
         # phi(t) along d: a_i = 1 - y_i o_i, c_i = y_i delta_i.
         q0 = float(regp @ (w * d))
         q1 = float(regp @ (d * d))
-        t = _exact_line_search(1.0 - y * out, y * delta, q0, q1)
+        t = exact_line_search(1.0 - y * out, y * delta, q0, q1)
         w = w + t * d
         out = out + t * delta
         new_active = y * out < 1.0

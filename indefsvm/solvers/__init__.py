@@ -5,8 +5,9 @@ Imported lazily (PEP 562): the SIQCLP solver needs cvxpy, which takes seconds to
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from indefsvm._lazy import attach
 
 _EXPORTS = {
     "SolverMonitor": "indefsvm.solvers._monitor",
@@ -23,12 +24,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'indefsvm.solvers' has no attribute {name!r}")
+__getattr__, __dir__ = attach(__name__, _EXPORTS)
 
 
 if TYPE_CHECKING:  # pragma: no cover

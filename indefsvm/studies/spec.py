@@ -239,6 +239,21 @@ def estimator_class(name: str) -> type:
     raise SpecError(f"unknown estimator {name!r}; expected one of {available}.")
 
 
+def _tables(raw: dict[str, Any], key: str) -> list[Any]:
+    """The non-empty array of tables ``[[key]]`` of the spec."""
+    tables = raw.get(key)
+    if not isinstance(tables, list) or not tables:
+        raise SpecError(f"the spec needs at least one [[{key}]] table.")
+    return tables
+
+
+def _unique(values: list[str], what: str, hint: str = "") -> None:
+    """Refuse a name or label used by two tables (results are keyed by it)."""
+    dup = sorted({x for x in values if values.count(x) > 1})
+    if dup:
+        raise SpecError(f"{what} {dup[0]!r} is used twice{hint}.")
+
+
 def _check_keys(table: Any, allowed: set[str], where: str) -> dict[str, Any]:
     if not isinstance(table, dict):
         raise SpecError(f"{where} must be a table; got {type(table).__name__}.")
@@ -426,14 +441,10 @@ def parse_spec(raw: dict[str, Any], base: Path | str = ".", default_name: str = 
         label = _str(kr.get("label", name), f"{where}.label")
         kernels.append(KernelSpec(name=name, label=label, params=params, grid=grid, scale=scale))
     labels = [k.label for k in kernels]
-    dup = sorted({x for x in labels if labels.count(x) > 1})
-    if dup:
-        raise SpecError(f"kernels: label {dup[0]!r} is used twice; give each a unique label.")
+    _unique(labels, "kernels: label", "; give each a unique label")
 
     # ---- datasets
-    datasets_raw = raw.get("datasets")
-    if not isinstance(datasets_raw, list) or not datasets_raw:
-        raise SpecError("the spec needs at least one [[datasets]] table.")
+    datasets_raw = _tables(raw, "datasets")
     datasets, files = [], {}
     for i, dr in enumerate(datasets_raw):
         where = f"datasets[{i}]"
@@ -507,15 +518,10 @@ def parse_spec(raw: dict[str, Any], base: Path | str = ".", default_name: str = 
                 delimiter=delimiter,
             )
         )
-    names = [d.name for d in datasets]
-    dup = sorted({x for x in names if names.count(x) > 1})
-    if dup:
-        raise SpecError(f"datasets: name {dup[0]!r} is used twice.")
+    _unique([d.name for d in datasets], "datasets: name")
 
     # ---- methods
-    methods_raw = raw.get("methods")
-    if not isinstance(methods_raw, list) or not methods_raw:
-        raise SpecError("the spec needs at least one [[methods]] table.")
+    methods_raw = _tables(raw, "methods")
     methods = []
     for i, mr in enumerate(methods_raw):
         where = f"methods[{i}]"
@@ -533,12 +539,9 @@ def parse_spec(raw: dict[str, Any], base: Path | str = ".", default_name: str = 
         _check_method_params(cls, set(params) | set(grid), where)
         label = _str(mr.get("label", est), f"{where}.label")
         methods.append(MethodSpec(estimator=est, label=label, params=params, grid=grid))
-    labels = [m.label for m in methods]
-    dup = sorted({x for x in labels if labels.count(x) > 1})
-    if dup:
-        raise SpecError(
-            f"methods: label {dup[0]!r} is used twice; set a unique 'label' for each method."
-        )
+    _unique(
+        [m.label for m in methods], "methods: label", "; set a unique 'label' for each method"
+    )
 
     study = Study(
         name=_str(st.get("name", default_name), "study.name"),

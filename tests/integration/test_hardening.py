@@ -87,21 +87,30 @@ def test_tiny_rho_is_refused_with_a_clear_message():
         indefsvm.solve(K, y, rho=1e-320)
 
 
-def test_non_finite_evaluations_end_the_run_with_a_status(monkeypatch):
+def _problem_with_altered_evaluations(monkeypatch, alter):
+    """The reproducer's problem whose evaluations pass through ``alter(ev, n_calls)``."""
     K, y = reproducer()
     problem = make_problem("svc", K, y)
     original = problem.evaluate
     calls = {"n": 0}
 
-    def poisoned(alpha, **kw):
+    def evaluate(alpha, **kw):
         ev = original(alpha, **kw)
         calls["n"] += 1
-        if calls["n"] > 3:
-            ev.smooth_objective = np.inf
-            ev.gradient = ev.gradient * np.nan
+        alter(ev, calls["n"])
         return ev
 
-    monkeypatch.setattr(problem, "evaluate", poisoned)
+    monkeypatch.setattr(problem, "evaluate", evaluate)
+    return problem, calls
+
+
+def test_non_finite_evaluations_end_the_run_with_a_status(monkeypatch):
+    def poison(ev, n_calls):
+        if n_calls > 3:
+            ev.smooth_objective = np.inf
+            ev.gradient = ev.gradient * np.nan
+
+    problem, calls = _problem_with_altered_evaluations(monkeypatch, poison)
     with pytest.warns(ConvergenceWarning):
         res = indefsvm.solve_problem(problem, max_iter=1000)
     assert res.status == "numerical_error"
@@ -110,20 +119,12 @@ def test_non_finite_evaluations_end_the_run_with_a_status(monkeypatch):
 
 
 def test_max_time_is_honoured_inside_backtracking(monkeypatch):
-    K, y = reproducer()
-    problem = make_problem("svc", K, y)
-    original = problem.evaluate
-    calls = {"n": 0}
-
-    def slow_failing(alpha, **kw):
-        ev = original(alpha, **kw)
-        calls["n"] += 1
-        if calls["n"] > 1:
+    def slow_failing(ev, n_calls):
+        if n_calls > 1:
             time.sleep(0.05)
             ev.smooth_objective = -1e300  # never passes the sufficient-ascent test
-        return ev
 
-    monkeypatch.setattr(problem, "evaluate", slow_failing)
+    problem, _ = _problem_with_altered_evaluations(monkeypatch, slow_failing)
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)

@@ -17,7 +17,7 @@ from indefsvm.studies import run_study
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 SPEC = """
 [study]

@@ -6,13 +6,12 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import sigmoid_problem
+from conftest import kind_problem, sigmoid_problem
 from reference import psd_part, sdp_optimum, svm_dual_value
 from sklearn.exceptions import ConvergenceWarning
 
 import indefsvm
 from indefsvm.problems import make_problem
-from indefsvm.solvers.siqclp import _Kernel, _mixture_bound, _psd_factor
 
 
 @pytest.mark.parametrize("n,seed,C,rho", [(12, 0, 1.0, 1.0), (14, 2, 0.5, 10.0)])
@@ -47,19 +46,23 @@ def test_first_subproblem_is_the_svm_on_the_clipped_kernel():
 
 
 def test_mixture_bound_is_certified_and_below_the_relaxation():
+    """The bound SIQCLP offers at the multipliers' kernel mixture (``problem.bound_for_kernel``
+    of ``K_mu = sum mu_i K_i``, paper 004 Alg. 3) covers the SDP optimum for any mixture of
+    proxy kernels and any alpha. Tested through the problem's public bound; the solver's own
+    use of it is checked at every iteration in tests/integration/test_gap_certified.py."""
     K0, y = sigmoid_problem(12, 4)
     opt, _ = sdp_optimum(K0, y, 1.0, 1.0)
     problem = make_problem("svc", K0, y, C=1.0, rho=1.0)
     rng = np.random.default_rng(0)
-    kernels = []
-    for _ in range(3):
-        alpha = problem.project(rng.uniform(0, 1, size=12))
-        factor = _psd_factor(problem.proxy_kernel(alpha))
-        kernels.append(_Kernel(factor, np.sum((factor @ factor.T - K0) ** 2), 0))
+    kernels = [
+        psd_part(problem.proxy_kernel(problem.project(rng.uniform(0, 1, size=12))))
+        for _ in range(3)
+    ]
     for _ in range(5):
         mu = rng.dirichlet(np.ones(3))
+        K_mu = sum(w * K for w, K in zip(mu, kernels, strict=True))
         alpha = problem.project(rng.uniform(0, 1, size=12))
-        assert _mixture_bound(problem, kernels, mu, alpha) >= opt - 1e-6 * abs(opt)
+        assert problem.bound_for_kernel(K_mu, alpha) >= opt - 1e-6 * abs(opt)
 
 
 @pytest.mark.slow
@@ -81,16 +84,8 @@ def test_parametric_mode_agrees_with_rebuild():
     ],
 )
 def test_other_problem_kinds_agree_with_pg(kind, kwargs):
-    rng = np.random.default_rng(8)
-    n = 12
-    X = rng.normal(size=(n, 3))
-    K0 = np.tanh(0.8 * X @ X.T - 0.3)
-    y = {"svr": X[:, 0] + 0.1 * rng.normal(size=n), "oneclass": None}.get(
-        kind, np.where(X[:, 0] > 0, 1.0, -1.0)
-    )
-    kwargs = dict(kwargs)
-    if kwargs.get("rho") == "vec":
-        kwargs["rho"] = rng.uniform(0.2, 3.0, size=n)
+    K0, y, rho = kind_problem(kind, 12, 8, vector_rho=kwargs.get("rho") == "vec")
+    kwargs = dict(kwargs) if rho is None else {**kwargs, "rho": rho}
     pg = indefsvm.solve(K0, y, problem=kind, tol=1e-10, max_iter=50000, **kwargs)
     res = indefsvm.solve(K0, y, problem=kind, method="siqclp", tol=1e-6, **kwargs)
     assert res.converged

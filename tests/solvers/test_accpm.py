@@ -8,13 +8,13 @@ import cvxpy as cp
 import numpy as np
 import pytest
 import scipy.linalg
-from conftest import sigmoid_problem
+from conftest import kind_problem, sigmoid_problem
 from reference import dense_objective_eq7, sdp_optimum
 from sklearn.exceptions import ConvergenceWarning
 
 import indefsvm
 from indefsvm.problems import make_problem
-from indefsvm.solvers._monitor import SolverMonitor
+from indefsvm.solvers import SolverMonitor
 from indefsvm.solvers.accpm import _Localization, analytic_center_cutting_plane
 
 
@@ -135,19 +135,8 @@ def test_cut_limit_is_respected_and_2n_cuts_still_converge():
     ],
 )
 def test_every_problem_kind_agrees_with_pg(kind, kwargs):
-    rng = np.random.default_rng(7)
-    n = 16
-    X = rng.normal(size=(n, 3))
-    if kind == "perturb":
-        K0 = X @ X.T + 0.1 * np.eye(n)
-    else:
-        K0 = np.tanh(0.8 * X @ X.T - 0.3)
-    y = {"svr": X[:, 0] + 0.1 * rng.normal(size=n), "oneclass": None}.get(
-        kind, np.where(X[:, 0] > 0, 1.0, -1.0)
-    )
-    kwargs = dict(kwargs)
-    if kwargs.get("rho") == "vector":
-        kwargs["rho"] = rng.uniform(0.2, 3.0, size=n)
+    K0, y, rho = kind_problem(kind, 16, 7, vector_rho=kwargs.get("rho") == "vector")
+    kwargs = dict(kwargs) if rho is None else {**kwargs, "rho": rho}
     pg = indefsvm.solve(K0, y, problem=kind, tol=1e-10, max_iter=50000, **kwargs)
     res = indefsvm.solve(K0, y, problem=kind, method="accpm", tol=1e-7, **kwargs)
     assert res.converged and res.problem == kind

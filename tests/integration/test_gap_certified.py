@@ -27,7 +27,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from indefsvm.api import solve_problem
 from indefsvm.problems import make_problem
-from indefsvm.solvers._monitor import SolverMonitor
+from indefsvm.solvers import SolverMonitor
 
 N = 10
 C_SMALL = {"svc": 0.15, "perturb": 0.15, "svr": 0.2}

@@ -23,7 +23,7 @@ from indefsvm.krein import (
     squared_hinge_hypergradient,
     squared_hinge_svm,
 )
-from indefsvm.krein.lowrank import _exact_line_search
+from indefsvm.krein.lowrank import exact_line_search
 from indefsvm.nystrom import IndefiniteNystroem
 
 SIG = {"gamma": 0.4, "coef0": -0.5}
@@ -157,7 +157,7 @@ def test_exact_line_search_is_the_minimiser_of_the_piecewise_quadratic():
         c[rng.random(40) < 0.1] = 0.0
         q1 = abs(rng.normal())
         q0 = rng.normal()
-        t = _exact_line_search(a, c, q0, q1)
+        t = exact_line_search(a, c, q0, q1)
         grid = np.linspace(0, max(3.0, 2 * t), 20001)
         phi = np.array(
             [np.sum(np.maximum(a - g * c, 0) ** 2) + 2 * q0 * g + q1 * g**2 for g in grid]
@@ -263,7 +263,7 @@ def test_readme_large_n_example_runs_at_small_n():
     import re
     from pathlib import Path
 
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     section = text[text.index("## Large n") :]
     block = re.findall(r"```python\n(.*?)```", section, flags=re.S)[0]
     assert "n = 100_000" in block

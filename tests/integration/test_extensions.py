@@ -146,20 +146,23 @@ def test_large_rho_gives_clipped_kernel_libsvm_solutions():
     The objective carries the constant-like term rho ||(K0)_-||^2, so the dual values of the
     clipped-kernel problems (eq. 14 and 18) are compared, not the objectives.
     """
-    from indefsvm._libsvm import train_precomputed
+    # scikit-learn's own LIBSVM build: a reference independent of indefsvm's LIBSVM wrapper
+    from sklearn.svm import SVR, OneClassSVM
 
     K0, y = regression_data(30, 7)
     Kp = psd_part(K0)
     res = indefsvm.solve(
         K0, y, problem="svr", C=1.0, epsilon=0.1, rho=1e6, tol=1e-14, max_iter=50000
     )
-    fit = train_precomputed(Kp, y, svm_type=3, C=1.0, epsilon=0.1, tol=1e-12)
+    fit = SVR(kernel="precomputed", C=1.0, epsilon=0.1, tol=1e-12).fit(Kp, y)
+    lib_coef = np.zeros(len(y))
+    lib_coef[fit.support_] = fit.dual_coef_.ravel()  # alpha - alpha*
 
     def svr_dual(a):
         return y @ a - 0.1 * np.abs(a).sum() - 0.5 * a @ Kp @ a
 
-    assert svr_dual(res.alpha) == pytest.approx(svr_dual(fit.coef), rel=1e-5)
-    assert np.allclose(Kp @ res.alpha, Kp @ fit.coef, atol=5e-3)
+    assert svr_dual(res.alpha) == pytest.approx(svr_dual(lib_coef), rel=1e-5)
+    assert np.allclose(Kp @ res.alpha, Kp @ lib_coef, atol=5e-3)
     # one-class on a noisy Gaussian kernel, so that the clipped kernel has no null space
     rng = np.random.default_rng(7)
     X = rng.normal(size=(30, 2))
@@ -168,8 +171,10 @@ def test_large_rho_gives_clipped_kernel_libsvm_solutions():
     Kp = psd_part(K0)
     assert np.linalg.eigvalsh(K0)[0] < -0.05
     res = indefsvm.solve(K0, problem="oneclass", nu=0.3, rho=1e6, tol=1e-14, max_iter=50000)
-    fit = train_precomputed(Kp, np.ones(30), svm_type=2, nu=0.3, tol=1e-12)
-    lib_alpha = fit.coef / (0.3 * 30)  # LIBSVM's one-class alphas sum to nu*n
+    fit = OneClassSVM(kernel="precomputed", nu=0.3, tol=1e-12).fit(Kp)
+    lib_alpha = np.zeros(30)
+    # LIBSVM's one-class alphas sum to nu*n
+    lib_alpha[fit.support_] = fit.dual_coef_.ravel() / (0.3 * 30)
     assert lib_alpha.sum() == pytest.approx(1.0)
     assert res.alpha @ Kp @ res.alpha == pytest.approx(lib_alpha @ Kp @ lib_alpha, rel=1e-5)
 

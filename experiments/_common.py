@@ -1,0 +1,83 @@
+"""Shared helpers of the experiment scripts: progress lines, tables (CSV and markdown), solves.
+
+Scripts import them with ``from _common import ...`` (running ``python experiments/x.py`` puts
+this folder first on ``sys.path``) instead of keeping their own copies. The paper tables run as
+studies share ``_study_wrapper.py``. Scripts are not library code: they print their progress.
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+import time
+import warnings
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+#: This checkout's ``indefsvm`` first on ``sys.path``, not an installed (editable) copy elsewhere:
+#: ``python experiments/x.py`` puts only the script's own folder there. Scripts import this module
+#: before ``indefsvm`` (ruff's import order does: ``_common`` sorts with the third-party block).
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+
+def log(msg: str, *, enabled: bool = True) -> None:
+    """Print a time-stamped progress line (and flush: runs are long and often redirected)."""
+    if enabled:
+        print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def markdown_table(
+    columns: Sequence[str], rows: Iterable[Sequence[Any]], *, align: str | None = None
+) -> list[str]:
+    """Lines of a markdown table; ``align`` gives one of ``l``/``r`` per column (default left)."""
+    columns = list(columns)
+    marks = {"l": "---", "r": "---:"}
+    sep = [marks[a] for a in align] if align else ["---"] * len(columns)
+    lines = ["| " + " | ".join(columns) + " |", "|" + "|".join(sep) + "|"]
+    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in rows]
+    return lines
+
+
+def write_csv_and_markdown(
+    out: Path, columns: Sequence[str], rows: Sequence[Sequence[Any]], caption: str,
+    *, stem: str = "summary",
+) -> None:  # fmt: skip
+    """Write ``out/<stem>.csv`` and ``out/<stem>.md`` (caption, blank line, table); print the md."""
+    with open(out / f"{stem}.csv", "w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(columns)
+        writer.writerows(rows)
+    lines = [caption, "", *markdown_table(columns, rows)]
+    (out / f"{stem}.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines), flush=True)
+
+
+def append_csv_row(path: Path, row: dict[str, Any]) -> None:
+    """Append one row to a CSV file, writing the header first when the file is new.
+
+    Long runs append as they go, so an interrupted run keeps every finished row.
+    """
+    new = not path.exists()
+    with path.open("a", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(row))
+        if new:
+            writer.writeheader()
+        writer.writerow(row)
+
+
+def solve_to_limit(K0: Any, y: Any, **options: Any) -> Any:
+    """``indefsvm.solve`` with its ConvergenceWarning silenced.
+
+    The convergence and timing experiments stop runs at an iteration or time cap on purpose and
+    record ``res.status`` and the certified gap; the warning would only repeat that.
+    """
+    from sklearn.exceptions import ConvergenceWarning
+
+    import indefsvm
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return indefsvm.solve(K0, y, **options)

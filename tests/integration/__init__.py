@@ -1,0 +1,1 @@
+"""Cross-cutting tests: several layers end to end, README/docs, regression suites."""

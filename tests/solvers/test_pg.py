@@ -1,0 +1,146 @@
+"""Projected gradient (``indefsvm.solvers.pg``): both step policies against independent references.
+
+``step="paper"`` is Algorithm 1 of paper 004 (Sect. 3.2): every iterate is checked to be
+``P(alpha_k + (t/k) grad f(alpha_k))`` with the gradient ``e - Y K*(alpha) Y alpha`` of eq. (7)
+(Danskin; ``K*`` from dense eigh) and the projection ``P`` onto ``{y'alpha = 0, 0 <= alpha <= C}``
+from its KKT conditions (a scalar root by brentq, not the package's breakpoint search).
+``step="accelerated"`` (FISTA with backtracking and restart) is checked against the SDP optimum
+of problem (3) from every start, Lipschitz estimate and restart setting.
+End-to-end checks through ``indefsvm.solve`` are in ``tests/test_api.py``.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from reference import psd_part
+from scipy.optimize import brentq
+from sklearn.exceptions import ConvergenceWarning
+
+from indefsvm.problems import make_problem
+from indefsvm.solvers import SolverMonitor, projected_gradient
+
+
+class _Recorder:
+    """The problem, recording every point the solver evaluates (the rest is delegated)."""
+
+    def __init__(self, problem):
+        self._problem = problem
+        self.points = []
+
+    def evaluate(self, alpha, **kwargs):
+        self.points.append(np.array(alpha, copy=True))
+        return self._problem.evaluate(alpha, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._problem, name)
+
+
+def _problem(case):
+    return make_problem("svc", case.K0, case.y, C=case.C, rho=case.rho)
+
+
+def _dense_gradient(case, alpha):
+    u = case.y * alpha
+    K_star = psd_part(case.K0 + np.outer(u, u) / (4 * case.rho))
+    return 1.0 - case.y * (K_star @ u)
+
+
+def _kkt_projection(v, y, C):
+    """Projection onto {y'x = 0, 0 <= x <= C} from its KKT conditions: ``x = clip(v - lam y)``
+    with the multiplier ``lam`` a root of the monotone ``y'clip(v - lam y, 0, C)`` (brentq)."""
+
+    def x_of(lam):
+        return np.clip(v - lam * y, 0.0, C)
+
+    span = np.abs(v).max() + C + 1.0
+    lam = brentq(lambda t: y @ x_of(t), -span, span, xtol=1e-15, rtol=1e-15)
+    return x_of(lam)
+
+
+@pytest.mark.parametrize("step_size", [5.0, 0.5])
+def test_paper_policy_takes_the_projected_step_t_over_k(svc_reference, step_size):
+    case = svc_reference
+    problem = _problem(case)
+    rec = _Recorder(problem)
+    monitor = SolverMonitor(problem, method="pg", tol=0.0, max_iter=6)
+    with pytest.warns(ConvergenceWarning):
+        res = projected_gradient(rec, monitor, step="paper", step_size=step_size)
+    assert res.n_iter == 6 and res.info["step"] == "paper"
+    pts = rec.points
+    assert len(pts) == 6
+    np.testing.assert_allclose(
+        pts[0], _kkt_projection(np.zeros(len(case.y)), case.y, case.C), atol=1e-6
+    )
+    for k in range(1, len(pts)):
+        v = pts[k - 1] + (step_size / k) * _dense_gradient(case, pts[k - 1])
+        np.testing.assert_allclose(pts[k], _kkt_projection(v, case.y, case.C), atol=1e-6)
+    # the result is the best iterate, with its objective
+    best = max(pts, key=problem.objective)
+    np.testing.assert_array_equal(res.alpha, best)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"restart": False},
+        {"lipschitz0": 1e-6},  # far too small: backtracking must grow it
+        {"lipschitz0": 1e6, "lipschitz_decrease": 0.5},  # far too large: it must shrink
+        {"backtrack_factor": 10.0},
+    ],
+    ids=["default", "no-restart", "tiny-L0", "huge-L0", "coarse-backtrack"],
+)
+def test_accelerated_policy_reaches_the_sdp_optimum(svc_reference, options):
+    case = svc_reference
+    problem = _problem(case)
+    monitor = SolverMonitor(problem, method="pg", tol=1e-8, max_iter=5000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        res = projected_gradient(problem, monitor, **options)
+    assert res.status == "converged"
+    # the certified gap bounds the true suboptimality; the optimum is the SDP's
+    assert case.optimum - res.objective <= res.gap + 1e-6
+    assert res.objective == pytest.approx(case.optimum, rel=1e-5, abs=1e-6)
+    if "lipschitz0" in options and options["lipschitz0"] < 1:
+        assert res.info["n_backtracks"] > 0
+    if options.get("restart") is False:
+        assert res.info["n_restarts"] == 0
+    if not options:
+        # adaptive restart fires on this problem (35 iterations with it, 107 without)
+        assert res.info["n_restarts"] > 0
+
+
+def test_both_policies_agree_and_alpha0_is_projected(svc_reference):
+    case = svc_reference
+    problem = _problem(case)
+    rec = _Recorder(problem)
+    alpha0 = np.linspace(-1.0, 3.0, len(case.y))  # infeasible: outside the box, y'a != 0
+    monitor = SolverMonitor(problem, method="pg", tol=1e-8, max_iter=5000)
+    fast = projected_gradient(rec, monitor, alpha0=alpha0)
+    np.testing.assert_allclose(rec.points[0], _kkt_projection(alpha0, case.y, case.C), atol=1e-6)
+    monitor = SolverMonitor(problem, method="pg", tol=1e-3, max_iter=20000)
+    slow = projected_gradient(problem, monitor, step="paper")
+    assert slow.status == "converged"
+    assert slow.objective == pytest.approx(fast.objective, rel=1e-3)
+    assert slow.objective <= fast.upper_bound + 1e-9 and fast.objective <= slow.upper_bound + 1e-9
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"step": "newton"}, "step must be one of"),
+        ({"step": "paper", "step_size": 0.0}, "step_size must be a finite number > 0"),
+        ({"smoothing": 1e-4}, "use it with step='paper'"),
+        ({"backtrack_factor": 1.0}, "backtrack_factor must be a finite number > 1"),
+        ({"lipschitz_decrease": 1.5}, r"lipschitz_decrease must be in \(0, 1\]"),
+        ({"alpha0": np.ones(3)}, "alpha0 must be a finite vector of length 14"),
+    ],
+)
+def test_bad_options_get_clear_errors(svc_reference, kwargs, match):
+    problem = _problem(svc_reference)
+    monitor = SolverMonitor(problem, method="pg", tol=1e-6, max_iter=10)
+    with pytest.raises(ValueError, match=match):
+        projected_gradient(problem, monitor, **kwargs)
