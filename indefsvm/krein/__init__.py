@@ -31,7 +31,7 @@ from indefsvm.krein.lowrank import (
     squared_hinge_svm,
 )
 from indefsvm.krein.models import (
-    KREIN_METHODS,
+    KREIN_FORMULATIONS,
     KreinClassifier,
     KreinKernelRidge,
     KreinKernelRidgeClassifier,
@@ -67,7 +67,7 @@ from indefsvm.krein.subspace import (
 __all__ = [
     "HyperGradient",
     "IterativeSolution",
-    "KREIN_METHODS",
+    "KREIN_FORMULATIONS",
     "KernelEigen",
     "KreinClassifier",
     "KreinKernelRidge",
