@@ -36,7 +36,14 @@ from indefsvm._validation import (
 )
 from indefsvm.kernels.registry import KERNEL_ALIASES, KERNEL_NAMES, resolve_kernel
 
-__all__ = ["KERNEL_PARAMETER_CONSTRAINTS", "IndefsvmEstimator", "KernelInputMixin", "fit_context"]
+__all__ = [
+    "KERNEL_PARAMETER_CONSTRAINTS",
+    "IndefsvmEstimator",
+    "KernelInputMixin",
+    "PrecomputedColumns",
+    "fit_context",
+    "nystroem_test_features",
+]
 
 #: Constraints of the kernel-input parameters shared by every estimator.
 KERNEL_PARAMETER_CONSTRAINTS: dict[str, list[Any]] = {
@@ -55,6 +62,37 @@ def fit_context(fit: Callable[..., Any]) -> Callable[..., Any]:
     nested fits (the one-vs-one binary clones, the Nystroem transformer) skip it.
     """
     return _fit_context(prefer_skip_nested_validation=True)(fit)
+
+
+class PrecomputedColumns:
+    """Kernel "function" on row indices of a precomputed kernel: ``k(I, J) = K[I, J]``.
+
+    Lets the Nystroem map (``n_components``) run on ``kernel="precomputed"``: it reads only the
+    landmark columns of the given kernel, the "points" being row indices.
+    """
+
+    def __init__(self, K: NDArray[np.float64]) -> None:
+        self.K = K
+
+    def __call__(self, A: Any, B: Any, **params: Any) -> NDArray[np.float64]:
+        i = np.asarray(A, dtype=np.float64).ravel().astype(np.intp)
+        j = np.asarray(B, dtype=np.float64).ravel().astype(np.intp)
+        return self.K[np.ix_(i, j)]
+
+
+def nystroem_test_features(estimator: Any, X: Any) -> NDArray[np.float64]:
+    """Nystroem features of new points for an estimator fitted with ``n_components``.
+
+    ``X`` holds raw features, or the ``(m, n_train)`` test-vs-train kernel with
+    ``kernel="precomputed"`` (then the features are ``k(x, Z) W`` read from the landmark
+    columns, what ``nystroem_.transform`` computes from points).
+    """
+    nys = estimator.nystroem_
+    if estimator._precomputed():
+        X = validate_data(estimator, X, dtype=np.float64, reset=False)
+        return X[:, nys.landmarks_] @ nys.components_
+    X = estimator._check_raw(X, reset=False)
+    return np.asarray(nys.transform(X), dtype=np.float64)
 
 
 class IndefsvmEstimator(BaseEstimator):
@@ -126,7 +164,10 @@ class KernelInputMixin:
         # Named kernels act on numeric feature matrices; a callable may take any array
         # (e.g. a 3-D array of time series), validated by the kernel itself.
         if isinstance(self.kernel, str):
-            return validate_data(self, X, reset=reset, dtype=np.float64)
+            # Fitting needs two points (a kernel of one point has no structure to learn).
+            return validate_data(
+                self, X, reset=reset, dtype=np.float64, ensure_min_samples=2 if reset else 1
+            )
         return X
 
     def _fit_kernel(self, X: Any, y: Any = "no_validation", **check: Any):

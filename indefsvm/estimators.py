@@ -52,7 +52,9 @@ from indefsvm._base import (
     KERNEL_PARAMETER_CONSTRAINTS,
     IndefsvmEstimator,
     KernelInputMixin,
+    PrecomputedColumns,
     fit_context,
+    nystroem_test_features,
 )
 from indefsvm._multiclass import OneVsOneMixin
 from indefsvm.api import SOLVERS, solve_problem
@@ -78,19 +80,6 @@ __all__ = [
     "resolve_kernel",
     "transductive_rows",
 ]
-
-class _PrecomputedColumns:
-    """Kernel "function" on row indices of a precomputed kernel (``n_components`` with
-    ``kernel="precomputed"``): ``k(I, J) = K[I, J]``."""
-
-    def __init__(self, K: NDArray[np.float64]) -> None:
-        self.K = K
-
-    def __call__(self, A: Any, B: Any, **params: Any) -> NDArray[np.float64]:
-        i = np.asarray(A, dtype=np.float64).ravel().astype(np.intp)
-        j = np.asarray(B, dtype=np.float64).ravel().astype(np.intp)
-        return self.K[np.ix_(i, j)]
-
 
 class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
     """Shared fitting and prediction of the estimators built on a :class:`ProxyKernelProblem`."""
@@ -163,7 +152,7 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
             # The Nystroem map reads only the landmark columns of the given kernel; the
             # "points" are row indices (useful for m << n when K is already in memory).
             K, y = self._fit_kernel(X, y, **check)
-            kernel, X = _PrecomputedColumns(K), np.arange(K.shape[0], dtype=np.float64)[:, None]
+            kernel, X = PrecomputedColumns(K), np.arange(K.shape[0], dtype=np.float64)[:, None]
         elif isinstance(y, str) and y == "no_validation":
             X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         else:
@@ -205,11 +194,7 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
 
     def _nystroem_features(self, X: Any) -> NDArray[np.float64]:
         """Nystroem features of new points (test-vs-train kernel rows when precomputed)."""
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        nys = self.nystroem_
-        if isinstance(self.kernel, str) and self.kernel == "precomputed":
-            return X[:, nys.landmarks_] @ nys.components_  # k(x, Z) W, as nys.transform
-        return np.asarray(nys.transform(X), dtype=np.float64)
+        return nystroem_test_features(self, X)
 
     def _finish_fit_low_rank(self, problem: Any, result: SolveResult) -> None:
         # Nothing n x n: K* stays a factor, the decision is linear in the Nystroem features.

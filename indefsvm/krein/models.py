@@ -33,13 +33,16 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.linear_model import Ridge
 from sklearn.svm import SVC
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_y, check_is_fitted, validate_data
 
 from indefsvm._base import (
     KERNEL_PARAMETER_CONSTRAINTS,
     IndefsvmEstimator,
     KernelInputMixin,
+    PrecomputedColumns,
     fit_context,
+    nystroem_test_features,
 )
 from indefsvm._multiclass import OneVsOneMixin
 from indefsvm._validation import check_binary_labels, check_finite_matrix
@@ -113,18 +116,30 @@ class _KernelEstimatorMixin(KernelInputMixin):
     def _train_kernel(self, X: ArrayLike) -> NDArray[np.float64]:
         return self._fit_kernel(X)[0]
 
+    def _require_y(self, X: Any, y: Any) -> None:
+        if y is None:
+            validate_data(self, X, y)  # scikit-learn's "requires y to be passed" error
+
+    def _regression_y(self, X: Any, y: Any) -> NDArray[np.float64]:
+        """Targets checked as scikit-learn does (1-D numeric; a column warns and is raveled)."""
+        self._require_y(X, y)
+        return _check_y(y, y_numeric=True, estimator=self).astype(np.float64, copy=False)
+
     # ------------------------------------------------------------- low rank (paper 003)
 
     def _low_rank(self) -> bool:
-        n_components = getattr(self, "n_components", None)
-        if n_components is None:
-            return False
-        if isinstance(self.kernel, str) and self.kernel == "precomputed":
-            raise ValueError(
-                "n_components (low-rank Nystroem learning) needs kernel evaluations on raw "
-                "inputs: pass a kernel name or a callable, not kernel='precomputed'."
-            )
-        return True
+        return getattr(self, "n_components", None) is not None
+
+    def _low_rank_points(self, X: Any) -> tuple[Any, Any]:
+        """``(kernel, points)`` of the Nystroem map at fit time.
+
+        With ``kernel="precomputed"`` the map reads only the landmark columns of the given
+        kernel: the "points" are row indices (as in :mod:`indefsvm.estimators`).
+        """
+        if self._precomputed():
+            K = self._fit_kernel(X)[0]
+            return PrecomputedColumns(K), np.arange(K.shape[0], dtype=np.float64)[:, None]
+        return self.kernel, self._check_raw(X, reset=True)
 
     def _nystroem(self, **overrides: Any):
         from indefsvm.nystrom import IndefiniteNystroem
@@ -153,8 +168,8 @@ class _KernelEstimatorMixin(KernelInputMixin):
         """
         from indefsvm.krein.lowrank import rediagonalize
 
-        X = self._check_raw(X, reset=True)
-        ny = self._nystroem()
+        kernel, X = self._low_rank_points(X)
+        ny = self._nystroem(kernel=kernel)
         Phi = ny.fit_transform(X)
         s = ny.signature_
         lam = ny.eigenvalues_
@@ -179,8 +194,7 @@ class _KernelEstimatorMixin(KernelInputMixin):
         return getattr(self, "nystroem_", None) is not None
 
     def _test_factor(self, X: Any) -> NDArray[np.float64]:
-        X = self._check_raw(X, reset=False)
-        P = np.asarray(self.nystroem_.transform(X), dtype=np.float64)
+        P = nystroem_test_features(self, X)
         return (P - self.feature_mean_) @ self.feature_rotation_
 
     def _test_diag(self, X: ArrayLike) -> NDArray[np.float64]:
@@ -411,7 +425,7 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
     @fit_context
     def fit(self, X: ArrayLike, y: ArrayLike) -> KreinRegressor:
         """Fit on a precomputed training kernel or on data ``X`` with a callable kernel."""
-        return self._fit_targets(X, np.asarray(y))
+        return self._fit_targets(X, self._regression_y(X, y))
 
     #: Formulations available with ``n_components`` (``"shift"`` moves the whole spectrum, including
     #: the null space of a low-rank kernel, and ``square_test_map="wu"`` needs ``k(x, x)``).
@@ -493,7 +507,7 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
             return tr.transform(Kt, K_test_diag=diag)
         return tr.transform(Kt)
 
-    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+    def _decision(self, X: ArrayLike) -> NDArray[np.float64]:
         """``f(x) = k~(x)' alpha + intercept`` with the training maps applied to ``k(x)``.
 
         Low rank: ``f(x) = F(x) coef_ + intercept`` with the Nystroem features of ``x``."""
@@ -504,7 +518,7 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
 
     def predict(self, X: ArrayLike) -> NDArray[np.float64]:
         """Predicted targets."""
-        return self.decision_function(X)
+        return self._decision(X)
 
 
 class _SignClassifierMixin(OneVsOneMixin, ClassifierMixin):
@@ -516,16 +530,21 @@ class _SignClassifierMixin(OneVsOneMixin, ClassifierMixin):
 
     @fit_context
     def fit(self, X: ArrayLike, y: ArrayLike):  # type: ignore[override]
+        """Fit on ±1 targets (one-vs-one for more than two classes)."""
+        self._require_y(X, y)
+        check_classification_targets(np.asarray(y))
         if self._fit_multiclass(X, y):
             return self
         labels = check_binary_labels(y)
         self.classes_ = labels.classes
         return self._fit_targets(X, labels.y)
 
-    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:  # type: ignore[override]
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Signed scores (the regression fit on ±1 targets); positive means ``classes_[1]``."""
+        check_is_fitted(self)
         if self._is_multiclass():
             return self._multiclass_decision(X)
-        return super().decision_function(X)
+        return self._decision(X)
 
     def predict(self, X: ArrayLike) -> NDArray:  # type: ignore[override]
         if self._is_multiclass():
@@ -636,9 +655,9 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator)
     @fit_context
     def fit(self, X: ArrayLike, y: ArrayLike) -> KreinKernelRidge:
         """Fit on a precomputed kernel or data with a callable kernel."""
-        return self._fit_targets(X, np.asarray(y))
+        return self._fit_targets(X, self._regression_y(X, y))
 
-    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+    def _decision(self, X: ArrayLike) -> NDArray[np.float64]:
         """``f(x) = k(x)' alpha + intercept`` with the original (indefinite) kernel.
 
         Low rank: ``f(x) = phi(x) S coef_ + intercept`` (Nystroem features ``phi``)."""
@@ -649,7 +668,7 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator)
 
     def predict(self, X: ArrayLike) -> NDArray[np.float64]:
         """Predicted targets."""
-        return self.decision_function(X)
+        return self._decision(X)
 
 
 class KreinKernelRidgeClassifier(_SignClassifierMixin, KreinKernelRidge):
@@ -710,6 +729,8 @@ class KreinSVC(OneVsOneMixin, _KernelEstimatorMixin, ClassifierMixin, IndefsvmEs
     @fit_context
     def fit(self, X: ArrayLike, y: ArrayLike) -> KreinSVC:
         """Train LIBSVM on the flip-spectrum training kernel (one-vs-one for > 2 classes)."""
+        self._require_y(X, y)
+        check_classification_targets(np.asarray(y))
         if self._fit_multiclass(X, y):
             return self
         K = self._prepare_train(X)
@@ -730,6 +751,7 @@ class KreinSVC(OneVsOneMixin, _KernelEstimatorMixin, ClassifierMixin, IndefsvmEs
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """LIBSVM decision values on the flip-mapped test rows."""
+        check_is_fitted(self)
         if self._is_multiclass():
             return self._multiclass_decision(X)
         check_is_fitted(self, "svc_")
@@ -737,6 +759,7 @@ class KreinSVC(OneVsOneMixin, _KernelEstimatorMixin, ClassifierMixin, IndefsvmEs
 
     def predict(self, X: ArrayLike) -> NDArray:
         """Predicted class labels."""
+        check_is_fitted(self)
         if self._is_multiclass():
             return self._multiclass_predict(X)
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
@@ -855,6 +878,8 @@ class KreinSquaredHingeSVC(
     def fit(self, X: Any, y: ArrayLike) -> KreinSquaredHingeSVC:
         """Solve the SH-SVM primal on the (exact or Nystroem) factor (one-vs-one for > 2
         classes)."""
+        self._require_y(X, y)
+        check_classification_targets(np.asarray(y))
         if self._fit_multiclass(X, y):
             return self
         from indefsvm.krein.lowrank import squared_hinge_svm
@@ -875,10 +900,12 @@ class KreinSquaredHingeSVC(
         self.solution_ = sol
         self.coef_ = sol.z
         self.intercept_ = sol.intercept
+        self.n_iter_ = sol.n_iter
         return self
 
     def decision_function(self, X: Any) -> NDArray[np.float64]:
         """``f(x) = phi(x) S z + b``."""
+        check_is_fitted(self)
         if self._is_multiclass():
             return self._multiclass_decision(X)
         check_is_fitted(self, "coef_")
@@ -886,6 +913,7 @@ class KreinSquaredHingeSVC(
 
     def predict(self, X: Any) -> NDArray:
         """Predicted class labels."""
+        check_is_fitted(self)
         if self._is_multiclass():
             return self._multiclass_predict(X)
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
@@ -981,37 +1009,43 @@ class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
     def _fit_targets(self, X: ArrayLike, y: NDArray[np.float64]) -> SimilarityRidge:
         lam = float(self.lam)
         if self._low_rank():
-            X = self._check_raw(X, reset=True)
+            kernel, X = self._low_rank_points(X)
             # Landmarks only: the "plain" factorisation touches K_ZZ, not the n rows.
-            ny = self._nystroem(factorization="plain").fit(X)
+            ny = self._nystroem(kernel=kernel, factorization="plain").fit(X)
             self.nystroem_ = ny
             self.landmark_points_ = ny.landmark_points_
-            K = self._landmark_similarities(X)
+            K = self._landmark_similarities(X, fitting=True)
         else:
             K = self._prepare_train(X)
         y = _regression_targets(y, K.shape[0])
         self.ridge_ = Ridge(alpha=K.shape[0] * lam).fit(K, y)
         return self
 
-    def _landmark_similarities(self, X: Any) -> NDArray[np.float64]:
+    def _landmark_similarities(self, X: Any, *, fitting: bool = False) -> NDArray[np.float64]:
+        if self._precomputed() and not fitting:
+            # test-vs-train kernel rows: the landmark columns are the features
+            X = validate_data(self, X, dtype=np.float64, reset=False)
+            return X[:, self.nystroem_.landmarks_]
         rows = self.nystroem_._kernel_rows()
         return rows(X, self.landmark_points_)
 
     @fit_context
     def fit(self, X: ArrayLike, y: ArrayLike) -> SimilarityRidge:
         """Fit ridge regression on the training similarity rows."""
-        return self._fit_targets(X, np.asarray(y))
+        return self._fit_targets(X, self._regression_y(X, y))
 
-    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+    def _decision(self, X: ArrayLike) -> NDArray[np.float64]:
         """Ridge prediction on the test similarity rows."""
         check_is_fitted(self, "ridge_")
         if self._fitted_low_rank():
+            if self._precomputed():
+                return self.ridge_.predict(self._landmark_similarities(X))
             return self.ridge_.predict(self._landmark_similarities(self._check_raw(X, reset=False)))
         return self.ridge_.predict(self._prepare_test(X))
 
     def predict(self, X: ArrayLike) -> NDArray[np.float64]:
         """Predicted targets."""
-        return self.decision_function(X)
+        return self._decision(X)
 
 
 class SimilarityRidgeClassifier(_SignClassifierMixin, SimilarityRidge):
@@ -1087,8 +1121,9 @@ class OngSubspaceRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstima
     @fit_context
     def fit(self, X: ArrayLike, y: ArrayLike) -> OngSubspaceRegressor:
         """Solve the interpolation problem in the chosen subspace."""
+        y = self._regression_y(X, y)
         K = self._prepare_train(X)
-        y = _regression_targets(np.asarray(y), K.shape[0])
+        y = _regression_targets(y, K.shape[0])
         self.intercept_ = float(np.mean(y)) if self.center else 0.0
         yc = y - self.intercept_
         self.n_iter_ = 0
