@@ -57,6 +57,8 @@ from indefsvm.krein.subspace import landweber_fridman, mr_ii, truncated_spectral
 from indefsvm.spectrum import TRANSFORM_METHODS, spectrum_transform
 
 __all__ = [
+    "KREIN_FORMULATIONS",
+    "ONG_SOLVERS",
     "KreinClassifier",
     "KreinKernelRidge",
     "KreinKernelRidgeClassifier",
