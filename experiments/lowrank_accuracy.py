@@ -2,7 +2,7 @@
 
 Stratified ``--folds``-fold cross-validation of
 
-* KREIN VC-LSM (:class:`indefsvm.krein.KreinClassifier`, ``method="krein"``),
+* KREIN VC-LSM (:class:`indefsvm.krein.KreinClassifier`, ``formulation="krein"``),
 * KREIN LSM (:class:`indefsvm.krein.KreinKernelRidgeClassifier`),
 * KREIN SH-SVM (:class:`indefsvm.krein.KreinSquaredHingeSVC`),
 * SF-LSM (:class:`indefsvm.krein.SimilarityRidgeClassifier`, similarities to the landmarks),
@@ -98,7 +98,7 @@ def make(learner: str, kernel, kernel_params, rank):
     if rank is not None:
         common.update(n_components=rank, landmarks="kmeans++", random_state=0)
     if learner == "VC-LSM":
-        return KreinClassifier(method="krein", lambda_plus=LAM, lambda_minus=LAM, **common)
+        return KreinClassifier(formulation="krein", lambda_plus=LAM, lambda_minus=LAM, **common)
     if learner == "LSM":
         return KreinKernelRidgeClassifier(lambda_plus=LAM, lambda_minus=LAM, **common)
     if learner == "SH-SVM":

@@ -5,7 +5,7 @@ three of the features, 5% label noise, Bayes accuracy 95%), the sigmoid kernel
 ``tanh(gamma <x, y> + coef0)`` with ``gamma = 1/d``, ``coef0 = -1`` and ``m`` uniform landmarks.
 For every ``n`` a fresh child process (so that ``ru_maxrss`` is that run's peak) fits
 
-* ``KreinClassifier(method="krein", n_components=m)`` -- KREIN VC-LSM (secular solver, m dims),
+* ``KreinClassifier(formulation="krein", n_components=m)`` -- KREIN VC-LSM (secular solver, m dims),
 * ``KreinKernelRidgeClassifier(n_components=m)`` -- KREIN LSM,
 * ``KreinSquaredHingeSVC(n_components=m)`` -- KREIN SH-SVM (modified finite Newton),
 
@@ -65,7 +65,7 @@ def child(n: int, m: int, d: int, learners: list[str], seed: int) -> dict:
     common = {"kernel": "sigmoid", "kernel_params": params, "n_components": m, "random_state": 0}
     makers = {
         "vc-lsm": lambda: KreinClassifier(
-            method="krein", lambda_plus=1e-3, lambda_minus=1e-3, **common
+            formulation="krein", lambda_plus=1e-3, lambda_minus=1e-3, **common
         ),
         "lsm": lambda: KreinKernelRidgeClassifier(lambda_plus=1e-4, lambda_minus=1e-4, **common),
         "sh-svm": lambda: KreinSquaredHingeSVC(lambda_plus=1e-4, lambda_minus=1e-4, **common),

@@ -192,7 +192,8 @@ def check_binary_labels(y: ArrayLike, n: int | None = None, *, name: str = "y") 
     classes = np.unique(y)
     if classes.shape[0] != 2:
         raise ValueError(
-            f"{name} must contain exactly two classes; found {classes.shape[0]}: "
+            f"{name} must contain exactly two classes; found {classes.shape[0]} "
+            f"class{'' if classes.shape[0] == 1 else 'es'}: "
             f"{classes[:10].tolist()}{' ...' if classes.shape[0] > 10 else ''}."
         )
     y_pm = np.where(y == classes[1], 1.0, -1.0)

@@ -5,7 +5,7 @@ has the API of :class:`indefsvm.estimators.IndefiniteSVC` (``fit(K_train, y)``,
 ``decision_function(K_test_train)``, precomputed kernels or a kernel name/callable on features,
 labels of any two-class type).
 
-* :class:`SpectrumSVC` -- the spectrum transformations of Sect. 5.1: ``method="clip"`` (the
+* :class:`SpectrumSVC` -- the spectrum transformations of Sect. 5.1: ``spectrum="clip"`` (the
   paper's *denoise*), ``"flip"``, ``"shift"`` and ``"square"``, with the consistent maps for test
   rows of :func:`indefsvm.spectrum.spectrum_transform` (Chen et al. 2009; Wu et al. 2005 for
   shift).
@@ -24,18 +24,25 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping
+from numbers import Real
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import ClassifierMixin
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from indefsvm import _libsvm
+from indefsvm._base import (
+    KERNEL_PARAMETER_CONSTRAINTS,
+    IndefsvmEstimator,
+    KernelInputMixin,
+    fit_context,
+)
 from indefsvm._multiclass import OneVsOneMixin
-from indefsvm._validation import check_binary_labels, check_positive, class_weights_to_C
-from indefsvm.estimators import _KernelInputMixin
+from indefsvm._validation import check_binary_labels, class_weights_to_C
 from indefsvm.spectrum import TRANSFORM_METHODS, SpectrumTransform, spectrum_transform
 
 __all__ = [
@@ -51,7 +58,7 @@ class IndefiniteKernelWarning(UserWarning):
 
 
 class _LibsvmKernelClassifier(
-    OneVsOneMixin, ClassifierMixin, _KernelInputMixin, BaseEstimator
+    OneVsOneMixin, ClassifierMixin, KernelInputMixin, IndefsvmEstimator
 ):
     """C-SVC by LIBSVM on a kernel derived from the training kernel; subclasses define it.
 
@@ -60,10 +67,19 @@ class _LibsvmKernelClassifier(
     kernel row ``k_x`` is ``k_x' c + b`` (the test-row map folded into the coefficients).
     """
 
+    _parameter_constraints: dict = {
+        **KERNEL_PARAMETER_CONSTRAINTS,
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "class_weight": [StrOptions({"balanced", "paper"}), Mapping, None],
+        "decision_function_shape": [StrOptions({"ovr", "ovo"})],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "symmetrize": ["boolean"],
+    }
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = True
-        return self._pairwise_tags(tags)
+        return tags
 
     def _train_kernel(self, K: NDArray[np.float64]) -> NDArray[np.float64]:
         raise NotImplementedError
@@ -73,6 +89,7 @@ class _LibsvmKernelClassifier(
     ) -> NDArray[np.float64]:
         raise NotImplementedError
 
+    @fit_context
     def fit(self, X: ArrayLike, y: ArrayLike) -> _LibsvmKernelClassifier:
         """Train LIBSVM on the (transformed) training kernel.
 
@@ -89,8 +106,7 @@ class _LibsvmKernelClassifier(
         """
         if self._fit_multiclass(X, y):
             return self
-        check_positive(self.C, "C")
-        tol = check_positive(self.tol, "tol")
+        tol = float(self.tol)
         if y is not None:
             y_array = np.asarray(y)
             check_classification_targets(y_array)
@@ -176,7 +192,7 @@ class SpectrumSVC(_LibsvmKernelClassifier):
     __doc__ = (
         """SVM on a spectrum-modified kernel (paper 004, Sect. 5.1: denoise, flip, shift).
 
-    The training kernel ``K = U diag(lambda) U'`` is made PSD by ``method`` and LIBSVM is
+    The training kernel ``K = U diag(lambda) U'`` is made PSD by ``spectrum`` and LIBSVM is
     trained on the result. Test rows use the consistent map of
     :class:`indefsvm.spectrum.SpectrumTransform`: ``k -> U diag(1[lambda>0]) U' k`` (clip),
     ``U diag(sign lambda) U' k`` (flip), ``K k`` (square) and ``k`` unchanged (shift, the
@@ -185,12 +201,13 @@ class SpectrumSVC(_LibsvmKernelClassifier):
 
     Parameters
     ----------
-    method : {"clip", "flip", "shift", "square"}
-        The transformation; ``"clip"`` is the paper's *denoise* (negative eigenvalues set to
-        0). (Named ``method`` as in :func:`indefsvm.spectrum.spectrum_transform`: a parameter
-        called ``transform`` would make scikit-learn take the classifier for a transformer.)
+    spectrum : {"clip", "flip", "shift", "square"}
+        The spectrum transformation; ``"clip"`` is the paper's *denoise* (negative eigenvalues
+        set to 0). (Named ``spectrum``, not ``transform``: a parameter called ``transform``
+        would make scikit-learn take the classifier for a transformer, and ``method`` is kept
+        for the optimisation algorithm elsewhere.)
     shift : float, optional
-        Diagonal shift for ``method="shift"`` (default ``max(0, -lambda_min)``)."""
+        Diagonal shift for ``spectrum="shift"`` (default ``max(0, -lambda_min)``)."""
         + _BASE_PARAMS_DOC
         + """
     transform_ : SpectrumTransform
@@ -198,9 +215,15 @@ class SpectrumSVC(_LibsvmKernelClassifier):
     """
     )
 
+    _parameter_constraints: dict = {
+        **_LibsvmKernelClassifier._parameter_constraints,
+        "spectrum": [StrOptions(set(TRANSFORM_METHODS))],
+        "shift": [Real, None],
+    }
+
     def __init__(
         self,
-        method: str = "clip",
+        spectrum: str = "clip",
         C: float = 1.0,
         *,
         shift: float | None = None,
@@ -214,7 +237,7 @@ class SpectrumSVC(_LibsvmKernelClassifier):
         kernel_params: Mapping[str, Any] | None = None,
         symmetrize: bool = False,
     ) -> None:
-        self.method = method
+        self.spectrum = spectrum
         self.C = C
         self.shift = shift
         self.class_weight = class_weight
@@ -228,10 +251,8 @@ class SpectrumSVC(_LibsvmKernelClassifier):
         self.symmetrize = symmetrize
 
     def _train_kernel(self, K: NDArray[np.float64]) -> NDArray[np.float64]:
-        if self.method not in TRANSFORM_METHODS:
-            raise ValueError(f"method must be one of {TRANSFORM_METHODS}; got {self.method!r}.")
-        shift = self.shift if self.method == "shift" else None
-        self.transform_: SpectrumTransform = spectrum_transform(K, self.method, shift=shift)
+        shift = self.shift if self.spectrum == "shift" else None
+        self.transform_: SpectrumTransform = spectrum_transform(K, self.spectrum, shift=shift)
         return self.transform_.kernel
 
     def _test_coefficients(
@@ -334,6 +355,11 @@ class DirectSVC(_LibsvmKernelClassifier):
     """
     )
 
+    _parameter_constraints: dict = {
+        **_LibsvmKernelClassifier._parameter_constraints,
+        "psd_tol": [Interval(Real, 0, None, closed="left")],
+    }
+
     def __init__(
         self,
         C: float = 1.0,
@@ -372,7 +398,7 @@ class DirectSVC(_LibsvmKernelClassifier):
                 "converges to a stationary point of the non-convex dual, which is not "
                 "guaranteed to be optimal.",
                 IndefiniteKernelWarning,
-                stacklevel=4,
+                stacklevel=5,  # fit_context wraps fit: user -> wrapper -> fit -> here
             )
         return K
 

@@ -37,24 +37,40 @@ on the ORIGINAL kernel ``K0``.
 from __future__ import annotations
 
 import dataclasses
-import numbers
 from collections.abc import Callable, Mapping
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from sklearn.base import BaseEstimator, ClassifierMixin, OutlierMixin, RegressorMixin
+from sklearn.base import ClassifierMixin, OutlierMixin, RegressorMixin
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from indefsvm import kernels as _kernels
+from indefsvm._base import (
+    KERNEL_PARAMETER_CONSTRAINTS,
+    IndefsvmEstimator,
+    KernelInputMixin,
+    PrecomputedColumns,
+    fit_context,
+    nystroem_test_features,
+)
 from indefsvm._multiclass import OneVsOneMixin
-from indefsvm._validation import check_square_symmetric, collect_kernel_params
-from indefsvm.api import solve_problem
+from indefsvm.api import SOLVERS, solve_problem
+from indefsvm.kernels.registry import KERNEL_ALIASES, KERNEL_NAMES, resolve_kernel
+from indefsvm.nystrom import LANDMARK_METHODS
+from indefsvm.out_of_sample import (
+    OUT_OF_SAMPLE,
+    estimate_intercept_paper,
+    projection_coefficients,
+    transductive_rows,
+)
 from indefsvm.problems import ProxyKernelProblem, make_problem
 from indefsvm.result import SolveResult
 
 __all__ = [
+    "KERNEL_ALIASES",
     "KERNEL_NAMES",
     "IndefiniteOneClassSVM",
     "IndefiniteSVC",
@@ -65,258 +81,32 @@ __all__ = [
     "transductive_rows",
 ]
 
-#: Kernel names accepted by the ``kernel`` parameter (functions ``<name>_kernel`` of
-#: :mod:`indefsvm.kernels`), plus the aliases of :data:`KERNEL_ALIASES`.
-KERNEL_NAMES = (
-    "linear",
-    "polynomial",
-    "gaussian",
-    "sigmoid",
-    "epanechnikov",
-    "gaussian_combination",
-    "multiquadric",
-    "thin_plate_spline",
-    "difference_of_gaussians",
-    "simpson",
-    "tangent_distance",
-    "dtw",
-)
-#: scikit-learn style aliases of kernel names.
-KERNEL_ALIASES = {"rbf": "gaussian", "poly": "polynomial", "tangent": "tangent_distance"}
-
-#: Out-of-sample maps of the estimators.
-OUT_OF_SAMPLE = ("projection", "transductive")
-
-# Rows of the identity processed at once when forming P_+ u through the public row map.
-_BLOCK_ROWS = 512
-
-
-def resolve_kernel(kernel: str | Callable[..., Any]) -> Callable[..., Any] | None:
-    """Return the kernel function for a ``kernel`` parameter (None for ``"precomputed"``).
-
-    Parameters
-    ----------
-    kernel : str or callable
-        ``"precomputed"``, a name of :data:`KERNEL_NAMES` / :data:`KERNEL_ALIASES`, or a
-        callable ``kernel(X, Y=None, **params)`` returning the ``(n_x, n_y)`` kernel matrix.
-    """
-    if callable(kernel):
-        return kernel
-    if not isinstance(kernel, str):
-        raise TypeError(
-            f"kernel must be 'precomputed', a kernel name or a callable; got {type(kernel)}."
-        )
-    if kernel == "precomputed":
-        return None
-    name = KERNEL_ALIASES.get(kernel, kernel)
-    if name not in KERNEL_NAMES:
-        raise ValueError(
-            f"unknown kernel {kernel!r}; expected 'precomputed', a callable or one of "
-            f"{list(KERNEL_NAMES)} (aliases {KERNEL_ALIASES})."
-        )
-    return getattr(_kernels, f"{name}_kernel")
-
-
-def estimate_intercept_paper(
-    alpha: ArrayLike,
-    K0: ArrayLike,
-    y_pm: ArrayLike,
-    upper: ArrayLike,
-    *,
-    threshold: float = 1e-3,
-) -> float:
-    """Intercept of the published IndefiniteSVM code (``estimate_b.m``).
-
-    ``b = mean_{i free} (y_i - (K0 Y alpha)_i)`` over the free support vectors
-    ``threshold < alpha_i < C_i - threshold``, computed with the ORIGINAL training kernel ``K0``
-    (not the proxy kernel); 0 when no support vector is free.
-
-    Parameters
-    ----------
-    alpha : array_like of shape (n,)
-        Dual solution of eq. (7).
-    K0 : array_like of shape (n, n)
-        Original training kernel.
-    y_pm : array_like of shape (n,)
-        Labels in {-1, +1}.
-    upper : array_like of shape (n,)
-        Box bounds ``C_i`` (with the class weights used in training).
-    threshold : float
-        Distance from the bounds below which a coefficient counts as at the bound (1e-3 in the
-        published code).
-    """
-    alpha = np.asarray(alpha, dtype=np.float64)
-    y_pm = np.asarray(y_pm, dtype=np.float64)
-    upper = np.asarray(upper, dtype=np.float64)
-    free = (alpha > threshold) & (alpha < upper - threshold)
-    if not np.any(free):
-        return 0.0
-    if hasattr(K0, "matvec"):  # a LowRankKernel: O(nm), no n x n array
-        g = K0.matvec(alpha * y_pm)[free]
-    else:
-        g = np.asarray(K0, dtype=np.float64)[free] @ (alpha * y_pm)
-    return float(np.mean(y_pm[free] - g))
-
-
-def transductive_rows(
-    K0: ArrayLike,
-    u: ArrayLike,
-    rho: float,
-    K_test_train: ArrayLike,
-    K_test_test: ArrayLike,
-) -> NDArray[np.float64]:
-    """Test-vs-train proxy-kernel rows of the paper's heuristic (Sect. 2.3).
-
-    As the published ``Ktest_heuristic.m``: the full kernel ``[[K0, K_tr_te], [K_te_tr,
-    K_te_te]]`` gets the rank-one update ``u u' / (4 rho)`` on its training block, its negative
-    eigenvalues are set to zero, and the test-vs-train block is returned.
-
-    Parameters
-    ----------
-    K0 : array_like of shape (n, n)
-        Original training kernel.
-    u : array_like of shape (n,)
-        ``Y alpha`` (classification) or ``alpha`` (regression, one-class).
-    rho : float
-        Scalar penalty of the fitted problem.
-    K_test_train : array_like of shape (m, n)
-    K_test_test : array_like of shape (m, m)
-
-    Returns
-    -------
-    ndarray of shape (m, n)
-    """
-    K0 = np.asarray(K0, dtype=np.float64)
-    n = K0.shape[0]
-    R = np.asarray(K_test_train, dtype=np.float64)
-    m = R.shape[0]
-    T = check_square_symmetric(K_test_test, name="K_test_test")
-    if T.shape[0] != m:
-        raise ValueError(
-            f"K_test_test must be ({m}, {m}) for the {m} test rows of K_test_train; got {T.shape}."
-        )
-    u = np.asarray(u, dtype=np.float64)
-    full = np.empty((n + m, n + m))
-    full[:n, :n] = K0 + np.outer(u, u) / (4.0 * float(rho))
-    full[n:, :n] = R
-    full[:n, n:] = R.T
-    full[n:, n:] = T
-    lam, V = np.linalg.eigh(full)
-    pos = lam > 0
-    # Only the test rows of V diag(lam_+) V' are needed.
-    return (V[n:, pos] * lam[pos]) @ V[:n, pos].T
-
-
-class _PrecomputedColumns:
-    """Kernel "function" on row indices of a precomputed kernel (``n_components`` with
-    ``kernel="precomputed"``): ``k(I, J) = K[I, J]``."""
-
-    def __init__(self, K: NDArray[np.float64]) -> None:
-        self.K = K
-
-    def __call__(self, A: Any, B: Any, **params: Any) -> NDArray[np.float64]:
-        i = np.asarray(A, dtype=np.float64).ravel().astype(np.intp)
-        j = np.asarray(B, dtype=np.float64).ravel().astype(np.intp)
-        return self.K[np.ix_(i, j)]
-
-
-def _check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{name} must be one of {choices}; got {value!r}.")
-    return value
-
-
-class _KernelInputMixin:
-    """Kernel handling shared by every estimator of the package.
-
-    With ``kernel="precomputed"`` the input ``X`` of ``fit`` is the ``(n, n)`` training kernel
-    and the input of ``predict`` the ``(m, n)`` test-vs-train kernel; otherwise ``X`` holds raw
-    features and the kernel is computed with ``kernel(X, Y, **params)``.
-    """
-
-    kernel: str | Callable[..., Any]
-    gamma: float | None
-    coef0: float | None
-    degree: int | None
-    kernel_params: Mapping[str, Any] | None
-    symmetrize: bool
-
-    def _kernel_arguments(self) -> dict[str, Any]:
-        params = collect_kernel_params(self.gamma, self.coef0, self.degree, self.kernel_params)
-        if self.kernel == "precomputed" and params:
-            raise ValueError(
-                f"kernel parameters {sorted(params)} were given but kernel='precomputed' "
-                "(X is already the kernel matrix)."
-            )
-        return params
-
-    def _call_kernel(self, X: NDArray[np.float64], Y: NDArray[np.float64] | None):
-        function = resolve_kernel(self.kernel)
-        params = self._kernel_arguments()
-        try:
-            K = function(X, Y, **params)
-        except TypeError as exc:
-            raise TypeError(
-                f"calling kernel {self.kernel!r} with parameters {params} failed: {exc}"
-            ) from exc
-        K = np.asarray(K, dtype=np.float64)
-        expected = (X.shape[0], X.shape[0] if Y is None else Y.shape[0])
-        if K.shape != expected:
-            raise ValueError(
-                f"kernel {self.kernel!r} returned shape {K.shape}; expected {expected}."
-            )
-        return K
-
-    def _fit_kernel(self, X: Any, y: Any = "no_validation", **check: Any):
-        """Validate ``X`` (and ``y`` unless unsupervised) and return ``(K_train, y)``."""
-        resolve_kernel(self.kernel)  # clear error on a bad name before anything else
-        self._kernel_arguments()
-        if isinstance(y, str) and y == "no_validation":
-            X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
-        else:
-            X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, **check)
-        if self.kernel == "precomputed":
-            if X.shape[0] != X.shape[1]:
-                raise ValueError(
-                    "with kernel='precomputed', X must be the square (n, n) training kernel; "
-                    f"got shape {X.shape}."
-                )
-            K = check_square_symmetric(X, name="K_train", symmetrize=self.symmetrize, min_size=2)
-        else:
-            self.X_fit_ = X
-            K = check_square_symmetric(
-                self._call_kernel(X, None), name="K_train", symmetrize=self.symmetrize
-            )
-        return K, y
-
-    def _test_kernel(self, X: Any) -> NDArray[np.float64]:
-        """Validate ``X`` and return the ``(m, n)`` test-vs-train kernel."""
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        if self.kernel == "precomputed":
-            return X
-        return self._call_kernel(X, self.X_fit_)
-
-    def _test_test_kernel(self, X: Any, K_test_test: ArrayLike | None) -> NDArray | None:
-        if K_test_test is not None or self.kernel == "precomputed":
-            return K_test_test
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        return self._call_kernel(X, None)
-
-    def _pairwise_tags(self, tags: Any) -> Any:
-        tags.input_tags.pairwise = isinstance(self.kernel, str) and self.kernel == "precomputed"
-        return tags
-
-
-class _ProxyKernelEstimator(_KernelInputMixin, BaseEstimator):
+class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
     """Shared fitting and prediction of the estimators built on a :class:`ProxyKernelProblem`."""
 
     _problem_kind = "svc"
+    _parameter_constraints: dict = {
+        **KERNEL_PARAMETER_CONSTRAINTS,
+        "rho": [Interval(Real, 0, None, closed="neither"), "array-like"],
+        "solver": [StrOptions(set(SOLVERS))],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "out_of_sample": [StrOptions(set(OUT_OF_SAMPLE))],
+        "symmetrize": ["boolean"],
+        "solver_options": [Mapping, None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "landmarks": [StrOptions(set(LANDMARK_METHODS)), "array-like"],
+        "nystroem_params": [Mapping, None],
+        "keep_training_state": ["boolean"],
+    }
 
     def _solve(self, problem: ProxyKernelProblem) -> SolveResult:
         options = dict(self.solver_options or {})
         return solve_problem(
             problem,
-            method=self.method,
+            method=self.solver,
             tol=self.tol,
             max_iter=self.max_iter,
             verbose=self.verbose,
@@ -324,15 +114,7 @@ class _ProxyKernelEstimator(_KernelInputMixin, BaseEstimator):
         )
 
     def _check_common(self) -> None:
-        _check_choice(self.out_of_sample, "out_of_sample", OUT_OF_SAMPLE)
-        if not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 1:
-            raise ValueError(f"max_iter must be a positive integer; got {self.max_iter!r}.")
-        if not (isinstance(self.tol, numbers.Real) and self.tol > 0):
-            raise ValueError(f"tol must be a positive number; got {self.tol!r}.")
-        if self.solver_options is not None and not isinstance(self.solver_options, Mapping):
-            raise TypeError(
-                f"solver_options must be a dict or None; got {type(self.solver_options)}."
-            )
+        # Single parameters are checked by _parameter_constraints; this is the coupling.
         rho = np.asarray(self.rho, dtype=np.float64)
         if self.out_of_sample == "transductive" and rho.ndim > 0:
             raise ValueError(
@@ -344,8 +126,6 @@ class _ProxyKernelEstimator(_KernelInputMixin, BaseEstimator):
         m = getattr(self, "n_components", None)
         if m is None:
             return False
-        if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1:
-            raise ValueError(f"n_components must be None or a positive integer; got {m!r}.")
         if self.out_of_sample != "projection":
             raise ValueError(
                 "with n_components, prediction goes through the Nystroem map; "
@@ -372,7 +152,7 @@ class _ProxyKernelEstimator(_KernelInputMixin, BaseEstimator):
             # The Nystroem map reads only the landmark columns of the given kernel; the
             # "points" are row indices (useful for m << n when K is already in memory).
             K, y = self._fit_kernel(X, y, **check)
-            kernel, X = _PrecomputedColumns(K), np.arange(K.shape[0], dtype=np.float64)[:, None]
+            kernel, X = PrecomputedColumns(K), np.arange(K.shape[0], dtype=np.float64)[:, None]
         elif isinstance(y, str) and y == "no_validation":
             X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         else:
@@ -408,25 +188,13 @@ class _ProxyKernelEstimator(_KernelInputMixin, BaseEstimator):
         self._u = u
         bound = float(np.max(np.abs(problem.upper)))
         self.support_ = np.flatnonzero(np.abs(self.alpha_) > 1e-8 * bound)
-        state = problem.state(self.alpha_)
-        n = problem.n
-        coef = np.empty(n)
-        # decision = (P_+ k_x)'u = k_x' (A u) with A the public row map applied to the identity.
-        for start in range(0, n, _BLOCK_ROWS):
-            stop = min(n, start + _BLOCK_ROWS)
-            eye_rows = np.zeros((stop - start, n))
-            eye_rows[np.arange(stop - start), np.arange(start, stop)] = 1.0
-            coef[start:stop] = problem.out_of_sample_rows(self.alpha_, eye_rows, state=state) @ u
-        self.dual_coef_ = coef
+        # decision = (P_+ k_x)'u = k_x' (P_+ u): the projection map folded into n coefficients.
+        self.dual_coef_ = projection_coefficients(problem, self.alpha_)
         self._release_training_state()
 
     def _nystroem_features(self, X: Any) -> NDArray[np.float64]:
         """Nystroem features of new points (test-vs-train kernel rows when precomputed)."""
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        nys = self.nystroem_
-        if isinstance(self.kernel, str) and self.kernel == "precomputed":
-            return X[:, nys.landmarks_] @ nys.components_  # k(x, Z) W, as nys.transform
-        return np.asarray(nys.transform(X), dtype=np.float64)
+        return nystroem_test_features(self, X)
 
     def _finish_fit_low_rank(self, problem: Any, result: SolveResult) -> None:
         # Nothing n x n: K* stays a factor, the decision is linear in the Nystroem features.
@@ -530,8 +298,9 @@ class _ProxyKernelEstimator(_KernelInputMixin, BaseEstimator):
 
 
 _COMMON_DOC = """
-    method : {"pg", "accpm", "siqclp"}
-        Solver passed to :func:`indefsvm.solve_problem` (``"pg"``: projected gradient).
+    solver : {"pg", "accpm", "siqclp"}
+        Optimisation algorithm, passed to :func:`indefsvm.solve_problem` as ``method``
+        (``"pg"``: projected gradient; ``"accpm"``, ``"siqclp"``: paper 004, Sect. 3.3-3.4).
     tol : float
         Certified duality gap at which the solver stops, relative to ``max(1, |f(alpha) - f(0)|)``,
         the part of the objective that depends on alpha (``f(0) = rho ||(K0)_-||_F^2`` is a
@@ -647,7 +416,7 @@ class IndefiniteSVC(OneVsOneMixin, ClassifierMixin, _ProxyKernelEstimator):
         C: float = 1.0,
         rho: float | ArrayLike = 1.0,
         *,
-        method: str = "pg",
+        solver: str = "pg",
         tol: float = 1e-6,
         max_iter: int = 10000,
         class_weight: None | str | Mapping[Any, float] = None,
@@ -673,7 +442,7 @@ class IndefiniteSVC(OneVsOneMixin, ClassifierMixin, _ProxyKernelEstimator):
         self.nystroem_params = nystroem_params
         self.C = C
         self.rho = rho
-        self.method = method
+        self.solver = solver
         self.tol = tol
         self.max_iter = max_iter
         self.class_weight = class_weight
@@ -691,16 +460,25 @@ class IndefiniteSVC(OneVsOneMixin, ClassifierMixin, _ProxyKernelEstimator):
         self.verbose = verbose
         self.keep_training_state = keep_training_state
 
+    _parameter_constraints: dict = {
+        **_ProxyKernelEstimator._parameter_constraints,
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "class_weight": [StrOptions({"balanced", "paper"}), Mapping, None],
+        "decision_function_shape": [StrOptions({"ovr", "ovo"})],
+        "intercept": [StrOptions({"certified", "paper"})],
+    }
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = True
-        return self._pairwise_tags(tags)
+        return tags
 
     def _make_problem(self, K: NDArray, y: NDArray) -> ProxyKernelProblem:
         return make_problem(
             self._problem_kind, K, y, C=self.C, rho=self.rho, class_weight=self.class_weight
         )
 
+    @fit_context
     def fit(self, X: ArrayLike, y: ArrayLike) -> IndefiniteSVC:
         """Solve eq. (7) on the training kernel.
 
@@ -719,7 +497,6 @@ class IndefiniteSVC(OneVsOneMixin, ClassifierMixin, _ProxyKernelEstimator):
         if self._fit_multiclass(X, y):
             return self
         self._check_common()
-        _check_choice(self.intercept, "intercept", ("certified", "paper"))
         if y is not None:
             # Labels first: a one-class y is the more useful error than a kernel shape.
             y_array = np.asarray(y)
@@ -794,13 +571,21 @@ class PerturbSVC(IndefiniteSVC):
     )
 
     _problem_kind = "perturb"
+    _parameter_constraints: dict = {
+        **{
+            key: value
+            for key, value in IndefiniteSVC._parameter_constraints.items()
+            if key not in ("n_components", "landmarks", "nystroem_params")
+        },
+        "psd_tol": [Interval(Real, 0, None, closed="left")],
+    }
 
     def __init__(
         self,
         C: float = 1.0,
         rho: float | ArrayLike = 1.0,
         *,
-        method: str = "pg",
+        solver: str = "pg",
         tol: float = 1e-6,
         max_iter: int = 10000,
         class_weight: None | str | Mapping[Any, float] = None,
@@ -822,7 +607,7 @@ class PerturbSVC(IndefiniteSVC):
         super().__init__(
             C=C,
             rho=rho,
-            method=method,
+            solver=solver,
             tol=tol,
             max_iter=max_iter,
             class_weight=class_weight,
@@ -894,6 +679,11 @@ class IndefiniteSVR(RegressorMixin, _ProxyKernelEstimator):
     )
 
     _problem_kind = "svr"
+    _parameter_constraints: dict = {
+        **_ProxyKernelEstimator._parameter_constraints,
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": [Interval(Real, 0, None, closed="left")],
+    }
 
     def __init__(
         self,
@@ -901,7 +691,7 @@ class IndefiniteSVR(RegressorMixin, _ProxyKernelEstimator):
         epsilon: float = 0.1,
         rho: float | ArrayLike = 1.0,
         *,
-        method: str = "pg",
+        solver: str = "pg",
         tol: float = 1e-6,
         max_iter: int = 10000,
         kernel: str | Callable[..., Any] = "precomputed",
@@ -925,7 +715,7 @@ class IndefiniteSVR(RegressorMixin, _ProxyKernelEstimator):
         self.C = C
         self.epsilon = epsilon
         self.rho = rho
-        self.method = method
+        self.solver = solver
         self.tol = tol
         self.max_iter = max_iter
         self.kernel = kernel
@@ -940,9 +730,7 @@ class IndefiniteSVR(RegressorMixin, _ProxyKernelEstimator):
         self.verbose = verbose
         self.keep_training_state = keep_training_state
 
-    def __sklearn_tags__(self):
-        return self._pairwise_tags(super().__sklearn_tags__())
-
+    @fit_context
     def fit(self, X: ArrayLike, y: ArrayLike) -> IndefiniteSVR:
         """Solve eq. (17) on the training kernel.
 
@@ -1008,13 +796,17 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
     )
 
     _problem_kind = "oneclass"
+    _parameter_constraints: dict = {
+        **_ProxyKernelEstimator._parameter_constraints,
+        "nu": [Interval(Real, 0, 1, closed="right")],
+    }
 
     def __init__(
         self,
         nu: float = 0.5,
         rho: float | ArrayLike = 1.0,
         *,
-        method: str = "pg",
+        solver: str = "pg",
         tol: float = 1e-6,
         max_iter: int = 10000,
         kernel: str | Callable[..., Any] = "precomputed",
@@ -1037,7 +829,7 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
         self.nystroem_params = nystroem_params
         self.nu = nu
         self.rho = rho
-        self.method = method
+        self.solver = solver
         self.tol = tol
         self.max_iter = max_iter
         self.kernel = kernel
@@ -1052,9 +844,7 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
         self.verbose = verbose
         self.keep_training_state = keep_training_state
 
-    def __sklearn_tags__(self):
-        return self._pairwise_tags(super().__sklearn_tags__())
-
+    @fit_context
     def fit(self, X: ArrayLike, y: None = None) -> IndefiniteOneClassSVM:
         """Solve eq. (20) on the training kernel (``y`` is ignored)."""
         self._check_common()

@@ -112,8 +112,8 @@ class _NoBar:
 
 
 def _resolve_kernel_function(kernel: str | Callable[..., Any]) -> Callable[..., Any]:
-    # Imported lazily: the estimators module imports this one (low-rank proxy SVMs).
-    from indefsvm.estimators import resolve_kernel
+    # Imported lazily: keeps "import indefsvm.nystrom" light (the registry pulls in all kernels).
+    from indefsvm.kernels.registry import resolve_kernel
 
     if isinstance(kernel, str) and kernel == "precomputed":
         raise ValueError(

@@ -53,7 +53,7 @@ def test_spectrum_svc_custom_shift_and_bad_transform():
     ref = SVC(kernel="precomputed", C=1.0, tol=1e-10).fit(K + 5.0 * np.eye(len(y)), y)
     ours = SpectrumSVC("shift", shift=5.0, tol=1e-10).fit(K, y)
     assert np.allclose(ours.decision_function(Kte), ref.decision_function(Kte), atol=1e-6)
-    with pytest.raises(ValueError, match="method must be one of"):
+    with pytest.raises(ValueError, match="'spectrum' parameter of SpectrumSVC must be a str among"):
         SpectrumSVC("denoise").fit(K, y)
 
 
@@ -123,7 +123,7 @@ def test_bad_input():
     K, y, _, _ = split(seed=8)
     with pytest.raises(ValueError, match="two classes"):
         ModSVC().fit(K, np.zeros(len(y)))
-    with pytest.raises(ValueError, match="C must be finite and > 0"):
+    with pytest.raises(ValueError, match="'C' parameter of ModSVC must be a float in the range"):
         ModSVC(C=-1).fit(K, y)
     with pytest.raises(ValueError, match="square"):
         ModSVC().fit(K[:, :10], y)

@@ -251,7 +251,7 @@ def test_gridsearch_slices_precomputed_kernel_and_picks_sensible_values():
 @pytest.mark.parametrize(
     "kwargs, X, error, match",
     [
-        ({"kernel": "nonsense"}, None, ValueError, "unknown kernel"),
+        ({"kernel": "nonsense"}, None, ValueError, "'kernel' parameter .* Got 'nonsense'"),
         ({"gamma": 0.5}, None, ValueError, "kernel='precomputed'"),
         ({"out_of_sample": "magic"}, None, ValueError, "out_of_sample"),
         ({"intercept": "guess"}, None, ValueError, "intercept"),

@@ -124,7 +124,7 @@ def _skip_member(app, what, name, obj, skip, options):
 
 
 def _reexported_constant_doc(app, what, name, obj, options, lines):
-    # ``indefsvm.SOLVERS`` (a lazy export of indefsvm.api) or ``indefsvm.krein.KREIN_METHODS``
+    # ``indefsvm.SOLVERS`` (a lazy export of indefsvm.api) or ``indefsvm.krein.KREIN_FORMULATIONS``
     # (imported from indefsvm.krein.models) would show the docstring of ``dict``/``tuple``:
     # autodoc reads ``#:`` comments only in the module being documented. Take the comment from
     # the module that defines the constant. (``automodule`` skips such constants altogether, so

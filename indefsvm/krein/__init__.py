@@ -15,92 +15,19 @@ The second paradigm of :mod:`indefsvm` (next to the indefinite SVM of Luss & d'A
   L-BFGS-B tuner.
 """
 
-from indefsvm.krein.hypergrad import (
-    HyperGradient,
-    TuningResult,
-    tune_variance_constrained,
-    validation_hypergradient,
-)
-from indefsvm.krein.lowrank import (
-    LowRankVCSolution,
-    SquaredHingeSolution,
-    lowrank_krein_ridge,
-    lowrank_variance_constrained,
-    rediagonalize,
-    squared_hinge_hypergradient,
-    squared_hinge_svm,
-)
-from indefsvm.krein.models import (
-    KREIN_METHODS,
-    KreinClassifier,
-    KreinKernelRidge,
-    KreinKernelRidgeClassifier,
-    KreinRegressor,
-    KreinSquaredHingeSVC,
-    KreinSVC,
-    OngSubspaceRegressor,
-    SimilarityRidge,
-    SimilarityRidgeClassifier,
-    center_kernel_test,
-    center_kernel_train,
-)
-from indefsvm.krein.solver import (
-    KernelEigen,
-    SphereSolution,
-    VarianceConstrainedSolution,
-    kernel_eigen,
-    krein_kernel_ridge,
-    krein_least_squares,
-    krein_objective,
-    krein_regularizer_eigenvalues,
-    minimize_quadratic_on_sphere,
-    omcs_krein_least_squares,
-    variance_constrained_least_squares,
-)
-from indefsvm.krein.subspace import (
-    IterativeSolution,
-    landweber_fridman,
-    mr_ii,
-    truncated_spectral_factorization,
-)
+# Each module's __all__ is its public interface; the package re-exports them all, so a new
+# public name is declared once (in its module), not again here.
+from indefsvm.krein import hypergrad, lowrank, models, solver, subspace
+from indefsvm.krein.hypergrad import *  # noqa: F403
+from indefsvm.krein.lowrank import *  # noqa: F403
+from indefsvm.krein.models import *  # noqa: F403
+from indefsvm.krein.solver import *  # noqa: F403
+from indefsvm.krein.subspace import *  # noqa: F403
 
 __all__ = [
-    "HyperGradient",
-    "IterativeSolution",
-    "KREIN_METHODS",
-    "KernelEigen",
-    "KreinClassifier",
-    "KreinKernelRidge",
-    "KreinKernelRidgeClassifier",
-    "KreinRegressor",
-    "KreinSVC",
-    "KreinSquaredHingeSVC",
-    "LowRankVCSolution",
-    "SquaredHingeSolution",
-    "OngSubspaceRegressor",
-    "SimilarityRidge",
-    "SimilarityRidgeClassifier",
-    "SphereSolution",
-    "TuningResult",
-    "VarianceConstrainedSolution",
-    "center_kernel_test",
-    "center_kernel_train",
-    "kernel_eigen",
-    "krein_kernel_ridge",
-    "krein_least_squares",
-    "krein_objective",
-    "krein_regularizer_eigenvalues",
-    "landweber_fridman",
-    "lowrank_krein_ridge",
-    "lowrank_variance_constrained",
-    "minimize_quadratic_on_sphere",
-    "mr_ii",
-    "omcs_krein_least_squares",
-    "rediagonalize",
-    "squared_hinge_hypergradient",
-    "squared_hinge_svm",
-    "truncated_spectral_factorization",
-    "tune_variance_constrained",
-    "validation_hypergradient",
-    "variance_constrained_least_squares",
+    *hypergrad.__all__,
+    *lowrank.__all__,
+    *models.__all__,
+    *solver.__all__,
+    *subspace.__all__,
 ]

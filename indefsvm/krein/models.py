@@ -1,7 +1,7 @@
 """Scikit-learn estimators for learning in reproducing kernel Krein spaces.
 
 * :class:`KreinRegressor` / :class:`KreinClassifier` -- the variance-constrained least-squares
-  problems of Oglic & Gaertner (2018, paper 000): ``method="krein"`` (eq. 4),
+  problems of Oglic & Gaertner (2018, paper 000): ``formulation="krein"`` (eq. 4),
   ``"omcs"`` (OMCS-KREIN, eq. 2) and ``"flip"``, ``"clip"``, ``"shift"``, ``"square"`` (eq. 2
   with a spectrum-transformed kernel, Table 1), all solved globally by the secular equation.
 * :class:`KreinKernelRidge` / :class:`KreinKernelRidgeClassifier` -- Krein kernel ridge
@@ -23,23 +23,29 @@ transformations, the eigenbasis map of the training kernel.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.linear_model import Ridge
 from sklearn.svm import SVC
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_y, check_is_fitted, validate_data
 
-from indefsvm._multiclass import OneVsOneMixin
-from indefsvm._validation import (
-    check_binary_labels,
-    check_finite_matrix,
-    check_positive,
-    check_square_symmetric,
+from indefsvm._base import (
+    KERNEL_PARAMETER_CONSTRAINTS,
+    IndefsvmEstimator,
+    KernelInputMixin,
+    PrecomputedColumns,
+    fit_context,
+    nystroem_test_features,
 )
+from indefsvm._multiclass import OneVsOneMixin
+from indefsvm._validation import check_binary_labels, check_finite_matrix
 from indefsvm.krein.solver import (
     KernelEigen,
     kernel_eigen,
@@ -51,6 +57,8 @@ from indefsvm.krein.subspace import landweber_fridman, mr_ii, truncated_spectral
 from indefsvm.spectrum import TRANSFORM_METHODS, spectrum_transform
 
 __all__ = [
+    "KREIN_FORMULATIONS",
+    "ONG_SOLVERS",
     "KreinClassifier",
     "KreinKernelRidge",
     "KreinKernelRidgeClassifier",
@@ -64,8 +72,17 @@ __all__ = [
     "center_kernel_test",
 ]
 
-#: Methods of :class:`KreinRegressor`.
-KREIN_METHODS = ("krein", "omcs", *TRANSFORM_METHODS)
+#: Formulations of :class:`KreinRegressor`.
+KREIN_FORMULATIONS = ("krein", "omcs", *TRANSFORM_METHODS)
+#: Solvers of :class:`OngSubspaceRegressor`.
+ONG_SOLVERS = ("tsf", "landweber", "mr2")
+
+_POSITIVE = Interval(Real, 0, None, closed="neither")
+_LOW_RANK_CONSTRAINTS: dict[str, list[Any]] = {
+    "n_components": [Interval(Integral, 1, None, closed="left"), None],
+    "landmarks": [StrOptions({"uniform", "kmeans++", "leverage"}), "array-like"],
+    "random_state": ["random_state"],
+}
 
 
 def center_kernel_train(K: NDArray[np.float64]) -> tuple[NDArray, NDArray, float]:
@@ -94,64 +111,46 @@ def center_kernel_test(
     return K_test - K_test.mean(axis=1)[:, None] - column_means[None, :] + grand_mean
 
 
-class _KernelEstimatorMixin:
-    """Kernel handling shared by the estimators (precomputed or callable kernels)."""
-
-    def __sklearn_tags__(self):
-        # Lets scikit-learn's model selection slice a precomputed kernel as (test, train)
-        # blocks, as it does for SVC(kernel="precomputed").
-        tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = isinstance(self.kernel, str) and self.kernel == "precomputed"
-        return tags
-
-    def _kernel_params(self) -> dict[str, Any]:
-        return {} if self.kernel_params is None else dict(self.kernel_params)
-
-    def _kernel_function(self) -> Callable[..., Any]:
-        """The callable kernel, or the function of a kernel name of :mod:`indefsvm.kernels`."""
-        if callable(self.kernel):
-            return self.kernel
-        if not isinstance(self.kernel, str):
-            raise TypeError(
-                f"kernel must be 'precomputed', a kernel name or callable; got {type(self.kernel)}."
-            )
-        from indefsvm.estimators import resolve_kernel  # lazy: estimators import nystrom
-
-        function = resolve_kernel(self.kernel)
-        if function is None:
-            raise ValueError("kernel='precomputed' has no kernel function.")
-        return function
+class _KernelEstimatorMixin(KernelInputMixin):
+    """Krein-side kernel handling on top of :class:`indefsvm._base.KernelInputMixin`: centring
+    in feature space and the low-rank (Nystroem) factor of paper 003."""
 
     def _train_kernel(self, X: ArrayLike) -> NDArray[np.float64]:
-        if isinstance(self.kernel, str) and self.kernel == "precomputed":
-            K = check_square_symmetric(X, name="K_train (precomputed kernel)")
-            self.n_features_in_ = K.shape[1]
-            return K
-        function = self._kernel_function()
-        X = validate_data(self, X, reset=True, dtype=np.float64)
-        self.X_fit_ = X
-        return check_square_symmetric(
-            function(X, None, **self._kernel_params()), name="kernel(X, X)"
-        )
+        return self._fit_kernel(X)[0]
+
+    def _require_y(self, X: Any, y: Any) -> None:
+        if y is None:
+            validate_data(self, X, y)  # scikit-learn's "requires y to be passed" error
+
+    def _regression_y(self, X: Any, y: Any) -> NDArray[np.float64]:
+        """Targets checked as scikit-learn does (1-D numeric; a column warns and is raveled)."""
+        self._require_y(X, y)
+        return _check_y(y, y_numeric=True, estimator=self).astype(np.float64, copy=False)
 
     # ------------------------------------------------------------- low rank (paper 003)
 
     def _low_rank(self) -> bool:
-        n_components = getattr(self, "n_components", None)
-        if n_components is None:
-            return False
-        if isinstance(self.kernel, str) and self.kernel == "precomputed":
-            raise ValueError(
-                "n_components (low-rank Nystroem learning) needs kernel evaluations on raw "
-                "inputs: pass a kernel name or a callable, not kernel='precomputed'."
-            )
-        return True
+        return getattr(self, "n_components", None) is not None
+
+    def _low_rank_points(self, X: Any) -> tuple[Any, Any]:
+        """``(kernel, points)`` of the Nystroem map at fit time.
+
+        With ``kernel="precomputed"`` the map reads only the landmark columns of the given
+        kernel: the "points" are row indices (as in :mod:`indefsvm.estimators`).
+        """
+        if self._precomputed():
+            K = self._fit_kernel(X)[0]
+            return PrecomputedColumns(K), np.arange(K.shape[0], dtype=np.float64)[:, None]
+        return self.kernel, self._check_raw(X, reset=True)
 
     def _nystroem(self, **overrides: Any):
         from indefsvm.nystrom import IndefiniteNystroem
 
         params = {
             "kernel": self.kernel,
+            "gamma": self.gamma,
+            "coef0": self.coef0,
+            "degree": self.degree,
             "kernel_params": self.kernel_params,
             "n_components": self.n_components,
             "landmarks": self.landmarks,
@@ -159,13 +158,6 @@ class _KernelEstimatorMixin:
         }
         params.update(overrides)
         return IndefiniteNystroem(**params)
-
-    def _check_raw(self, X: Any, *, reset: bool) -> Any:
-        # Named kernels act on numeric feature matrices; a callable may take any array
-        # (e.g. a 3-D array of time series), validated by the kernel itself.
-        if isinstance(self.kernel, str):
-            return validate_data(self, X, reset=reset, dtype=np.float64)
-        return X
 
     def _prepare_train_factor(
         self, X: Any
@@ -178,8 +170,8 @@ class _KernelEstimatorMixin:
         """
         from indefsvm.krein.lowrank import rediagonalize
 
-        X = self._check_raw(X, reset=True)
-        ny = self._nystroem()
+        kernel, X = self._low_rank_points(X)
+        ny = self._nystroem(kernel=kernel)
         Phi = ny.fit_transform(X)
         s = ny.signature_
         lam = ny.eigenvalues_
@@ -204,37 +196,17 @@ class _KernelEstimatorMixin:
         return getattr(self, "nystroem_", None) is not None
 
     def _test_factor(self, X: Any) -> NDArray[np.float64]:
-        X = self._check_raw(X, reset=False)
-        P = np.asarray(self.nystroem_.transform(X), dtype=np.float64)
+        P = nystroem_test_features(self, X)
         return (P - self.feature_mean_) @ self.feature_rotation_
-
-    def _test_kernel(self, X: ArrayLike) -> NDArray[np.float64]:
-        n = self.n_train_
-        if isinstance(self.kernel, str) and self.kernel == "precomputed":
-            Kt = np.asarray(X)
-            if Kt.ndim != 2 or Kt.shape[1] != n:
-                raise ValueError(
-                    f"with kernel='precomputed', predict expects the (m, {n}) kernel between "
-                    f"test and training points; got shape {Kt.shape}."
-                )
-            return check_finite_matrix(Kt, name="K_test_train")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        Kt = check_finite_matrix(
-            self._kernel_function()(X, self.X_fit_, **self._kernel_params()), name="K"
-        )
-        if Kt.shape != (X.shape[0], n):
-            raise ValueError(
-                f"kernel(X, X_fit) returned shape {Kt.shape}; expected {(X.shape[0], n)}."
-            )
-        return Kt
 
     def _test_diag(self, X: ArrayLike) -> NDArray[np.float64]:
         """Self-similarities ``k(x, x)`` of test points (callable kernels only)."""
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        params = self._kernel_params()
+        params = self._kernel_arguments()
+        function = self._kernel_function()
         return np.array(
             [
-                float(self._kernel_function()(X[i : i + 1], X[i : i + 1], **params)[0, 0])
+                float(function(X[i : i + 1], X[i : i + 1], **params)[0, 0])
                 for i in range(X.shape[0])
             ]
         )
@@ -281,17 +253,23 @@ def _regression_targets(y: ArrayLike, n: int) -> NDArray[np.float64]:
     return y
 
 
-class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
+class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
     """Variance-constrained least squares in a Krein space (Oglic & Gaertner 2018).
 
     Parameters
     ----------
-    kernel : "precomputed" or callable
-        ``kernel(X, Y=None, **kernel_params)`` returning the (possibly indefinite) kernel.
+    kernel : "precomputed", str or callable
+        ``"precomputed"`` (``X`` is the kernel), a kernel name of :mod:`indefsvm.kernels`
+        (:data:`~indefsvm.kernels.KERNEL_NAMES`, aliases ``"rbf"``, ``"poly"``) or
+        ``kernel(X, Y=None, **params)`` returning the (possibly indefinite) kernel.
+    gamma, coef0, degree : float, optional
+        Kernel parameters passed to the kernel function when not None.
     kernel_params : dict, optional
-        Keyword arguments of a callable kernel.
-    method : {"krein", "omcs", "flip", "clip", "shift", "square"}
-        ``"krein"``: eq. (4), regularisation ``lambda_+ ||f_+||^2 + lambda_- ||f_-||^2``.
+        Further keyword arguments of the kernel function.
+    formulation : {"krein", "omcs", "flip", "clip", "shift", "square"}
+        The optimisation problem (all solved globally by the secular equation, so there is no
+        solver choice). ``"krein"``: eq. (4), regularisation
+        ``lambda_+ ||f_+||^2 + lambda_- ||f_-||^2``.
         ``"omcs"``: eq. (2), ``lam <f, f>_K`` (indefinite). The transforms: eq. (2) with the
         transformed kernel (``indefsvm.spectrum.spectrum_transform``) in place of ``K`` and its
         test-row map (Table 1 of the paper).
@@ -306,9 +284,9 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         Centre the kernel in feature space and the targets (paper 000 assumes a centred kernel;
         the mean of ``y`` becomes the intercept).
     shift : float, optional
-        Diagonal shift for ``method="shift"`` (default ``-lambda_min``).
+        Diagonal shift for ``formulation="shift"`` (default ``-lambda_min``).
     square_test_map : {"linear", "wu"}
-        Test map for ``method="square"``: Chen et al.'s linear map ``K k`` or the Wu et al.
+        Test map for ``formulation="square"``: Chen et al.'s linear map ``K k`` or the Wu et al.
         (2005) heuristic ``K k + k(x, x) k`` used by the paper (needs a callable kernel).
     eig_tol : float, optional
         Relative zero tolerance for eigenvalues (default ``n eps``).
@@ -341,12 +319,29 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     transform_ : SpectrumTransform or None
     """
 
+    _parameter_constraints: dict = {
+        **KERNEL_PARAMETER_CONSTRAINTS,
+        **_LOW_RANK_CONSTRAINTS,
+        "formulation": [StrOptions(set(KREIN_FORMULATIONS))],
+        "lambda_plus": [_POSITIVE],
+        "lambda_minus": [_POSITIVE],
+        "lam": [_POSITIVE],
+        "r": [_POSITIVE, None],
+        "center": ["boolean"],
+        "shift": [Real, None],
+        "square_test_map": [StrOptions({"linear", "wu"})],
+        "eig_tol": [Interval(Real, 0, None, closed="left"), None],
+    }
+
     def __init__(
         self,
         kernel: str | Callable = "precomputed",
         *,
+        gamma: float | None = None,
+        coef0: float | None = None,
+        degree: float | None = None,
         kernel_params: dict | None = None,
-        method: str = "krein",
+        formulation: str = "krein",
         lambda_plus: float = 1e-2,
         lambda_minus: float = 1e-2,
         lam: float = 1e-2,
@@ -360,11 +355,14 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         random_state: Any = None,
     ) -> None:
         self.kernel = kernel
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.degree = degree
         self.kernel_params = kernel_params
         self.n_components = n_components
         self.landmarks = landmarks
         self.random_state = random_state
-        self.method = method
+        self.formulation = formulation
         self.lambda_plus = lambda_plus
         self.lambda_minus = lambda_minus
         self.lam = lam
@@ -375,15 +373,9 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         self.eig_tol = eig_tol
 
     def _fit_targets(self, X: ArrayLike, y: NDArray[np.float64]) -> KreinRegressor:
-        if self.method not in KREIN_METHODS:
-            raise ValueError(f"method must be one of {KREIN_METHODS}; got {self.method!r}.")
-        if self.square_test_map not in ("linear", "wu"):
-            raise ValueError(
-                f"square_test_map must be 'linear' or 'wu'; got {self.square_test_map!r}."
-            )
         if (
             self.square_test_map == "wu"
-            and self.method == "square"
+            and self.formulation == "square"
             and self.kernel == "precomputed"
         ):
             raise ValueError(
@@ -395,12 +387,12 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         y = _regression_targets(y, K.shape[0])
         self.intercept_ = float(np.mean(y)) if self.center else 0.0
         yc = y - self.intercept_
-        r = float(np.std(yc)) if self.r is None else check_positive(self.r, "r")
+        r = float(np.std(yc)) if self.r is None else float(self.r)
         if r <= 0:
             raise ValueError("r defaults to std(y), which is 0 for constant targets; pass r > 0.")
         self.r_ = r
         self.transform_ = None
-        if self.method == "krein":
+        if self.formulation == "krein":
             sol = krein_least_squares(
                 K,
                 yc,
@@ -409,11 +401,11 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
                 r=r,
                 eig_tol=self.eig_tol,
             )
-        elif self.method == "omcs":
+        elif self.formulation == "omcs":
             sol = omcs_krein_least_squares(K, yc, lam=self.lam, r=r, eig_tol=self.eig_tol)
         else:
             tr = spectrum_transform(
-                K, self.method, shift=self.shift if self.method == "shift" else None
+                K, self.formulation, shift=self.shift if self.formulation == "shift" else None
             )
             self.transform_ = tr
             new = tr.transformed_eigenvalues
@@ -432,28 +424,29 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         self.hard_case_ = sol.hard_case
         return self
 
+    @fit_context
     def fit(self, X: ArrayLike, y: ArrayLike) -> KreinRegressor:
         """Fit on a precomputed training kernel or on data ``X`` with a callable kernel."""
-        return self._fit_targets(X, np.asarray(y))
+        return self._fit_targets(X, self._regression_y(X, y))
 
-    #: Methods available with ``n_components`` (``"shift"`` moves the whole spectrum, including
+    #: Formulations available with ``n_components`` (``"shift"`` moves the whole spectrum, including
     #: the null space of a low-rank kernel, and ``square_test_map="wu"`` needs ``k(x, x)``).
-    LOW_RANK_METHODS = ("krein", "omcs", "flip", "clip", "square")
+    LOW_RANK_FORMULATIONS = ("krein", "omcs", "flip", "clip", "square")
 
     def _low_rank_features(
         self, Phi: NDArray[np.float64], s: NDArray[np.float64], absl: NDArray[np.float64]
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Features ``F`` (``f = F z``) and the regulariser diagonal for ``self.method``."""
+        """Features ``F`` (``f = F z``) and the regulariser diagonal of ``self.formulation``."""
         lam = self.lam
-        if self.method == "krein":
+        if self.formulation == "krein":
             reg = np.where(s > 0, self.lambda_plus, self.lambda_minus)
             return _scale_columns_inplace(Phi, s), reg
-        if self.method == "omcs":
+        if self.formulation == "omcs":
             # n lam a'K a = n lam z'S z (module docstring of indefsvm.krein.lowrank).
             return _scale_columns_inplace(Phi, s), lam * s
-        if self.method == "flip":
+        if self.formulation == "flip":
             return Phi, np.full(Phi.shape[1], lam)
-        if self.method == "clip":
+        if self.formulation == "clip":
             keep = s > 0
             return Phi[:, keep], np.full(int(keep.sum()), lam)
         # square: K^2 = (Phi |Lambda|^{1/2})(Phi |Lambda|^{1/2})'
@@ -462,11 +455,11 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     def _test_features(self, X: Any) -> NDArray[np.float64]:
         Phi = self._test_factor(X)
         s, absl = self.signature_, np.abs(self.feature_eigenvalues_)
-        if self.method in ("krein", "omcs"):
+        if self.formulation in ("krein", "omcs"):
             return Phi * s
-        if self.method == "flip":
+        if self.formulation == "flip":
             return Phi
-        if self.method == "clip":
+        if self.formulation == "clip":
             return Phi[:, s > 0]
         return Phi * np.sqrt(absl)
 
@@ -474,25 +467,20 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         """Paper 003, Sect. 2.4: KREIN VC-LSM (and the eq. 2 variants) on the factor."""
         from indefsvm.krein.lowrank import lowrank_variance_constrained
 
-        if self.method not in self.LOW_RANK_METHODS:
+        if self.formulation not in self.LOW_RANK_FORMULATIONS:
             raise ValueError(
-                f"method={self.method!r} has no low-rank variant; with n_components use one of "
-                f"{self.LOW_RANK_METHODS}."
+                f"formulation={self.formulation!r} has no low-rank variant; with n_components use "
+                f"one of {self.LOW_RANK_FORMULATIONS}."
             )
-        if self.method == "square" and self.square_test_map != "linear":
+        if self.formulation == "square" and self.square_test_map != "linear":
             raise ValueError(
-                "with n_components, method='square' supports square_test_map='linear'."
+                "with n_components, formulation='square' supports square_test_map='linear'."
             )
-        if self.method == "krein":
-            check_positive(self.lambda_plus, "lambda_plus")
-            check_positive(self.lambda_minus, "lambda_minus")
-        else:
-            check_positive(self.lam, "lam")
         Phi, s, absl = self._prepare_train_factor(X)
         y = _regression_targets(y, Phi.shape[0])
         self.intercept_ = float(np.mean(y)) if self.center else 0.0
         yc = y - self.intercept_
-        r = float(np.std(yc)) if self.r is None else check_positive(self.r, "r")
+        r = float(np.std(yc)) if self.r is None else float(self.r)
         if r <= 0:
             raise ValueError("r defaults to std(y), which is 0 for constant targets; pass r > 0.")
         self.r_ = r
@@ -521,7 +509,7 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
             return tr.transform(Kt, K_test_diag=diag)
         return tr.transform(Kt)
 
-    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+    def _decision(self, X: ArrayLike) -> NDArray[np.float64]:
         """``f(x) = k~(x)' alpha + intercept`` with the training maps applied to ``k(x)``.
 
         Low rank: ``f(x) = F(x) coef_ + intercept`` with the Nystroem features of ``x``."""
@@ -532,7 +520,7 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
 
     def predict(self, X: ArrayLike) -> NDArray[np.float64]:
         """Predicted targets."""
-        return self.decision_function(X)
+        return self._decision(X)
 
 
 class _SignClassifierMixin(OneVsOneMixin, ClassifierMixin):
@@ -542,17 +530,23 @@ class _SignClassifierMixin(OneVsOneMixin, ClassifierMixin):
     ``decision_function`` of shape ``(n_samples, n_classes)`` (``"ovr"``).
     """
 
+    @fit_context
     def fit(self, X: ArrayLike, y: ArrayLike):  # type: ignore[override]
+        """Fit on ±1 targets (one-vs-one for more than two classes)."""
+        self._require_y(X, y)
+        check_classification_targets(np.asarray(y))
         if self._fit_multiclass(X, y):
             return self
         labels = check_binary_labels(y)
         self.classes_ = labels.classes
         return self._fit_targets(X, labels.y)
 
-    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:  # type: ignore[override]
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Signed scores (the regression fit on ±1 targets); positive means ``classes_[1]``."""
+        check_is_fitted(self)
         if self._is_multiclass():
             return self._multiclass_decision(X)
-        return super().decision_function(X)
+        return self._decision(X)
 
     def predict(self, X: ArrayLike) -> NDArray:  # type: ignore[override]
         if self._is_multiclass():
@@ -568,7 +562,7 @@ class KreinClassifier(_SignClassifierMixin, KreinRegressor):
     """
 
 
-class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
+class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
     """Krein kernel ridge regression / KREIN LSM (Oglic & Gaertner 2019, Sect. 2.4).
 
     ``min_f (1/n) sum (f(x_i) - y_i)^2 + lambda_+ ||f_+||^2 + lambda_- ||f_-||^2``, closed form
@@ -576,7 +570,7 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
 
     Parameters
     ----------
-    kernel, kernel_params : see :class:`KreinRegressor`.
+    kernel, gamma, coef0, degree, kernel_params : see :class:`KreinRegressor`.
     lambda_plus, lambda_minus : float
         Regularisation of the decomposition components (> 0).
     center : bool
@@ -596,10 +590,22 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     signature (:func:`indefsvm.krein.lowrank.lowrank_krein_ridge`); ``f(x) = F(x) z``.
     """
 
+    _parameter_constraints: dict = {
+        **KERNEL_PARAMETER_CONSTRAINTS,
+        **_LOW_RANK_CONSTRAINTS,
+        "lambda_plus": [_POSITIVE],
+        "lambda_minus": [_POSITIVE],
+        "center": ["boolean"],
+        "eig_tol": [Interval(Real, 0, None, closed="left"), None],
+    }
+
     def __init__(
         self,
         kernel: str | Callable = "precomputed",
         *,
+        gamma: float | None = None,
+        coef0: float | None = None,
+        degree: float | None = None,
         kernel_params: dict | None = None,
         lambda_plus: float = 1e-2,
         lambda_minus: float = 1e-2,
@@ -610,6 +616,9 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         random_state: Any = None,
     ) -> None:
         self.kernel = kernel
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.degree = degree
         self.kernel_params = kernel_params
         self.n_components = n_components
         self.landmarks = landmarks
@@ -645,11 +654,12 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         )
         return self
 
+    @fit_context
     def fit(self, X: ArrayLike, y: ArrayLike) -> KreinKernelRidge:
         """Fit on a precomputed kernel or data with a callable kernel."""
-        return self._fit_targets(X, np.asarray(y))
+        return self._fit_targets(X, self._regression_y(X, y))
 
-    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+    def _decision(self, X: ArrayLike) -> NDArray[np.float64]:
         """``f(x) = k(x)' alpha + intercept`` with the original (indefinite) kernel.
 
         Low rank: ``f(x) = phi(x) S coef_ + intercept`` (Nystroem features ``phi``)."""
@@ -660,14 +670,14 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
 
     def predict(self, X: ArrayLike) -> NDArray[np.float64]:
         """Predicted targets."""
-        return self.decision_function(X)
+        return self._decision(X)
 
 
 class KreinKernelRidgeClassifier(_SignClassifierMixin, KreinKernelRidge):
     """:class:`KreinKernelRidge` on ±1 targets, predicting the sign."""
 
 
-class KreinSVC(OneVsOneMixin, _KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
+class KreinSVC(OneVsOneMixin, _KernelEstimatorMixin, ClassifierMixin, IndefsvmEstimator):
     """Krein SVM (Loosli et al. 2016) as characterised by Oglic & Gaertner (2019), Prop. 3.
 
     A standard C-SVM trained by LIBSVM (scikit-learn's ``SVC(kernel="precomputed")``) on the
@@ -677,7 +687,7 @@ class KreinSVC(OneVsOneMixin, _KernelEstimatorMixin, ClassifierMixin, BaseEstima
 
     Parameters
     ----------
-    kernel, kernel_params : see :class:`KreinRegressor`.
+    kernel, gamma, coef0, degree, kernel_params : see :class:`KreinRegressor`.
     C : float
         SVM penalty (> 0).
     center : bool
@@ -687,10 +697,21 @@ class KreinSVC(OneVsOneMixin, _KernelEstimatorMixin, ClassifierMixin, BaseEstima
     class_weight : passed to ``SVC``.
     """
 
+    _parameter_constraints: dict = {
+        **KERNEL_PARAMETER_CONSTRAINTS,
+        "C": [_POSITIVE],
+        "center": ["boolean"],
+        "tol": [_POSITIVE],
+        "class_weight": [StrOptions({"balanced"}), Mapping, None],
+    }
+
     def __init__(
         self,
         kernel: str | Callable = "precomputed",
         *,
+        gamma: float | None = None,
+        coef0: float | None = None,
+        degree: float | None = None,
         kernel_params: dict | None = None,
         C: float = 1.0,
         center: bool = False,
@@ -698,17 +719,22 @@ class KreinSVC(OneVsOneMixin, _KernelEstimatorMixin, ClassifierMixin, BaseEstima
         class_weight: Any = None,
     ) -> None:
         self.kernel = kernel
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.degree = degree
         self.kernel_params = kernel_params
         self.C = C
         self.center = center
         self.tol = tol
         self.class_weight = class_weight
 
+    @fit_context
     def fit(self, X: ArrayLike, y: ArrayLike) -> KreinSVC:
         """Train LIBSVM on the flip-spectrum training kernel (one-vs-one for > 2 classes)."""
+        self._require_y(X, y)
+        check_classification_targets(np.asarray(y))
         if self._fit_multiclass(X, y):
             return self
-        check_positive(self.C, "C")
         K = self._prepare_train(X)
         labels = check_binary_labels(y, K.shape[0])
         self.classes_ = labels.classes
@@ -727,6 +753,7 @@ class KreinSVC(OneVsOneMixin, _KernelEstimatorMixin, ClassifierMixin, BaseEstima
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """LIBSVM decision values on the flip-mapped test rows."""
+        check_is_fitted(self)
         if self._is_multiclass():
             return self._multiclass_decision(X)
         check_is_fitted(self, "svc_")
@@ -734,13 +761,14 @@ class KreinSVC(OneVsOneMixin, _KernelEstimatorMixin, ClassifierMixin, BaseEstima
 
     def predict(self, X: ArrayLike) -> NDArray:
         """Predicted class labels."""
+        check_is_fitted(self)
         if self._is_multiclass():
             return self._multiclass_predict(X)
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
 
 class KreinSquaredHingeSVC(
-    OneVsOneMixin, _KernelEstimatorMixin, ClassifierMixin, BaseEstimator
+    OneVsOneMixin, _KernelEstimatorMixin, ClassifierMixin, IndefsvmEstimator
 ):
     """KREIN SH-SVM: squared-hinge SVM in a Krein space (Oglic & Gaertner 2019, Sect. 2.5).
 
@@ -754,9 +782,8 @@ class KreinSquaredHingeSVC(
 
     Parameters
     ----------
-    kernel : "precomputed", a kernel name of :mod:`indefsvm.kernels` or callable
-        ``"precomputed"`` only with ``n_components=None``.
-    kernel_params : dict, optional
+    kernel, gamma, coef0, degree, kernel_params : see :class:`KreinRegressor`.
+        ``kernel="precomputed"`` only with ``n_components=None``.
     lambda_plus, lambda_minus : float
         Regularisation of the two decomposition components (> 0).
     fit_intercept : bool
@@ -781,10 +808,25 @@ class KreinSquaredHingeSVC(
     classes_ : ndarray of shape (2,)
     """
 
+    _parameter_constraints: dict = {
+        **KERNEL_PARAMETER_CONSTRAINTS,
+        **_LOW_RANK_CONSTRAINTS,
+        "lambda_plus": [_POSITIVE],
+        "lambda_minus": [_POSITIVE],
+        "fit_intercept": ["boolean"],
+        "center": ["boolean"],
+        "tol": [_POSITIVE],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "eig_tol": [Interval(Real, 0, None, closed="left"), None],
+    }
+
     def __init__(
         self,
         kernel: str | Callable = "precomputed",
         *,
+        gamma: float | None = None,
+        coef0: float | None = None,
+        degree: float | None = None,
         kernel_params: dict | None = None,
         lambda_plus: float = 1e-2,
         lambda_minus: float = 1e-2,
@@ -798,6 +840,9 @@ class KreinSquaredHingeSVC(
         random_state: Any = None,
     ) -> None:
         self.kernel = kernel
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.degree = degree
         self.kernel_params = kernel_params
         self.lambda_plus = lambda_plus
         self.lambda_minus = lambda_minus
@@ -831,15 +876,17 @@ class KreinSquaredHingeSVC(
             return self._test_factor(X) * self.signature_
         return (self._prepare_test(X) @ self.eigen_map_) * self.signature_
 
+    @fit_context
     def fit(self, X: Any, y: ArrayLike) -> KreinSquaredHingeSVC:
         """Solve the SH-SVM primal on the (exact or Nystroem) factor (one-vs-one for > 2
         classes)."""
+        self._require_y(X, y)
+        check_classification_targets(np.asarray(y))
         if self._fit_multiclass(X, y):
             return self
         from indefsvm.krein.lowrank import squared_hinge_svm
 
-        lp = check_positive(self.lambda_plus, "lambda_plus")
-        lm = check_positive(self.lambda_minus, "lambda_minus")
+        lp, lm = float(self.lambda_plus), float(self.lambda_minus)
         Phi, s = self._train_features(X)
         labels = check_binary_labels(y, Phi.shape[0])
         self.classes_ = labels.classes
@@ -855,10 +902,12 @@ class KreinSquaredHingeSVC(
         self.solution_ = sol
         self.coef_ = sol.z
         self.intercept_ = sol.intercept
+        self.n_iter_ = sol.n_iter
         return self
 
     def decision_function(self, X: Any) -> NDArray[np.float64]:
         """``f(x) = phi(x) S z + b``."""
+        check_is_fitted(self)
         if self._is_multiclass():
             return self._multiclass_decision(X)
         check_is_fitted(self, "coef_")
@@ -866,6 +915,7 @@ class KreinSquaredHingeSVC(
 
     def predict(self, X: Any) -> NDArray:
         """Predicted class labels."""
+        check_is_fitted(self)
         if self._is_multiclass():
             return self._multiclass_predict(X)
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
@@ -906,7 +956,7 @@ class KreinSquaredHingeSVC(
         )
 
 
-class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
+class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
     """SF-LSM: similarities as features with linear ridge regression (Chen et al. 2009).
 
     The feature vector of ``x`` is ``(k(x, x_1), ..., k(x, x_n))``; the model is
@@ -915,7 +965,7 @@ class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
 
     Parameters
     ----------
-    kernel, kernel_params : see :class:`KreinRegressor`.
+    kernel, gamma, coef0, degree, kernel_params : see :class:`KreinRegressor`.
     lam : float
         Ridge penalty per sample (> 0).
     n_components : int, optional
@@ -927,10 +977,19 @@ class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     random_state : int, Generator or None
     """
 
+    _parameter_constraints: dict = {
+        **KERNEL_PARAMETER_CONSTRAINTS,
+        **_LOW_RANK_CONSTRAINTS,
+        "lam": [_POSITIVE],
+    }
+
     def __init__(
         self,
         kernel: str | Callable = "precomputed",
         *,
+        gamma: float | None = None,
+        coef0: float | None = None,
+        degree: float | None = None,
         kernel_params: dict | None = None,
         lam: float = 1e-2,
         n_components: int | None = None,
@@ -938,6 +997,9 @@ class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
         random_state: Any = None,
     ) -> None:
         self.kernel = kernel
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.degree = degree
         self.kernel_params = kernel_params
         self.lam = lam
         self.n_components = n_components
@@ -947,51 +1009,58 @@ class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
     center = False  # features are raw similarities; Ridge fits the intercept
 
     def _fit_targets(self, X: ArrayLike, y: NDArray[np.float64]) -> SimilarityRidge:
-        lam = check_positive(self.lam, "lam")
+        lam = float(self.lam)
         if self._low_rank():
-            X = self._check_raw(X, reset=True)
+            kernel, X = self._low_rank_points(X)
             # Landmarks only: the "plain" factorisation touches K_ZZ, not the n rows.
-            ny = self._nystroem(factorization="plain").fit(X)
+            ny = self._nystroem(kernel=kernel, factorization="plain").fit(X)
             self.nystroem_ = ny
             self.landmark_points_ = ny.landmark_points_
-            K = self._landmark_similarities(X)
+            K = self._landmark_similarities(X, fitting=True)
         else:
             K = self._prepare_train(X)
         y = _regression_targets(y, K.shape[0])
         self.ridge_ = Ridge(alpha=K.shape[0] * lam).fit(K, y)
         return self
 
-    def _landmark_similarities(self, X: Any) -> NDArray[np.float64]:
+    def _landmark_similarities(self, X: Any, *, fitting: bool = False) -> NDArray[np.float64]:
+        if self._precomputed() and not fitting:
+            # test-vs-train kernel rows: the landmark columns are the features
+            X = validate_data(self, X, dtype=np.float64, reset=False)
+            return X[:, self.nystroem_.landmarks_]
         rows = self.nystroem_._kernel_rows()
         return rows(X, self.landmark_points_)
 
+    @fit_context
     def fit(self, X: ArrayLike, y: ArrayLike) -> SimilarityRidge:
         """Fit ridge regression on the training similarity rows."""
-        return self._fit_targets(X, np.asarray(y))
+        return self._fit_targets(X, self._regression_y(X, y))
 
-    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+    def _decision(self, X: ArrayLike) -> NDArray[np.float64]:
         """Ridge prediction on the test similarity rows."""
         check_is_fitted(self, "ridge_")
         if self._fitted_low_rank():
+            if self._precomputed():
+                return self.ridge_.predict(self._landmark_similarities(X))
             return self.ridge_.predict(self._landmark_similarities(self._check_raw(X, reset=False)))
         return self.ridge_.predict(self._prepare_test(X))
 
     def predict(self, X: ArrayLike) -> NDArray[np.float64]:
         """Predicted targets."""
-        return self.decision_function(X)
+        return self._decision(X)
 
 
 class SimilarityRidgeClassifier(_SignClassifierMixin, SimilarityRidge):
     """:class:`SimilarityRidge` on ±1 targets (LRR-SF of paper 000, Table 2)."""
 
 
-class OngSubspaceRegressor(_KernelEstimatorMixin, RegressorMixin, BaseEstimator):
+class OngSubspaceRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
     """Regularisation by subspace for indefinite interpolation (Ong et al. 2004, Sect. 5).
 
     Parameters
     ----------
-    kernel, kernel_params : see :class:`KreinRegressor`.
-    method : {"tsf", "landweber", "mr2"}
+    kernel, gamma, coef0, degree, kernel_params : see :class:`KreinRegressor`.
+    solver : {"tsf", "landweber", "mr2"}
         Truncated spectral factorisation, Landweber-Fridman or MR-II
         (:mod:`indefsvm.krein.subspace`).
     n_iter : int
@@ -1011,12 +1080,26 @@ class OngSubspaceRegressor(_KernelEstimatorMixin, RegressorMixin, BaseEstimator)
         Centre kernel and targets (default False: the paper interpolates ``K alpha = y``).
     """
 
+    _parameter_constraints: dict = {
+        **KERNEL_PARAMETER_CONSTRAINTS,
+        "solver": [StrOptions(set(ONG_SOLVERS))],
+        "n_iter": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "threshold": [Interval(Real, 0, None, closed="left"), None],
+        "step_size": [_POSITIVE, None],
+        "variant": [StrOptions({"hilbert", "normal", "krein"})],
+        "center": ["boolean"],
+    }
+
     def __init__(
         self,
         kernel: str | Callable = "precomputed",
         *,
+        gamma: float | None = None,
+        coef0: float | None = None,
+        degree: float | None = None,
         kernel_params: dict | None = None,
-        method: str = "mr2",
+        solver: str = "mr2",
         n_iter: int = 10,
         n_components: int | None = None,
         threshold: float | None = None,
@@ -1025,8 +1108,11 @@ class OngSubspaceRegressor(_KernelEstimatorMixin, RegressorMixin, BaseEstimator)
         center: bool = False,
     ) -> None:
         self.kernel = kernel
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.degree = degree
         self.kernel_params = kernel_params
-        self.method = method
+        self.solver = solver
         self.n_iter = n_iter
         self.n_components = n_components
         self.threshold = threshold
@@ -1034,16 +1120,16 @@ class OngSubspaceRegressor(_KernelEstimatorMixin, RegressorMixin, BaseEstimator)
         self.variant = variant
         self.center = center
 
+    @fit_context
     def fit(self, X: ArrayLike, y: ArrayLike) -> OngSubspaceRegressor:
         """Solve the interpolation problem in the chosen subspace."""
-        if self.method not in ("tsf", "landweber", "mr2"):
-            raise ValueError(f"method must be 'tsf', 'landweber' or 'mr2'; got {self.method!r}.")
+        y = self._regression_y(X, y)
         K = self._prepare_train(X)
-        y = _regression_targets(np.asarray(y), K.shape[0])
+        y = _regression_targets(y, K.shape[0])
         self.intercept_ = float(np.mean(y)) if self.center else 0.0
         yc = y - self.intercept_
         self.n_iter_ = 0
-        if self.method == "tsf":
+        if self.solver == "tsf":
             threshold = self.threshold
             if self.n_components is None and threshold is None:
                 threshold = (
@@ -1057,7 +1143,7 @@ class OngSubspaceRegressor(_KernelEstimatorMixin, RegressorMixin, BaseEstimator)
                 n_components=self.n_components,
                 threshold=None if self.n_components is not None else threshold,
             )
-        elif self.method == "landweber":
+        elif self.solver == "landweber":
             sol = landweber_fridman(
                 K, yc, n_iter=self.n_iter, step_size=self.step_size, variant=self.variant
             )

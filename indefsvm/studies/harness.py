@@ -283,7 +283,7 @@ def kernel_blocks(
     if data.K is not None:
         blocks = data.K[np.ix_(fit, fit)], data.K[np.ix_(evaluate, fit)]
     else:
-        from indefsvm.estimators import resolve_kernel
+        from indefsvm.kernels.registry import resolve_kernel
 
         Xf, Xe = data.X[fit], data.X[evaluate]
         if data.standardize:

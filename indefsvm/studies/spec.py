@@ -312,7 +312,7 @@ def _grid(value: Any, where: str) -> dict[str, list[Any]]:
 
 
 def _check_kernel_params(name: str, keys: set[str], where: str) -> None:
-    from indefsvm.estimators import resolve_kernel
+    from indefsvm.kernels.registry import resolve_kernel
 
     try:
         fn = resolve_kernel(name)

@@ -191,10 +191,10 @@ def test_zero_kernel_is_refused_by_every_subspace_method():
 def test_zero_kernel_in_the_estimator(method):
     y = np.arange(6.0)
     with pytest.raises(ValueError, match=_ZERO):
-        OngSubspaceRegressor(method=method, n_iter=3).fit(np.zeros((6, 6)), y)
+        OngSubspaceRegressor(solver=method, n_iter=3).fit(np.zeros((6, 6)), y)
     # A constant kernel is zero after centring.
     with pytest.raises(ValueError, match=_ZERO):
-        OngSubspaceRegressor(method=method, n_iter=3, center=True).fit(np.ones((6, 6)), y)
+        OngSubspaceRegressor(solver=method, n_iter=3, center=True).fit(np.ones((6, 6)), y)
 
 
 # --------------------------------------------------------------------------------------------

@@ -213,7 +213,7 @@ def test_tuner_objective_equals_estimator_cross_validation(method, transform):
         max_iter=1,
     )
     est = KreinRegressor(
-        method=transform or method, lambda_plus=0.02, lambda_minus=0.03, lam=0.02, r=0.4
+        formulation=transform or method, lambda_plus=0.02, lambda_minus=0.03, lam=0.02, r=0.4
     )
     errs = []
     for tr, va in KFold(3, shuffle=True, random_state=3).split(y):

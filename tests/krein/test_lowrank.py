@@ -57,7 +57,7 @@ def test_krein_lsm_low_rank_reproduces_full_rank(center):
 @pytest.mark.parametrize("method", ["krein", "omcs", "flip", "clip", "square"])
 def test_vc_lsm_low_rank_reproduces_full_rank(method):
     X, y, Xt, _ = _data(seed=1)
-    kw = {"method": method, "lambda_plus": 0.02, "lambda_minus": 0.1, "lam": 0.05, "r": 0.6}
+    kw = {"formulation": method, "lambda_plus": 0.02, "lambda_minus": 0.1, "lam": 0.05, "r": 0.6}
     full = KreinRegressor(kernel=_sig, **kw).fit(X, y)
     low = KreinRegressor(kernel=_sig, **kw, **_all(len(X))).fit(X, y)
     assert low.mu_ == pytest.approx(full.mu_, rel=1e-6)
@@ -247,10 +247,11 @@ def test_low_rank_estimators_fit_with_names_and_landmark_schemes():
 
 def test_low_rank_errors():
     X, y, _, _ = _data(n=40)
-    with pytest.raises(ValueError, match="precomputed"):
-        KreinRegressor(n_components=10).fit(_sig(X), y)
+    # kernel="precomputed" with n_components reads the landmark columns (as the proxy-kernel
+    # SVMs do; tests/test_base.py compares it with the full-rank model).
+    assert KreinRegressor(n_components=10).fit(_sig(X), y).predict(_sig(X[:3], X)).shape == (3,)
     with pytest.raises(ValueError, match="no low-rank variant"):
-        KreinRegressor(kernel=_sig, method="shift", n_components=10).fit(X, y)
+        KreinRegressor(kernel=_sig, formulation="shift", n_components=10).fit(X, y)
     with pytest.raises(ValueError, match="only -1.0 and"):
         squared_hinge_svm(np.ones((3, 2)), np.array([0.0, 1.0, 1.0]), np.ones(2))
     F = np.random.default_rng(0).normal(size=(60, 5))

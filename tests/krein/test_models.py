@@ -12,7 +12,7 @@ from sklearn.svm import SVC
 
 from indefsvm.kernels import gaussian_combination_kernel, sigmoid_kernel
 from indefsvm.krein import (
-    KREIN_METHODS,
+    KREIN_FORMULATIONS,
     KreinClassifier,
     KreinKernelRidge,
     KreinKernelRidgeClassifier,
@@ -61,8 +61,9 @@ def test_prop2_variance_constrained_krein_equals_flip():
     """The same equivalence for eq. (4) vs eq. (2) with the flip-spectrum kernel."""
     X, y, Xt, _ = _data(seed=1)
     lam = 0.02
-    a = KreinRegressor(_sig, method="krein", lambda_plus=lam, lambda_minus=lam, r=0.8).fit(X, y)
-    b = KreinRegressor(_sig, method="flip", lam=lam, r=0.8).fit(X, y)
+    a = KreinRegressor(_sig, formulation="krein", lambda_plus=lam, lambda_minus=lam, r=0.8)
+    a.fit(X, y)
+    b = KreinRegressor(_sig, formulation="flip", lam=lam, r=0.8).fit(X, y)
     assert np.allclose(a.predict(Xt), b.predict(Xt), atol=1e-8)
     assert a.mu_ == pytest.approx(b.mu_, rel=1e-8)
 
@@ -90,10 +91,10 @@ def test_prop3_krein_svm_equals_loosli_form():
     assert np.allclose(weighted.decision_function(Kt), ref_w.decision_function(Kt @ P), atol=1e-5)
 
 
-@pytest.mark.parametrize("method", KREIN_METHODS)
+@pytest.mark.parametrize("method", KREIN_FORMULATIONS)
 def test_callable_and_precomputed_agree_and_training_rows_are_consistent(method):
     X, y, Xt, _ = _data(seed=3)
-    est_c = KreinRegressor(_sig, method=method, lambda_plus=0.01, lambda_minus=0.05, lam=0.02)
+    est_c = KreinRegressor(_sig, formulation=method, lambda_plus=0.01, lambda_minus=0.05, lam=0.02)
     est_p = clone(est_c).set_params(kernel="precomputed")
     est_c.fit(X, y)
     est_p.fit(_sig(X), y)
@@ -125,7 +126,7 @@ def test_centering_of_test_rows_matches_feature_space_centering():
 
 def test_square_wu_heuristic_test_map():
     X, y, Xt, _ = _data(seed=5)
-    est = KreinRegressor(_sig, method="square", square_test_map="wu", center=False).fit(X, y)
+    est = KreinRegressor(_sig, formulation="square", square_test_map="wu", center=False).fit(X, y)
     # Wu et al.: square the kernel of the training set plus the test point, read the test row.
     pred = []
     for x in Xt:
@@ -135,12 +136,12 @@ def test_square_wu_heuristic_test_map():
         pred.append(Ksq[-1, :-1] @ est.alpha_ + est.intercept_)
     assert np.allclose(est.predict(Xt), pred, atol=1e-10)
     with pytest.raises(ValueError, match="callable kernel"):
-        KreinRegressor(method="square", square_test_map="wu").fit(_sig(X), y)
+        KreinRegressor(formulation="square", square_test_map="wu").fit(_sig(X), y)
     # With centring: the augmented kernel of centred features (explicit linear features here).
     rng = np.random.default_rng(12)
     F, Ft, yf = rng.normal(size=(20, 5)), rng.normal(size=(4, 5)), rng.normal(size=20)
     est_c = KreinRegressor(
-        lambda A, B=None: A @ (A if B is None else B).T, method="square", square_test_map="wu"
+        lambda A, B=None: A @ (A if B is None else B).T, formulation="square", square_test_map="wu"
     ).fit(F, yf)
     mean = F.mean(axis=0)
     pred_c = []
@@ -189,11 +190,11 @@ def test_ong_subspace_regressor_runs_and_regularises(method):
         return gaussian_combination_kernel(A, B, sigma1=0.8, sigma2=1.2, sigma3=10.0)
 
     kw = {"n_components": 8} if method == "tsf" else {"n_iter": 8}
-    est = OngSubspaceRegressor(gc, method=method, **kw).fit(X, y)
+    est = OngSubspaceRegressor(gc, solver=method, **kw).fit(X, y)
     assert np.all(np.isfinite(est.predict(Xt)))
     # More iterations / components fit the training data at least as well.
     kw_more = {"n_components": 30} if method == "tsf" else {"n_iter": 30}
-    more = OngSubspaceRegressor(gc, method=method, **kw_more).fit(X, y)
+    more = OngSubspaceRegressor(gc, solver=method, **kw_more).fit(X, y)
     err = np.mean((est.predict(X) - y) ** 2)
     err_more = np.mean((more.predict(X) - y) ** 2)
     assert err_more <= err + 1e-12
@@ -202,8 +203,8 @@ def test_ong_subspace_regressor_runs_and_regularises(method):
 def test_bad_input_messages():
     X, y, Xt, _ = _data(seed=9)
     K = _sig(X)
-    with pytest.raises(ValueError, match="method must be one of"):
-        KreinRegressor(method="nope").fit(K, y)
+    with pytest.raises(ValueError, match="'formulation' parameter of KreinRegressor must be"):
+        KreinRegressor(formulation="nope").fit(K, y)
     with pytest.raises(ValueError, match="square"):
         KreinRegressor().fit(K[:, :-1], y)
     with pytest.raises(ValueError, match="kernel between"):
@@ -214,16 +215,16 @@ def test_bad_input_messages():
         KreinClassifier().fit(K, np.zeros(K.shape[0]))
     with pytest.raises(ValueError, match="targets but the kernel"):
         KreinKernelRidge().fit(K, y[:-1])
-    with pytest.raises(ValueError, match="unknown kernel 'nope'"):
+    with pytest.raises(ValueError, match="'kernel' parameter of KreinRegressor .* Got 'nope'"):
         KreinRegressor(kernel="nope").fit(K, y)
     with pytest.raises(ValueError, match="pass r > 0"):
         KreinRegressor().fit(K, np.ones(K.shape[0]))
 
 
 def test_get_set_params_and_clone():
-    est = KreinRegressor(_sig, kernel_params={"gamma": 0.3}, method="omcs", lam=0.5)
+    est = KreinRegressor(_sig, kernel_params={"gamma": 0.3}, formulation="omcs", lam=0.5)
     params = est.get_params()
-    assert params["method"] == "omcs" and params["lam"] == 0.5
+    assert params["formulation"] == "omcs" and params["lam"] == 0.5
     c = clone(est).set_params(lam=0.1)
     assert c.lam == 0.1 and est.lam == 0.5
     for cls in (KreinKernelRidge, KreinSVC, SimilarityRidge, OngSubspaceRegressor):

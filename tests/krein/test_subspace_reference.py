@@ -64,18 +64,18 @@ def test_tsf_matches_dense_truncated_eigensolution(center, k):
         Kf, Ktf = _center(K, Kt)
         b = y.mean()
     alpha = _tsf_ref(Kf, y - b, k)
-    est = OngSubspaceRegressor(method="tsf", n_components=k, center=center).fit(K, y)
+    est = OngSubspaceRegressor(solver="tsf", n_components=k, center=center).fit(K, y)
     assert np.allclose(est.alpha_, alpha, atol=1e-9 * np.abs(alpha).max())
     assert est.intercept_ == pytest.approx(b)
     assert np.allclose(est.predict(Kt), Ktf @ alpha + b, atol=1e-8)
     # a callable kernel gives the same model as the precomputed one
-    est_x = OngSubspaceRegressor(_sigmoid, method="tsf", n_components=k, center=center)
+    est_x = OngSubspaceRegressor(_sigmoid, solver="tsf", n_components=k, center=center)
     assert np.allclose(est_x.fit(X, y).predict(Xt), Ktf @ alpha + b, atol=1e-8)
 
 
 def test_tsf_default_threshold_interpolates_like_a_dense_solve():
     _, _, y, K, Kt = _data(1)
-    est = OngSubspaceRegressor(method="tsf").fit(K, y)
+    est = OngSubspaceRegressor(solver="tsf").fit(K, y)
     exact = np.linalg.solve(K, y)
     assert np.allclose(est.alpha_, exact, rtol=1e-6, atol=1e-8 * np.abs(exact).max())
     assert np.allclose(est.predict(K), y, atol=1e-7)
@@ -91,7 +91,7 @@ def test_mr2_matches_least_squares_over_krylov_basis(center, k):
         Kf, Ktf = _center(K, Kt)
         b = y.mean()
     alpha = _krylov_ref(Kf, y - b, k)
-    est = OngSubspaceRegressor(method="mr2", n_iter=k, center=center).fit(K, y)
+    est = OngSubspaceRegressor(solver="mr2", n_iter=k, center=center).fit(K, y)
     assert est.n_iter_ == k
     res_est = np.linalg.norm(Kf @ est.alpha_ - (y - b))
     res_ref = np.linalg.norm(Kf @ alpha - (y - b))
@@ -107,13 +107,13 @@ def test_landweber_matches_filter_factors(k):
     alpha = _landweber_ref(K, y, k, omega)
     # the normal-equation variant (Hanke & Hansen), whose filter factors _landweber_ref writes out
     est = OngSubspaceRegressor(
-        method="landweber", variant="normal", n_iter=k, step_size=omega
+        solver="landweber", variant="normal", n_iter=k, step_size=omega
     ).fit(K, y)
     assert est.n_iter_ == k
     assert np.allclose(est.alpha_, alpha, atol=1e-10 * max(1.0, np.abs(alpha).max()))
     assert np.allclose(est.predict(Kt), Kt @ alpha, atol=1e-9)
     # default step 1/||K||^2
-    default = OngSubspaceRegressor(method="landweber", variant="normal", n_iter=k).fit(K, y)
+    default = OngSubspaceRegressor(solver="landweber", variant="normal", n_iter=k).fit(K, y)
     omega0 = 1.0 / np.max(np.abs(np.linalg.eigvalsh(K))) ** 2
     assert np.allclose(default.alpha_, _landweber_ref(K, y, k, omega0), rtol=1e-6, atol=1e-9)
 
@@ -121,7 +121,7 @@ def test_landweber_matches_filter_factors(k):
 def test_more_iterations_fit_the_training_targets_better():
     _, _, y, K, _ = _data(4)
     res = [
-        np.linalg.norm(OngSubspaceRegressor(method="mr2", n_iter=k).fit(K, y).predict(K) - y)
+        np.linalg.norm(OngSubspaceRegressor(solver="mr2", n_iter=k).fit(K, y).predict(K) - y)
         for k in (1, 3, 6, 12)
     ]
     assert all(a > b for a, b in zip(res, res[1:], strict=False))

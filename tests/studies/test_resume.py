@@ -52,7 +52,7 @@ grid = { C = [0.1, 10.0] }
 [[methods]]
 estimator = "SpectrumSVC"
 label = "flip"
-params = { method = "flip" }
+params = { spectrum = "flip" }
 grid = { C = [0.1, 10.0] }
 
 [[methods]]

@@ -235,7 +235,7 @@ kernel = "K.npy"
 labels = "y.txt"
 [[methods]]
 estimator = "SpectrumSVC"
-params = { method = "clip" }
+params = { spectrum = "clip" }
 grid = { C = [0.01, 0.1, 1.0] }
 """,
     )
@@ -365,7 +365,7 @@ grid = { gamma = [1.0] }
 scale = { gamma = "inverse_median" }
 [[methods]]
 estimator = "SpectrumSVC"
-params = { method = "flip" }
+params = { spectrum = "flip" }
 """,
     )
     study = load_spec(spec)

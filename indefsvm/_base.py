@@ -1,0 +1,219 @@
+"""The estimator layer's shared base: one base class and one kernel-input mixin for both paradigms.
+
+Every estimator of :mod:`indefsvm.estimators` (proxy-kernel SVMs, paper 004),
+:mod:`indefsvm.baselines` (LIBSVM baselines of paper 004, Table 2) and
+:mod:`indefsvm.krein.models` (Krein-space learning, papers 000/002/003) derives from
+:class:`IndefsvmEstimator` and :class:`KernelInputMixin`:
+
+* parameters are assigned once in ``__init__`` (scikit-learn's rule: no logic there, so
+  ``get_params``/``set_params``/``clone`` work) and validated at the start of ``fit`` from the
+  declarative ``_parameter_constraints`` (scikit-learn's ``Interval``/``StrOptions``/... of
+  :mod:`sklearn.utils._param_validation`) through :func:`sklearn.base._fit_context`. Checks that
+  couple several parameters (e.g. ``out_of_sample="transductive"`` needs a scalar ``rho``) stay
+  hand-written in ``fit`` with messages that say how to fix them;
+* the kernel input is the same everywhere: ``kernel="precomputed"`` (``fit(K_train, y)``,
+  ``predict(K_test_train)``), a kernel name of :data:`indefsvm.kernels.KERNEL_NAMES` (or an
+  alias), or a callable ``kernel(X, Y=None, **params)``; ``gamma``/``coef0``/``degree`` and
+  ``kernel_params`` are passed to the kernel function when given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from numbers import Real
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.validation import validate_data
+
+from indefsvm._validation import (
+    check_finite_matrix,
+    check_square_symmetric,
+    collect_kernel_params,
+)
+from indefsvm.kernels.registry import KERNEL_ALIASES, KERNEL_NAMES, resolve_kernel
+
+__all__ = [
+    "KERNEL_PARAMETER_CONSTRAINTS",
+    "IndefsvmEstimator",
+    "KernelInputMixin",
+    "PrecomputedColumns",
+    "fit_context",
+    "nystroem_test_features",
+]
+
+#: Constraints of the kernel-input parameters shared by every estimator.
+KERNEL_PARAMETER_CONSTRAINTS: dict[str, list[Any]] = {
+    "kernel": [StrOptions({"precomputed", *KERNEL_NAMES, *KERNEL_ALIASES}), callable],
+    "gamma": [Real, None],
+    "coef0": [Real, None],
+    "degree": [Real, None],
+    "kernel_params": [Mapping, None],
+}
+
+
+def fit_context(fit: Callable[..., Any]) -> Callable[..., Any]:
+    """``sklearn.base._fit_context`` for the package's ``fit`` methods.
+
+    Validates the parameters against ``_parameter_constraints`` once per top-level ``fit``;
+    nested fits (the one-vs-one binary clones, the Nystroem transformer) skip it.
+    """
+    return _fit_context(prefer_skip_nested_validation=True)(fit)
+
+
+class PrecomputedColumns:
+    """Kernel "function" on row indices of a precomputed kernel: ``k(I, J) = K[I, J]``.
+
+    Lets the Nystroem map (``n_components``) run on ``kernel="precomputed"``: it reads only the
+    landmark columns of the given kernel, the "points" being row indices.
+    """
+
+    def __init__(self, K: NDArray[np.float64]) -> None:
+        self.K = K
+
+    def __call__(self, A: Any, B: Any, **params: Any) -> NDArray[np.float64]:
+        i = np.asarray(A, dtype=np.float64).ravel().astype(np.intp)
+        j = np.asarray(B, dtype=np.float64).ravel().astype(np.intp)
+        return self.K[np.ix_(i, j)]
+
+
+def nystroem_test_features(estimator: Any, X: Any) -> NDArray[np.float64]:
+    """Nystroem features of new points for an estimator fitted with ``n_components``.
+
+    ``X`` holds raw features, or the ``(m, n_train)`` test-vs-train kernel with
+    ``kernel="precomputed"`` (then the features are ``k(x, Z) W`` read from the landmark
+    columns, what ``nystroem_.transform`` computes from points).
+    """
+    nys = estimator.nystroem_
+    if estimator._precomputed():
+        X = validate_data(estimator, X, dtype=np.float64, reset=False)
+        return X[:, nys.landmarks_] @ nys.components_
+    X = estimator._check_raw(X, reset=False)
+    return np.asarray(nys.transform(X), dtype=np.float64)
+
+
+class IndefsvmEstimator(BaseEstimator):
+    """Base of every estimator of the package (scikit-learn's :class:`~sklearn.base.BaseEstimator`
+    with declarative parameter constraints checked by :func:`fit_context`)."""
+
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {}
+
+
+class KernelInputMixin:
+    """Kernel input shared by every estimator of the package.
+
+    With ``kernel="precomputed"`` the input ``X`` of ``fit`` is the ``(n, n)`` training kernel
+    and the input of ``predict`` the ``(m, n)`` test-vs-train kernel; otherwise ``X`` holds raw
+    features and the kernel is ``kernel(X, Y, **params)`` with ``params`` collected from
+    ``gamma``, ``coef0``, ``degree`` (when not None) and ``kernel_params``.
+    """
+
+    kernel: str | Callable[..., Any]
+    gamma: float | None
+    coef0: float | None
+    degree: float | None
+    kernel_params: Mapping[str, Any] | None
+
+    def __sklearn_tags__(self):
+        # Lets scikit-learn's model selection slice a precomputed kernel as (test, train)
+        # blocks, as it does for SVC(kernel="precomputed").
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self._precomputed()
+        return tags
+
+    def _precomputed(self) -> bool:
+        return isinstance(self.kernel, str) and self.kernel == "precomputed"
+
+    def _kernel_arguments(self) -> dict[str, Any]:
+        params = collect_kernel_params(self.gamma, self.coef0, self.degree, self.kernel_params)
+        if self._precomputed() and params:
+            raise ValueError(
+                f"kernel parameters {sorted(params)} were given but kernel='precomputed' "
+                "(X is already the kernel matrix)."
+            )
+        return params
+
+    def _kernel_function(self) -> Callable[..., Any]:
+        """The callable kernel, or the function of a kernel name of :mod:`indefsvm.kernels`."""
+        function = resolve_kernel(self.kernel)
+        if function is None:
+            raise ValueError("kernel='precomputed' has no kernel function.")
+        return function
+
+    def _call_kernel(self, X: Any, Y: Any | None) -> NDArray[np.float64]:
+        function = self._kernel_function()
+        params = self._kernel_arguments()
+        try:
+            K = function(X, Y, **params)
+        except TypeError as exc:
+            raise TypeError(
+                f"calling kernel {self.kernel!r} with parameters {params} failed: {exc}"
+            ) from exc
+        K = check_finite_matrix(np.asarray(K, dtype=np.float64), name=f"kernel {self.kernel!r}")
+        expected = (X.shape[0], X.shape[0] if Y is None else Y.shape[0])
+        if K.shape != expected:
+            raise ValueError(
+                f"kernel {self.kernel!r} returned shape {K.shape}; expected {expected}."
+            )
+        return K
+
+    def _check_raw(self, X: Any, *, reset: bool) -> Any:
+        # Named kernels act on numeric feature matrices; a callable may take any array
+        # (e.g. a 3-D array of time series), validated by the kernel itself.
+        if isinstance(self.kernel, str):
+            # Fitting needs two points (a kernel of one point has no structure to learn).
+            return validate_data(
+                self, X, reset=reset, dtype=np.float64, ensure_min_samples=2 if reset else 1
+            )
+        return X
+
+    def _fit_kernel(self, X: Any, y: Any = "no_validation", **check: Any):
+        """Validate ``X`` (and ``y`` unless ``"no_validation"``) and return ``(K_train, y)``.
+
+        Sets ``n_features_in_`` (``n_train`` for a precomputed kernel) and, for a kernel
+        computed from features, ``X_fit_``.
+        """
+        self._kernel_arguments()  # a parameter that does not apply fails before the data
+        if isinstance(y, str) and y == "no_validation":
+            X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        else:
+            X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, **check)
+        symmetrize = bool(getattr(self, "symmetrize", False))
+        if self._precomputed():
+            if X.shape[0] != X.shape[1]:
+                raise ValueError(
+                    "with kernel='precomputed', X must be the square (n, n) training kernel; "
+                    f"got shape {X.shape}."
+                )
+            K = check_square_symmetric(X, name="K_train", symmetrize=symmetrize, min_size=2)
+        else:
+            self.X_fit_ = X
+            K = check_square_symmetric(
+                self._call_kernel(X, None), name="K_train", symmetrize=symmetrize
+            )
+        return K, y
+
+    def _test_kernel(self, X: Any) -> NDArray[np.float64]:
+        """Validate ``X`` and return the ``(m, n_train)`` test-vs-train kernel."""
+        if self._precomputed():
+            try:
+                return validate_data(self, X, dtype=np.float64, reset=False)
+            except ValueError as exc:
+                if "features" not in str(exc):
+                    raise
+                # sklearn's text first (its checks match it), then what it means here.
+                raise ValueError(
+                    f"{exc} With kernel='precomputed', X must be the (m, {self.n_features_in_}) "
+                    "kernel between test and training points."
+                ) from exc
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self._call_kernel(X, self.X_fit_)
+
+    def _test_test_kernel(self, X: Any, K_test_test: Any | None) -> NDArray | None:
+        if K_test_test is not None or self._precomputed():
+            return K_test_test
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self._call_kernel(X, None)
