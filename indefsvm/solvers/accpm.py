@@ -334,8 +334,9 @@ def analytic_center_cutting_plane(
         for name, value in (("box_weight", box_weight), ("objective_weight", objective_weight)):
             if not (np.isfinite(value) and value > 0):
                 raise ValueError(f"{name} must be a finite number > 0; got {value!r}.")
-        if not (np.isfinite(prox_update) and prox_update >= 1):
-            raise ValueError(f"prox_update must be a finite number >= 1; got {prox_update!r}.")
+        for name, value in (("prox_update", prox_update), ("null_update", null_update)):
+            if not (np.isfinite(value) and value >= 1):
+                raise ValueError(f"{name} must be a finite number >= 1; got {value!r}.")
         with blas_limit(blas_threads):
             return _proximal_accpm(
                 problem, monitor, int(max_cuts), newton_tol, int(max_newton),
@@ -875,9 +876,14 @@ def _proximal_accpm(
         else:
             loc.rho *= null_update
         loc.add_cut(g, f, p)
-        # Warm start: the previous centre (strictly inside the box), the objective-cut slack
-        # kept positive, violated cut slacks replaced by half the previous model gap (the
-        # infeasible-start Newton steps restore the cut equations).
+        # Warm start from the previous centre (strictly inside the box). If the model still
+        # promises an improvement there (every cut above theta by 1% of the last model gap),
+        # lowering t below the lowest cut gives a strictly feasible start. Otherwise violated
+        # cut slacks are replaced by half the previous model gap and infeasible-start Newton
+        # steps restore the cut equations.
+        model = loc.cut_slacks(a, 0.0)
+        if model.min() > 1e-2 * gap_model:
+            t = min(t, 0.5 * float(model.min()))
         s = loc.cut_slacks(a, t)
         s = np.where(s > 0, s, 0.5 * gap_model)
         times["cuts"] += time.perf_counter() - t0
