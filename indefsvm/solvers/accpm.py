@@ -1,4 +1,42 @@
-"""Analytic center cutting plane method (ACCPM) for the proxy-kernel problems.
+"""Analytic center cutting plane methods (ACCPM) for the proxy-kernel problems.
+
+Two variants share the monitor (certified gap, statuses) and the cut pruning by relevance (12):
+
+``variant="proximal"`` (default): proximal ACCPM in epigraph space
+    (Babonneau, Beltran, Haurie, Tadonki & Vial, "Proximal-ACCPM"; du Merle, Goffin & Vial).
+    The cuts ``t <= f(a_j) + g_j'(a - a_j)`` use what the paper's cuts throw away, the objective
+    VALUES: with the objective cut ``t >= f_best`` they describe the set where the model promises
+    an improvement, and the proximal term ``rho_p/2 ||a - a_best||^2`` keeps the centres near
+    the best point, with ``rho_p`` adapted like a trust region (halved after an improving
+    "serious" step, doubled after a "null" step). Numerical choices (why):
+
+    * the Newton matrix is ``D + E'E`` with ``D`` diagonal and ``E`` the k cut rows: it is solved
+      in the cut space by the Woodbury identity, ``O(n k^2)`` per step with a Cholesky factor of
+      a k x k matrix whose eigenvalues are >= 1, instead of an n x n factorization (k <= 100
+      cuts by default);
+    * warm starts: the previous centre, with ``t`` lowered under every cut when the model still
+      promises an improvement there, else with infeasible-start Newton steps (the cut slacks are
+      variables tied to ``(a, t)`` by linear equations; a full step satisfies them exactly), so
+      no re-centering step or phase I is needed after a cut;
+    * cuts are stored as their value at the proximal centre minus ``f_best`` and ``t`` is the
+      objective-cut slack: small differences, so the slacks keep their precision when ``f`` is
+      dominated by the constant ``f(0) = rho ||(K0)_-||_F^2``;
+    * the box barrier has a small weight (``box_weight``, 1e-2): at an SVM optimum many
+      coordinates sit at their bounds, and a unit weight keeps the centres far from them;
+    * once the model is exhausted at working precision (the objective is flat to rounding
+      around the best point: suboptimality is quadratic in the distance, the certified gap
+      linear), the bundle restarts from its newest cut, and accelerated proximal-gradient steps
+      from the best point ("polish", counted in ``info["polish_steps"]``) put the coordinates
+      that belong on the bounds exactly there; their evaluations go to the monitor and their
+      cuts to the bundle. The run stops ("stalled", with a warning) after 5 restarts that do not
+      shrink the certified gap.
+
+    The known part of the objective is not modelled separately: ``l(a) - 1/2 u'K0 u`` (notes
+    §1) is not concave for an indefinite ``K0``, and the only concave quadratic lower curvature
+    available everywhere is ``S K*(a) S``, which changes with ``a``; a linear known part changes
+    nothing (the analytic centre is invariant under the change of variables ``t -> t - l(a)``).
+
+``variant="paper"``: Algorithm 2 as published, unchanged (below).
 
 Paper 004, Sect. 3.3, Algorithm 2. The localization set starts as the feasible set
 ``L_0 = {c'a = d, lower <= a <= upper}`` (``{y'a = 0, 0 <= a <= C}`` for eq. 7). At each iteration
