@@ -83,6 +83,10 @@ def main() -> None:
                     f"; {info['serious_steps']} serious steps, {info['restarts']} restarts, "
                     f"{info['polish_steps']} polish steps"
                 )
+                if info["first_polish_iteration"] is not None:
+                    # what the cutting planes alone certified before the first polish step
+                    k = info["first_polish_iteration"] - 1
+                    split += f" (first at iteration {k + 1}; gap before it {rel[k - 1]:.1e})"
         elif method == "siqclp":
             split = (
                 f"cvxpy compile {info['time_compile']:.1f} s, solver {info['time_solver']:.1f} s, "

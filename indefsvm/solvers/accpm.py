@@ -869,6 +869,7 @@ def _proximal_accpm(
     n_polish = 0
     polish_steps = 50
     polish_from: Evaluation | None = None
+    first_polish: int | None = None
     restarts = 0
     stale_restarts = 0
     max_stale_restarts = 5
@@ -941,6 +942,8 @@ def _proximal_accpm(
             # belong on the bounds exactly there; their evaluations go to the monitor and their
             # cuts to the bundle.
             t1 = time.perf_counter()
+            if first_polish is None:
+                first_polish = monitor.n_iter + 1
             assert monitor.best is not None
             if polish_from is None or monitor.best.objective > polish_from.objective:
                 polish_from = monitor.best
@@ -995,6 +998,7 @@ def _proximal_accpm(
         "serious_steps": n_serious,
         "restarts": restarts,
         "polish_steps": n_polish,
+        "first_polish_iteration": first_polish,
         "proximal_weight": loc.rho,
         "time_center": times["center"],
         "time_gradient": times["gradient"],
