@@ -246,3 +246,25 @@ def test_bad_proximal_options_get_clear_errors(kwargs, match):
     K0, y = sigmoid_problem(8, 10)
     with pytest.raises(ValueError, match=match):
         indefsvm.solve(K0, y, method="accpm", **kwargs)
+
+
+@pytest.mark.parametrize("kind", ["svr", "svc-vector-rho"])
+def test_paper_variant_stays_available_and_certified(kind):
+    # the default changed to the proximal variant: Algorithm 2 must still reach the SDP optimum
+    rng = np.random.default_rng(13)
+    n = 12
+    X = rng.normal(size=(n, 3))
+    K0 = np.tanh(0.8 * X @ X.T - 0.3)
+    if kind == "svr":
+        y = X[:, 0] + 0.1 * rng.normal(size=n)
+        opt, _ = svr_sdp(K0, y, 1.0, 0.1, 1.0)
+        kw = {"problem": "svr", "C": 1.0, "epsilon": 0.1}
+    else:
+        y = np.where(X[:, 0] > 0, 1.0, -1.0)
+        rho = vector_rho(n, 14)
+        opt, _ = svc_sdp(K0, y, 1.0, 1.0, H_sqrt=np.outer(rho**0.25, rho**0.25))
+        kw = {"rho": rho}
+    res = indefsvm.solve(K0, y, method="accpm", variant="paper", tol=1e-6, **kw)
+    assert res.converged and "ellipsoid_bound" in res.info and "variant" not in res.info
+    assert abs(res.objective - opt) <= 1e-5 * max(1.0, abs(opt))
+    check_history(res, opt)
