@@ -79,6 +79,7 @@ def main() -> None:
                 f"cuts {info['time_cuts']:.1f} s"
             )
             if "polish_steps" in info:
+                split += f", polish {info['time_polish']:.1f} s"
                 split += (
                     f"; {info['serious_steps']} serious steps, {info['restarts']} restarts, "
                     f"{info['polish_steps']} polish steps"

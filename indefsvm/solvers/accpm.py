@@ -838,7 +838,7 @@ def _proximal_accpm(
     null_update: float = 1.0,
 ) -> SolveResult:
     """Body of the ``variant="proximal"`` solver (see :func:`analytic_center_cutting_plane`)."""
-    times = {"center": 0.0, "gradient": 0.0, "cuts": 0.0}
+    times = {"center": 0.0, "gradient": 0.0, "cuts": 0.0, "polish": 0.0}
     newton_total = 0
     status_note = None
     x = _interior_start(problem)
@@ -951,7 +951,7 @@ def _proximal_accpm(
                 problem, monitor, loc, lip, polish_steps, polish_from
             )
             n_polish += polish_steps
-            times["gradient"] += time.perf_counter() - t1
+            times["polish"] += time.perf_counter() - t1
             if stop_now:
                 break
             # Restart the bundle from the newest cut with a fresh proximal weight: the proximal
@@ -1003,6 +1003,7 @@ def _proximal_accpm(
         "time_center": times["center"],
         "time_gradient": times["gradient"],
         "time_cuts": times["cuts"],
+        "time_polish": times["polish"],
         "time_center_per_iter": times["center"] / iters,
         "time_gradient_per_iter": times["gradient"] / iters,
     }
