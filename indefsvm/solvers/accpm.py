@@ -952,6 +952,7 @@ def _proximal_accpm(
             )
             n_polish += polish_steps
             times["polish"] += time.perf_counter() - t1
+            t0 += time.perf_counter() - t1  # the centre timer excludes the polish
             if stop_now:
                 break
             # Restart the bundle from the newest cut with a fresh proximal weight: the proximal
