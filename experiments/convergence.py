@@ -40,7 +40,7 @@ from indefsvm.datasets import load_digits_pair  # noqa: E402
 from indefsvm.plotting import gap_series, plot_convergence  # noqa: E402
 
 METHODS = {
-    "accpm": {"method": "accpm"},
+    "accpm": {"method": "accpm", "variant": "paper"},  # Algorithm 2 as published
     "pg-paper": {"method": "pg", "step": "paper", "step_size": 5.0, "smoothing": 1e-4},
     "pg": {"method": "pg"},
 }

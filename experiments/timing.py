@@ -38,7 +38,7 @@ from indefsvm.plotting import plot_timing, timing_statistics  # noqa: E402
 METHODS = {
     "pg-paper": {"method": "pg", "step": "paper", "step_size": 5.0, "smoothing": 1e-4},
     "pg": {"method": "pg"},
-    "accpm": {"method": "accpm"},
+    "accpm": {"method": "accpm", "variant": "paper"},  # Algorithm 2 as published
     "siqclp": {"method": "siqclp"},
 }
 RUN_COLUMNS = [

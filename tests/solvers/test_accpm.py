@@ -196,7 +196,7 @@ def test_deterministic_and_monitor_api():
 def test_paper_ellipsoid_stopping_rule():
     K0, y = sigmoid_problem(12, 0)
     opt, _ = sdp_optimum(K0, y, 1.0, 1.0)
-    res = indefsvm.solve(K0, y, method="accpm", tol=1e-4, stop="ellipsoid")
+    res = indefsvm.solve(K0, y, method="accpm", tol=1e-4, stop="ellipsoid", variant="paper")
     assert res.status in ("converged", "stalled")
     # the ellipsoid bound f(x) + m sqrt(g'H^-1 g) at the (approximate) centers bounds the optimum
     assert res.info["ellipsoid_bound"] >= opt - 1e-6 * abs(opt)
