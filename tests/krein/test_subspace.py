@@ -90,3 +90,19 @@ def test_iteration_bad_input():
         landweber_fridman(K, y[:3], n_iter=2)
     with pytest.raises(ValueError, match="variant"):
         landweber_fridman(K, y, n_iter=2, variant="x")
+
+
+def test_mr_ii_stops_when_a_rank_deficient_kernel_exhausts_the_krylov_space():
+    """Rank-3 kernel, targets outside its range: after 3 steps the Krylov space is exhausted
+    and MR-II's iterate is the minimum-norm least-squares solution ``pinv(K) y`` (x_k lies in
+    range(K)); continuing would normalise rounding noise of the null space (eigenvalues
+    ~1e-15 ||K||) into a huge iterate (|alpha| ~ 1e14 before the breakdown test was scaled by
+    ||K||)."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(20, 3)) * np.array([3.0, 1.0, 0.2])
+    K = X @ X.T
+    y = rng.normal(size=20) + 5.0
+    sol = mr_ii(K, y, n_iter=10)
+    reference = np.linalg.pinv(K, rcond=1e-10) @ y
+    assert sol.n_iter <= 4
+    np.testing.assert_allclose(sol.alpha, reference, rtol=1e-6, atol=1e-8 * np.abs(reference).max())
