@@ -51,19 +51,43 @@ def _check_input_scale(K: NDArray[np.float64], rho: float) -> None:
 
 
 def minimize_piecewise_linear(
-    c0: float, w: NDArray[np.float64], a: NDArray[np.float64], r: NDArray[np.float64]
+    c0: float,
+    w: NDArray[np.float64],
+    a: NDArray[np.float64],
+    r: NDArray[np.float64],
+    *,
+    method: str = "select",
 ) -> tuple[float, float]:
     """Minimise ``c0 * b + sum_i w_i max(0, a_i b + r_i)`` over the scalar ``b`` exactly.
 
     The function is convex piecewise linear with breakpoints ``-r_i / a_i``; its slope increases
     by ``w_i |a_i|`` at each breakpoint, so the minimiser is the breakpoint where the cumulative
-    slope first becomes non-negative (a weighted median). O(n log n).
+    slope first becomes non-negative (a weighted median; the best intercept of the certified
+    primal bound, notes §3). ``method="select"`` finds it by weighted quickselect in expected
+    O(n) (:mod:`indefsvm._linear_time`), ``method="sort"`` by a full sort, O(n log n); both pick
+    the same breakpoint (up to the summation order of the slopes at an exact tie).
 
     Returns
     -------
     b, value : float
         A minimiser and the minimum. Raises ``ValueError`` if the function is unbounded below.
     """
+    if method not in ("select", "sort"):
+        raise ValueError(f"method must be 'select' or 'sort'; got {method!r}.")
+    if method == "select":
+        from indefsvm._linear_time import piecewise_linear_argmin
+
+        status, b, value = piecewise_linear_argmin(
+            float(c0),
+            np.ascontiguousarray(w, dtype=np.float64),
+            np.ascontiguousarray(a, dtype=np.float64),
+            np.ascontiguousarray(r, dtype=np.float64),
+        )
+        if status == 0:
+            return float(b), float(value)
+        if status == 2 and c0 == 0:
+            return 0.0, 0.0
+        raise ValueError("the intercept problem is unbounded (is a class or a bound missing?).")
     nz = a != 0
     w, a, r = w[nz], a[nz], r[nz]
     breaks = -r / a
@@ -226,6 +250,7 @@ class ProxyKernelProblem:
         The monitor calls it when a solve starts, so a solve does not depend on what was
         evaluated before it and repeated solves are bitwise identical.
         """
+        self._tau_warm = None
         reset = getattr(self.operator, "reset_warm_start", None)
         if reset is not None:
             reset()
@@ -266,9 +291,24 @@ class ProxyKernelProblem:
         return 1.0 / self.scale**2
 
     # -- feasible set ------------------------------------------------------------------------
+    #: Multiplier of the last projection, the warm start of the next one (speed only: the
+    #: projection is exact from any start; cleared by :meth:`reset_warm_start`).
+    _tau_warm: dict[bool, float] | None = None
+
+    def _project(self, v, a, lower, upper, l1=None, *, metric: bool = False):
+        """Projection with the multiplier warm-started from the previous call (notes §6)."""
+        if self._tau_warm is None:
+            self._tau_warm = {}
+        x, tau = project_hyperplane_box(
+            v, a, self.eq_rhs, lower, upper, l1=l1,
+            tau0=self._tau_warm.get(metric), return_tau=True,
+        )  # fmt: skip
+        self._tau_warm[metric] = tau
+        return x
+
     def project(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Euclidean projection onto the feasible set (exact, O(n log n); notes §6)."""
-        return project_hyperplane_box(v, self.eq_coef, self.eq_rhs, self.lower, self.upper)
+        """Euclidean projection onto the feasible set (exact, O(n) per Newton step; notes §6)."""
+        return self._project(v, self.eq_coef, self.lower, self.upper)
 
     def prox(
         self,
@@ -287,17 +327,15 @@ class ProxyKernelProblem:
         if metric is None:
             if l1 is None:
                 return self.project(v)
-            return project_hyperplane_box(
-                v, self.eq_coef, self.eq_rhs, self.lower, self.upper, l1=l1
-            )
+            return self._project(v, self.eq_coef, self.lower, self.upper, l1)
         r = np.sqrt(metric)
-        z = project_hyperplane_box(
+        z = self._project(
             r * v,
             self.eq_coef / r,
-            self.eq_rhs,
             r * self.lower,
             r * self.upper,
-            l1=None if l1 is None else l1 / r,
+            None if l1 is None else l1 / r,
+            metric=True,
         )
         return z / r
 
