@@ -46,7 +46,6 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.exceptions import ConvergenceWarning
 
-from indefsvm._validation import check_binary_labels, check_positive, class_weights_to_C
 from indefsvm.problems import (
     ClassificationProblem,
     Evaluation,
@@ -638,41 +637,14 @@ class _LowRankProblemMixin:
         self,
         K0: LowRankKernel,
         rho: float | ArrayLike,
+        feasible: dict[str, Any],
         *,
-        lower: NDArray[np.float64],
-        upper: NDArray[np.float64],
-        eq_coef: NDArray[np.float64],
-        eq_rhs: float,
-        sign: NDArray[np.float64],
-        linear_coef: NDArray[np.float64],
-        l1_weight: float = 0.0,
         rank_tol: float = 1e-12,
     ) -> None:
-        # Mirrors ProxyKernelProblem.__init__ (same attributes), with the factored operator.
-        self.n = K0.n
+        # The dense problem's rho and feasible-set set-up (same attributes), then the factored
+        # operator in place of the dense one.
         self.kernel0 = K0
-        rho_arr = np.asarray(check_positive(rho, "rho", allow_array=True), dtype=np.float64)
-        if rho_arr.ndim == 0:
-            self.rho = float(rho_arr)
-            self.scale = None
-            self.penalty_rho = float(rho_arr)
-        else:
-            if rho_arr.shape != (self.n,):
-                raise ValueError(
-                    f"rho must be a positive scalar or a vector of length n = {self.n} "
-                    f"(one penalty per training point); got shape {rho_arr.shape}."
-                )
-            self.rho = rho_arr
-            self.scale = rho_arr**0.25
-            self.penalty_rho = 1.0
-        self.lower = lower
-        self.upper = upper
-        self.eq_coef = eq_coef
-        self.eq_rhs = float(eq_rhs)
-        self.sign = sign
-        self.u_coef = sign if self.scale is None else sign / self.scale
-        self.linear_coef = linear_coef
-        self.l1_weight = float(l1_weight)
+        self._setup(K0.n, rho, **feasible)  # type: ignore[attr-defined]
         self.operator = LowRankProxyOperator(
             K0, 1.0 / (4.0 * self.penalty_rho), row_scale=self.scale, rank_tol=rank_tol
         )
@@ -804,24 +776,8 @@ class LowRankClassificationProblem(_LowRankProblemMixin, ClassificationProblem):
         class_weight: None | str | Mapping[Any, float] = None,
         rank_tol: float = 1e-12,
     ) -> None:
-        n = K0.n
-        labels = check_binary_labels(y, n)
-        self.classes = labels.classes
-        self.y = labels.y
-        self.C = check_positive(C, "C")
-        self.class_weight = class_weight
-        self.box = class_weights_to_C(self.C, self.y, class_weight, labels.classes)
-        self._init_lowrank(
-            K0,
-            rho,
-            lower=np.zeros(n),
-            upper=self.box,
-            eq_coef=self.y,
-            eq_rhs=0.0,
-            sign=self.y,
-            linear_coef=np.ones(n),
-            rank_tol=rank_tol,
-        )
+        feasible = self._feasible_set(K0.n, y, C=C, class_weight=class_weight)  # type: ignore
+        self._init_lowrank(K0, rho, feasible, rank_tol=rank_tol)
 
 
 class LowRankPerturbProblem(LowRankClassificationProblem):
@@ -864,31 +820,8 @@ class LowRankRegressionProblem(_LowRankProblemMixin, RegressionProblem):
         rho: float | ArrayLike = 1.0,
         rank_tol: float = 1e-12,
     ) -> None:
-        n = K0.n
-        y = np.asarray(y)
-        if y.ndim != 1 or y.shape[0] != n:
-            raise ValueError(f"y must be a vector of {n} regression targets; got shape {y.shape}.")
-        if not np.issubdtype(y.dtype, np.number) or not np.all(np.isfinite(y)):
-            raise ValueError("y must hold finite numeric regression targets.")
-        self.y = y.astype(np.float64)
-        self.C = check_positive(C, "C")
-        epsilon = float(epsilon)
-        if not np.isfinite(epsilon) or epsilon < 0:
-            raise ValueError(f"epsilon must be finite and >= 0; got {epsilon!r}.")
-        self.epsilon = epsilon
-        self.classes = None
-        self._init_lowrank(
-            K0,
-            rho,
-            lower=np.full(n, -self.C),
-            upper=np.full(n, self.C),
-            eq_coef=np.ones(n),
-            eq_rhs=0.0,
-            sign=np.ones(n),
-            linear_coef=self.y,
-            l1_weight=epsilon,
-            rank_tol=rank_tol,
-        )
+        feasible = self._feasible_set(K0.n, y, C=C, epsilon=epsilon)  # type: ignore[attr-defined]
+        self._init_lowrank(K0, rho, feasible, rank_tol=rank_tol)
 
 
 class LowRankOneClassProblem(_LowRankProblemMixin, OneClassProblem):
@@ -902,23 +835,7 @@ class LowRankOneClassProblem(_LowRankProblemMixin, OneClassProblem):
         rho: float | ArrayLike = 1.0,
         rank_tol: float = 1e-12,
     ) -> None:
-        n = K0.n
-        nu = float(nu)
-        if not (np.isfinite(nu) and 0 < nu <= 1):
-            raise ValueError(f"nu must be in (0, 1]; got {nu!r}.")
-        self.nu = nu
-        self.classes = None
-        self._init_lowrank(
-            K0,
-            rho,
-            lower=np.zeros(n),
-            upper=np.full(n, 1.0 / (nu * n)),
-            eq_coef=np.ones(n),
-            eq_rhs=1.0,
-            sign=np.ones(n),
-            linear_coef=np.zeros(n),
-            rank_tol=rank_tol,
-        )
+        self._init_lowrank(K0, rho, self._feasible_set(K0.n, nu=nu), rank_tol=rank_tol)  # type: ignore
 
 
 #: Low-rank counterparts of :data:`indefsvm.problems.PROBLEM_TYPES` (same names, options and
