@@ -53,7 +53,7 @@ from indefsvm.problems import (
     ProxyKernelProblem,
     RegressionProblem,
 )
-from indefsvm.proxy import _EPS, _TINY, _Z_HISTORY, ProxyState
+from indefsvm.proxy import _EPS, _TINY, _Z_HISTORY, ProxyState, smoothing_correction
 from indefsvm.rank_one import rank_one_eigh
 
 __all__ = [
@@ -532,13 +532,8 @@ class LowRankProxyOperator:
 
     def smoothed_kstar_u(self, state: LowRankProxyState, smoothing: float) -> NDArray:
         """The paper's Moreau-Yosida smoothed ``K_eps u`` (Sect. 3), as in the dense operator."""
-        lam = state.low_values
-        mid = (lam >= 0) & (lam < smoothing)
-        if not np.any(mid):
-            return state.kstar_u
-        W = state.low_vectors[:, mid]
-        weight = (1.0 - lam[mid] / smoothing) * lam[mid]
-        return state.kstar_u - self.apply_basis(state, W @ (weight * (W.T @ state.z)))
+        c = smoothing_correction(state, smoothing)
+        return state.kstar_u if c is None else state.kstar_u - self.apply_basis(state, c)
 
     def project_rows(self, state: LowRankProxyState, R: NDArray[np.float64]) -> NDArray:
         """``R (I - Q_- Q_-')``: the projector on M's non-negative eigenspace (notes §8)."""
