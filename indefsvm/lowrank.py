@@ -53,7 +53,7 @@ from indefsvm.problems import (
     ProxyKernelProblem,
     RegressionProblem,
 )
-from indefsvm.proxy import _EPS, _TINY, _Z_HISTORY, ProxyState, smoothing_correction
+from indefsvm.proxy import _EPS, _TINY, ProxyState, smoothing_correction
 from indefsvm.rank_one import rank_one_eigh
 
 __all__ = [
@@ -76,6 +76,8 @@ DENSE_LIMIT = 5000
 
 # Rows of Phi converted to float64 at once when Phi is stored in float32 (64 MB for m = 500).
 _BLOCK_ROWS = 16384
+# Stored (u, U'u) pairs: the pair x_k, x_{k-1} must survive a few backtracking evaluations.
+_LOWRANK_Z_HISTORY = 6
 # Below this fraction of ||u||^2 the residual norm is recomputed from the explicit residual
 # instead of ||u||^2 - ||z||^2 (whose rounding error is eps ||u||^2).
 _CANCELLATION = 1e-6
@@ -339,9 +341,11 @@ class LowRankProxyOperator:
         ``x_k``. Consecutive iterates are nearly parallel, so a least-squares fit on the pair
         (the dense operator's test) is ill-conditioned and rejects them; along the difference
         ``d = u_1 - u_2`` the coefficient ``c = d'(u - u_1) / d'd`` is well determined. Accepted
-        only if every entry of ``u - u_1 - c d`` is within 8 eps of the magnitude of the
-        combination (what forming ``y`` itself rounds off); the combined ``U'u`` then differs
-        from the direct product by a few times that product's own rounding error.
+        only if ``||u - u_1 - c d|| <= 16 eps (||u_1|| + |c| ||d||)`` (what forming ``y`` itself
+        rounds off, plus the error of the fitted ``c``): ``U`` has orthonormal columns, so the
+        combined ``U'u`` differs from ``U'u`` by at most that norm, the size of the direct
+        product's own rounding error. (An entrywise test rejects most extrapolated points: the
+        error of ``c`` is of order ``eps ||u|| / ||d||``, not small entry by entry.)
         """
         history = self._z_history
         if len(history) < 2:
@@ -354,8 +358,9 @@ class LowRankProxyOperator:
             if not dd > 0:
                 continue
             c = float(d @ e) / dd
-            allowed = (8.0 * _EPS) * (np.abs(u1) + abs(c) * np.abs(d)) + _TINY
-            if np.all(np.abs(e - c * d) <= allowed):
+            r = e - c * d
+            allowed = (16.0 * _EPS) * (np.sqrt(float(u1 @ u1)) + abs(c) * np.sqrt(dd)) + _TINY
+            if np.sqrt(float(r @ r)) <= allowed:
                 self.n_linear_z += 1
                 return z1 + c * (z1 - z2)
         return None
@@ -479,7 +484,7 @@ class LowRankProxyOperator:
         if z_head is None:
             z_head = self.T.T @ self.rmat_w(u)
         self._z_history.append((u, z_head))
-        del self._z_history[:-_Z_HISTORY]
+        del self._z_history[:-_LOWRANK_Z_HISTORY]
         rn_sq = u_norm_sq - float(z_head @ z_head)
         residual = None
         if rn_sq <= _CANCELLATION * u_norm_sq:
