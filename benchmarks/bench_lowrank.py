@@ -87,6 +87,8 @@ def child_iteration(args) -> dict:
 
     from indefsvm import make_problem
     from indefsvm.lowrank import LowRankKernel
+    from indefsvm.problems import minimize_piecewise_linear
+    from indefsvm.projection import project_hyperplane_box
 
     rng = np.random.default_rng(args.seed)
     Phi = np.empty((args.n, args.m), dtype=args.dtype)
@@ -110,8 +112,19 @@ def child_iteration(args) -> dict:
 
     v = rng.normal(size=args.n)
     t_eval = median(lambda: problem.evaluate(a))
+    problem.project(a)  # warm start of the multiplier, as inside the solver
     t_proj = median(lambda: problem.project(a + 0.01 * v))
+    t_proj_sort = median(
+        lambda: project_hyperplane_box(
+            a + 0.01 * v, problem.eq_coef, 0.0, problem.lower, problem.upper, method="sort"
+        )
+    )
+    g = problem.evaluate(a).state.kstar_u
+    hinge = (0.0, problem.box, -y, 1.0 - y * g)
+    t_icpt = median(lambda: minimize_piecewise_linear(*hinge))
+    t_icpt_sort = median(lambda: minimize_piecewise_linear(*hinge, method="sort"))
     t_pass = median(lambda: problem.operator.rmat_w(v))
+    t_mat = median(lambda: problem.operator.mat_w(v[: args.m]))
     return {
         "n": args.n,
         "m": args.m,
@@ -119,7 +132,11 @@ def child_iteration(args) -> dict:
         "setup_seconds": setup,
         "evaluate_seconds": t_eval,
         "project_seconds": t_proj,
+        "project_sort_seconds": t_proj_sort,
+        "intercept_seconds": t_icpt,
+        "intercept_sort_seconds": t_icpt_sort,
         "one_pass_seconds": t_pass,
+        "one_pass_mat_seconds": t_mat,
         "evaluate_over_pass": t_eval / t_pass,
         "peak_rss_mb": _peak_mb(),
         "cpu_seconds": _cpu_seconds(),
