@@ -185,7 +185,10 @@ def piecewise_linear_argmin(c0, w, a, r):  # pragma: no cover - compiled
             j += 1
     if m == 0:
         return 2, 0.0, 0.0
-    if slope_left > 0 or slope_right < 0:
+    # Slopes within rounding of zero are flat, not unbounded (one-class with nu = 1:
+    # -1 + n * (1/n) is -1e-16 when summed in order).
+    tol = 1e-12 * (abs(c0) + total)
+    if slope_left > tol or slope_right < -tol:
         return 1, 0.0, 0.0
     b = weighted_select(keys, weights, -slope_left, total)
     value = 0.0

@@ -94,7 +94,8 @@ def minimize_piecewise_linear(
     order = np.argsort(breaks)
     slope_left = c0 + float(np.sum(w[a < 0] * a[a < 0]))
     slope_right = c0 + float(np.sum(w[a > 0] * a[a > 0]))
-    if slope_left > 0 or slope_right < 0 or breaks.size == 0:
+    tol = 1e-12 * (abs(c0) + float(np.sum(w * np.abs(a))))  # rounding: flat, not unbounded
+    if slope_left > tol or slope_right < -tol or breaks.size == 0:
         if breaks.size == 0 and c0 == 0:
             return 0.0, 0.0
         raise ValueError("the intercept problem is unbounded (is a class or a bound missing?).")

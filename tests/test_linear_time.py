@@ -104,6 +104,11 @@ def test_selection_intercept_errors_like_the_sort():
         with pytest.raises(ValueError, match="unbounded"):
             minimize_piecewise_linear(1.0, np.ones(3), np.ones(3), np.zeros(3), method=method)
     assert minimize_piecewise_linear(0.0, np.ones(2), np.zeros(2), np.ones(2)) == (0.0, 0.0)
+    # one-class with nu = 1: slope -1 + 10 * 0.1 is zero only up to the order of summation
+    r = np.random.default_rng(0).normal(size=10)
+    for method in ("select", "sort"):
+        b, value = minimize_piecewise_linear(-1.0, np.full(10, 0.1), np.ones(10), r, method=method)
+        assert b == -r.min() and np.isfinite(value)
     with pytest.raises(ValueError, match="method must be"):
         minimize_piecewise_linear(0.0, np.ones(2), np.ones(2), np.ones(2), method="median")
 
