@@ -323,9 +323,9 @@ class LowRankProxyOperator:
         self.d_ext = np.insert(d, self.residual_index, 0.0)
         self.assume_psd = False
         #: Recent ``(u, U'u)`` pairs: ``U'u`` is linear in ``u``, so at the accelerated method's
-        #: extrapolated point it is a combination of two stored products (the dense operator's
-        #: rule, :meth:`ProxyKernelOperator._z_by_linearity`), which saves one of the three passes
-        #: over the factor per iteration. ``n_linear_z`` counts them.
+        #: extrapolated point it is a combination of two stored products
+        #: (:meth:`_z_by_linearity`), which saves one of the four passes over the factor per
+        #: iteration. ``n_linear_z`` counts them.
         self._z_history: list[tuple[NDArray[np.float64], NDArray[np.float64]]] = []
         self.n_linear_z = 0
         logger.debug("low-rank operator: n=%d, m=%d, rank=%d", self.n, kernel.rank, self.rank)
