@@ -46,7 +46,6 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.exceptions import ConvergenceWarning
 
-from indefsvm._validation import check_binary_labels, check_positive, class_weights_to_C
 from indefsvm.problems import (
     ClassificationProblem,
     Evaluation,
@@ -54,7 +53,7 @@ from indefsvm.problems import (
     ProxyKernelProblem,
     RegressionProblem,
 )
-from indefsvm.proxy import ProxyState
+from indefsvm.proxy import _EPS, _TINY, ProxyState, smoothing_correction
 from indefsvm.rank_one import rank_one_eigh
 
 __all__ = [
@@ -77,6 +76,8 @@ DENSE_LIMIT = 5000
 
 # Rows of Phi converted to float64 at once when Phi is stored in float32 (64 MB for m = 500).
 _BLOCK_ROWS = 16384
+# Stored (u, U'u) pairs: the pair x_k, x_{k-1} must survive a few backtracking evaluations.
+_LOWRANK_Z_HISTORY = 6
 # Below this fraction of ||u||^2 the residual norm is recomputed from the explicit residual
 # instead of ||u||^2 - ||z||^2 (whose rounding error is eps ||u||^2).
 _CANCELLATION = 1e-6
@@ -321,7 +322,48 @@ class LowRankProxyOperator:
         self.residual_index = int(np.searchsorted(d, 0.0))
         self.d_ext = np.insert(d, self.residual_index, 0.0)
         self.assume_psd = False
+        #: Recent ``(u, U'u)`` pairs: ``U'u`` is linear in ``u``, so at the accelerated method's
+        #: extrapolated point it is a combination of two stored products
+        #: (:meth:`_z_by_linearity`), which saves one of the four passes over the factor per
+        #: iteration. ``n_linear_z`` counts them.
+        self._z_history: list[tuple[NDArray[np.float64], NDArray[np.float64]]] = []
+        self.n_linear_z = 0
         logger.debug("low-rank operator: n=%d, m=%d, rank=%d", self.n, kernel.rank, self.rank)
+
+    def reset_warm_start(self) -> None:
+        """Forget the stored ``U'u`` products (a solve starts from nothing remembered)."""
+        self._z_history.clear()
+
+    def _z_by_linearity(self, u: NDArray[np.float64]) -> NDArray[np.float64] | None:
+        """``U'u`` in O(n) when ``u = u_1 + c (u_1 - u_2)`` for two recent ``u`` (to rounding).
+
+        The accelerated method evaluates ``y = x_k + beta (x_k - x_{k-1})`` right after
+        ``x_k``. Consecutive iterates are nearly parallel, so a least-squares fit on the pair
+        (the dense operator's test) is ill-conditioned and rejects them; along the difference
+        ``d = u_1 - u_2`` the coefficient ``c = d'(u - u_1) / d'd`` is well determined. Accepted
+        only if ``||u - u_1 - c d|| <= 16 eps (||u_1|| + |c| ||d||)`` (what forming ``y`` itself
+        rounds off, plus the error of the fitted ``c``): ``U`` has orthonormal columns, so the
+        combined ``U'u`` differs from ``U'u`` by at most that norm, the size of the direct
+        product's own rounding error. (An entrywise test rejects most extrapolated points: the
+        error of ``c`` is of order ``eps ||u|| / ||d||``, not small entry by entry.)
+        """
+        history = self._z_history
+        if len(history) < 2:
+            return None
+        u1, z1 = history[-1]
+        e = u - u1
+        for u2, z2 in reversed(history[:-1]):
+            d = u1 - u2
+            dd = float(d @ d)
+            if not dd > 0:
+                continue
+            c = float(d @ e) / dd
+            r = e - c * d
+            allowed = (16.0 * _EPS) * (np.sqrt(float(u1 @ u1)) + abs(c) * np.sqrt(dd)) + _TINY
+            if np.sqrt(float(r @ r)) <= allowed:
+                self.n_linear_z += 1
+                return z1 + c * (z1 - z2)
+        return None
 
     # -- products with the factor ---------------------------------------------------------------
     def _gram(self, T: NDArray[np.float64] | None) -> NDArray[np.float64]:
@@ -438,7 +480,11 @@ class LowRankProxyOperator:
         sigma = self.sigma
         u = np.asarray(u, dtype=np.float64)
         u_norm_sq = float(u @ u)
-        z_head = self.T.T @ self.rmat_w(u)
+        z_head = self._z_by_linearity(u)
+        if z_head is None:
+            z_head = self.T.T @ self.rmat_w(u)
+        self._z_history.append((u, z_head))
+        del self._z_history[:-_LOWRANK_Z_HISTORY]
         rn_sq = u_norm_sq - float(z_head @ z_head)
         residual = None
         if rn_sq <= _CANCELLATION * u_norm_sq:
@@ -491,13 +537,8 @@ class LowRankProxyOperator:
 
     def smoothed_kstar_u(self, state: LowRankProxyState, smoothing: float) -> NDArray:
         """The paper's Moreau-Yosida smoothed ``K_eps u`` (Sect. 3), as in the dense operator."""
-        lam = state.low_values
-        mid = (lam >= 0) & (lam < smoothing)
-        if not np.any(mid):
-            return state.kstar_u
-        W = state.low_vectors[:, mid]
-        weight = (1.0 - lam[mid] / smoothing) * lam[mid]
-        return state.kstar_u - self.apply_basis(state, W @ (weight * (W.T @ state.z)))
+        c = smoothing_correction(state, smoothing)
+        return state.kstar_u if c is None else state.kstar_u - self.apply_basis(state, c)
 
     def project_rows(self, state: LowRankProxyState, R: NDArray[np.float64]) -> NDArray:
         """``R (I - Q_- Q_-')``: the projector on M's non-negative eigenspace (notes §8)."""
@@ -596,41 +637,14 @@ class _LowRankProblemMixin:
         self,
         K0: LowRankKernel,
         rho: float | ArrayLike,
+        feasible: dict[str, Any],
         *,
-        lower: NDArray[np.float64],
-        upper: NDArray[np.float64],
-        eq_coef: NDArray[np.float64],
-        eq_rhs: float,
-        sign: NDArray[np.float64],
-        linear_coef: NDArray[np.float64],
-        l1_weight: float = 0.0,
         rank_tol: float = 1e-12,
     ) -> None:
-        # Mirrors ProxyKernelProblem.__init__ (same attributes), with the factored operator.
-        self.n = K0.n
+        # The dense problem's rho and feasible-set set-up (same attributes), then the factored
+        # operator in place of the dense one.
         self.kernel0 = K0
-        rho_arr = np.asarray(check_positive(rho, "rho", allow_array=True), dtype=np.float64)
-        if rho_arr.ndim == 0:
-            self.rho = float(rho_arr)
-            self.scale = None
-            self.penalty_rho = float(rho_arr)
-        else:
-            if rho_arr.shape != (self.n,):
-                raise ValueError(
-                    f"rho must be a positive scalar or a vector of length n = {self.n} "
-                    f"(one penalty per training point); got shape {rho_arr.shape}."
-                )
-            self.rho = rho_arr
-            self.scale = rho_arr**0.25
-            self.penalty_rho = 1.0
-        self.lower = lower
-        self.upper = upper
-        self.eq_coef = eq_coef
-        self.eq_rhs = float(eq_rhs)
-        self.sign = sign
-        self.u_coef = sign if self.scale is None else sign / self.scale
-        self.linear_coef = linear_coef
-        self.l1_weight = float(l1_weight)
+        self._setup(K0.n, rho, **feasible)  # type: ignore[attr-defined]
         self.operator = LowRankProxyOperator(
             K0, 1.0 / (4.0 * self.penalty_rho), row_scale=self.scale, rank_tol=rank_tol
         )
@@ -762,24 +776,8 @@ class LowRankClassificationProblem(_LowRankProblemMixin, ClassificationProblem):
         class_weight: None | str | Mapping[Any, float] = None,
         rank_tol: float = 1e-12,
     ) -> None:
-        n = K0.n
-        labels = check_binary_labels(y, n)
-        self.classes = labels.classes
-        self.y = labels.y
-        self.C = check_positive(C, "C")
-        self.class_weight = class_weight
-        self.box = class_weights_to_C(self.C, self.y, class_weight, labels.classes)
-        self._init_lowrank(
-            K0,
-            rho,
-            lower=np.zeros(n),
-            upper=self.box,
-            eq_coef=self.y,
-            eq_rhs=0.0,
-            sign=self.y,
-            linear_coef=np.ones(n),
-            rank_tol=rank_tol,
-        )
+        feasible = self._feasible_set(K0.n, y, C=C, class_weight=class_weight)  # type: ignore
+        self._init_lowrank(K0, rho, feasible, rank_tol=rank_tol)
 
 
 class LowRankPerturbProblem(LowRankClassificationProblem):
@@ -822,31 +820,8 @@ class LowRankRegressionProblem(_LowRankProblemMixin, RegressionProblem):
         rho: float | ArrayLike = 1.0,
         rank_tol: float = 1e-12,
     ) -> None:
-        n = K0.n
-        y = np.asarray(y)
-        if y.ndim != 1 or y.shape[0] != n:
-            raise ValueError(f"y must be a vector of {n} regression targets; got shape {y.shape}.")
-        if not np.issubdtype(y.dtype, np.number) or not np.all(np.isfinite(y)):
-            raise ValueError("y must hold finite numeric regression targets.")
-        self.y = y.astype(np.float64)
-        self.C = check_positive(C, "C")
-        epsilon = float(epsilon)
-        if not np.isfinite(epsilon) or epsilon < 0:
-            raise ValueError(f"epsilon must be finite and >= 0; got {epsilon!r}.")
-        self.epsilon = epsilon
-        self.classes = None
-        self._init_lowrank(
-            K0,
-            rho,
-            lower=np.full(n, -self.C),
-            upper=np.full(n, self.C),
-            eq_coef=np.ones(n),
-            eq_rhs=0.0,
-            sign=np.ones(n),
-            linear_coef=self.y,
-            l1_weight=epsilon,
-            rank_tol=rank_tol,
-        )
+        feasible = self._feasible_set(K0.n, y, C=C, epsilon=epsilon)  # type: ignore[attr-defined]
+        self._init_lowrank(K0, rho, feasible, rank_tol=rank_tol)
 
 
 class LowRankOneClassProblem(_LowRankProblemMixin, OneClassProblem):
@@ -860,23 +835,7 @@ class LowRankOneClassProblem(_LowRankProblemMixin, OneClassProblem):
         rho: float | ArrayLike = 1.0,
         rank_tol: float = 1e-12,
     ) -> None:
-        n = K0.n
-        nu = float(nu)
-        if not (np.isfinite(nu) and 0 < nu <= 1):
-            raise ValueError(f"nu must be in (0, 1]; got {nu!r}.")
-        self.nu = nu
-        self.classes = None
-        self._init_lowrank(
-            K0,
-            rho,
-            lower=np.zeros(n),
-            upper=np.full(n, 1.0 / (nu * n)),
-            eq_coef=np.ones(n),
-            eq_rhs=1.0,
-            sign=np.ones(n),
-            linear_coef=np.zeros(n),
-            rank_tol=rank_tol,
-        )
+        self._init_lowrank(K0, rho, self._feasible_set(K0.n, nu=nu), rank_tol=rank_tol)  # type: ignore
 
 
 #: Low-rank counterparts of :data:`indefsvm.problems.PROBLEM_TYPES` (same names, options and

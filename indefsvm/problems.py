@@ -51,26 +51,51 @@ def _check_input_scale(K: NDArray[np.float64], rho: float) -> None:
 
 
 def minimize_piecewise_linear(
-    c0: float, w: NDArray[np.float64], a: NDArray[np.float64], r: NDArray[np.float64]
+    c0: float,
+    w: NDArray[np.float64],
+    a: NDArray[np.float64],
+    r: NDArray[np.float64],
+    *,
+    method: str = "select",
 ) -> tuple[float, float]:
     """Minimise ``c0 * b + sum_i w_i max(0, a_i b + r_i)`` over the scalar ``b`` exactly.
 
     The function is convex piecewise linear with breakpoints ``-r_i / a_i``; its slope increases
     by ``w_i |a_i|`` at each breakpoint, so the minimiser is the breakpoint where the cumulative
-    slope first becomes non-negative (a weighted median). O(n log n).
+    slope first becomes non-negative (a weighted median; the best intercept of the certified
+    primal bound, notes §3). ``method="select"`` finds it by weighted quickselect in expected
+    O(n) (:mod:`indefsvm._linear_time`), ``method="sort"`` by a full sort, O(n log n); both pick
+    the same breakpoint (up to the summation order of the slopes at an exact tie).
 
     Returns
     -------
     b, value : float
         A minimiser and the minimum. Raises ``ValueError`` if the function is unbounded below.
     """
+    if method not in ("select", "sort"):
+        raise ValueError(f"method must be 'select' or 'sort'; got {method!r}.")
+    if method == "select":
+        from indefsvm._linear_time import piecewise_linear_argmin
+
+        status, b, value = piecewise_linear_argmin(
+            float(c0),
+            np.ascontiguousarray(w, dtype=np.float64),
+            np.ascontiguousarray(a, dtype=np.float64),
+            np.ascontiguousarray(r, dtype=np.float64),
+        )
+        if status == 0:
+            return float(b), float(value)
+        if status == 2 and c0 == 0:
+            return 0.0, 0.0
+        raise ValueError("the intercept problem is unbounded (is a class or a bound missing?).")
     nz = a != 0
     w, a, r = w[nz], a[nz], r[nz]
     breaks = -r / a
     order = np.argsort(breaks)
     slope_left = c0 + float(np.sum(w[a < 0] * a[a < 0]))
     slope_right = c0 + float(np.sum(w[a > 0] * a[a > 0]))
-    if slope_left > 0 or slope_right < 0 or breaks.size == 0:
+    tol = 1e-12 * (abs(c0) + float(np.sum(w * np.abs(a))))  # rounding: flat, not unbounded
+    if slope_left > tol or slope_right < -tol or breaks.size == 0:
         if breaks.size == 0 and c0 == 0:
             return 0.0, 0.0
         raise ValueError("the intercept problem is unbounded (is a class or a bound missing?).")
@@ -158,25 +183,59 @@ class ProxyKernelProblem:
         eigh: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
         assume_psd: bool = False,
     ) -> None:
-        self.n = K0.shape[0]
+        self._setup(
+            K0.shape[0],
+            rho,
+            lower=lower,
+            upper=upper,
+            eq_coef=eq_coef,
+            eq_rhs=eq_rhs,
+            sign=sign,
+            linear_coef=linear_coef,
+            l1_weight=l1_weight,
+        )
+        if eigh is not None and self.scale is not None:
+            raise ValueError("a precomputed eigh of K0 cannot be used with a vector rho.")
+        K_work = K0 if self.scale is None else (self.scale[:, None] * K0) * self.scale[None, :]
+        _check_input_scale(K_work, self.penalty_rho)
+        self.operator = ProxyKernelOperator(
+            K_work, 1.0 / (4.0 * self.penalty_rho), eigh=eigh, assume_psd=assume_psd
+        )
+        self._check_objective_range()
+
+    def _setup(
+        self,
+        n: int,
+        rho: float | ArrayLike,
+        *,
+        lower: NDArray[np.float64],
+        upper: NDArray[np.float64],
+        eq_coef: NDArray[np.float64],
+        eq_rhs: float,
+        sign: NDArray[np.float64],
+        linear_coef: NDArray[np.float64],
+        l1_weight: float = 0.0,
+    ) -> None:
+        """Set ``rho`` (scalar, or per point: the ``Ds`` scaling of notes §7) and the feasible set.
+
+        Shared by the dense problems and the low-rank ones (:mod:`indefsvm.lowrank`), which differ
+        only in the kernel operator built afterwards.
+        """
+        self.n = n
         rho_arr = np.asarray(check_positive(rho, "rho", allow_array=True), dtype=np.float64)
         if rho_arr.ndim == 0:
             self.rho: float | NDArray[np.float64] = float(rho_arr)
             self.scale: NDArray[np.float64] | None = None
             self.penalty_rho = float(rho_arr)
-            K_work = K0
         else:
-            if rho_arr.shape != (self.n,):
+            if rho_arr.shape != (n,):
                 raise ValueError(
-                    f"rho must be a positive scalar or a vector of length n = {self.n} "
+                    f"rho must be a positive scalar or a vector of length n = {n} "
                     f"(one penalty per training point); got shape {rho_arr.shape}."
                 )
-            if eigh is not None:
-                raise ValueError("a precomputed eigh of K0 cannot be used with a vector rho.")
             self.rho = rho_arr
             self.scale = rho_arr**0.25
             self.penalty_rho = 1.0
-            K_work = (self.scale[:, None] * K0) * self.scale[None, :]
         self.lower = lower
         self.upper = upper
         self.eq_coef = eq_coef
@@ -185,11 +244,6 @@ class ProxyKernelProblem:
         self.u_coef = sign if self.scale is None else sign / self.scale
         self.linear_coef = linear_coef
         self.l1_weight = float(l1_weight)
-        _check_input_scale(K_work, self.penalty_rho)
-        self.operator = ProxyKernelOperator(
-            K_work, 1.0 / (4.0 * self.penalty_rho), eigh=eigh, assume_psd=assume_psd
-        )
-        self._check_objective_range()
 
     def _check_objective_range(self) -> None:
         """Refuse problems whose objective terms overflow double precision.
@@ -226,6 +280,7 @@ class ProxyKernelProblem:
         The monitor calls it when a solve starts, so a solve does not depend on what was
         evaluated before it and repeated solves are bitwise identical.
         """
+        self._tau_warm = None
         reset = getattr(self.operator, "reset_warm_start", None)
         if reset is not None:
             reset()
@@ -266,9 +321,24 @@ class ProxyKernelProblem:
         return 1.0 / self.scale**2
 
     # -- feasible set ------------------------------------------------------------------------
+    #: Multiplier of the last projection, the warm start of the next one (speed only: the
+    #: projection is exact from any start; cleared by :meth:`reset_warm_start`).
+    _tau_warm: dict[bool, float] | None = None
+
+    def _project(self, v, a, lower, upper, l1=None, *, metric: bool = False):
+        """Projection with the multiplier warm-started from the previous call (notes §6)."""
+        if self._tau_warm is None:
+            self._tau_warm = {}
+        x, tau = project_hyperplane_box(
+            v, a, self.eq_rhs, lower, upper, l1=l1,
+            tau0=self._tau_warm.get(metric), return_tau=True,
+        )  # fmt: skip
+        self._tau_warm[metric] = tau
+        return x
+
     def project(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Euclidean projection onto the feasible set (exact, O(n log n); notes §6)."""
-        return project_hyperplane_box(v, self.eq_coef, self.eq_rhs, self.lower, self.upper)
+        """Euclidean projection onto the feasible set (exact, O(n) per Newton step; notes §6)."""
+        return self._project(v, self.eq_coef, self.lower, self.upper)
 
     def prox(
         self,
@@ -287,17 +357,15 @@ class ProxyKernelProblem:
         if metric is None:
             if l1 is None:
                 return self.project(v)
-            return project_hyperplane_box(
-                v, self.eq_coef, self.eq_rhs, self.lower, self.upper, l1=l1
-            )
+            return self._project(v, self.eq_coef, self.lower, self.upper, l1)
         r = np.sqrt(metric)
-        z = project_hyperplane_box(
+        z = self._project(
             r * v,
             self.eq_coef / r,
-            self.eq_rhs,
             r * self.lower,
             r * self.upper,
-            l1=None if l1 is None else l1 / r,
+            None if l1 is None else l1 / r,
+            metric=True,
         )
         return z / r
 
@@ -540,25 +608,30 @@ class ClassificationProblem(ProxyKernelProblem):
         assume_psd: bool = False,
     ) -> None:
         K0 = check_square_symmetric(K0, name="K0", symmetrize=symmetrize, min_size=2)
-        n = K0.shape[0]
+        feasible = self._feasible_set(K0.shape[0], y, C=C, class_weight=class_weight)
+        super().__init__(K0, rho, **feasible, eigh=eigh, assume_psd=assume_psd)
+
+    def _feasible_set(
+        self, n: int, y: ArrayLike, *, C: float, class_weight: Any
+    ) -> dict[str, Any]:
+        """Check the labels and C; the set ``{y'alpha = 0, 0 <= alpha <= C_i}`` (eq. 4).
+
+        Shared with :class:`indefsvm.lowrank.LowRankClassificationProblem`.
+        """
         labels = check_binary_labels(y, n)
         self.classes = labels.classes
         self.y = labels.y
         self.C = check_positive(C, "C")
         self.class_weight = class_weight
         self.box = class_weights_to_C(self.C, self.y, class_weight, labels.classes)
-        super().__init__(
-            K0,
-            rho,
-            lower=np.zeros(n),
-            upper=self.box,
-            eq_coef=self.y,
-            eq_rhs=0.0,
-            sign=self.y,
-            linear_coef=np.ones(n),
-            eigh=eigh,
-            assume_psd=assume_psd,
-        )
+        return {
+            "lower": np.zeros(n),
+            "upper": self.box,
+            "eq_coef": self.y,
+            "eq_rhs": 0.0,
+            "sign": self.y,
+            "linear_coef": np.ones(n),
+        }
 
     def _primal_from(self, g: NDArray[np.float64], u_k_u: float) -> tuple[float, float]:
         # 1/2 ||w||^2 + sum_i C_i max(0, 1 - y_i (g_i + b)), best b (notes §3)
@@ -641,7 +714,14 @@ class RegressionProblem(ProxyKernelProblem):
         eigh: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
     ) -> None:
         K0 = check_square_symmetric(K0, name="K0", symmetrize=symmetrize, min_size=2)
-        n = K0.shape[0]
+        feasible = self._feasible_set(K0.shape[0], y, C=C, epsilon=epsilon)
+        super().__init__(K0, rho, **feasible, eigh=eigh)
+
+    def _feasible_set(self, n: int, y: ArrayLike, *, C: float, epsilon: float) -> dict[str, Any]:
+        """Check targets, C, epsilon; the set ``{e'alpha = 0, -C <= alpha <= C}`` (eq. 17).
+
+        Shared with :class:`indefsvm.lowrank.LowRankRegressionProblem`.
+        """
         y = check_finite_matrix(y, name="y (regression targets)", ndim=1)
         if y.shape[0] != n:
             raise ValueError(f"y must be a vector of {n} regression targets; got shape {y.shape}.")
@@ -652,18 +732,15 @@ class RegressionProblem(ProxyKernelProblem):
             raise ValueError(f"epsilon must be finite and >= 0; got {epsilon!r}.")
         self.epsilon = epsilon
         self.classes = None
-        super().__init__(
-            K0,
-            rho,
-            lower=np.full(n, -self.C),
-            upper=np.full(n, self.C),
-            eq_coef=np.ones(n),
-            eq_rhs=0.0,
-            sign=np.ones(n),
-            linear_coef=self.y,
-            l1_weight=epsilon,
-            eigh=eigh,
-        )
+        return {
+            "lower": np.full(n, -self.C),
+            "upper": np.full(n, self.C),
+            "eq_coef": np.ones(n),
+            "eq_rhs": 0.0,
+            "sign": np.ones(n),
+            "linear_coef": self.y,
+            "l1_weight": epsilon,
+        }
 
     def _primal_from(self, g: NDArray[np.float64], u_k_u: float) -> tuple[float, float]:
         # 1/2||w||^2 + C sum max(0, |y_i - g_i - b| - eps): two hinges per point in b.
@@ -704,23 +781,26 @@ class OneClassProblem(ProxyKernelProblem):
         eigh: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
     ) -> None:
         K0 = check_square_symmetric(K0, name="K0", symmetrize=symmetrize, min_size=2)
-        n = K0.shape[0]
+        super().__init__(K0, rho, **self._feasible_set(K0.shape[0], nu=nu), eigh=eigh)
+
+    def _feasible_set(self, n: int, *, nu: float) -> dict[str, Any]:
+        """Check nu; the set ``{e'alpha = 1, 0 <= alpha <= 1/(nu n)}`` (eq. 20).
+
+        Shared with :class:`indefsvm.lowrank.LowRankOneClassProblem`.
+        """
         nu = float(nu)
         if not (np.isfinite(nu) and 0 < nu <= 1):
             raise ValueError(f"nu must be in (0, 1]; got {nu!r}.")
         self.nu = nu
         self.classes = None
-        super().__init__(
-            K0,
-            rho,
-            lower=np.zeros(n),
-            upper=np.full(n, 1.0 / (nu * n)),
-            eq_coef=np.ones(n),
-            eq_rhs=1.0,
-            sign=np.ones(n),
-            linear_coef=np.zeros(n),
-            eigh=eigh,
-        )
+        return {
+            "lower": np.zeros(n),
+            "upper": np.full(n, 1.0 / (nu * n)),
+            "eq_coef": np.ones(n),
+            "eq_rhs": 1.0,
+            "sign": np.ones(n),
+            "linear_coef": np.zeros(n),
+        }
 
     def initial_point(self) -> NDArray[np.float64]:
         return np.full(self.n, 1.0 / self.n)

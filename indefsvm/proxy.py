@@ -87,6 +87,22 @@ class ProxyState:
     neg_sq_sum: float
 
 
+def smoothing_correction(state: ProxyState, smoothing: float) -> NDArray[np.float64] | None:
+    """``K* u - K_eps u`` in the operator's eigenbasis (None when it is zero), paper 004 Sect. 3.
+
+    Only eigenvalues in ``[0, eps)`` change: the smoothed positive part weights them by
+    ``lambda / eps`` instead of 1. Shared by the dense and the low-rank operator, which differ in
+    how they map basis coordinates to R^n.
+    """
+    lam = state.low_values
+    mid = (lam >= 0) & (lam < smoothing)
+    if not np.any(mid):
+        return None
+    W = state.low_vectors[:, mid]
+    weight = (1.0 - lam[mid] / smoothing) * lam[mid]
+    return W @ (weight * (W.T @ state.z))
+
+
 class ProxyKernelOperator:
     """Evaluate ``K*(u) = (K0 + sigma u u')_+`` and products with it without forming it.
 
@@ -291,13 +307,8 @@ class ProxyKernelOperator:
         v v'`` by ``u*(lambda) = clip(lambda / eps, 0, 1)``, the maximiser of
         ``phi_eps(lambda) = max_{0<=t<=1} t lambda - eps t^2 / 2``.
         """
-        lam = state.low_values
-        mid = (lam >= 0) & (lam < smoothing)
-        if not np.any(mid):
-            return state.kstar_u
-        W = state.low_vectors[:, mid]
-        weight = (1.0 - lam[mid] / smoothing) * lam[mid]
-        return state.kstar_u - self.eigenvectors @ (W @ (weight * (W.T @ state.z)))
+        c = smoothing_correction(state, smoothing)
+        return state.kstar_u if c is None else state.kstar_u - self.eigenvectors @ c
 
     def project_rows(self, state: ProxyState, R: NDArray[np.float64]) -> NDArray[np.float64]:
         """Apply ``P_+``, the projector on M's non-negative eigenspace, to the rows of ``R``.

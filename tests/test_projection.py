@@ -21,9 +21,13 @@ def reference_projection(v, a, t, lower, upper, l1=None):
     cons = [a @ x == t / s, x >= np.asarray(lower) / s, x <= np.asarray(upper) / s]
     # Tight tolerances: at Clarabel's defaults the reference can be infeasible by ~1e-6 * s,
     # enough to look closer to v than the exact projection (hypothesis found n=23, seed=62336).
-    cp.Problem(cp.Minimize(obj), cons).solve(
-        solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12
-    )
+    prob = cp.Problem(cp.Minimize(obj), cons)
+    try:
+        prob.solve(solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+    except cp.error.SolverError:
+        # Clarabel occasionally fails at 1e-12 on tiny instances (hypothesis: n=3, seed=593,
+        # scale=1e-3); 1e-10 is still far below the comparison's tolerance.
+        prob.solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
     return s * x.value
 
 

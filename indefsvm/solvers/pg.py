@@ -45,7 +45,7 @@ def projected_gradient(
     lipschitz0: float | None = None,
     backtrack_factor: float = 2.0,
     lipschitz_decrease: float = 0.9,
-    restart: bool = True,
+    restart: bool | str = True,
 ) -> SolveResult:
     """Maximise a proxy-kernel problem by projected gradient.
 
@@ -72,9 +72,17 @@ def projected_gradient(
         Multiplier of the Lipschitz estimate when the sufficient-ascent test fails (> 1).
     lipschitz_decrease : float
         Multiplier applied after every accepted step so the estimate can shrink (in (0, 1]).
-    restart : bool
-        Adaptive gradient restart of the momentum.
+    restart : bool or {"both", "gradient", "function"}
+        Adaptive restart of the momentum (O'Donoghue & Candès 2015, Sect. 3.2): ``"gradient"``
+        when the gradient-mapping step opposes the momentum, ``"function"`` when the objective
+        decreases, ``"both"`` (= True, the default) on either; False never restarts.
     """
+    if restart is True:
+        restart = "both"
+    if restart not in (False, "both", "gradient", "function"):
+        raise ValueError(
+            f"restart must be True, False, 'both', 'gradient' or 'function'; got {restart!r}."
+        )
     if step not in STEP_POLICIES:
         raise ValueError(f"step must be one of {STEP_POLICIES}; got {step!r}.")
     if not (is_real(step_size) and np.isfinite(step_size) and step_size > 0):
@@ -164,10 +172,9 @@ def projected_gradient(
         if monitor.out_of_time() and monitor.status is None:
             monitor.stop("max_time")
         t_new = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t * t))
-        if restart and (
-            float((y - x_new) @ (w * (x_new - ev_x.alpha))) > 0
-            or ev_new.objective < ev_x.objective
-        ):
+        if (
+            restart in ("both", "gradient") and float((y - x_new) @ (w * (x_new - ev_x.alpha))) > 0
+        ) or (restart in ("both", "function") and ev_new.objective < ev_x.objective):
             # The momentum points away from the ascent direction: restart (O'Donoghue-Candes).
             t_new = 1.0
             n_restarts += 1
