@@ -41,6 +41,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/test_problem.py",
             "tests/test_extensions.py",
             "tests/test_mutation_regressions.py",
+            "tests/test_proxy_contract.py",
         ],
     ),
     "problems": (
@@ -63,7 +64,11 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     "krein_solver": (["indefsvm/krein/solver.py"], ["tests/test_krein_solver.py"]),
     "krein_hypergrad": (
         ["indefsvm/krein/hypergrad.py"],
-        ["tests/test_krein_hypergrad.py", "tests/test_mutation_regressions.py"],
+        [
+            "tests/test_krein_hypergrad.py",
+            "tests/test_krein_hypergrad_contract.py",
+            "tests/test_mutation_regressions.py",
+        ],
     ),
 }
 
@@ -104,7 +109,7 @@ def prepare(module: str, workdir: Path) -> Path:
 def run(module: str, workdir: Path, max_children: int) -> None:
     dest = prepare(module, workdir)
     t0 = time.perf_counter()
-    print(f"== {module}: mutmut run in {dest}", flush=True)
+    print(f"== {module}: mutmut run in {dest}; load average {os.getloadavg()}", flush=True)
     # mutmut forks one child per mutant from a process that has imported numpy: a BLAS thread
     # pool in the parent can deadlock the child (observed: a child idle for minutes, which the
     # CPU-time limit never ends). Single-threaded BLAS makes the fork safe and spares the CPU.
@@ -117,7 +122,10 @@ def run(module: str, workdir: Path, max_children: int) -> None:
         check=False,
         env=env,
     )
-    print(f"== {module}: {time.perf_counter() - t0:.0f} s", flush=True)
+    print(
+        f"== {module}: {time.perf_counter() - t0:.0f} s wall; load average {os.getloadavg()}",
+        flush=True,
+    )
     results(module, workdir)
 
 
