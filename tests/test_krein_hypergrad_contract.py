@@ -265,7 +265,8 @@ def test_tuner_hands_lbfgsb_its_defaults_and_reports_its_result(monkeypatch):
     assert res.success is bool(sres.success)
     assert res.message == str(sres.message) and res.message != "None"
     assert res.loss == float(sres.fun)
-    assert res.params == dict(zip(["lambda_plus", "lambda_minus", "r"], np.exp(sres.x), strict=True))
+    names = ["lambda_plus", "lambda_minus", "r"]
+    assert res.params == dict(zip(names, np.exp(sres.x), strict=True))
     spy = _MinimizeSpy()
     monkeypatch.setattr(hypergrad, "minimize", spy)
     tune_variance_constrained(_rbf(X, gamma=1.0), y, method="omcs", random_state=0, max_iter=2)
