@@ -67,6 +67,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
         [
             "tests/test_krein_hypergrad.py",
             "tests/test_krein_hypergrad_contract.py",
+            "tests/test_krein_hardening.py",
             "tests/test_mutation_regressions.py",
         ],
     ),
@@ -149,6 +150,55 @@ def results(module: str, workdir: Path) -> None:
     print(out.stdout, flush=True)
 
 
+#: Run inside a module's scratch copy: one line per mutant that was not killed (status, name,
+#: removed lines, added lines), read from mutmut's own records.
+_SURVIVOR_DUMP = r"""
+import sys
+from mutmut.mutation.data import SourceFileMutationData
+from mutmut.mutation.diff_apply import get_diff_for_mutant
+from mutmut.stats import status_by_exit_code
+from mutmut.utils.file_utils import walk_mutatable_files
+import mutmut.__main__ as mm
+mm.ensure_config_loaded() if hasattr(mm, "ensure_config_loaded") else None
+for path in walk_mutatable_files():
+    m = SourceFileMutationData(path=path)
+    m.load()
+    for key, code in m.exit_code_by_key.items():
+        status = status_by_exit_code[code]
+        if status in ("killed", "timeout"):
+            continue
+        diff = get_diff_for_mutant(key, path=m.path).splitlines()[2:]
+        minus = " | ".join(x[1:].strip() for x in diff if x.startswith("-"))
+        plus = " | ".join(x[1:].strip() for x in diff if x.startswith("+"))
+        print(f"{key.rpartition('.')[2]}\t{status}\t- {minus}\t+ {plus}")
+"""
+
+
+def survivors(module: str, workdir: Path, out: Path | None) -> None:
+    """Print (or write to ``out``) every mutant of a finished module that was not killed."""
+    dest = workdir / module
+    res = subprocess.run(
+        [sys.executable, "-c", _SURVIVOR_DUMP], cwd=dest, check=True, capture_output=True, text=True
+    )
+    lines = sorted(res.stdout.splitlines(), key=_natural_key)
+    header = (
+        f"# Mutants of {MODULES[module][0]} not killed (mutmut, python tools/mutation.py {module});"
+        " one line per mutant: name, status, removed line(s), added line(s)\n"
+    )
+    text = header + "\n".join(lines) + "\n"
+    if out is None:
+        print(text, end="")
+    else:
+        out.write_text(text)
+        print(f"== {module}: {len(lines)} survivors written to {out}")
+
+
+def _natural_key(line: str) -> tuple[str, int]:
+    name = line.split("\t", 1)[0]
+    stem, _, num = name.rpartition("_")
+    return (stem, int(num) if num.isdigit() else -1)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("modules", nargs="*", help=f"modules to run (default all: {list(MODULES)})")
@@ -156,6 +206,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--max-children", type=int, default=1, help="mutmut workers (default 1)")
     parser.add_argument("--results", action="store_true", help="only print stored results")
     parser.add_argument("--list", action="store_true", help="list modules and their tests")
+    parser.add_argument(
+        "--survivors",
+        type=Path,
+        nargs="?",
+        const=Path("-"),
+        help="list the surviving mutants (to docs/mutation_survivors_<module>.txt if a directory"
+        " is given, else stdout)",
+    )
     args = parser.parse_args(argv)
     if args.list:
         for name, (mutate, tests) in MODULES.items():
@@ -165,7 +223,12 @@ def main(argv: list[str] | None = None) -> None:
     if unknown:
         parser.error(f"unknown modules {sorted(unknown)}; choose from {list(MODULES)}")
     for module in args.modules or list(MODULES):
-        if args.results:
+        if args.survivors is not None:
+            out = None
+            if str(args.survivors) != "-":
+                out = args.survivors / f"mutation_survivors_{module}.txt"
+            survivors(module, args.workdir, out)
+        elif args.results:
             results(module, args.workdir)
         else:
             run(module, args.workdir, args.max_children)
