@@ -61,7 +61,14 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/test_gap_certified.py",
         ],
     ),
-    "krein_solver": (["indefsvm/krein/solver.py"], ["tests/test_krein_solver.py"]),
+    "krein_solver": (
+        ["indefsvm/krein/solver.py"],
+        [
+            "tests/test_krein_solver.py",
+            "tests/test_krein_solver_contract.py",
+            "tests/test_krein_hardening.py",
+        ],
+    ),
     "krein_hypergrad": (
         ["indefsvm/krein/hypergrad.py"],
         [
