@@ -50,6 +50,8 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/test_problem.py",
             "tests/test_extensions.py",
             "tests/test_mutation_regressions.py",
+            "tests/test_proxy_contract.py",
+            "tests/test_gap_certified.py",
         ],
     ),
     "solvers": (
@@ -59,6 +61,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/test_accpm.py",
             "tests/test_siqclp.py",
             "tests/test_gap_certified.py",
+            "tests/test_monitor_contract.py",
         ],
     ),
     "krein_solver": (
