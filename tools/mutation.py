@@ -192,7 +192,8 @@ def survivors(module: str, workdir: Path, out: Path | None) -> None:
     )
     lines = sorted(res.stdout.splitlines(), key=_natural_key)
     header = (
-        f"# Mutants of {MODULES[module][0]} not killed (mutmut, python tools/mutation.py {module});"
+        f"# Mutants of {', '.join(MODULES[module][0])} not killed"
+        f" (mutmut, python tools/mutation.py {module});"
         " one line per mutant: name, status, removed line(s), added line(s)\n"
     )
     text = header + "\n".join(lines) + "\n"
