@@ -342,3 +342,19 @@ def test_krein_objective_is_the_direct_formula():
     assert krein_objective(K.tolist(), y.tolist(), a.tolist(), R.tolist()) == pytest.approx(
         np.sum((K @ a - y) ** 2) + 4 * 0.3 * a @ a, rel=1e-14
     )
+
+
+def test_targets_of_three_dimensions_are_refused():
+    K, y = _indefinite(8, n=4)
+    with pytest.raises(ValueError, match=r"^y must be 1-dimensional; got shape \(4, 1, 1\)\.$"):
+        variance_constrained_least_squares(K, y[:, None, None], np.ones(4), 1.0)
+
+
+def test_default_hard_tol_is_tiny():
+    """With the default ``hard_tol`` (1e-14) a bottom component of relative size 1e-3 is not
+    the hard case; ``hard_tol = 1`` would call it one."""
+    K = np.diag([2.0, 1.0, -1.0])
+    y = np.array([1e-3, 0.1, 0.1])  # D = n lambda / |sigma|: bottom on sigma = 2
+    R = np.array([1.0, 1.0, 2.0])  # rho aligned with ascending sigma (-1, 1, 2)
+    assert not variance_constrained_least_squares(K, y, R, 1.0).hard_case
+    assert variance_constrained_least_squares(K, y, R, 1.0, hard_tol=1.0).hard_case
