@@ -133,7 +133,7 @@ def test_near_hard_case_is_differentiable():
     """``hard_tol=0``: a tiny (not zero) component on the bottom eigenspace is differentiable;
     the solver's default ``hard_tol`` would declare it the hard case and refuse."""
     K = np.diag([2.0, 1.0, -1.0])
-    y = np.array([1e-15, 1e-3, 1e-3])
+    y = np.array([1e-18, 1e-3, 1e-3])  # ||y_0|| / ||y|| = 7e-16 < 1e-14
     hg = validation_hypergradient(
         K, y, np.ones((2, 3)), np.ones(2), lambda_plus=1.0, lambda_minus=1.0, r=1.0
     )
@@ -398,3 +398,131 @@ def test_verbose_logs_one_line_per_evaluation(caplog):
     assert len(lines) == res.n_evaluations
     assert lines[0].startswith("[tune   1] val MSE ")
     assert "lambda_plus=0.01, lambda_minus=0.01, r=" in lines[0]
+
+
+def test_hard_case_error_message():
+    K = np.diag([2.0, 1.0, -1.0])
+    y = np.array([0.0, 1e-3, 1e-3])
+    with pytest.raises(
+        ValueError,
+        match=r"^the solution is in the hard case \(multiplier at its bracket end, y vanishes "
+        r"on the eigenspace of min D\); the implicit derivative of the validation loss "
+        r"does not exist there\. Pass hard_case='branch' for the derivative of the "
+        r"returned branch of minimisers\.$",
+    ):
+        validation_hypergradient(
+            K, y, np.ones((2, 3)), np.ones(2), lambda_plus=1.0, lambda_minus=1.0, r=1.0
+        )
+
+
+def _hard(method, r):
+    """Diagonal K: y vanishes exactly on the bottom eigenvector of D (the hard case)."""
+    rng = np.random.default_rng(11)
+    K = np.diag([3.0, -2.0, 1.0, -0.5, 2.5])
+    # KREIN with lambda_+ = lambda_-: D = n lambda/|sigma|, bottom at sigma = 3 (index 0);
+    # OMCS: D = n lam/sigma, bottom at sigma = -0.5 (index 3).
+    y = rng.normal(size=5) * 1e-2
+    y[0 if method == "krein" else 3] = 0.0
+    theta = {"r": r}
+    theta.update({"lambda_plus": 0.1, "lambda_minus": 0.1} if method == "krein" else {"lam": 0.1})
+    return K, y, rng.normal(size=(4, 5)), rng.normal(size=4), theta
+
+
+@pytest.mark.parametrize("method", ["krein", "omcs"])
+def test_hard_case_branch_with_a_short_bottom_component(method):
+    """Branch derivative against central differences when the bottom component s < 1, with the
+    kernel-parameter entries reported as 0 and every key in ``dmu``."""
+    K, y, Kv, yv, theta = _hard(method, r=0.2)  # radius sqrt(5) 0.2 = 0.45: s < 1
+    dK = {"s": np.eye(5)}
+    dKv = {"s": np.ones((4, 5))}
+
+    def hg_at(th):
+        return validation_hypergradient(
+            K, y, Kv, yv, method=method, intercept=0.1, hard_case="branch", dK=dK, dK_val=dKv,
+            **th,
+        )  # fmt: skip
+
+    hg = hg_at(theta)
+    assert hg.hard_case
+    assert set(hg.grad) == set(hg.dmu) == {*theta, "s"}
+    assert hg.grad["s"] == 0.0 and hg.dmu["s"] == 0.0
+    assert hg.dmu["r"] == 0.0  # mu = min D does not depend on r
+    for name in theta:
+        h = 1e-6 * theta[name]
+        up, down = dict(theta), dict(theta)
+        up[name] += h
+        down[name] -= h
+        fd = (hg_at(up).loss - hg_at(down).loss) / (2 * h)
+        assert hg.grad[name] == pytest.approx(fd, rel=1e-5, abs=1e-9), name
+        fd_mu = (hg_at(up).mu - hg_at(down).mu) / (2 * h)
+        assert hg.dmu[name] == pytest.approx(fd_mu, rel=1e-5, abs=1e-9), name
+
+
+def test_log_bounds_and_max_iter_are_checked():
+    X, y = _data()
+    K = _rbf(X, gamma=1.0)
+    with pytest.raises(
+        ValueError, match=r"^log_bounds must be a pair \(low, high\) of numbers; got \(1\.0,\)\.$"
+    ):
+        tune_variance_constrained(K, y, log_bounds=(1.0,))
+    with pytest.raises(
+        ValueError, match=r"^log_bounds must be finite with low < high; got \(1\.0, 1\.0\)\.$"
+    ):
+        tune_variance_constrained(K, y, log_bounds=(1.0, 1.0))
+    for bad in (True, 2.5, 0):
+        with pytest.raises(ValueError, match=rf"^max_iter must be an integer >= 1; got {bad!r}\.$"):
+            tune_variance_constrained(K, y, max_iter=bad)
+
+
+def test_initial_values_outside_the_bounds_are_clipped_with_a_warning(monkeypatch, caplog):
+    X, y = _data()
+    K = _rbf(X, gamma=1.0)
+    spy = _MinimizeSpy()
+    monkeypatch.setattr(hypergrad, "minimize", spy)
+    lo, hi = np.log(0.01), np.log(0.5)  # lambda_minus = 0.01 and r = 0.5 sit exactly on them
+    with caplog.at_level(logging.WARNING, logger="indefsvm.krein.hypergrad"):
+        tune_variance_constrained(
+            K, y, lambda_plus=1.0, lambda_minus=0.01, r=0.5, log_bounds=(lo, hi), max_iter=1,
+            random_state=0,
+        )  # fmt: skip
+    (record,) = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert record.getMessage() == (
+        "tune_variance_constrained: initial value(s) of ['lambda_plus'] lie outside "
+        "[0.01, 0.5] (exp of log_bounds); starting from the nearest bound."
+    )
+    np.testing.assert_allclose(spy.calls[0][0], [hi, lo, hi], rtol=1e-15)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="indefsvm.krein.hypergrad"):
+        tune_variance_constrained(
+            K, y, lambda_plus=0.1, lambda_minus=0.01, r=0.5, log_bounds=(lo, hi), max_iter=1,
+            random_state=0,
+        )  # fmt: skip
+    assert not [r for r in caplog.records if r.levelno == logging.WARNING]
+
+
+def test_first_hard_case_warns_with_the_exact_message(monkeypatch, caplog):
+    """One evaluation with exactly one hard fold: the (first) hard case is a WARNING."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 2))
+    K = _rbf(X, gamma=0.5)
+    train0, _ = next(iter(KFold(2, shuffle=True, random_state=0).split(np.arange(20))))
+    y = rng.normal(size=20)
+    y[train0] = 1.0  # fold 0 trains on constant targets: zero after centring
+
+    def once(fun, x0, **kwargs):
+        fun(np.asarray(x0))
+        return scipy.optimize.OptimizeResult(x=np.asarray(x0), fun=0.0, nfev=1, success=True,
+                                             message="stub")  # fmt: skip
+
+    monkeypatch.setattr(hypergrad, "minimize", once)
+    with caplog.at_level(logging.WARNING, logger="indefsvm.krein.hypergrad"):
+        res = tune_variance_constrained(K, y, n_folds=2, r=0.5, random_state=0)
+    assert res.n_hard_case == 1
+    (record,) = caplog.records
+    assert record.levelno == logging.WARNING
+    assert record.getMessage() == (
+        "tune_variance_constrained: fold 0 at lambda_plus=0.01, lambda_minus=0.01, r=0.5 is in "
+        "the hard case of the secular equation (targets vanish on the bottom eigenspace, e.g. "
+        "constant targets on the inner training fold); using the loss of the returned minimiser "
+        "and the derivative of its branch (count in n_hard_case)."
+    )
