@@ -526,3 +526,28 @@ def test_first_hard_case_warns_with_the_exact_message(monkeypatch, caplog):
         "constant targets on the inner training fold); using the loss of the returned minimiser "
         "and the derivative of its branch (count in n_hard_case)."
     )
+
+
+def test_hard_case_warning_names_the_zeroed_kernel_parameter_gradient(monkeypatch, caplog):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 2))
+    train0, _ = next(iter(KFold(2, shuffle=True, random_state=0).split(np.arange(20))))
+    y = rng.normal(size=20)
+    y[train0] = 1.0
+
+    def once(fun, x0, **kwargs):
+        fun(np.asarray(x0))
+        return scipy.optimize.OptimizeResult(x=np.asarray(x0), fun=0.0, nfev=1, success=True,
+                                             message="stub")  # fmt: skip
+
+    monkeypatch.setattr(hypergrad, "minimize", once)
+    with caplog.at_level(logging.WARNING, logger="indefsvm.krein.hypergrad"):
+        tune_variance_constrained(
+            X, y, kernel=_rbf, kernel_params={"gamma": 0.5}, tune_kernel_params=["gamma"],
+            n_folds=2, r=0.5, random_state=0,
+        )  # fmt: skip
+    (record,) = caplog.records
+    assert record.getMessage().endswith(
+        "and the derivative of its branch (kernel-parameter gradient of this fold set to 0) "
+        "(count in n_hard_case)."
+    )
