@@ -325,3 +325,37 @@ def test_progress_bar_tracks_the_log_gap(monkeypatch):
     assert m._bar.n == 100.0 and m.status == "converged"
     m.finish()
     assert m._bar is None
+
+
+def test_verbose_attaches_a_console_handler_only_when_logging_is_unconfigured(monkeypatch):
+    from indefsvm._logging import StderrHandler
+
+    root, pkg = logging.getLogger(), logging.getLogger("indefsvm")
+    sub = logging.getLogger("indefsvm.solvers")
+    levels = (root.level, pkg.level)
+    monkeypatch.setattr(root, "handlers", [])  # pytest's capture handlers, put back afterwards
+    monkeypatch.setattr(pkg, "handlers", [])
+    monkeypatch.setattr(sub, "handlers", [])
+    try:
+        pkg.setLevel(logging.NOTSET)
+        root.setLevel(logging.WARNING)
+        monitor(verbose=False)
+        assert pkg.handlers == []
+        monitor(verbose=3)
+        assert [type(h) for h in pkg.handlers] == [StderrHandler] and pkg.level == logging.INFO
+        monitor(verbose=True)  # no second handler
+        assert len(pkg.handlers) == 1
+        # A configured package level at or below INFO is kept (DEBUG stays DEBUG).
+        pkg.handlers = []
+        pkg.setLevel(logging.DEBUG)
+        monitor(verbose=True)
+        assert pkg.level == logging.DEBUG and len(pkg.handlers) == 1
+        # Logging configured by the application (a root handler, INFO enabled): nothing attached.
+        pkg.handlers = []
+        pkg.setLevel(logging.INFO)
+        root.handlers = [logging.NullHandler()]
+        monitor(verbose=True)
+        assert pkg.handlers == []
+    finally:
+        root.setLevel(levels[0])
+        pkg.setLevel(levels[1])
