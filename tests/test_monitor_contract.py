@@ -306,6 +306,7 @@ def test_verbose_progress_lines(caplog):
         "[pg]", "iter", "objective", "upper", "bound", "gap", "rel", "gap", "libsvm", "UB", "time",
     ]  # fmt: skip
     iters = [int(line.split()[1]) for line in lines[1:-1]]
+    assert all(line.startswith("[pg] ") for line in lines)
     assert iters == [1, 2, 3, 4, 4]
     assert lines[3].split()[6] == "9" and lines[1].split()[6] == "-"
     assert lines[-1].startswith("[pg] max_iter: iteration limit 4 reached")
@@ -359,3 +360,102 @@ def test_verbose_attaches_a_console_handler_only_when_logging_is_unconfigured(mo
     finally:
         root.setLevel(levels[0])
         pkg.setLevel(levels[1])
+
+
+# ------------------------------------------------ written for the survivors of the first run
+def test_defaults():
+    m = monitor()
+    assert m.libsvm_tol == 1e-3 and m.verbose == 0 and m._bar is None
+    assert m.elapsed() < 100.0  # seconds since the monitor was made, not a clock reading
+
+
+def test_progress_bar_settings_and_edge_cases():
+    m = monitor(StubProblem(baseline=0.0), tol=1e-3, progress=True)
+    bar = m._bar
+    assert (bar.total, bar.desc, bar.unit, bar.leave, bool(bar.dynamic_ncols)) == (
+        100, "pg", "%", False, True,
+    )  # fmt: skip
+    m.end_iteration()  # no feasible point yet: infinite gap, 0 %
+    assert bar.n == 0.0
+    m.offer(ev(1.0, 1.003))  # first relative gap 3e-3 < 10 tol: the scale starts at 10 tol
+    m.end_iteration()
+    assert bar.n == 52.3  # 100 log(1e-2 / 3e-3) / log(1e-2 / 1e-3), one decimal
+    assert bar.postfix == "rel gap 3.00e-03"
+    m.offer_upper_bound(1.0)  # gap exactly 0
+    m.end_iteration()
+    assert bar.n == 100.0
+    m2 = monitor(StubProblem(baseline=0.0), tol=0.0, progress=True)
+    m2.offer(ev(1.0, 1.0))  # gap 0 with tol 0: converged, 100 %
+    m2.end_iteration()
+    assert m2._bar.n == 100.0
+    # The relative gap can grow when |f - f(0)| shrinks; the bar never goes below 0 %.
+    m3 = monitor(StubProblem(baseline=0.0), tol=1e-3, progress=True)
+    m3.offer(ev(-10.0, 5.0))  # 15 / 10
+    m3.end_iteration()
+    m3.offer(ev(-1.0, 5.0))  # 6 / 1
+    m3.end_iteration()
+    assert m3._bar.n == 0.0
+
+
+def test_conclude_and_finish_at_a_gap_exactly_tol():
+    p = StubProblem(baseline=0.0)
+    m = monitor(p, tol=0.25)
+    m.offer(ev(4.0, 5.0))
+    m.conclude()
+    assert p.libsvm_calls == [] and m.status == "converged"
+    p = StubProblem(baseline=0.0, libsvm_bounds=[5.0])
+    m = monitor(p, tol=0.25, max_iter=1, libsvm_every=10)
+    m.offer(ev(4.0, 10.0))
+    m.end_iteration()
+    assert m.finish().status == "converged"  # final check brings the gap to exactly tol
+
+
+def test_current_objective_is_recorded():
+    m = monitor(StubProblem(baseline=0.0), tol=1e-9)
+    m.offer(ev(4.0, 10.0))
+    m.end_iteration(current_objective=3.5)
+    m.end_iteration()
+    assert [row[2] for row in m._rows] == [3.5, 4.0]
+
+
+def test_finish_edge_cases():
+    m = monitor()
+    with pytest.raises(AssertionError, match=r"^the solver never offered a feasible evaluation$"):
+        m.finish()
+    p = StubProblem(baseline=3.0, libsvm_bounds=[9.0])
+    del_classes = type("NoClasses", (), {})()
+    for name in ("baseline_objective", "reset_warm_start", "libsvm_upper_bound",
+                 "kernel_from_state", "kind"):  # fmt: skip
+        setattr(del_classes, name, getattr(p, name))
+    m = monitor(del_classes, libsvm_every=5)
+    m.offer(ev(4.0, 10.0))
+    with pytest.warns(ConvergenceWarning):
+        res = m.finish()  # final LIBSVM check without any iteration row
+    assert res.classes is None and res.baseline_objective == 3.0 and res.time > 0.0
+    assert res.upper_bound == 9.0 and res.history["iteration"].shape == (0,)
+    m = monitor(StubProblem(baseline=0.0))
+    m.offer(ev(4.0, 10.0))
+    m.stop("stalled")
+    with pytest.warns(ConvergenceWarning):
+        assert m.finish().message == "stalled"
+
+
+def _solver(m):
+    return m.finish()
+
+
+def test_convergence_warning_points_at_the_solvers_caller():
+    m = monitor(StubProblem(baseline=0.0), max_iter=1)
+    m.offer(ev(4.0, 10.0))
+    m.end_iteration()
+    with pytest.warns(ConvergenceWarning) as rec:
+        _solver(m)  # stacklevel 3: finish -> solver -> this line
+    assert rec[0].filename == __file__
+
+
+def test_equal_objectives_keep_the_first_point():
+    m = monitor()
+    first = ev(4.0, 10.0)
+    m.offer(first)
+    m.offer(ev(4.0, 9.0))
+    assert m.best is first and m.upper_bound == 9.0
