@@ -446,7 +446,7 @@ def _solver(m):
 
 
 def test_convergence_warning_points_at_the_solvers_caller():
-    if os.environ.get("MUTANT_UNDER_TEST"):
+    if "MUTANT_UNDER_TEST" in os.environ:
         pytest.skip("mutmut's trampoline adds call frames; stacklevel is checked outside mutmut")
     m = monitor(StubProblem(baseline=0.0), max_iter=1)
     m.offer(ev(4.0, 10.0))
