@@ -18,7 +18,7 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 from indefsvm.result import HISTORY_KEYS
-from indefsvm.solvers._monitor import SolverMonitor
+from indefsvm.solvers import SolverMonitor
 
 
 class StubProblem:
