@@ -38,7 +38,8 @@ from indefsvm.plotting import plot_timing, timing_statistics  # noqa: E402
 METHODS = {
     "pg-paper": {"method": "pg", "step": "paper", "step_size": 5.0, "smoothing": 1e-4},
     "pg": {"method": "pg"},
-    "accpm": {"method": "accpm", "variant": "paper"},  # Algorithm 2 as published
+    "accpm-paper": {"method": "accpm", "variant": "paper"},  # Algorithm 2 as published
+    "accpm": {"method": "accpm"},  # the proximal variant (the default of method="accpm")
     "siqclp": {"method": "siqclp"},
 }
 RUN_COLUMNS = [
