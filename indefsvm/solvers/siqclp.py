@@ -21,14 +21,25 @@ Two ways of building the QCLP each iteration (``compile``):
     A new cvxpy problem with constant factors ``L_i`` of their exact rank. Compilation is a small
     part of the time because the factors are constants.
 ``"parametric"``
-    One DPP problem compiled once with a fixed number of slots, each a parameter ``L_i`` of shape
-    ``(n, n)`` (zero-padded) and a parameter ``c_i``; unused slots repeat the newest constraint.
-    Later iterations only update parameter values (cvxpy reuses the compiled problem); it is
-    recompiled with twice as many slots when the active constraints outgrow them. cvxpy's DPP
-    compilation of dense matrix parameters is slow and the padded cones make the solver slower,
-    so this mode is offered for comparison (see ``docs/solvers.md``).
+    One DPP problem (``problem.is_dpp()`` is checked) compiled once (issue 14 item 4): a fixed
+    number of constraint slots, each a parameter ``L_j`` of shape ``(n, width)`` (the factor,
+    zero-padded) and a parameter ``c_j``. Unused slots are neutralised by their values
+    (``L_j = 0``, ``c_j = max_i c_i + 1``: every constraint implies ``t <= l(a) + c_i``, so the
+    neutral one is slack by at least 1 and carries no multiplier). Later exchanges only update
+    parameter values, and cvxpy reuses the cached canonicalisation; the capacity grows in blocks
+    (8 slots, factor widths rounded up to 16 columns) and the problem is recompiled only when a
+    block fills (``info["n_compilations"]``).
 
-Compile time (cvxpy's ``compilation_time``) and solver time are reported separately in ``info``.
+Measured (``docs/benchmarks.md``, SIQCLP section): compilation is a small part of the time in
+either mode; the conic solver dominates (Clarabel's KKT factorisation with the dense cones of
+the factors, about ``m r n^2`` work per interior-point iteration for ``m`` kernels of rank
+``r``). Compiling once saves the per-exchange compilation at n = 100, but the padded parameter
+cones (dense in the KKT pattern whatever their values) make the solver slower at n >= 200, so
+``rebuild`` stays the default.
+
+Compile time (cvxpy's ``compilation_time``, plus the one-off DPP canonicalisation), the conic
+solver's own time and the QCLPs' wall time (``time_qclp``: also model construction and reading
+the solution) are reported separately in ``info``.
 """
 
 from __future__ import annotations
@@ -315,8 +326,10 @@ def exchange_method(
     solver_options : dict, optional
         Keyword arguments passed to ``cvxpy.Problem.solve``.
     compile : {"rebuild", "parametric"}
-        Rebuild the QCLP with constant factors each iteration, or compile a DPP problem with
-        parameter slots once and update the parameters (see the module docstring).
+        Rebuild the QCLP with constant factors each iteration (Chen & Ye's method as the paper
+        runs it), or compile a DPP problem with parameter slots once, grown in blocks, and only
+        update the parameter values (issue 14 item 4; see the module docstring). Both solve the
+        same QCLP (13).
     prune_tol : float
         A constraint other than the newest is dropped when its multiplier is below
         ``prune_tol`` (the multipliers sum to 1 at a solution of (13)).
@@ -341,8 +354,10 @@ def exchange_method(
     Returns
     -------
     SolveResult
-        ``info`` has ``time_compile`` and ``time_solver`` (cvxpy), ``time_kernel`` (factors),
-        the number of constraints kept and of compilations, and the last relaxation value ``t``.
+        ``info`` has ``time_compile`` and ``time_solver`` (cvxpy), ``time_qclp`` (wall time of
+        the QCLPs), ``time_kernel`` (factors), the number of constraints kept
+        (``n_constraints``; ``max_constraints`` the most in one QCLP) and of compilations, and
+        the last relaxation value ``t``.
     """
     with blas_limit(blas_threads):
         return _exchange(
