@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import logging
 import time
+import warnings
 from typing import Any
 
 import cvxpy as cp
@@ -58,6 +59,10 @@ from indefsvm.result import SolveResult
 from indefsvm.solvers._monitor import SolverMonitor
 
 COMPILE_MODES = ("rebuild", "parametric")
+#: Parameter entries (slots x n x width) above which ``compile="parametric"`` warns: cvxpy's DPP
+#: canonicalisation used 47 s at 307,200 entries (n = 200) and was killed for lack of memory
+#: (24 GB) at n = 300 (docs/benchmarks.md).
+PARAMETRIC_WARN_SIZE = 250_000
 #: Conic solvers (second-order cones) tried, in this order, after the requested one fails.
 FALLBACK_SOLVERS = ("CLARABEL", "SCS", "ECOS", "MOSEK")
 
@@ -208,6 +213,17 @@ class _QCLP:
         later solves with new parameter values reuse cvxpy's cached parameter-to-data map.
         """
         t0 = time.perf_counter()
+        n_params = slots * self.n * width
+        if n_params > PARAMETRIC_WARN_SIZE:
+            warnings.warn(
+                f"siqclp compile='parametric': compiling {slots} slots of ({self.n}, {width}) "
+                f"parameter factors ({n_params} parameter entries); cvxpy's DPP "
+                "canonicalisation of dense parameter matrices takes time and memory that grow "
+                "fast with n (n = 200: 47 s for two compilations; n = 300: killed for lack of "
+                "memory at 24 GB). Use compile='rebuild' (the default) for large n.",
+                ResourceWarning,
+                stacklevel=2,
+            )
         alpha, t, linear, feas = self._base()
         u = cp.multiply(self.problem.u_coef, alpha)
         self._L = [cp.Parameter((self.n, width)) for _ in range(slots)]

@@ -115,3 +115,15 @@ def test_parametric_other_problem_kinds_agree_with_pg(kind, kwargs):
     assert res.objective <= pg.upper_bound + 1e-9
     assert pg.objective - res.objective <= res.gap + 1e-9
     assert np.isfinite(res.info["time_qclp"])
+
+
+def test_large_parametric_problem_warns(monkeypatch):
+    """Compiling dense parameter factors can exhaust memory at n = 300: the user is warned."""
+    import indefsvm.solvers.siqclp as siqclp
+
+    monkeypatch.setattr(siqclp, "PARAMETRIC_WARN_SIZE", 100)
+    K0, y = sigmoid_problem(10, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        with pytest.warns(ResourceWarning, match="compile='rebuild'"):
+            indefsvm.solve(K0, y, method="siqclp", max_iter=2, compile="parametric")
