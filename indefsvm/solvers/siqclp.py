@@ -30,12 +30,14 @@ Two ways of building the QCLP each iteration (``compile``):
     (8 slots, factor widths rounded up to 16 columns) and the problem is recompiled only when a
     block fills (``info["n_compilations"]``).
 
-Measured (``docs/benchmarks.md``, SIQCLP section): compilation is a small part of the time in
-either mode; the conic solver dominates (Clarabel's KKT factorisation with the dense cones of
-the factors, about ``m r n^2`` work per interior-point iteration for ``m`` kernels of rank
-``r``). Compiling once saves the per-exchange compilation at n = 100, but the padded parameter
-cones (dense in the KKT pattern whatever their values) make the solver slower at n >= 200, so
-``rebuild`` stays the default.
+Measured (``docs/benchmarks.md``, "SIQCLP compiled once"): compilation is a small part of the
+time in either mode (5% of a rebuilt run at n = 200); the conic solver dominates (92%:
+Clarabel's KKT factorisation with the dense cones of the factors, about ``m r n^2`` work per
+interior-point iteration for ``m`` kernels of rank ``r``). The compiled problem re-solves
+without compiling (a re-solve is 0.72 of a rebuilt QCLP at n = 100), but cvxpy's DPP
+canonicalisation of dense parameter factors is expensive (6.9 s for 8 slots at n = 200; out of
+memory at 24 GB at n = 300, hence a ``ResourceWarning`` above ``PARAMETRIC_WARN_SIZE``
+parameter entries), so ``rebuild`` stays the default.
 
 Compile time (cvxpy's ``compilation_time``, plus the one-off DPP canonicalisation), the conic
 solver's own time and the QCLPs' wall time (``time_qclp``: also model construction and reading
