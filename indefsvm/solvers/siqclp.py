@@ -21,20 +21,34 @@ Two ways of building the QCLP each iteration (``compile``):
     A new cvxpy problem with constant factors ``L_i`` of their exact rank. Compilation is a small
     part of the time because the factors are constants.
 ``"parametric"``
-    One DPP problem compiled once with a fixed number of slots, each a parameter ``L_i`` of shape
-    ``(n, n)`` (zero-padded) and a parameter ``c_i``; unused slots repeat the newest constraint.
-    Later iterations only update parameter values (cvxpy reuses the compiled problem); it is
-    recompiled with twice as many slots when the active constraints outgrow them. cvxpy's DPP
-    compilation of dense matrix parameters is slow and the padded cones make the solver slower,
-    so this mode is offered for comparison (see ``docs/solvers.md``).
+    One DPP problem (``problem.is_dpp()`` is checked) compiled once (issue 14 item 4): a fixed
+    number of constraint slots, each a parameter ``L_j`` of shape ``(n, width)`` (the factor,
+    zero-padded) and a parameter ``c_j``. Unused slots are neutralised by their values
+    (``L_j = 0``, ``c_j = max_i c_i + 1``: every constraint implies ``t <= l(a) + c_i``, so the
+    neutral one is slack by at least 1 and carries no multiplier). Later exchanges only update
+    parameter values, and cvxpy reuses the cached canonicalisation; the capacity grows in blocks
+    (8 slots, factor widths rounded up to 16 columns) and the problem is recompiled only when a
+    block fills (``info["n_compilations"]``).
 
-Compile time (cvxpy's ``compilation_time``) and solver time are reported separately in ``info``.
+Measured (``docs/benchmarks.md``, "SIQCLP compiled once"): compilation is a small part of the
+time in either mode (5% of a rebuilt run at n = 200); the conic solver dominates (92%:
+Clarabel's KKT factorisation with the dense cones of the factors, about ``m r n^2`` work per
+interior-point iteration for ``m`` kernels of rank ``r``). The compiled problem re-solves
+without compiling (a re-solve is 0.72 of a rebuilt QCLP at n = 100), but cvxpy's DPP
+canonicalisation of dense parameter factors is expensive (6.9 s for 8 slots at n = 200; out of
+memory at 24 GB at n = 300, hence a ``ResourceWarning`` above ``PARAMETRIC_WARN_SIZE``
+parameter entries), so ``rebuild`` stays the default.
+
+Compile time (cvxpy's ``compilation_time``, plus the one-off DPP canonicalisation), the conic
+solver's own time and the QCLPs' wall time (``time_qclp``: also model construction and reading
+the solution) are reported separately in ``info``.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+import warnings
 from typing import Any
 
 import cvxpy as cp
@@ -47,6 +61,10 @@ from indefsvm.result import SolveResult
 from indefsvm.solvers._monitor import SolverMonitor
 
 COMPILE_MODES = ("rebuild", "parametric")
+#: Parameter entries (slots x n x width) above which ``compile="parametric"`` warns: cvxpy's DPP
+#: canonicalisation used 47 s at 307,200 entries (n = 200) and was killed for lack of memory
+#: (24 GB) at n = 300 (docs/benchmarks.md).
+PARAMETRIC_WARN_SIZE = 250_000
 #: Conic solvers (second-order cones) tried, in this order, after the requested one fails.
 FALLBACK_SOLVERS = ("CLARABEL", "SCS", "ECOS", "MOSEK")
 
@@ -98,8 +116,16 @@ class _QCLP:
         self.n = problem.n
         self.compile_time = 0.0
         self.solve_time = 0.0
+        #: Wall time of the QCLP subproblems as a whole (model construction, compilation,
+        #: conic solve, reading the solution): cvxpy's ``compilation_time`` alone misses the
+        #: construction of the expression tree.
+        self.wall_time = 0.0
         self.n_compilations = 0
         self._slots = 0
+        self._width = 0
+        #: Capacity blocks of the parametric problem (slots, factor columns).
+        self.slot_block = 8
+        self.width_block = 16
         self._param_problem: cp.Problem | None = None
         #: Absolute ``time.perf_counter()`` deadline of the solve (None: no limit).
         self.deadline: float | None = None
@@ -163,9 +189,13 @@ class _QCLP:
         self, kernels: list[_Kernel]
     ) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
         """Solve (13); returns ``t``, ``alpha`` and the multipliers of the kernel constraints."""
-        if self.mode == "rebuild":
-            return self._solve_rebuild(kernels)
-        return self._solve_parametric(kernels)
+        t0 = time.perf_counter()
+        try:
+            if self.mode == "rebuild":
+                return self._solve_rebuild(kernels)
+            return self._solve_parametric(kernels)
+        finally:
+            self.wall_time += time.perf_counter() - t0
 
     def _solve_rebuild(self, kernels: list[_Kernel]):
         alpha, t, linear, feas = self._base()
@@ -177,36 +207,77 @@ class _QCLP:
         mult = np.array([float(np.asarray(c.dual_value).item()) for c in quad])
         return float(t.value), np.asarray(alpha.value, dtype=np.float64), mult
 
-    def _build_parametric(self, slots: int) -> None:
+    def _build_parametric(self, slots: int, width: int) -> None:
+        """Compile the DPP problem with ``slots`` constraints whose factors have ``width`` columns.
+
+        Each slot is a parameter ``L_j`` of shape ``(n, width)`` and a parameter ``c_j``; the
+        problem is canonicalised once here (``get_problem_data``, timed as compilation), and
+        later solves with new parameter values reuse cvxpy's cached parameter-to-data map.
+        """
+        t0 = time.perf_counter()
+        n_params = slots * self.n * width
+        if n_params > PARAMETRIC_WARN_SIZE:
+            warnings.warn(
+                f"siqclp compile='parametric': compiling {slots} slots of ({self.n}, {width}) "
+                f"parameter factors ({n_params} parameter entries); cvxpy's DPP "
+                "canonicalisation of dense parameter matrices takes time and memory that grow "
+                "fast with n (n = 200: 47 s for two compilations; n = 300: killed for lack of "
+                "memory at 24 GB). Use compile='rebuild' (the default) for large n.",
+                ResourceWarning,
+                stacklevel=2,
+            )
         alpha, t, linear, feas = self._base()
         u = cp.multiply(self.problem.u_coef, alpha)
-        self._L = [cp.Parameter((self.n, self.n)) for _ in range(slots)]
+        self._L = [cp.Parameter((self.n, width)) for _ in range(slots)]
         self._c = [cp.Parameter() for _ in range(slots)]
         self._quad = [
             t <= linear - 0.5 * cp.sum_squares(L.T @ u) + c
             for L, c in zip(self._L, self._c, strict=True)
         ]
         self._alpha, self._t = alpha, t
-        self._param_problem = cp.Problem(cp.Maximize(t), feas + self._quad)
+        prob = cp.Problem(cp.Maximize(t), feas + self._quad)
+        if not prob.is_dpp():  # pragma: no cover - guards the formulation above
+            raise RuntimeError("the parametric QCLP (13) is not DPP; cvxpy would recompile it")
+        # Fill the parameters once so canonicalisation can run now (its cost is compilation).
+        for L, c in zip(self._L, self._c, strict=True):
+            L.value = np.zeros((self.n, width))
+            c.value = 0.0
+        prob.get_problem_data(self.solver)
+        self._param_problem = prob
         self._slots = slots
+        self._width = width
         self.n_compilations += 1
+        self.compile_time += time.perf_counter() - t0
 
     def _solve_parametric(self, kernels: list[_Kernel]):
-        if len(kernels) > self._slots:
-            self._build_parametric(max(2 * self._slots, len(kernels), 4))
+        rank = max(k.factor.shape[1] for k in kernels)
+        if len(kernels) > self._slots or rank > self._width:
+            # Capacity grows in blocks: one compilation per block of kernels, not per exchange.
+            block = self.slot_block
+            slots = max(self._slots, block * -(-len(kernels) // block))
+            width = self._width if rank <= self._width else min(
+                self.n, max(rank, self.width_block * -(-rank // self.width_block))
+            )
+            self._build_parametric(slots, width)
         assert self._param_problem is not None
+        # Unused slots are neutralised with L_j = 0 and c_j = max_i c_i + 1: since the quadratic
+        # term is <= 0, every constraint gives t <= l(a) + c_i, so the neutral one has slack >= 1
+        # at every feasible point and carries no multiplier. (Repeating a real constraint, the
+        # previous scheme, duplicates cones: 30.6 s of solver time against 25.6 s for 12
+        # exchanges at n = 200, one loaded run each.)
+        neutral = max(k.constant for k in kernels) + 1.0
         for j in range(self._slots):
-            # Unused slots repeat the newest constraint: harmless, and no large constants.
-            k = kernels[min(j, len(kernels) - 1)]
-            padded = np.zeros((self.n, self.n))
-            padded[:, : k.factor.shape[1]] = k.factor
+            padded = np.zeros((self.n, self._width))
+            if j < len(kernels):
+                k = kernels[j]
+                padded[:, : k.factor.shape[1]] = k.factor
+                self._c[j].value = k.constant
+            else:
+                self._c[j].value = neutral
             self._L[j].value = padded
-            self._c[j].value = k.constant
         self._run(self._param_problem)
         duals = np.array([float(np.asarray(c.dual_value).item()) for c in self._quad])
         mult = duals[: len(kernels)].copy()
-        # Duplicated slots share the newest constraint's multiplier.
-        mult[-1] += float(np.sum(duals[len(kernels) :]))
         return float(self._t.value), np.asarray(self._alpha.value, dtype=np.float64), mult
 
 
@@ -274,8 +345,10 @@ def exchange_method(
     solver_options : dict, optional
         Keyword arguments passed to ``cvxpy.Problem.solve``.
     compile : {"rebuild", "parametric"}
-        Rebuild the QCLP with constant factors each iteration, or compile a DPP problem with
-        parameter slots once and update the parameters (see the module docstring).
+        Rebuild the QCLP with constant factors each iteration (Chen & Ye's method as the paper
+        runs it), or compile a DPP problem with parameter slots once, grown in blocks, and only
+        update the parameter values (issue 14 item 4; see the module docstring). Both solve the
+        same QCLP (13).
     prune_tol : float
         A constraint other than the newest is dropped when its multiplier is below
         ``prune_tol`` (the multipliers sum to 1 at a solution of (13)).
@@ -300,8 +373,10 @@ def exchange_method(
     Returns
     -------
     SolveResult
-        ``info`` has ``time_compile`` and ``time_solver`` (cvxpy), ``time_kernel`` (factors),
-        the number of constraints kept and of compilations, and the last relaxation value ``t``.
+        ``info`` has ``time_compile`` and ``time_solver`` (cvxpy), ``time_qclp`` (wall time of
+        the QCLPs), ``time_kernel`` (factors), the number of constraints kept
+        (``n_constraints``; ``max_constraints`` the most in one QCLP) and of compilations, and
+        the last relaxation value ``t``.
     """
     with blas_limit(blas_threads):
         return _exchange(
@@ -364,8 +439,10 @@ def _exchange(
     stop_reason = None
     solver_error: str | None = None
     iteration = 0
+    max_constraints = 0
     while True:
         iteration += 1
+        max_constraints = max(max_constraints, len(kernels))
         try:
             t_i, alpha_raw, mult = qclp.solve(kernels)
         except SubproblemTimeout as exc:
@@ -442,10 +519,12 @@ def _exchange(
         "compile": compile,
         "time_compile": qclp.compile_time,
         "time_solver": qclp.solve_time,
+        "time_qclp": qclp.wall_time,
         "time_kernel": time_kernel,
         "time_mixture_bound": time_bound,
         "n_compilations": qclp.n_compilations,
         "n_constraints": len(kernels),
+        "max_constraints": max_constraints,
         "n_pruned": n_pruned,
         "relaxation_value": relaxation,
         "stop_rule": stop_reason or monitor.status,
