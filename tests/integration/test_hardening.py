@@ -341,16 +341,23 @@ def test_pg_converges_with_one_tiny_componentwise_rho():
     assert problem.objective(res.alpha) == pytest.approx(res.objective, rel=1e-12)
 
 
-@pytest.mark.parametrize("method", ["accpm", "siqclp"])
-def test_cutting_plane_solvers_honour_max_time(method):
+@pytest.mark.parametrize(
+    "method, options",
+    [("accpm", {"variant": "paper"}), ("accpm", {"tol": 0.0, "max_iter": 10**7}), ("siqclp", {})],
+)
+def test_cutting_plane_solvers_honour_max_time(method, options):
     # SIQCLP passes the time left to the conic solver (Clarabel's time_limit, SCS's
-    # time_limit_secs), so max_time holds inside a subproblem too.
-    X = np.random.default_rng(0).normal(size=(150, 3))
+    # time_limit_secs), so max_time holds inside a subproblem too. The proximal ACCPM reaches
+    # working precision on this problem within 2 s at tol = 1e-12 (status "stalled"), so it
+    # runs with tol = 0 on a larger problem, where it is still cutting when time runs out.
+    n = 600 if options.get("tol") == 0.0 else 150
+    X = np.random.default_rng(0).normal(size=(n, 3))
     K, y = np.tanh(0.5 * X @ X.T - 0.2), np.sign(X[:, 0])
     start = time.perf_counter()
+    kwargs = {"tol": 1e-12, **options}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = indefsvm.solve(K, y, method=method, tol=1e-12, max_time=2.0)
+        res = indefsvm.solve(K, y, method=method, max_time=2.0, **kwargs)
     assert res.status == "max_time"
     assert time.perf_counter() - start < 2.0 + 15.0  # cvxpy's compilation is not interruptible
     assert res.gap >= 0 and np.isfinite(res.objective)
