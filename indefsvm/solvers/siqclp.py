@@ -58,9 +58,15 @@ from numpy.typing import NDArray
 from indefsvm._validation import blas_limit
 from indefsvm.protocols import DenseProblem
 from indefsvm.result import SolveResult
+from indefsvm.solvers._mkl import MKLMaster
 from indefsvm.solvers._monitor import SolverMonitor
 
 COMPILE_MODES = ("rebuild", "parametric")
+#: Master problems: the regularised MKL dual of (13) (SVM solves on the kernel mixture) or the
+#: QCLP (13) through cvxpy (the paper's formulation).
+MASTERS = ("mkl", "qclp")
+#: Exchange iterates as Algorithm 3 ("none") or with a proximal term (a proximal bundle method).
+STABILISERS = ("proximal", "none")
 #: Parameter entries (slots x n x width) above which ``compile="parametric"`` warns: cvxpy's DPP
 #: canonicalisation used 47 s at 307,200 entries (n = 200) and was killed for lack of memory
 #: (24 GB) at n = 300 (docs/benchmarks.md).
@@ -103,6 +109,14 @@ class _Kernel:
         self.factor = factor
         self.constant = constant
         self.origin = origin
+        self._gram: NDArray[np.float64] | None = None
+
+    @property
+    def gram(self) -> NDArray[np.float64]:
+        """``K_i = L_i L_i'`` (dense, formed once: the MKL master's SVMs use it)."""
+        if self._gram is None:
+            self._gram = self.factor @ self.factor.T
+        return self._gram
 
 
 class _QCLP:
@@ -255,8 +269,10 @@ class _QCLP:
             # Capacity grows in blocks: one compilation per block of kernels, not per exchange.
             block = self.slot_block
             slots = max(self._slots, block * -(-len(kernels) // block))
-            width = self._width if rank <= self._width else min(
-                self.n, max(rank, self.width_block * -(-rank // self.width_block))
+            width = (
+                self._width
+                if rank <= self._width
+                else min(self.n, max(rank, self.width_block * -(-rank // self.width_block)))
             )
             self._build_parametric(slots, width)
         assert self._param_problem is not None
@@ -323,6 +339,14 @@ def exchange_method(
     solver: str = "CLARABEL",
     solver_options: dict[str, Any] | None = None,
     compile: str = "rebuild",
+    master: str = "mkl",
+    mkl_step: str = "newton",
+    mkl_svm_tol: float = 1e-11,
+    mkl_gap: float = 0.1,
+    mkl_max_steps: int = 100,
+    stabilise: str | None = None,
+    prox_weight: float | None = None,
+    kernel_bound: bool = True,
     prune_tol: float = 1e-6,
     exchange_tol: float | None = None,
     certify_mixture: bool = True,
@@ -385,6 +409,16 @@ def exchange_method(
             solver=solver,
             solver_options=solver_options,
             compile=compile,
+            master=master,
+            mkl_options={
+                "step": mkl_step,
+                "svm_tol": mkl_svm_tol,
+                "max_steps": mkl_max_steps,
+            },
+            mkl_gap=mkl_gap,
+            stabilise=stabilise,
+            prox_weight=prox_weight,
+            kernel_bound=kernel_bound,
             prune_tol=prune_tol,
             exchange_tol=exchange_tol,
             certify_mixture=certify_mixture,
@@ -399,12 +433,32 @@ def _exchange(
     solver: str,
     solver_options: dict[str, Any] | None,
     compile: str,
+    master: str,
+    mkl_options: dict[str, Any],
+    mkl_gap: float,
+    stabilise: str | None,
+    prox_weight: float | None,
+    kernel_bound: bool,
     prune_tol: float,
     exchange_tol: float | None,
     certify_mixture: bool,
     exchange_patience: int,
 ) -> SolveResult:
     """Body of :func:`exchange_method` (run inside the BLAS thread limit)."""
+    if master not in MASTERS:
+        raise ValueError(f"master must be one of {MASTERS}; got {master!r}.")
+    if not (np.isfinite(mkl_gap) and 0 < mkl_gap <= 1):
+        raise ValueError(f"mkl_gap must be in (0, 1]; got {mkl_gap!r}.")
+    if stabilise is None:
+        stabilise = "proximal" if master == "mkl" else "none"
+    if stabilise not in STABILISERS:
+        raise ValueError(f"stabilise must be one of {STABILISERS}; got {stabilise!r}.")
+    if stabilise == "proximal" and master != "mkl":
+        raise ValueError(
+            "stabilise='proximal' needs master='mkl' (the proximal term enters the SVMs)."
+        )
+    if prox_weight is not None and not (np.isfinite(prox_weight) and prox_weight > 0):
+        raise ValueError(f"prox_weight must be None or a finite number > 0; got {prox_weight!r}.")
     if compile not in COMPILE_MODES:
         raise ValueError(f"compile must be one of {COMPILE_MODES}; got {compile!r}.")
     if solver not in cp.installed_solvers():
@@ -423,8 +477,11 @@ def _exchange(
         raise ValueError(f"exchange_patience must be an integer >= 0; got {exchange_patience!r}.")
 
     qclp = _QCLP(problem, compile, solver, dict(solver_options or {}))
+    mkl = MKLMaster(problem, **mkl_options) if master == "mkl" else None
     if monitor.max_time is not None:
         qclp.deadline = monitor.start + monitor.max_time
+        if mkl is not None:
+            mkl.deadline = qclp.deadline
     K0 = problem.working_kernel
     rho = problem.penalty_rho
     t0 = time.perf_counter()
@@ -433,7 +490,18 @@ def _exchange(
     kernels = [_Kernel(L1, rho * float(np.sum((K1 - K0) ** 2)), 0)]
     time_kernel = time.perf_counter() - t0
     relaxation = np.inf
+    center: NDArray[np.float64] | None = None
+    f_center = -np.inf
+    serious_fraction = 0.1
+    lam_max = float(np.max(np.abs(np.linalg.eigvalsh(K0)))) if prox_weight is None else 0.0
+    prox_mu = float(prox_weight) if prox_weight is not None else 1e-2 * max(lam_max, 1e-12)
+    prox_mu_min, prox_mu_max = 1e-8 * prox_mu, 1e8 * prox_mu
+    n_serious = 0
+    #: the model's last predicted increase: the master must be more accurate than that, or the
+    #: serious-step test compares noise
+    last_predicted = np.inf
     time_bound = 0.0
+    time_kernel_bound = 0.0
     n_exchange_stops = 0
     n_pruned = 0
     stop_reason = None
@@ -444,7 +512,19 @@ def _exchange(
         iteration += 1
         max_constraints = max(max_constraints, len(kernels))
         try:
-            t_i, alpha_raw, mult = qclp.solve(kernels)
+            if mkl is not None:
+                # The master needs to be accurate only to a fraction of the certified gap that
+                # is left (an inexact master keeps every bound valid), down to rounding.
+                scale = max(1.0, abs(monitor.objective)) if monitor.best is not None else 1.0
+                floor = 1e-13 * max(scale, abs(kernels[0].constant))
+                target = mkl_gap * min(monitor.gap, last_predicted)
+                prox = None if center is None else (prox_mu, center)
+                t_i, alpha_raw, mult, _ = mkl.solve(kernels, max(target, floor), prox)
+                if prox is not None:
+                    # the model value min_i L_i(a) at the proximal point (no proximal term)
+                    t_i = float(np.min(mkl.last_values))
+            else:
+                t_i, alpha_raw, mult = qclp.solve(kernels)
         except SubproblemTimeout as exc:
             if monitor.best is None:
                 monitor.offer(problem.evaluate(problem.initial_point()))
@@ -469,7 +549,52 @@ def _exchange(
             t0 = time.perf_counter()
             monitor.offer_upper_bound(_mixture_bound(problem, kernels, mult, alpha))
             time_bound += time.perf_counter() - t0
+        # What the model still promises over the best point it knows: t_i - f(alpha_i), or over
+        # the proximal centre.
+        model_gap = max(t_i - ev.objective, 0.0) if iteration > 1 else np.inf
+        if stabilise == "proximal":
+            # Proximal bundle rule (as the proximal ACCPM): a serious step moves the centre when
+            # f gained a fraction of what the model predicted; the weight halves after a serious
+            # step and doubles after a null step.
+            if center is None:
+                center, f_center = alpha, ev.objective
+            else:
+                predicted = t_i - f_center
+                last_predicted = model_gap = max(predicted, 0.0)
+                logger.debug(
+                    "siqclp proximal: mu %.3g predicted %.3e gained %.3e master gap %.3e, %d kernels",
+                    prox_mu,
+                    predicted,
+                    ev.objective - f_center,
+                    mkl.stats.gaps[-1],
+                    len(kernels),
+                )
+                if ev.objective - f_center >= serious_fraction * predicted:
+                    center, f_center = alpha, ev.objective
+                    prox_mu = max(prox_mu / 2.0, prox_mu_min)
+                    n_serious += 1
+                else:
+                    prox_mu = min(prox_mu * 2.0, prox_mu_max)
+        # Only worth its SVM solve when alpha is accurate compared with the gap left (the
+        # model's predicted increase is small): then the first-order excess of the cheap bound
+        # at alpha, not alpha itself, is what keeps the certified gap open.
+        if (
+            mkl is not None
+            and kernel_bound
+            and model_gap <= 0.1 * monitor.gap
+            and monitor.relative_gap > monitor.tol
+        ):
+            # omega(K*(alpha)) + rho ||K*(alpha) - K0||^2 through the SVM on K*(alpha) (solved
+            # to KKT precision, certified by the primal of its solution): unlike the primal of
+            # alpha itself, its excess over the optimum is second order in alpha's error.
+            t0 = time.perf_counter()
+            K_new = problem.working_proxy_kernel(ev.state)
+            a_svm = mkl.kernel_svm(K_new, alpha)
+            monitor.offer_upper_bound(problem.bound_for_kernel(K_new, a_svm))
+            time_kernel_bound += time.perf_counter() - t0
         # Step 2 of Algorithm 3: f(alpha_i) is the value of the constraint of K_{i+1} = K*(alpha_i).
+        # (Proximal: t_i is the model at the proximal point; t_i <= f(alpha_i) + tol means the
+        # centre maximises the model, which bounds f from above, up to tol.)
         exchange_done = ev.objective >= t_i - exchange_tol * max(1.0, abs(t_i))
         if monitor.end_iteration(
             current_objective=ev.objective, relaxation_value=t_i, n_constraints=len(kernels)
@@ -522,6 +647,7 @@ def _exchange(
         "time_qclp": qclp.wall_time,
         "time_kernel": time_kernel,
         "time_mixture_bound": time_bound,
+        "time_kernel_bound": time_kernel_bound,
         "n_compilations": qclp.n_compilations,
         "n_constraints": len(kernels),
         "max_constraints": max_constraints,
@@ -531,5 +657,23 @@ def _exchange(
         "n_exchange_rule_hits": n_exchange_stops,
         "solver_fallbacks": qclp.fallbacks,
         "solver_error": solver_error,
+        "master": master,
+        "stabilise": stabilise,
+        "n_serious_steps": n_serious,
+        "prox_weight": prox_mu,
     }
+    if mkl is not None:
+        st = mkl.stats
+        info.update(
+            {
+                "mkl_step": mkl.step,
+                "time_svm": st.time_svm,
+                "time_master": st.time_master,
+                "n_svm_solves": st.svm_solves,
+                "n_smo_iterations": st.smo_iterations,
+                "n_master_steps": st.master_iterations,
+                "n_master_unconverged_svms": st.max_gap_unmet,
+                "master_gaps": np.asarray(st.gaps),
+            }
+        )
     return monitor.finish(info=info)
