@@ -66,6 +66,15 @@ def _smo(P, q, lo, hi, w, tol, max_iter):  # pragma: no cover - compiled
     violating pair, LIBSVM's rule) with ``G = Pw - q``. Returns ``(w, G, iterations, violation)``.
     """
     n = w.shape[0]
+    # A variable within 1e-13 of its range from a bound sits on it (rounding in a Newton step
+    # or a sum correction must not leave a variable "free" with no room: SMO would pick it with
+    # a zero step forever).
+    room = 1e-13 * (hi - lo)
+    for t in range(n):
+        if hi[t] - w[t] <= room[t]:
+            w[t] = hi[t]
+        elif w[t] - lo[t] <= room[t]:
+            w[t] = lo[t]
     G = P @ w - q
     it = 0
     viol = np.inf
@@ -108,14 +117,12 @@ def _smo(P, q, lo, hi, w, tol, max_iter):  # pragma: no cover - compiled
             d = cap_j
         if d <= 0.0:
             break
-        if d == cap_i:
+        w[i] += d
+        w[j] -= d
+        if d == cap_i or hi[i] - w[i] <= room[i]:
             w[i] = hi[i]
-        else:
-            w[i] += d
-        if d == cap_j:
+        if d == cap_j or w[j] - lo[j] <= room[j]:
             w[j] = lo[j]
-        else:
-            w[j] -= d
         for t in range(n):
             G[t] += d * (P[t, i] - P[t, j])
         it += 1
@@ -315,13 +322,15 @@ class MKLMaster:
         return w, total + int(iters), viol
 
     def _newton_polish(self, P, q, w, G):
-        """Active-set Newton steps on the free variables (primal active-set method).
+        """Primal active-set steps on the free variables, for singular ``P`` too.
 
-        Solves the equality-constrained QP of the free variables for the smallest step
-        (``P_FF d + nu 1 = -G_F``, ``1'd = 0``; ``P_FF`` is often singular: proxy kernels have low
-        rank); when the step leaves the box, goes to the first bound, fixes that variable and
-        repeats. SMO afterwards frees the bounded variables whose multipliers have the wrong sign.
-        The point stays feasible and the objective never increases.
+        On the free set ``F`` (with ``sum_F d = 0``, basis ``Z``) the reduced gradient is split
+        along the eigenvectors of ``Z' P_FF Z``: a component in its null space (proxy kernels
+        have low rank, so ``P_FF`` is often singular) is a direction of linear decrease, followed
+        to the first bound; otherwise the Newton step is taken, cut at the first bound. A
+        variable reaching a bound is fixed; at a full Newton step the bound variable whose
+        multiplier has the wrong sign is released (if any). The point stays feasible and the
+        objective never increases.
         """
         lo, hi = self.w_lo, self.w_hi
         span = hi - lo
@@ -329,32 +338,50 @@ class MKLMaster:
         w = w.copy()
         G = G.copy()
         total = float(np.sum(w))
-        for _ in range(min(60, int(free.sum()) + 1)):
+        gscale = max(1.0, float(np.max(np.abs(q))))
+        for _ in range(min(80, 2 * w.size)):
             F = np.flatnonzero(free)
-            if F.size < 2:
+            d = None
+            if F.size >= 2:
+                Z = np.linalg.qr(np.ones((F.size, 1)), mode="complete")[0][:, 1:]
+                R = Z.T @ P[np.ix_(F, F)] @ Z
+                ev, V = np.linalg.eigh(0.5 * (R + R.T))
+                g = V.T @ (Z.T @ G[F])
+                flat = ev <= 1e-10 * max(float(ev.max(initial=0.0)), 1e-300)
+                if np.linalg.norm(g[flat]) > 1e-12 * gscale:
+                    d = -(Z @ (V[:, flat] @ g[flat]))  # zero curvature: go to a bound
+                    newton = False
+                elif np.linalg.norm(g) > 1e-15 * gscale:
+                    d = -(Z @ (V[:, ~flat] @ (g[~flat] / ev[~flat])))
+                    newton = True
+            if d is not None and float(G[F] @ d) < 0:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    up = np.where(d > 0, (hi[F] - w[F]) / d, np.inf)
+                    down = np.where(d < 0, (lo[F] - w[F]) / d, np.inf)
+                ratios = np.minimum(up, down)
+                k = int(np.argmin(ratios))
+                step = float(ratios[k]) if not newton else min(1.0, float(ratios[k]))
+                if not np.isfinite(step):
+                    break
+                w[F] = np.clip(w[F] + step * d, lo[F], hi[F])
+                G += P[:, F] @ (step * d)
+                if not newton or step < 1.0:
+                    j = F[k]
+                    w[j] = hi[j] if d[k] > 0 else lo[j]
+                    free[j] = False
+                    continue
+            # stationary on F: release the bound variable with the worst multiplier
+            g_star = float(np.mean(G[F])) if F.size else None
+            bound = np.flatnonzero(~free)
+            if g_star is None or bound.size == 0:
                 break
-            kkt = np.zeros((F.size + 1, F.size + 1))
-            kkt[: F.size, : F.size] = P[np.ix_(F, F)]
-            kkt[: F.size, F.size] = 1.0
-            kkt[F.size, : F.size] = 1.0
-            rhs = np.concatenate([-G[F], [0.0]])
-            d = np.linalg.lstsq(kkt, rhs, rcond=1e-12)[0][: F.size]
-            if not float(G[F] @ d) < 0:
+            at_lo = w[bound] <= lo[bound]
+            # at lo: optimal if G_j >= g*; at hi: optimal if G_j <= g*
+            wrong = np.where(at_lo, g_star - G[bound], G[bound] - g_star)
+            k = int(np.argmax(wrong))
+            if wrong[k] <= 1e-13 * gscale:
                 break
-            with np.errstate(divide="ignore", invalid="ignore"):
-                up = np.where(d > 0, (hi[F] - w[F]) / d, np.inf)
-                down = np.where(d < 0, (lo[F] - w[F]) / d, np.inf)
-            ratios = np.minimum(up, down)
-            k = int(np.argmin(ratios))
-            step = min(1.0, float(ratios[k]))
-            w[F] = np.clip(w[F] + step * d, lo[F], hi[F])
-            G += P[:, F] @ (step * d)
-            if step >= 1.0:
-                break
-            # the blocking variable sits on its bound now
-            j = F[k]
-            w[j] = hi[j] if d[k] > 0 else lo[j]
-            free[j] = False
+            free[bound[k]] = True
         # rounding in the steps may move sum(w) by ulps: restore it on the most interior variable
         inner = np.minimum(w - lo, hi - w)
         j = int(np.argmax(inner))
@@ -363,17 +390,23 @@ class MKLMaster:
         return w
 
     def kernel_svm(
-        self, K: NDArray[np.float64], alpha0: NDArray[np.float64]
+        self, K: NDArray[np.float64], alpha0: NDArray[np.float64], *, full: bool = False
     ) -> NDArray[np.float64]:
         """The SVM-type QP on one kernel (no proximal term), warm-started from ``alpha0``.
 
         Its solution ``a`` gives the tightest certified bound from ``K``:
         ``problem.bound_for_kernel(K, a)`` is the primal value of ``a``'s hyperplane, which
-        equals ``omega(K)`` at the exact solution and bounds it from above at any ``a``.
+        equals ``omega(K)`` at the exact solution and bounds it from above at any ``a``. Any
+        ``a`` gives a valid bound, so unless ``full`` the work is capped (4 SMO/Newton rounds).
         """
         t0 = time.perf_counter()
+        n = K.shape[0]
         w, iters, _ = self._qp(
-            self._P(K), self.w_lin, self._to_w(alpha0), max_smo=20 * K.shape[0], rounds=4
+            self._P(K),
+            self.w_lin,
+            self._to_w(alpha0),
+            max_smo=None if full else 20 * n,
+            rounds=30 if full else 4,
         )
         self.stats.smo_iterations += int(iters)
         self.stats.time_bound_svm += time.perf_counter() - t0
@@ -399,7 +432,9 @@ class MKLMaster:
             self.stats.max_gap_unmet += 1
         alpha = self._alpha(w)
         u = self.problem.u_coef * alpha
-        lin = self.problem.linear_value(alpha)
+        lin = float(self.problem.linear_coef @ alpha) - self.problem.l1_weight * float(
+            np.sum(np.abs(alpha))
+        )
         values = np.array([lin - 0.5 * float(u @ (k.gram @ u)) + k.constant for k in kernels])
         if self.prox is not None:
             mu, center = self.prox

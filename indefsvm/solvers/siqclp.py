@@ -461,6 +461,10 @@ def _exchange(
         raise ValueError(f"prox_weight must be None or a finite number > 0; got {prox_weight!r}.")
     if compile not in COMPILE_MODES:
         raise ValueError(f"compile must be one of {COMPILE_MODES}; got {compile!r}.")
+    if compile != "rebuild" and master != "qclp":
+        raise ValueError(
+            f"compile={compile!r} applies to the cvxpy QCLP master only; pass master='qclp'."
+        )
     if solver not in cp.installed_solvers():
         raise ValueError(
             f"solver {solver!r} is not installed for cvxpy; installed: {cp.installed_solvers()}."
@@ -502,6 +506,9 @@ def _exchange(
     last_predicted = np.inf
     time_bound = 0.0
     time_kernel_bound = 0.0
+    n_kernel_bounds = 0
+    #: (best point, full precision) pairs whose kernel bound was computed
+    bounded: set[tuple[int, bool]] = set()
     n_exchange_stops = 0
     n_pruned = 0
     stop_reason = None
@@ -562,7 +569,8 @@ def _exchange(
                 predicted = t_i - f_center
                 last_predicted = model_gap = max(predicted, 0.0)
                 logger.debug(
-                    "siqclp proximal: mu %.3g predicted %.3e gained %.3e master gap %.3e, %d kernels",
+                    "siqclp proximal: mu %.3g predicted %.3e gained %.3e master gap %.3e, "
+                    "%d kernels",
                     prox_mu,
                     predicted,
                     ev.objective - f_center,
@@ -575,27 +583,40 @@ def _exchange(
                     n_serious += 1
                 else:
                     prox_mu = min(prox_mu * 2.0, prox_mu_max)
-        # Only worth its SVM solve when alpha is accurate compared with the gap left (the
-        # model's predicted increase is small): then the first-order excess of the cheap bound
-        # at alpha, not alpha itself, is what keeps the certified gap open.
+        # The kernel bound at the best point is worth its SVM solve only when that point is
+        # accurate compared with the gap left (the model promises little more): then the
+        # first-order excess of the cheap bound, not the point, keeps the certified gap open.
+        if stabilise == "proximal":
+            # The certified bounds at a point are first order in its error when the SVMs are
+            # degenerate (low-rank kernels), f only second order: the proximal iterates go on
+            # until the model promises nothing above rounding, not just tol / 10.
+            exchange_done = model_gap <= 1e-13 * max(1.0, abs(t_i))
+        else:
+            exchange_done = ev.objective >= t_i - exchange_tol * max(1.0, abs(t_i))
         if (
             mkl is not None
             and kernel_bound
-            and model_gap <= 0.1 * monitor.gap
             and monitor.relative_gap > monitor.tol
+            and (model_gap <= 0.1 * monitor.gap or exchange_done)
         ):
-            # omega(K*(alpha)) + rho ||K*(alpha) - K0||^2 through the SVM on K*(alpha) (solved
-            # to KKT precision, certified by the primal of its solution): unlike the primal of
-            # alpha itself, its excess over the optimum is second order in alpha's error.
-            t0 = time.perf_counter()
-            K_new = problem.working_proxy_kernel(ev.state)
-            a_svm = mkl.kernel_svm(K_new, alpha)
-            monitor.offer_upper_bound(problem.bound_for_kernel(K_new, a_svm))
-            time_kernel_bound += time.perf_counter() - t0
-        # Step 2 of Algorithm 3: f(alpha_i) is the value of the constraint of K_{i+1} = K*(alpha_i).
-        # (Proximal: t_i is the model at the proximal point; t_i <= f(alpha_i) + tol means the
-        # centre maximises the model, which bounds f from above, up to tol.)
-        exchange_done = ev.objective >= t_i - exchange_tol * max(1.0, abs(t_i))
+            full = exchange_done
+            best = monitor.best
+            key = (id(best), full)
+            if key not in bounded:
+                # omega(K*(a)) + rho ||K*(a) - K0||^2 via the SVM on K*(a) (certified by the
+                # primal of its solution): its excess over the optimum is second order in a's
+                # error, the cheap bound's (the primal of a itself) first order.
+                t0 = time.perf_counter()
+                K_best = problem.working_proxy_kernel(best.state)
+                a_svm = mkl.kernel_svm(K_best, best.alpha, full=full)
+                monitor.offer_upper_bound(problem.bound_for_kernel(K_best, a_svm))
+                bounded.add(key)
+                n_kernel_bounds += 1
+                time_kernel_bound += time.perf_counter() - t0
+        # Step 2 of Algorithm 3 (exchange_done above): f(alpha_i) is the value of the constraint
+        # of K_{i+1} = K*(alpha_i). (Proximal: t_i is the model at the proximal point;
+        # t_i <= f(alpha_i) + tol means the centre maximises the model, which bounds f from
+        # above, up to tol.)
         if monitor.end_iteration(
             current_objective=ev.objective, relaxation_value=t_i, n_constraints=len(kernels)
         ):
@@ -648,6 +669,7 @@ def _exchange(
         "time_kernel": time_kernel,
         "time_mixture_bound": time_bound,
         "time_kernel_bound": time_kernel_bound,
+        "n_kernel_bounds": n_kernel_bounds,
         "n_compilations": qclp.n_compilations,
         "n_constraints": len(kernels),
         "max_constraints": max_constraints,
