@@ -185,7 +185,7 @@ class MKLStats:
     time_svm: float = 0.0
     time_master: float = 0.0
     time_bound_svm: float = 0.0
-    max_gap_unmet: int = 0
+    unconverged_svms: int = 0
     gaps: list = field(default_factory=list)
 
 
@@ -286,6 +286,9 @@ class MKLMaster:
         """Quadratic form of the inner QP in ``w``: ``u = sum_v coef_v w_v e_{idx_v}``."""
         Kx = K[np.ix_(self.idx, self.idx)] if self.idx.size != K.shape[0] else K
         return (self.coef[:, None] * Kx) * self.coef[None, :]
+
+    def _out_of_time(self) -> bool:
+        return self.deadline is not None and time.perf_counter() > self.deadline
 
     # -- the inner QP ---------------------------------------------------------------------------
     def _qp(
@@ -429,7 +432,7 @@ class MKLMaster:
         self.stats.svm_solves += 1
         self.stats.smo_iterations += int(iters)
         if viol > self.tol:
-            self.stats.max_gap_unmet += 1
+            self.stats.unconverged_svms += 1
         alpha = self._alpha(w)
         u = self.problem.u_coef * alpha
         lin = float(self.problem.linear_coef @ alpha) - self.problem.l1_weight * float(
@@ -486,7 +489,7 @@ class MKLMaster:
         steps = 0
         gap = J - float(values.min())
         while gap > gap_tol and steps < self.max_steps:
-            if self.deadline is not None and time.perf_counter() > self.deadline:
+            if self._out_of_time():
                 break
             steps += 1
             if self.step == "newton":
@@ -529,6 +532,8 @@ class MKLMaster:
                 return None
         s = 1.0
         for _ in range(40):
+            if self._out_of_time():
+                return None
             trial = np.maximum(lam + s * d, 0.0)
             trial /= trial.sum()
             J2, values2, w2, P2, _ = self._evaluate(trial, kernels, w)
@@ -562,7 +567,7 @@ class MKLMaster:
         # descend to the boundary of the simplex while J decreases (SimpleMKL's inner loop)
         for _ in range(lam.size):
             neg = D < 0
-            if not np.any(neg):
+            if not np.any(neg) or self._out_of_time():
                 break
             ratios = np.where(neg, -cur[0] / np.where(neg, D, -1.0), np.inf)
             nu = int(np.argmin(ratios))
@@ -587,6 +592,8 @@ class MKLMaster:
         a, b = 0.0, gmax
         best = (lam0, J0, cur[2], w0)
         for _ in range(12):
+            if self._out_of_time():
+                break
             s = b - ratio * (b - a)
             t = a + ratio * (b - a)
             res = []

@@ -553,7 +553,11 @@ def _exchange(
     center: NDArray[np.float64] | None = None
     f_center = -np.inf
     serious_fraction = 0.1
-    lam_max = float(np.max(np.abs(np.linalg.eigvalsh(K0)))) if prox_weight is None else 0.0
+    lam_max = 0.0
+    if prox_weight is None and stabilise == "proximal":
+        eigh = problem.working_eigh
+        lam = eigh[0] if eigh is not None else np.linalg.eigvalsh(K0)
+        lam_max = float(np.max(np.abs(lam)))
     prox_mu = float(prox_weight) if prox_weight is not None else 1e-2 * max(lam_max, 1e-12)
     prox_mu_min, prox_mu_max = 1e-8 * prox_mu, 1e8 * prox_mu
     n_serious = 0
@@ -758,7 +762,7 @@ def _exchange(
                 "n_svm_solves": st.svm_solves,
                 "n_smo_iterations": st.smo_iterations,
                 "n_master_steps": st.master_iterations,
-                "n_master_unconverged_svms": st.max_gap_unmet,
+                "n_master_unconverged_svms": st.unconverged_svms,
                 "master_gaps": np.asarray(st.gaps),
             }
         )
