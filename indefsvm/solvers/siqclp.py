@@ -567,8 +567,9 @@ def _exchange(
     time_bound = 0.0
     time_kernel_bound = 0.0
     n_kernel_bounds = 0
-    #: (best point, full precision) pairs whose kernel bound was computed
+    #: (iteration of the best point, full precision) pairs whose kernel bound was computed
     bounded: set[tuple[int, bool]] = set()
+    best_tag = 0
     n_exchange_stops = 0
     n_pruned = 0
     stop_reason = None
@@ -612,6 +613,8 @@ def _exchange(
         alpha = problem.project(alpha_raw)
         ev = problem.evaluate(alpha)
         monitor.offer(ev)
+        if monitor.best is ev:
+            best_tag = iteration
         if certify_mixture:
             t0 = time.perf_counter()
             monitor.offer_upper_bound(_mixture_bound(problem, kernels, mult, alpha))
@@ -661,7 +664,7 @@ def _exchange(
         ):
             full = exchange_done
             best = monitor.best
-            key = (id(best), full)
+            key = (best_tag, full)
             if key not in bounded:
                 # omega(K*(a)) + rho ||K*(a) - K0||^2 via the SVM on K*(a) (certified by the
                 # primal of its solution): its excess over the optimum is second order in a's

@@ -178,3 +178,11 @@ def test_bad_mkl_options_get_clear_errors(kwargs, match):
     K0, y = sigmoid_problem(8, 6)
     with pytest.raises(ValueError, match=match):
         indefsvm.solve(K0, y, method="siqclp", **kwargs)
+
+
+def test_repeated_solves_are_identical():
+    K0, y = sigmoid_problem(30, 4)
+    runs = [indefsvm.solve(K0, y, method="siqclp", tol=1e-9) for _ in range(2)]
+    assert np.array_equal(runs[0].alpha, runs[1].alpha)
+    assert np.array_equal(runs[0].history["gap"], runs[1].history["gap"])
+    assert runs[0].info["n_kernel_bounds"] == runs[1].info["n_kernel_bounds"]
