@@ -869,6 +869,13 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
         return self.decision_function(X, K_test_test) + self.offset_
 
     def predict(self, X: ArrayLike, K_test_test: ArrayLike | None = None) -> NDArray[np.intp]:
-        """+1 for inliers (decision > 0), -1 for outliers (LIBSVM's rule)."""
+        """+1 for inliers (decision >= 0), -1 for outliers.
+
+        A point exactly on the boundary is an inlier, as for scikit-learn's outlier detectors
+        (``predict`` must agree with the sign rule of ``decision_function``). This matters here
+        more than for LIBSVM: the certified offset is the best breakpoint of the one-class
+        primal, i.e. exactly some training point's score, so that point's decision is exactly 0.
+        (LIBSVM's own rule, ``decision > 0``, differs only on such points.)
+        """
         d = self.decision_function(X, K_test_test)
-        return np.where(d > 0, 1, -1).astype(np.intp)
+        return np.where(d >= 0, 1, -1).astype(np.intp)

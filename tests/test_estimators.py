@@ -471,3 +471,24 @@ def test_fitted_model_keeps_no_quadratic_state_by_default():
         .fit(K, y)
         .decision_function(K[:20], K_test_test=Ktt),
     )
+
+
+def test_oneclass_predict_counts_a_point_on_the_boundary_as_inlier():
+    """scikit-learn's outlier rule: ``predict == +1`` exactly where ``decision_function >= 0``.
+
+    The certified offset is a breakpoint of the one-class primal, i.e. some point's exact score,
+    so a decision of exactly 0 does occur (``check_outliers_train`` hit one); LIBSVM's ``> 0``
+    rule called that point an outlier while the decision said inlier.
+    """
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    K = np.tanh(0.5 * X @ X.T - 0.2)
+    oc = IndefiniteOneClassSVM(nu=0.3).fit(K)
+    scores = oc.score_samples(K)
+    i = int(np.argsort(scores)[len(scores) // 2])
+    oc.intercept_ = -scores[i]  # put training point i exactly on the boundary
+    oc.offset_ = scores[i]
+    d = oc.decision_function(K)
+    assert d[i] == 0.0
+    assert np.array_equal(oc.predict(K), np.where(d >= 0, 1, -1))
+    assert oc.predict(K)[i] == 1

@@ -6,8 +6,8 @@ Build (from the repository root; any warning is an error)::
 
 The pages are generated from the package's numpydoc docstrings by ``sphinx.ext.autodoc`` and the
 ``numpydoc`` extension (``pip install -e ".[docs]"``; the ``test`` extra has them too, so the
-test suite checks the build: ``tests/integration/test_docs.py``). No network access is needed: intersphinx is
-not used, so numpy/scipy/scikit-learn names in the docstrings stay plain text.
+test suite checks the build: ``tests/integration/test_docs.py``). No network access is needed:
+intersphinx is not used, so numpy/scipy/scikit-learn names in the docstrings stay plain text.
 """
 
 from __future__ import annotations
