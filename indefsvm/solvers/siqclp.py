@@ -432,6 +432,8 @@ def exchange_method(
     exchange_tol : float, optional
         Step 2 of Algorithm 3 stops when ``f(a_i) >= t_i - exchange_tol * max(1, |t_i|)``
         (``f(a_i)`` is the value of the new constraint at ``a_i``). Default: ``tol / 10``.
+        With proximal iterates the rule is "the model promises at most ``1e-13 |t_i|`` over the
+        centre" instead (the problem is then solved to working precision).
     exchange_patience : int
         Iterations in which step 2's rule holds but the certified gap is still above tol that
         are tolerated (exchanging further) before stopping with status ``"stalled"``; 0 stops at
