@@ -4,6 +4,8 @@ For each n: the sigmoid kernel problem of ``bench_accpm.py`` (C = 1, rho = 1) so
 certified relative gap 1e-5 (one run, ``max_time`` cap), with the time split into cvxpy
 compilation, conic solver, kernel factors and the mixture bound; the same problem by
 ``method="pg"``. ``--modes rebuild parametric`` also measures the DPP (parameter) variant.
+(The cvxpy QCLP master, ``master="qclp"``; the default MKL master is measured by
+``bench_solver_targets.py``.)
 
 Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_siqclp.py [--sizes 100 200 300] [--tol 1e-5]
 [--modes rebuild] [--max-time 900]``
@@ -40,7 +42,10 @@ def main() -> None:
     )  # fmt: skip
     for n in args.sizes:
         K0, y = sigmoid_kernel_problem(n)
-        runs = [("siqclp", {"compile": mode, "solver": args.solver}) for mode in args.modes]
+        runs = [
+            ("siqclp", {"master": "qclp", "compile": mode, "solver": args.solver})
+            for mode in args.modes
+        ]
         runs.append(("pg", {}))
         for method, options in runs:
             res = solve_to_limit(

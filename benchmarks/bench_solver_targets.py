@@ -13,10 +13,14 @@ Run (from the repository root): ``python benchmarks/bench_solver_targets.py
 
 A warm-up solve at n = 60 runs first (one-off import and compilation costs are not charged to
 the first run). ``accpm`` is the default ACCPM (``variant="proximal"``), ``accpm-paper`` the
-paper's Algorithm 2 (``variant="paper"``); ``siqclp`` rebuilds the QCLP (13) each exchange
-(``compile="rebuild"``), ``siqclp-parametric`` compiles it once as a DPP problem
-(``compile="parametric"``); runs in one process are timed in the same process, so their ratios
-are same-run ones.
+paper's Algorithm 2 (``variant="paper"``); ``siqclp`` is the default exchange method (the
+regularised-MKL master with Newton steps on the simplex, proximal exchange iterates),
+``siqclp-algorithm3`` the same master in the unstabilised Algorithm 3, ``siqclp-simplemkl`` (and
+``siqclp-algorithm3-simplemkl``) SimpleMKL's reduced-gradient steps, ``siqclp-no-kernel-bound``
+the default without the kernel-SVM bound, ``siqclp-qclp`` the cvxpy QCLP (13) rebuilt each
+exchange (the paper's formulation, the default before) and ``siqclp-parametric`` compiled once as
+a DPP problem; runs in one process are timed in the same process, so their ratios are same-run
+ones.
 """
 
 from __future__ import annotations
@@ -37,8 +41,18 @@ from indefsvm.problems import make_problem
 #: Labels of ``--runs`` that are not method names: (method, solver options).
 RUN_KINDS = {
     "accpm-paper": ("accpm", {"variant": "paper"}),
-    # the QCLP (13) compiled once as a DPP problem (issue 14 item 4)
-    "siqclp-parametric": ("siqclp", {"compile": "parametric"}),
+    # SIQCLP masters (issue 14 item 4): "siqclp" is the default (regularised-MKL master with
+    # Newton steps on the simplex, proximal exchange iterates)
+    "siqclp-algorithm3": ("siqclp", {"stabilise": "none"}),
+    "siqclp-simplemkl": ("siqclp", {"mkl_step": "reduced_gradient"}),
+    "siqclp-algorithm3-simplemkl": (
+        "siqclp",
+        {"stabilise": "none", "mkl_step": "reduced_gradient"},
+    ),
+    "siqclp-no-kernel-bound": ("siqclp", {"kernel_bound": False}),
+    # the cvxpy QCLP (13), rebuilt each exchange or compiled once as a DPP problem
+    "siqclp-qclp": ("siqclp", {"master": "qclp"}),
+    "siqclp-parametric": ("siqclp", {"master": "qclp", "compile": "parametric"}),
 }
 
 
@@ -95,6 +109,16 @@ def main() -> None:
                     # what the cutting planes alone certified before the first polish step
                     k = info["first_polish_iteration"] - 1
                     split += f" (first at iteration {k + 1}; gap before it {rel[k - 1]:.1e})"
+        elif method == "siqclp" and info["master"] == "mkl":
+            split = (
+                f"SVMs {info['time_svm']:.1f} s ({info['n_svm_solves']} solves, "
+                f"{info['n_master_steps']} master steps), master other "
+                f"{info['time_master'] - info['time_svm']:.1f} s, kernels "
+                f"{info['time_kernel']:.1f} s, kernel-SVM bound {info['time_kernel_bound']:.1f} s "
+                f"({info['n_kernel_bounds']}), mixture bound {info['time_mixture_bound']:.1f} s; "
+                f"{info['max_constraints']} kernels at most, {info['n_serious_steps']} serious "
+                "steps"
+            )
         elif method == "siqclp":
             # the QCLPs' wall time minus cvxpy's compile and the conic solver's own time is
             # model construction and reading the solution (cvxpy overhead, not in either)

@@ -94,8 +94,9 @@ def solve(
         ``step="paper"`` with ``step_size`` and ``smoothing`` for the paper's Algorithm 1).
         ``"accpm"``: analytic center cutting plane method (Sect. 3.3, Algorithm 2; options of
         :func:`indefsvm.solvers.accpm.analytic_center_cutting_plane`). ``"siqclp"``: Chen &
-        Ye's exchange method with cvxpy (Sect. 3.4, Algorithm 3; options of
-        :func:`indefsvm.solvers.siqclp.exchange_method`).
+        Ye's exchange method (Sect. 3.4, Algorithm 3) with a regularised-MKL master problem
+        (Sect. 5.3; ``master="qclp"``: the QCLP (13) through cvxpy); options of
+        :func:`indefsvm.solvers.siqclp.exchange_method`.
     tol : float
         Stop when the certified gap ``<= tol * max(1, |f(alpha) - f(0)|)``: relative to the part
         of the objective that depends on alpha (``f(0) = rho ||(K0)_-||_F^2`` is a constant

@@ -343,13 +343,19 @@ def test_pg_converges_with_one_tiny_componentwise_rho():
 
 @pytest.mark.parametrize(
     "method, options",
-    [("accpm", {"variant": "paper"}), ("accpm", {"tol": 0.0, "max_iter": 10**7}), ("siqclp", {})],
+    [
+        ("accpm", {"variant": "paper"}),
+        ("accpm", {"tol": 0.0, "max_iter": 10**7}),
+        ("siqclp", {"master": "qclp"}),
+        ("siqclp", {"tol": 0.0, "max_iter": 10**7}),
+    ],
 )
 def test_cutting_plane_solvers_honour_max_time(method, options):
     # SIQCLP passes the time left to the conic solver (Clarabel's time_limit, SCS's
     # time_limit_secs), so max_time holds inside a subproblem too. The proximal ACCPM reaches
     # working precision on this problem within 2 s at tol = 1e-12 (status "stalled"), so it
-    # runs with tol = 0 on a larger problem, where it is still cutting when time runs out.
+    # runs with tol = 0 on a larger problem, where it is still cutting when time runs out; so
+    # does SIQCLP with its default MKL master (the cvxpy QCLP master is slow enough at n = 150).
     n = 600 if options.get("tol") == 0.0 else 150
     X = np.random.default_rng(0).normal(size=(n, 3))
     K, y = np.tanh(0.5 * X @ X.T - 0.2), np.sign(X[:, 0])

@@ -38,7 +38,9 @@ def test_parametric_matches_sdp_and_compiles_once(count_canonicalisations):
     K0, y = sigmoid_problem(12, 0)
     opt, _ = sdp_optimum(K0, y, 1.0, 1.0)
     count_canonicalisations["n"] = 0  # the reference SDP above was canonicalised too
-    res = indefsvm.solve(K0, y, C=1.0, rho=1.0, method="siqclp", tol=1e-6, compile="parametric")
+    res = indefsvm.solve(
+        K0, y, C=1.0, rho=1.0, method="siqclp", master="qclp", tol=1e-6, compile="parametric"
+    )
     assert res.converged
     assert res.objective <= opt + 1e-6 * abs(opt)
     assert res.upper_bound >= opt - 1e-6 * abs(opt)
@@ -57,7 +59,7 @@ def test_rebuild_compiles_every_iteration(count_canonicalisations):
     K0, y = sigmoid_problem(10, 1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        res = indefsvm.solve(K0, y, method="siqclp", tol=1e-12, max_iter=4)
+        res = indefsvm.solve(K0, y, method="siqclp", master="qclp", tol=1e-12, max_iter=4)
     assert res.n_iter == 4 and res.info["n_compilations"] == 4
     assert count_canonicalisations["n"] == 4
 
@@ -72,8 +74,8 @@ def test_parametric_qclp_equals_rebuilt_qclp(n_iter):
         for mode in ("rebuild", "parametric"):
             runs.append(
                 indefsvm.solve(
-                    K0, y, C=0.5, rho=2.0, method="siqclp", tol=1e-12, max_iter=n_iter,
-                    compile=mode,
+                    K0, y, C=0.5, rho=2.0, method="siqclp", master="qclp", tol=1e-12,
+                    max_iter=n_iter, compile=mode,
                 )
             )  # fmt: skip
     a, b = runs
@@ -88,7 +90,7 @@ def test_built_once_within_one_block(count_canonicalisations):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         res = indefsvm.solve(
-            K0, y, C=1.0, rho=1.0, method="siqclp", tol=1e-12, max_iter=6,
+            K0, y, C=1.0, rho=1.0, method="siqclp", master="qclp", tol=1e-12, max_iter=6,
             compile="parametric",
         )  # fmt: skip
     assert res.n_iter == 6 and res.info["max_constraints"] <= 8
@@ -109,7 +111,14 @@ def test_parametric_other_problem_kinds_agree_with_pg(kind, kwargs):
     kwargs = dict(kwargs) if rho is None else {**kwargs, "rho": rho}
     pg = indefsvm.solve(K0, y, problem=kind, tol=1e-10, max_iter=50000, **kwargs)
     res = indefsvm.solve(
-        K0, y, problem=kind, method="siqclp", tol=1e-5, compile="parametric", **kwargs
+        K0,
+        y,
+        problem=kind,
+        method="siqclp",
+        master="qclp",
+        tol=1e-5,
+        compile="parametric",
+        **kwargs,
     )
     assert res.converged
     assert res.objective <= pg.upper_bound + 1e-9
@@ -126,4 +135,4 @@ def test_large_parametric_problem_warns(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         with pytest.warns(ResourceWarning, match="compile='rebuild'"):
-            indefsvm.solve(K0, y, method="siqclp", max_iter=2, compile="parametric")
+            indefsvm.solve(K0, y, method="siqclp", master="qclp", max_iter=2, compile="parametric")
