@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from indefsvm.rank_one import SecularWarmStart, rank_one_eigh
+from indefsvm.rank_one import SecularWarmStart, rank_one_eigh, rank_one_eigvals_below
 
 #: Default threads of the secular-root loop of every new operator (Numba threads over chunks of
 #: roots with the compiled engine; dlaed4 calls split over Python threads with the LAPACK one).
@@ -218,11 +218,7 @@ class ProxyKernelOperator:
                 neg_sq_sum=0.0,
             )
         d, V = self.eigenvalues, self.eigenvectors
-        z = self._z_by_linearity(u)
-        if z is None:
-            z = V.T @ u
-        self._z_history.append((u, z))
-        del self._z_history[:-_Z_HISTORY]
+        z = self._z_lookup(u)
         low = rank_one_eigh(
             d,
             z,
@@ -252,6 +248,56 @@ class ProxyKernelOperator:
             u_mneg_u=float(np.sum(lam[neg] * wz**2)),
             neg_sq_sum=float(np.sum(lam[neg] ** 2)),
         )
+
+    def objective_state(self, u: NDArray[np.float64]) -> ProxyState:
+        """What the objective needs at ``u``, and nothing else (notes §1).
+
+        ``f`` needs ``||u||^2``, ``u'K0u = z'Dz`` and the NEGATIVE eigenvalues of ``M``
+        (:func:`~indefsvm.rank_one.rank_one_eigvals_below`: the roots of the first
+        ``#{d_j < 0}`` pole intervals, no Löwner products, no eigenvectors), so this costs one
+        product ``V'u`` (none when ``u`` is a combination of recent ones) and about half the
+        secular work of :meth:`state`. The returned state is PARTIAL: ``low_vectors`` and
+        ``kstar_u`` are None and ``u_kstar_u``/``u_mneg_u`` NaN (no gradient, no certified
+        bound); :meth:`state` at the same ``u`` completes it (its ``V'u`` is then reused).
+        """
+        with _gemv_threads():
+            u_norm_sq = float(u @ u)
+            if self.is_psd:
+                u_k0_u = float(u @ (self.K0 @ u))
+                lam = np.empty(0)
+                z = None
+            else:
+                d = self.eigenvalues
+                z = self._z_lookup(u)
+                lam = rank_one_eigvals_below(
+                    d, z, self.sigma, upper=0.0, n_threads=self.engine_threads,
+                    engine=self.engine, warm_start=self.warm_start,
+                )  # fmt: skip
+                u_k0_u = float(z @ (d * z))
+        return ProxyState(
+            u=u,
+            z=z,
+            low_values=lam,
+            low_vectors=None,
+            kstar_u=None,
+            u_kstar_u=np.nan,
+            u_k0_u=u_k0_u,
+            u_norm_sq=u_norm_sq,
+            u_mneg_u=np.nan,
+            neg_sq_sum=float(np.sum(lam**2)),
+        )
+
+    def _z_lookup(self, u: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``V'u``: reused if ``u`` was seen last, by linearity if possible, else one product."""
+        history = self._z_history
+        if history and (history[-1][0] is u or np.array_equal(history[-1][0], u)):
+            return history[-1][1]
+        z = self._z_by_linearity(u)
+        if z is None:
+            z = self.eigenvectors.T @ u
+        history.append((u, z))
+        del history[:-_Z_HISTORY]
+        return z
 
     def _z_by_linearity(self, u: NDArray[np.float64]) -> NDArray[np.float64] | None:
         """``V'u`` in O(n) when ``u`` is (to rounding) a combination of two recent ``u``.
