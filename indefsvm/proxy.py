@@ -372,27 +372,38 @@ class ProxyKernelOperator:
     def kernel(self, state: ProxyState) -> NDArray[np.float64]:
         """The dense proxy kernel ``K*(u)`` (n x n), exactly symmetric.
 
-        Built in one n x n array (plus n x k factors) so that forming K* at the end of a solve
-        or for a LIBSVM check does not multiply the memory footprint.
+        ``K* = M - Q diag(lam_-) Q' = K0 + sigma u u' + A A'`` with ``Q = V W_-`` and
+        ``A = Q |lam_-|^(1/2)``: one ``V W_-`` product and one BLAS ``dsyrk`` (one triangle,
+        half the flops of a general product), built in one n x n array (plus n x k factors and
+        row blocks) so that forming K* at the end of a solve or for a LIBSVM check does not
+        multiply the memory footprint. The lower triangle is computed and mirrored: exact symmetry
+        (neither ``sigma u_i u_j`` nor a product of factors is bitwise symmetric by itself).
         """
+        from scipy.linalg.blas import dsyrk
+
         u = state.u
-        K = np.multiply.outer(self.sigma * u, u)
-        K += self.K0
+        n = u.shape[0]
         neg = state.low_values < 0
-        Q = Qs = None
         if np.any(neg):
             Q = self.eigenvectors @ state.low_vectors[:, neg]
-            Qs = Q * state.low_values[neg]
-        n = K.shape[0]
+            Q *= np.sqrt(-state.low_values[neg])
+            # dsyrk fills the upper triangle of a Fortran array: its transpose (C order) holds
+            # the lower triangle, i.e. row i has columns 0..i.
+            K = dsyrk(1.0, Q, lower=0).T
+            del Q
+        else:
+            K = np.zeros((n, n))
+        su = self.sigma * u
         block = 512
-        # Only the upper block triangle is computed, then mirrored: exact symmetry. The diagonal
-        # blocks are mirrored from their upper triangle too (neither sigma u_i u_j nor
-        # Qs @ Q' is bitwise symmetric; transposing a whole block would not fix that).
         for i in range(0, n, block):
-            rows = slice(i, min(i + block, n))
-            if Q is not None:
-                K[rows, i:] -= Qs[rows] @ Q[i:].T
+            stop = min(i + block, n)
+            rows = slice(i, stop)
+            K[rows, :stop] += self.K0[rows, :stop]
+            K[rows, :stop] += np.multiply.outer(su[rows], u[:stop])
+        for i in range(0, n, block):
+            stop = min(i + block, n)
+            rows = slice(i, stop)
             D = K[rows, rows]
-            K[rows, rows] = np.triu(D) + np.triu(D, 1).T
-            K[i:, rows] = K[rows, i:].T
+            K[rows, rows] = np.tril(D) + np.tril(D, -1).T
+            K[rows, stop:] = K[stop:, rows].T
         return K

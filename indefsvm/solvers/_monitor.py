@@ -15,6 +15,7 @@ what it means for an SVM.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 import warnings
@@ -358,7 +359,9 @@ class SolverMonitor:
         rows = np.array(self._rows, dtype=np.float64).reshape(-1, len(HISTORY_KEYS))
         history = {key: rows[:, j].copy() for j, key in enumerate(HISTORY_KEYS)}
         problem = self.problem
-        kernel = problem.kernel_from_state(best.state)
+        # The dense K* costs O(n^2 k) (k negative eigenvalues of M): formed when first used, so
+        # a solve costs one eigh plus its iterations (SolveResult.kernel).
+        kernel = functools.partial(problem.kernel_from_state, best.state)
         return SolveResult(
             alpha=best.alpha.copy(),
             objective=best.objective,

@@ -152,7 +152,8 @@ def projected_gradient(
     def noise(f: float) -> float:
         return NOISE_ULPS * _EPS * max(1.0, abs(f))
 
-    evaluate_trial = problem.evaluate_objective if lean else problem.evaluate
+    # Problems written before evaluate_objective existed get full evaluations (same steps).
+    evaluate_trial = (lean and getattr(problem, "evaluate_objective", None)) or problem.evaluate
     ev_y = ev_x
     t = 1.0
     n_backtracks = 0
@@ -220,6 +221,11 @@ def projected_gradient(
                 monitor.offer(ev_y, feasible=False)
                 if not _finite(ev_y):
                     ev_y = _full(problem, monitor, ev_new)
+        if not _finite(ev_y):
+            # Only a completed ("lean") evaluation of x_{k+1} can get here: its objective was
+            # finite, its gradient is not.
+            monitor.stop("numerical_error", "the gradient is not finite at the new iterate")
+            break
         ev_x = ev_new
         t = t_new
         L *= lipschitz_decrease
