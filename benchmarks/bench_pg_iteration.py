@@ -33,7 +33,7 @@ import time
 import warnings
 
 import numpy as np
-from _common import machine_line, sigmoid_kernel_problem
+from _common import ROOT, machine_line, sigmoid_kernel_problem
 from threadpoolctl import threadpool_info
 
 import indefsvm.proxy as proxy_module
@@ -98,7 +98,8 @@ def compile_times() -> tuple[float, float]:
     )
     out = []
     with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        # this checkout's indefsvm, not an installed copy (as _common does for this process)
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=str(ROOT))
         for _ in range(2):
             run = subprocess.run(
                 [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
