@@ -17,7 +17,8 @@ cache is loaded) and the median of ``--repeats`` later solves (warm, what a user
 every further solve). Both include the set-up ``eigh`` of ``K0``; forming the dense proxy kernel
 (``result.kernel``, on first access since issue 14) is timed separately.
 
-Run: ``python benchmarks/bench_published.py [--n 600 --iterations 300 --seed 1 --C 1 --rho 1]``
+Run: ``python benchmarks/bench_published.py [--n 600 --iterations 300 --seed 1 --C 1 --rho 1]
+[--blas-threads 1]``
 """
 
 from __future__ import annotations
@@ -99,7 +100,25 @@ def main() -> None:
     parser.add_argument("--rho", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=5, help="warm solves (median reported)")
+    parser.add_argument(
+        "--blas-threads",
+        type=int,
+        default=None,
+        help="limit BLAS threads for both methods (default: leave BLAS alone); on a loaded "
+        "machine 1 thread distorts both timings less than contended multi-threaded eigh",
+    )
     args = parser.parse_args()
+    if args.blas_threads is not None:
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(limits=args.blas_threads, user_api="blas"):
+            print(f"BLAS threads limited to {args.blas_threads} for both methods")
+            _run(args)
+    else:
+        _run(args)
+
+
+def _run(args) -> None:
     print(machine_line())
     print(f"load average at start: {os.getloadavg()}")
     K0, y = sigmoid_kernel_problem(args.n, seed=args.seed)
