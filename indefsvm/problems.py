@@ -14,6 +14,7 @@ a certified upper bound on the optimum in one O(n^2) pass), :meth:`libsvm_upper_
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -907,9 +908,12 @@ def make_problem(
         raise ValueError(
             f"problem={kind!r} needs y ({cls.targets}); only unsupervised problems omit it."
         )
-    from indefsvm.lowrank import LOW_RANK_PROBLEM_TYPES, LowRankKernel  # lazy: it imports us
-
-    if isinstance(K0, LowRankKernel):  # K0 = Phi diag(s) Phi' (indefsvm.lowrank, notes §11)
+    # A LowRankKernel exists only once indefsvm.lowrank was imported: no import otherwise (it
+    # imports scikit-learn, ~0.7 s of a first solve on a dense kernel; issue 14).
+    lowrank = sys.modules.get("indefsvm.lowrank")
+    if lowrank is not None and isinstance(K0, lowrank.LowRankKernel):
+        # K0 = Phi diag(s) Phi' (indefsvm.lowrank, notes §11)
+        LOW_RANK_PROBLEM_TYPES = lowrank.LOW_RANK_PROBLEM_TYPES
         if symmetrize:
             raise ValueError("symmetrize does not apply to a LowRankKernel (symmetric by design).")
         if kind not in LOW_RANK_PROBLEM_TYPES:
