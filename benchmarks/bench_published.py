@@ -12,7 +12,7 @@ exact gradient, rank-one engine) runs on the same problem until its best objecti
 port's final objective. Both are timed in the same run.
 
 Timing (issue 14): the port's 300 iterations, then ``indefsvm.solve`` stopped by a callback once
-its objective reaches the port's final one -- the first solve in the process (cold: Numba's
+its objective reaches the port's final one -- the first solve in a fresh process (cold: Numba's
 cache is loaded) and the median of ``--repeats`` later solves (warm, what a user waits for on
 every further solve). Both include the set-up ``eigh`` of ``K0``; forming the dense proxy kernel
 (``result.kernel``, on first access since issue 14) is timed separately.
@@ -26,10 +26,12 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
+import sys
 import time
 
 import numpy as np
-from _common import machine_line, sigmoid_kernel_problem
+from _common import ROOT, machine_line, sigmoid_kernel_problem
 
 from indefsvm import _libsvm, solve
 from indefsvm._validation import class_weights_to_C
@@ -92,6 +94,25 @@ def _solve_to(K0, y, args, target):
     return time.perf_counter() - t0, res
 
 
+def _cold_solve(args, target: float) -> float:
+    code = (
+        "import sys, time; sys.argv = ['x'];"
+        "from _common import sigmoid_kernel_problem; from indefsvm import solve;"
+        f"K0, y = sigmoid_kernel_problem({args.n}, seed={args.seed});"
+        "t = time.perf_counter();"
+        f"solve(K0, y, C={args.C!r}, rho={args.rho!r}, class_weight='paper', tol=1e-10,"
+        f" max_iter=100000, callback=lambda info: info['objective'] >= {float(target)!r});"
+        "print(time.perf_counter() - t)"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "benchmarks")]))
+    if args.blas_threads is not None:
+        env["OPENBLAS_NUM_THREADS"] = env["OMP_NUM_THREADS"] = str(args.blas_threads)
+    run = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    return float(run.stdout.strip().splitlines()[-1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=600)
@@ -136,13 +157,15 @@ def _run(args) -> None:
         f"best LIBSVM 'dual' value {dual:.10g}"
     )
     target = f_port
-    # Cold: the first solve in this process (indefsvm and numpy already imported; Numba's
-    # on-disk cache is loaded here, and compiled if empty).
-    t_cold, res = _solve_to(K0, y, args, target)
+    # Cold: the first solve in a FRESH process (this one has numba loaded by the port's
+    # projection): indefsvm, numpy and the problem are set up before the clock starts; numba's
+    # import and on-disk cache loading are inside the timed solve.
+    t_cold = _cold_solve(args, target)
     print(
-        f"indefsvm default, first solve in the process (Numba cache loading included): "
-        f"{t_cold:.3f} s, {res.n_iter} iterations -> speed-up {t_port / t_cold:.0f}x"
+        f"indefsvm default, first solve in a fresh process (numba import and cache loading "
+        f"included, package import excluded): {t_cold:.3f} s -> speed-up {t_port / t_cold:.0f}x"
     )
+    _solve_to(K0, y, args, target)  # this process's first solve (warm-up, not reported)
     # Warm: what a user waits for on every later solve in the same process.
     warm = []
     for _ in range(args.repeats):
