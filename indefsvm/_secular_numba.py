@@ -385,3 +385,38 @@ def secular_vectors_serial(d, zhat, origin, tau, first, out):
     """:func:`secular_vectors` in the calling thread only."""
     for r in range(out.shape[0]):
         _vector_row(r, d, zhat, origin, tau, first, out)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _roots_prefix_range(start, stop, d, z, rho, side, guess_tau, origin, tau, status):
+    k = d.shape[0]
+    for j in range(start, stop):
+        if j < k - 1:
+            o, t, s = _interior_root(j, d, z, rho, side[j], guess_tau[j])
+        else:
+            o, t, s = _last_root(d, z, rho, side[j], guess_tau[j])
+        origin[j] = o
+        tau[j] = t
+        status[j] = s
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def secular_roots_prefix_serial(d, z, rho, side, guess_tau, m, origin, tau, status):
+    """The ``m`` smallest roots only (``0 <= m <= k``), no Löwner products (eigenvalues only).
+
+    What the objective needs (notes §1: only the negative eigenvalues of ``M``): root ``j`` lies
+    in ``(d_j, d_{j+1})``, so the roots below a threshold ``t`` are among the first
+    ``m = #{d_j < t}``. Same iteration, warm start and convergence test per root as
+    :func:`secular_roots`; entries ``j >= m`` of the outputs are not written.
+    """
+    _roots_prefix_range(0, m, d, z, rho, side, guess_tau, origin, tau, status)
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def secular_roots_prefix(d, z, rho, side, guess_tau, m, origin, tau, status):
+    """:func:`secular_roots_prefix_serial` over :data:`N_CHUNKS` chunks in parallel."""
+    for c in prange(N_CHUNKS):
+        _roots_prefix_range(
+            (c * m) // N_CHUNKS, ((c + 1) * m) // N_CHUNKS, d, z, rho, side, guess_tau,
+            origin, tau, status,
+        )  # fmt: skip

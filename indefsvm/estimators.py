@@ -182,7 +182,9 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
         self.problem_ = problem
         self.result_ = result
         self.alpha_ = result.alpha.copy()
-        self.proxy_kernel_ = result.kernel
+        # The dense K* (O(n^2 k), formed on first access of result.kernel) only when it is kept:
+        # _release_training_state drops it otherwise, and prediction does not use it.
+        self.proxy_kernel_ = result.kernel if self.keep_training_state else None
         self.n_iter_ = result.n_iter
         u = problem.sign * self.alpha_
         self._u = u

@@ -14,6 +14,7 @@ a certified upper bound on the optimum in one O(n^2) pass), :meth:`libsvm_upper_
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -125,15 +126,20 @@ class Evaluation:
         The intercept that attains ``upper_bound`` (best ``b`` of the primal).
     state : ProxyState
         Proxy kernel quantities at ``alpha`` (for products with ``K*(alpha)``).
+    partial : bool
+        True for an objective-only evaluation (:meth:`ProxyKernelProblem.evaluate_objective`):
+        ``gradient`` is None, ``upper_bound`` is +inf (no bound computed), ``intercept`` NaN and
+        ``state`` has no eigenvectors. :meth:`ProxyKernelProblem.evaluate` completes it.
     """
 
     alpha: NDArray[np.float64]
     objective: float
     smooth_objective: float
-    gradient: NDArray[np.float64]
+    gradient: NDArray[np.float64] | None
     upper_bound: float
     intercept: float
     state: ProxyState
+    partial: bool = False
 
     @property
     def gap(self) -> float:
@@ -430,6 +436,38 @@ class ProxyKernelProblem:
             upper_bound=upper_bound,
             intercept=intercept,
             state=state,
+        )
+
+    def evaluate_objective(self, alpha: NDArray[np.float64]) -> Evaluation:
+        """Objective only at ``alpha``: a PARTIAL :class:`Evaluation` (no gradient, no bound).
+
+        ``f`` (notes §1) needs only the negative eigenvalues of ``M(alpha)``, not their
+        eigenvectors, ``K*u`` or the second product with ``V`` that the gradient and the
+        certified bound need (:meth:`evaluate`); the accelerated projected gradient's
+        backtracking test needs only ``f`` at the trial point. The value is the one
+        :meth:`evaluate` returns, to rounding (the same roots). Operators without an
+        objective-only path (e.g. the low-rank one) get a full evaluation instead.
+        """
+        alpha = np.asarray(alpha, dtype=np.float64)
+        objective_state = getattr(self.operator, "objective_state", None)
+        if objective_state is None:
+            return self.evaluate(alpha)
+        state = objective_state(self.u_coef * alpha)
+        smooth = (
+            float(self.linear_coef @ alpha)
+            - 0.5 * state.u_k0_u
+            - 0.25 * self.operator.sigma * state.u_norm_sq**2
+            + self.penalty_rho * state.neg_sq_sum
+        )
+        return Evaluation(
+            alpha=alpha,
+            objective=smooth - self.l1_weight * float(np.sum(np.abs(alpha))),
+            smooth_objective=smooth,
+            gradient=None,
+            upper_bound=np.inf,
+            intercept=np.nan,
+            state=state,
+            partial=True,
         )
 
     def objective(self, alpha: ArrayLike) -> float:
@@ -870,9 +908,12 @@ def make_problem(
         raise ValueError(
             f"problem={kind!r} needs y ({cls.targets}); only unsupervised problems omit it."
         )
-    from indefsvm.lowrank import LOW_RANK_PROBLEM_TYPES, LowRankKernel  # lazy: it imports us
-
-    if isinstance(K0, LowRankKernel):  # K0 = Phi diag(s) Phi' (indefsvm.lowrank, notes §11)
+    # A LowRankKernel exists only once indefsvm.lowrank was imported: no import otherwise (it
+    # imports scikit-learn, ~0.7 s of a first solve on a dense kernel; issue 14).
+    lowrank = sys.modules.get("indefsvm.lowrank")
+    if lowrank is not None and isinstance(K0, lowrank.LowRankKernel):
+        # K0 = Phi diag(s) Phi' (indefsvm.lowrank, notes §11)
+        LOW_RANK_PROBLEM_TYPES = lowrank.LOW_RANK_PROBLEM_TYPES
         if symmetrize:
             raise ValueError("symmetrize does not apply to a LowRankKernel (symmetric by design).")
         if kind not in LOW_RANK_PROBLEM_TYPES:

@@ -78,6 +78,14 @@ class Problem(Protocol):
         """Objective, gradient and a certified upper bound on the optimum (valid at any alpha)."""
         ...
 
+    def evaluate_objective(self, alpha: NDArray[np.float64]) -> Evaluation:
+        """The objective at ``alpha`` only (``Evaluation.partial``; added for issue 14).
+
+        May return a full evaluation. Solvers fall back to :meth:`evaluate` for problems written
+        before this member existed, so implementing it is optional.
+        """
+        ...
+
     def check_method(self, method: str) -> None:
         """Raise a clear ``ValueError`` if solver ``method`` cannot run on this problem."""
         ...

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from indefsvm.rank_one import SecularWarmStart, rank_one_eigh
+from indefsvm.rank_one import SecularWarmStart, rank_one_eigh, rank_one_eigvals_below
 
 #: Default threads of the secular-root loop of every new operator (Numba threads over chunks of
 #: roots with the compiled engine; dlaed4 calls split over Python threads with the LAPACK one).
@@ -218,11 +218,7 @@ class ProxyKernelOperator:
                 neg_sq_sum=0.0,
             )
         d, V = self.eigenvalues, self.eigenvectors
-        z = self._z_by_linearity(u)
-        if z is None:
-            z = V.T @ u
-        self._z_history.append((u, z))
-        del self._z_history[:-_Z_HISTORY]
+        z = self._z_lookup(u)
         low = rank_one_eigh(
             d,
             z,
@@ -252,6 +248,56 @@ class ProxyKernelOperator:
             u_mneg_u=float(np.sum(lam[neg] * wz**2)),
             neg_sq_sum=float(np.sum(lam[neg] ** 2)),
         )
+
+    def objective_state(self, u: NDArray[np.float64]) -> ProxyState:
+        """What the objective needs at ``u``, and nothing else (notes §1).
+
+        ``f`` needs ``||u||^2``, ``u'K0u = z'Dz`` and the NEGATIVE eigenvalues of ``M``
+        (:func:`~indefsvm.rank_one.rank_one_eigvals_below`: the roots of the first
+        ``#{d_j < 0}`` pole intervals, no Löwner products, no eigenvectors), so this costs one
+        product ``V'u`` (none when ``u`` is a combination of recent ones) and about half the
+        secular work of :meth:`state`. The returned state is PARTIAL: ``low_vectors`` and
+        ``kstar_u`` are None and ``u_kstar_u``/``u_mneg_u`` NaN (no gradient, no certified
+        bound); :meth:`state` at the same ``u`` completes it (its ``V'u`` is then reused).
+        """
+        with _gemv_threads():
+            u_norm_sq = float(u @ u)
+            if self.is_psd:
+                u_k0_u = float(u @ (self.K0 @ u))
+                lam = np.empty(0)
+                z = None
+            else:
+                d = self.eigenvalues
+                z = self._z_lookup(u)
+                lam = rank_one_eigvals_below(
+                    d, z, self.sigma, upper=0.0, n_threads=self.engine_threads,
+                    engine=self.engine, warm_start=self.warm_start,
+                )  # fmt: skip
+                u_k0_u = float(z @ (d * z))
+        return ProxyState(
+            u=u,
+            z=z,
+            low_values=lam,
+            low_vectors=None,
+            kstar_u=None,
+            u_kstar_u=np.nan,
+            u_k0_u=u_k0_u,
+            u_norm_sq=u_norm_sq,
+            u_mneg_u=np.nan,
+            neg_sq_sum=float(np.sum(lam**2)),
+        )
+
+    def _z_lookup(self, u: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``V'u``: reused if ``u`` was seen last, by linearity if possible, else one product."""
+        history = self._z_history
+        if history and (history[-1][0] is u or np.array_equal(history[-1][0], u)):
+            return history[-1][1]
+        z = self._z_by_linearity(u)
+        if z is None:
+            z = self.eigenvectors.T @ u
+        history.append((u, z))
+        del history[:-_Z_HISTORY]
+        return z
 
     def _z_by_linearity(self, u: NDArray[np.float64]) -> NDArray[np.float64] | None:
         """``V'u`` in O(n) when ``u`` is (to rounding) a combination of two recent ``u``.
@@ -326,27 +372,38 @@ class ProxyKernelOperator:
     def kernel(self, state: ProxyState) -> NDArray[np.float64]:
         """The dense proxy kernel ``K*(u)`` (n x n), exactly symmetric.
 
-        Built in one n x n array (plus n x k factors) so that forming K* at the end of a solve
-        or for a LIBSVM check does not multiply the memory footprint.
+        ``K* = M - Q diag(lam_-) Q' = K0 + sigma u u' + A A'`` with ``Q = V W_-`` and
+        ``A = Q |lam_-|^(1/2)``: one ``V W_-`` product and one BLAS ``dsyrk`` (one triangle,
+        half the flops of a general product), built in one n x n array (plus n x k factors and
+        row blocks) so that forming K* at the end of a solve or for a LIBSVM check does not
+        multiply the memory footprint. The lower triangle is computed and mirrored: exact symmetry
+        (neither ``sigma u_i u_j`` nor a product of factors is bitwise symmetric by itself).
         """
+        from scipy.linalg.blas import dsyrk
+
         u = state.u
-        K = np.multiply.outer(self.sigma * u, u)
-        K += self.K0
+        n = u.shape[0]
         neg = state.low_values < 0
-        Q = Qs = None
         if np.any(neg):
             Q = self.eigenvectors @ state.low_vectors[:, neg]
-            Qs = Q * state.low_values[neg]
-        n = K.shape[0]
+            Q *= np.sqrt(-state.low_values[neg])
+            # dsyrk fills the upper triangle of a Fortran array: its transpose (C order) holds
+            # the lower triangle, i.e. row i has columns 0..i.
+            K = dsyrk(1.0, Q, lower=0).T
+            del Q
+        else:
+            K = np.zeros((n, n))
+        su = self.sigma * u
         block = 512
-        # Only the upper block triangle is computed, then mirrored: exact symmetry. The diagonal
-        # blocks are mirrored from their upper triangle too (neither sigma u_i u_j nor
-        # Qs @ Q' is bitwise symmetric; transposing a whole block would not fix that).
         for i in range(0, n, block):
-            rows = slice(i, min(i + block, n))
-            if Q is not None:
-                K[rows, i:] -= Qs[rows] @ Q[i:].T
+            stop = min(i + block, n)
+            rows = slice(i, stop)
+            K[rows, :stop] += self.K0[rows, :stop]
+            K[rows, :stop] += np.multiply.outer(su[rows], u[:stop])
+        for i in range(0, n, block):
+            stop = min(i + block, n)
+            rows = slice(i, stop)
             D = K[rows, rows]
-            K[rows, rows] = np.triu(D) + np.triu(D, 1).T
-            K[i:, rows] = K[rows, i:].T
+            K[rows, rows] = np.tril(D) + np.tril(D, -1).T
+            K[rows, stop:] = K[stop:, rows].T
         return K

@@ -58,7 +58,14 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.linalg.blas import drot
 
-__all__ = ["ENGINES", "RankOneEigen", "SecularWarmStart", "rank_one_eigh", "secular_root"]
+__all__ = [
+    "ENGINES",
+    "RankOneEigen",
+    "SecularWarmStart",
+    "rank_one_eigh",
+    "rank_one_eigvals_below",
+    "secular_root",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -161,6 +168,27 @@ class SecularWarmStart:
         self._origin.fill(-1)
         self._origin[kept] = kept[origin]
         self._tau[kept] = tau
+
+    def store_prefix(
+        self,
+        n: int,
+        sign: int,
+        kept: NDArray[np.intp],
+        origin: NDArray[np.int64],
+        tau: NDArray[np.float64],
+        m: int,
+    ) -> None:
+        """As :meth:`store` for the first ``m`` roots only (an eigenvalues-only call).
+
+        The other stored roots (e.g. the positive ones of the previous full call) are kept: they
+        are still the best guesses available for the next full call.
+        """
+        if self._origin is None or self._tau is None or n != self._n or sign != self._sign:
+            self._origin = np.full(n, -1, dtype=np.int64)
+            self._tau = np.zeros(n, dtype=np.float64)
+            self._n, self._sign = n, sign
+        self._origin[kept[:m]] = kept[origin[:m]]
+        self._tau[kept[:m]] = tau[:m]
 
 
 @functools.lru_cache(maxsize=1)
@@ -690,6 +718,185 @@ def _rank_one_positive(
     for p, q, c, s in reversed(defl.rotations) if sel_lam.size else ():
         drot(vectors[p], vectors[q], c, -s, overwrite_x=True, overwrite_y=True)
     return RankOneEigen(sel_lam[order], vectors, int(deflated.size))
+
+
+def _secular_values_lapack(
+    d: NDArray[np.float64], z_unit: NDArray[np.float64], rho: float, m: int
+) -> NDArray[np.float64]:
+    """The ``m`` smallest roots by LAPACK ``dlaed4``, one call each (no eigenvectors)."""
+    k = d.shape[0]
+    func = _dlaed4()
+    lam = np.empty(m, dtype=np.float64)
+    info = np.zeros(max(m, 1), dtype=np.intc)
+    n_arr = np.array([k], dtype=np.intc)
+    index = np.arange(1, m + 1, dtype=np.intc)
+    rho_arr = np.array([rho], dtype=np.float64)
+    delta = np.empty(k, dtype=np.float64)
+    size_int, size_dbl = index.itemsize, lam.itemsize
+    p_n, p_d, p_z, p_rho = n_arr.ctypes.data, d.ctypes.data, z_unit.ctypes.data, rho_arr.ctypes.data
+    p_index, p_lam, p_info, p_delta = (
+        index.ctypes.data, lam.ctypes.data, info.ctypes.data, delta.ctypes.data,
+    )  # fmt: skip
+    for j in range(m):
+        func(p_n, p_index + j * size_int, p_d, p_z, p_delta, p_rho, p_lam + j * size_dbl,
+             p_info + j * size_int)  # fmt: skip
+    if np.any(info[:m] != 0):
+        bad = int(np.flatnonzero(info[:m])[0])
+        raise RuntimeError(
+            f"LAPACK dlaed4 failed to converge for secular root {bad} of {k} "
+            f"(info = {int(info[bad])})."
+        )
+    return lam
+
+
+def _secular_values_numba(
+    d: NDArray[np.float64],
+    z_unit: NDArray[np.float64],
+    rho: float,
+    m: int,
+    n_threads: int,
+    guess: tuple[NDArray[np.int64], NDArray[np.float64]] | None,
+    warm: SecularWarmStart | None,
+) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.float64]] | None:
+    """The ``m`` smallest roots by the compiled kernel; None if one failed its test."""
+    import numba
+
+    kernel = _numba_kernel()
+    k = d.shape[0]
+    if guess is None:
+        side, guess_tau = np.full(k, -1, dtype=np.int64), np.zeros(k)
+    else:
+        side, guess_tau = guess
+    origin = np.zeros(k, dtype=np.int64)
+    tau = np.zeros(k, dtype=np.float64)
+    status = np.zeros(k, dtype=np.int64)
+    threads = max(1, min(n_threads, numba.config.NUMBA_NUM_THREADS))
+    if threads > 1:
+        numba.set_num_threads(threads)
+        roots = kernel.secular_roots_prefix
+    else:
+        roots = kernel.secular_roots_prefix_serial
+    roots(d, z_unit, float(rho), side, guess_tau, m, origin, tau, status)
+    if warm is not None:
+        warm.n_calls += 1
+        warm.n_roots += m
+        warm.n_sweeps += int(np.sum(np.abs(status[:m])))
+    if np.any(status[:m] < 0):
+        return None
+    return d[origin[:m]] + tau[:m], origin, tau
+
+
+def _rank_one_values_positive(
+    d: NDArray[np.float64],
+    z: NDArray[np.float64],
+    sigma: float,
+    upper: float,
+    n_threads: int,
+    engine: str,
+    warm: SecularWarmStart | None,
+) -> tuple[NDArray[np.float64], int]:
+    """Eigenvalues of ``diag(d) + sigma z z'`` (``sigma >= 0``) below ``upper``, ascending.
+
+    Same deflation and roots as :func:`_rank_one_positive`, but only the roots of the first
+    ``m = #{d_j < upper}`` intervals (interlacing: root j lies in ``(d_j, d_{j+1})``), no
+    Löwner products and no eigenvectors. Returns the eigenvalues and the number deflated.
+    """
+    n = d.shape[0]
+    z_norm = _vector_norm(z)
+    rho = (sigma * z_norm) * z_norm
+    if not np.isfinite(rho):
+        raise ValueError(f"sigma * ||z||^2 overflows (sigma = {sigma!r}, ||z|| = {z_norm!r}).")
+    if n == 0 or rho == 0.0:
+        return d[d < upper].copy(), n
+    defl = _deflate(d, z / z_norm, rho)
+    kept, deflated = defl.kept, defl.deflated
+    k = kept.size
+    lam_k = np.empty(0)
+    if k > 0:
+        dk = defl.d[kept]
+        zk = defl.z[kept]
+        zk_norm = _vector_norm(zk)
+        zk_unit = zk / zk_norm
+        rho_k = rho * zk_norm * zk_norm
+        m = int(np.searchsorted(dk, upper, side="left"))
+        found = None
+        if engine == "numba" and k >= 3:
+            guess = warm.guesses(n, 1, kept) if warm is not None else None
+            found = _secular_values_numba(dk, zk_unit, rho_k, m, n_threads, guess, warm)
+            if found is not None and warm is not None:
+                warm.store_prefix(n, 1, kept, found[1], found[2], m)
+            if found is not None:
+                lam_k = found[0]
+        if found is None:
+            if k >= 3:
+                lam_k = _secular_values_lapack(dk, zk_unit, rho_k, m)
+            else:  # dlaed4 returns other quantities in DELTA for k <= 2; roots are what we use
+                lam_k = _secular_eigenpairs(dk, zk_unit, rho_k, (-np.inf, np.inf))[0][:m]
+        lam_k = lam_k[lam_k < upper]
+    lam_deflated = defl.d[deflated]
+    lam = np.concatenate([lam_k, lam_deflated[lam_deflated < upper]])
+    lam.sort(kind="stable")
+    return lam, int(deflated.size)
+
+
+def rank_one_eigvals_below(
+    d: ArrayLike,
+    z: ArrayLike,
+    sigma: float,
+    *,
+    upper: float = 0.0,
+    n_threads: int = 1,
+    engine: str = "auto",
+    warm_start: SecularWarmStart | None = None,
+) -> NDArray[np.float64]:
+    """Eigenvalues of ``diag(d) + sigma z z'`` below ``upper``, without eigenvectors.
+
+    What the OBJECTIVE of paper 004 eq. (7) needs (notes §1: ``rho sum min(0, lambda_i(M))^2``):
+    for ``sigma >= 0`` only the roots of the secular equation in the first
+    ``#{d_j < upper}`` pole intervals are computed (interlacing), with no Löwner products and no
+    eigenvectors, about half of :func:`rank_one_eigh`'s work on a kernel with half its
+    eigenvalues negative. Deflation, roots and convergence test are those of
+    :func:`rank_one_eigh` (LAPACK ``dlaed2``/``dlaed4``), so the values agree with its
+    ``which="below"`` eigenvalues to working accuracy. ``sigma < 0`` is delegated to
+    :func:`rank_one_eigh`.
+
+    Parameters
+    ----------
+    d, z, sigma, n_threads, engine, warm_start
+        As :func:`rank_one_eigh`. The warm start is shared with it: the roots found here update
+        the stored guesses of the same intervals, and the others are kept.
+    upper : float
+        Threshold (eigenvalues ``< upper`` are returned).
+
+    Returns
+    -------
+    ndarray of shape (m,)
+        The eigenvalues below ``upper``, ascending (deflated ones included).
+    """
+    sigma = float(sigma)
+    if not np.isfinite(sigma) or sigma < 0:
+        return rank_one_eigh(
+            d, z, sigma, which="below", upper=upper, n_threads=n_threads, engine=engine,
+            warm_start=warm_start,
+        ).eigenvalues  # fmt: skip
+    d = _as_vector(d, "d")
+    z = _as_vector(z, "z")
+    if z.shape != d.shape:
+        raise ValueError(f"z must have the shape of d {d.shape}; got shape {z.shape}.")
+    if d.shape[0] > 1 and np.any(np.diff(d) < 0):
+        raise ValueError("d must be sorted in ascending order (eigenvalues of numpy.linalg.eigh).")
+    upper = float(upper)
+    if np.isnan(upper):
+        raise ValueError("upper must not be NaN.")
+    if isinstance(n_threads, bool) or not isinstance(n_threads, int | np.integer) or n_threads < 1:
+        raise ValueError(f"n_threads must be a positive integer; got {n_threads!r}.")
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}; got {engine!r}.")
+    if engine == "numba" and not numba_available():
+        raise ValueError("engine='numba' needs the numba package (pip install numba).")
+    resolved = "numba" if engine != "lapack" and numba_available() else "lapack"
+    lam, _ = _rank_one_values_positive(d, z, sigma, upper, int(n_threads), resolved, warm_start)
+    return lam
 
 
 def rank_one_eigh(

@@ -44,7 +44,8 @@ class SolveResult:
         depends on alpha (``f(0) = rho ||(K0)_-||_F^2`` is a constant); the stopping rule is
         ``relative_gap <= tol``.
     kernel : ndarray of shape (n, n)
-        The proxy kernel ``K*(alpha)`` of eq. (5).
+        The proxy kernel ``K*(alpha)`` of eq. (5). Formed on first access when the solver passed
+        a callable (O(n^2 k) with k negative eigenvalues: not part of the solve's time).
     intercept : float
         Intercept ``b`` minimising the primal loss with kernel ``K*(alpha)`` (notes §3).
     n_iter : int
@@ -172,3 +173,22 @@ class SolveResult:
         # truncated or half-overwritten file (indefsvm._io).
         text = json.dumps(nan_to_none(self.to_dict(include_kernel=include_kernel)))
         atomic_write(path, lambda fh: fh.write(text))
+
+
+def _get_kernel(self: SolveResult) -> NDArray[np.float64] | None:
+    value = self.__dict__.get("_kernel")
+    if callable(value):
+        value = value()
+        self.__dict__["_kernel"] = value
+    return value
+
+
+def _set_kernel(self: SolveResult, value: Any) -> None:
+    self.__dict__["_kernel"] = value
+
+
+# ``kernel`` is a dataclass field (``SolveResult(kernel=...)`` as before) stored behind a property,
+# so that a solver can pass a callable and the n x n proxy kernel is only formed if it is used.
+SolveResult.kernel = property(  # type: ignore[assignment]
+    _get_kernel, _set_kernel, doc="The proxy kernel ``K*(alpha)`` of eq. (5) (formed on first use)."
+)

@@ -94,3 +94,18 @@ def test_zero_update_gives_the_clipped_kernel():
     st_ = op.state(np.zeros(15))
     np.testing.assert_allclose(op.kernel(st_), psd_part(K0), atol=1e-12)
     assert st_.neg_sq_sum == pytest.approx(np.sum(np.minimum(np.linalg.eigvalsh(K0), 0) ** 2))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_objective_state_matches_dense_eigh_and_the_full_state(seed):
+    """``objective_state`` (negative eigenvalues only) vs dense eigh of M and the full state."""
+    K0, u, sigma = _random_case(seed, 40, 18, 0.25)
+    op = ProxyKernelOperator(K0, sigma)
+    part = op.objective_state(u)
+    lam = np.linalg.eigvalsh(K0 + sigma * np.outer(u, u))
+    assert part.low_vectors is None and part.kstar_u is None
+    np.testing.assert_allclose(part.neg_sq_sum, np.sum(np.minimum(lam, 0) ** 2), rtol=1e-11)
+    np.testing.assert_allclose(part.u_k0_u, u @ K0 @ u, rtol=1e-11, atol=1e-11)
+    full = op.state(u)
+    np.testing.assert_allclose(part.low_values, full.low_values[full.low_values < 0], atol=1e-12)
+    assert part.neg_sq_sum == pytest.approx(full.neg_sq_sum, rel=1e-13)

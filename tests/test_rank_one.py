@@ -517,3 +517,54 @@ def test_property_perturbed_warm_start_guesses_are_safe(seed, n, log_shift, engi
     np.testing.assert_allclose(again.eigenvalues, ref.eigenvalues, rtol=0, atol=TOL * scale)
     W = again.eigenvectors
     assert np.linalg.norm(W.T @ W - np.eye(n)) <= TOL
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("upper", [0.0, 0.3, -0.5])
+def test_eigvals_below_match_dense_eigh_with_deflation(seed, upper):
+    """``rank_one_eigvals_below``: the eigenvalues below ``upper`` of dense eigh, with tiny z_j
+    (deflated) and repeated d_j (merged by a rotation) in the problem, cold and warm-started."""
+    from indefsvm.rank_one import rank_one_eigvals_below
+
+    rng = np.random.default_rng(seed)
+    n = 60
+    d = np.sort(rng.normal(size=n))
+    d[10:13] = d[10]  # a triple eigenvalue of K0
+    d[40:42] = d[40]
+    z = rng.normal(size=n)
+    z[[3, 25, 50]] = 1e-19  # deflated: (d_j, e_j) is an eigenpair to working accuracy
+    sigma = 0.7
+    warm = SecularWarmStart()
+    for step in range(4):
+        zs = z * (1.0 + 0.05 * step) + 0.01 * step * rng.normal(size=n)
+        _, w, _ = _dense(d, zs, sigma)
+        lam = rank_one_eigvals_below(d, zs, sigma, upper=upper, warm_start=warm)
+        expected = w[w < upper]
+        assert lam.shape == expected.shape
+        np.testing.assert_allclose(lam, expected, rtol=0, atol=TOL * _scale(d, zs, sigma))
+        # the same values as the eigenpair path (the objective of the solvers is unchanged)
+        full = rank_one_eigh(d, zs, sigma, which="below", upper=upper)
+        np.testing.assert_allclose(lam, full.eigenvalues, rtol=0, atol=1e-13 * _scale(d, zs, sigma))
+    # negative sigma is delegated to rank_one_eigh
+    _, w, _ = _dense(d, z, -0.3)
+    np.testing.assert_allclose(
+        rank_one_eigvals_below(d, z, -0.3, upper=upper), w[w < upper], rtol=0, atol=1e-10
+    )
+
+
+def test_eigvals_below_prefix_keeps_the_other_warm_guesses():
+    """An eigenvalues-only call updates only the guesses of the roots it computed."""
+    from indefsvm.rank_one import rank_one_eigvals_below
+
+    rng = np.random.default_rng(5)
+    d = np.sort(rng.normal(size=40))
+    z = rng.normal(size=40)
+    warm = SecularWarmStart()
+    rank_one_eigh(d, z, 0.5, warm_start=warm)
+    if warm.offsets is None:
+        pytest.skip("the warm start is kept by the compiled engine only")
+    before = warm.offsets.copy()
+    rank_one_eigvals_below(d, 1.1 * z, 0.5, warm_start=warm)
+    m = int(np.sum(d < 0))
+    assert not np.array_equal(warm.offsets[: m - 1], before[: m - 1])
+    np.testing.assert_array_equal(warm.offsets[m + 1 :], before[m + 1 :])

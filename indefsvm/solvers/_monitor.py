@@ -15,6 +15,7 @@ what it means for an SVM.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 import warnings
@@ -182,9 +183,30 @@ class SolverMonitor:
         if feasible and (self.best is None or evaluation.objective > self.best.objective):
             self.best = evaluation
 
+    def complete_best(self) -> Evaluation | None:
+        """Make the best evaluation a full one (gradient, bound, eigenvectors) if it is partial.
+
+        Solvers may offer objective-only evaluations (``Evaluation.partial``, e.g. the trial
+        points of backtracking): their objective counts as a lower bound, but the result (proxy
+        kernel, intercept) and LIBSVM checks need the full state, computed here once, at the
+        point that is returned. Its certified bound is offered as well.
+        """
+        best = self.best
+        if best is not None and getattr(best, "partial", False):
+            full = self.problem.evaluate(best.alpha)
+            self.offer_upper_bound(full.upper_bound)
+            # Same point, same roots: the objective agrees to rounding; keep the larger so the
+            # reported lower bound never decreases.
+            if full.objective < best.objective:
+                full.objective = best.objective
+                full.smooth_objective = best.smooth_objective
+            self.best = full
+        return self.best
+
     def libsvm_check(self) -> float:
         """LIBSVM bound at the best point (notes §4); returns it and keeps the best."""
         assert self.best is not None
+        self.complete_best()
         ub, _, _ = self.problem.libsvm_upper_bound(self.best, tol=self.libsvm_tol)
         if not np.isfinite(self.libsvm_upper_bound) or ub < self.libsvm_upper_bound:
             self.libsvm_upper_bound = ub
@@ -288,6 +310,7 @@ class SolverMonitor:
     ) -> SolveResult:
         """Build the result; runs the final LIBSVM check and warns if not converged."""
         assert self.best is not None, "the solver never offered a feasible evaluation"
+        self.complete_best()
         if self.status is None:
             self.status = "max_iter"
         lib = np.nan
@@ -336,7 +359,9 @@ class SolverMonitor:
         rows = np.array(self._rows, dtype=np.float64).reshape(-1, len(HISTORY_KEYS))
         history = {key: rows[:, j].copy() for j, key in enumerate(HISTORY_KEYS)}
         problem = self.problem
-        kernel = problem.kernel_from_state(best.state)
+        # The dense K* costs O(n^2 k) (k negative eigenvalues of M): formed when first used, so
+        # a solve costs one eigh plus its iterations (SolveResult.kernel).
+        kernel = functools.partial(problem.kernel_from_state, best.state)
         return SolveResult(
             alpha=best.alpha.copy(),
             objective=best.objective,
