@@ -86,10 +86,12 @@ def minimize_piecewise_linear(
         )
         if status == 0:
             return float(b), float(value)
-        if status == 2 and c0 == 0:
-            return 0.0, 0.0
+        if status == 2 and c0 == 0:  # every a_i == 0: a constant function of b
+            return 0.0, float(np.sum(w * np.maximum(0.0, r)))
         raise ValueError("the intercept problem is unbounded (is a class or a bound missing?).")
     nz = a != 0
+    # Pieces with a_i == 0 are constants w_i max(0, r_i): no breakpoint, but part of the value.
+    constant = float(np.sum(w[~nz] * np.maximum(0.0, r[~nz])))
     w, a, r = w[nz], a[nz], r[nz]
     breaks = -r / a
     order = np.argsort(breaks)
@@ -98,12 +100,12 @@ def minimize_piecewise_linear(
     tol = 1e-12 * (abs(c0) + float(np.sum(w * np.abs(a))))  # rounding: flat, not unbounded
     if slope_left > tol or slope_right < -tol or breaks.size == 0:
         if breaks.size == 0 and c0 == 0:
-            return 0.0, 0.0
+            return 0.0, constant
         raise ValueError("the intercept problem is unbounded (is a class or a bound missing?).")
     slopes = slope_left + np.cumsum((w * np.abs(a))[order])
     k = int(np.searchsorted(slopes, 0.0, side="left"))
     b = float(breaks[order[min(k, breaks.size - 1)]])
-    value = c0 * b + float(np.sum(w * np.maximum(0.0, a * b + r)))
+    value = c0 * b + float(np.sum(w * np.maximum(0.0, a * b + r))) + constant
     return b, value
 
 
@@ -261,7 +263,9 @@ class ProxyKernelProblem:
         """
         bound = np.maximum(np.abs(self.lower), np.abs(self.upper)) * np.abs(self.u_coef)
         with np.errstate(over="ignore", invalid="ignore"):
-            u_sq = float(np.sum(bound**2))
+            # numpy scalars, not Python floats: u_sq**2 must give inf (refused below with the
+            # way out), not raise OverflowError, for 1e154 < u_sq < 1.8e308.
+            u_sq = np.float64(np.sum(bound**2))
             lam = self.operator.spectral_scale()
             terms = {
                 "u'K0u": u_sq * lam,
