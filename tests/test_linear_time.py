@@ -103,7 +103,11 @@ def test_selection_intercept_errors_like_the_sort():
     for method in ("select", "sort"):  # c0 b + sum max(0, b) -> -inf as b -> -inf
         with pytest.raises(ValueError, match="unbounded"):
             minimize_piecewise_linear(1.0, np.ones(3), np.ones(3), np.zeros(3), method=method)
-    assert minimize_piecewise_linear(0.0, np.ones(2), np.zeros(2), np.ones(2)) == (0.0, 0.0)
+    # every a_i == 0: the constant sum w_i max(0, r_i), whatever b
+    for method in ("select", "sort"):
+        assert minimize_piecewise_linear(
+            0.0, np.ones(2), np.zeros(2), np.ones(2), method=method
+        ) == (0.0, 2.0)
     # one-class with nu = 1: slope -1 + 10 * 0.1 is zero only up to the order of summation
     r = np.random.default_rng(0).normal(size=10)
     for method in ("select", "sort"):
