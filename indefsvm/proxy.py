@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,9 +22,30 @@ from numpy.typing import NDArray
 
 from indefsvm.rank_one import SecularWarmStart, rank_one_eigh, rank_one_eigvals_below
 
+
+def _default_engine_threads() -> int:
+    """Threads of the secular-root loop by default: the cores this process may use, like BLAS.
+
+    ``OMP_NUM_THREADS`` and ``NUMBA_NUM_THREADS`` lower it (as they lower OpenBLAS's and Numba's
+    own pools). On an idle 2-core machine two threads make a PG iteration at n = 2000 about 1.3x
+    faster than one; on a machine whose cores are all busy with other work one thread is faster
+    (docs/benchmarks.md): set ``OMP_NUM_THREADS=1`` or ``indefsvm.proxy.ENGINE_THREADS = 1``.
+    """
+    try:
+        threads = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        threads = os.cpu_count() or 1
+    for name in ("OMP_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        value = os.environ.get(name, "").strip()
+        if value.isdigit() and int(value) > 0:
+            threads = min(threads, int(value))
+    return max(1, threads)
+
+
 #: Default threads of the secular-root loop of every new operator (Numba threads over chunks of
 #: roots with the compiled engine; dlaed4 calls split over Python threads with the LAPACK one).
-ENGINE_THREADS = 1
+#: The result does not depend on it (the threaded engine is bitwise identical).
+ENGINE_THREADS = _default_engine_threads()
 #: BLAS threads for the matrix-vector products of an evaluation (None: leave BLAS alone). The
 #: products are memory-bound, so a second thread gains little on an idle machine, while on a
 #: loaded one OpenBLAS's threads wait for each other: at n = 2000 under load a product with
