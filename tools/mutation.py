@@ -170,7 +170,9 @@ def results(module: str, workdir: Path) -> None:
     if stats_file.exists():
         stats = json.loads(stats_file.read_text())
         tested = int(stats.get("total", 0)) - int(stats.get("skipped", 0))
-        killed = int(stats.get("killed", 0)) + int(stats.get("timeout", 0))
+        # A mutant whose test process timed out or crashed (segfault; mutmut also files a
+        # SIGKILL after the CPU limit there) was detected: counted as killed.
+        killed = sum(int(stats.get(k, 0)) for k in ("killed", "timeout", "segfault"))
         score = 100.0 * killed / tested if tested else float("nan")
         print(f"== {module}: {json.dumps(stats)}; score {score:.1f}% ({killed}/{tested})")
     out = subprocess.run(
@@ -198,7 +200,7 @@ for path in walk_mutatable_files():
     m.load()
     for key, code in m.exit_code_by_key.items():
         status = status_by_exit_code[code]
-        if status in ("killed", "timeout"):
+        if status in ("killed", "timeout", "segfault"):
             continue
         diff = get_diff_for_mutant(key, path=m.path).splitlines()[2:]
         minus = " | ".join(x[1:].strip() for x in diff if x.startswith("-"))
