@@ -135,6 +135,11 @@ def prepare(module: str, workdir: Path) -> Path:
         # wall-clock limit of a hung mutant at 3x (not 15x) its tests' recorded duration.
         'process_isolation = "forkserver"\n'
         "timeout_multiplier = 3.0\n"
+        # Wall limit = (recorded test time + timeout_constant) x 3: with mutmut's default
+        # constant of 1 s, contract tests of 0.1 s got a 3.3 s limit, and at load 5 a forked
+        # child starting pytest overran it (false timeouts, counted as kills). 10 s keeps a
+        # real infinite loop detected (~30 s) without that.
+        "timeout_constant = 10.0\n"
     )
     (dest / "pyproject.toml").write_text(pyproject)
     return dest

@@ -1,0 +1,209 @@
+"""Contract of ``indefsvm.rank_one`` on small inputs: the fast first file of its mutation run.
+
+Written for mutants of the first mutation run of ``indefsvm/rank_one.py`` that survived
+``tests/test_rank_one.py`` (docs/mutation.md): the input checks of :func:`secular_root` (anchored
+messages), the relative accuracy of ``delta = d - lambda`` for one and two poles (the closed
+forms of LAPACK ``dlaed5``, checked against 60-digit decimal arithmetic), the bookkeeping of
+:class:`SecularWarmStart` (exact guesses from stored roots), and the threaded LAPACK path over
+several blocks of roots (bitwise equal to one thread, and equal to dense ``eigh``).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal, getcontext
+
+import numpy as np
+import pytest
+
+import indefsvm.rank_one as R
+from indefsvm.rank_one import SecularWarmStart, rank_one_eigh, secular_root
+
+# -- secular_root: input checks ------------------------------------------------------------------
+
+
+def test_secular_root_input_messages_name_the_argument():
+    z1 = np.array([1.0])
+    with pytest.raises(ValueError, match=r"^d must be a 1-D vector; got shape \(1, 1\)\.$"):
+        secular_root([[1.0]], z1, 1.0, 0)
+    with pytest.raises(ValueError, match=r"^z_unit must be a 1-D vector; got shape \(1, 1\)\.$"):
+        secular_root([1.0], [[1.0]], 1.0, 0)
+    with pytest.raises(TypeError, match=r"^z_unit must be a numeric vector, got dtype <U1\.$"):
+        secular_root([1.0], ["a"], 1.0, 0)
+    with pytest.raises(ValueError, match=r"^d must have at least one entry; got an empty array\.$"):
+        secular_root([], [], 1.0, 0)
+    msg = r"^d must be strictly increasing for dlaed4; deflate equal entries first\.$"
+    z2 = np.array([0.6, 0.8])
+    with pytest.raises(ValueError, match=msg):
+        secular_root([1.0, 1.0], z2, 1.0, 0)  # equal entries are not strictly increasing
+    with pytest.raises(ValueError, match=msg):
+        secular_root([2.0, 1.0], z2, 1.0, 0)
+    msg = r"^z_unit must have no zero entries \(they are deflated pairs \(d_j, e_j\)\)\.$"
+    with pytest.raises(ValueError, match=msg):
+        secular_root([1.0, 2.0], [0.0, 1.0], 1.0, 0)
+    with pytest.raises(ValueError, match=r"^rho must be finite and > 0; got 0\.0\.$"):
+        secular_root([1.0, 2.0], z2, 0.0, 0)
+    msg = r"^i must be an integer in \[0, 1\]; got "
+    for bad in (2, -1, True, 1.0, 0.5):
+        with pytest.raises(ValueError, match=msg + __import__("re").escape(repr(bad)) + r"\.$"):
+            secular_root([1.0, 2.0], z2, 1.0, bad)
+    assert secular_root([1.0, 2.0], z2, 1.0, np.int64(1))[0] > 2.0
+
+
+def test_secular_root_unit_norm_tolerance_scales_with_n():
+    """``| ||z|| - 1 | <= 1e-12 max(1, n)``: the edge for n = 1 and for n = 4."""
+    msg = r"^z_unit must have unit Euclidean norm; got \|\|z_unit\|\| = "
+    secular_root([0.0], [1.0 + 0.9e-12], 1.0, 0)
+    with pytest.raises(ValueError, match=msg):
+        secular_root([0.0], [1.0 + 1.5e-12], 1.0, 0)
+    z = np.full(4, 0.5) * (1.0 + 3e-12)  # 3e-12 off: inside 4e-12, outside 1e-12 / 4
+    secular_root([0.0, 1.0, 2.0, 3.0], z, 1.0, 2)
+    with pytest.raises(ValueError, match=msg):
+        secular_root([0.0, 1.0, 2.0, 3.0], np.full(4, 0.5) * (1.0 + 5e-12), 1.0, 2)
+
+
+# -- secular_root: accuracy of delta for one and two poles (dlaed5's closed forms) ----------------
+
+getcontext().prec = 60
+
+
+def _exact_two_by_two(d, z, rho):
+    """Eigenvalues of diag(d) + rho z z' (2 x 2) and ``d_j - lambda_i`` in 60-digit decimals."""
+    d1, d2, z1, z2, r = (Decimal(float(v)) for v in (d[0], d[1], z[0], z[1], rho))
+    a, c, b = d1 + r * z1 * z1, d2 + r * z2 * z2, r * z1 * z2
+    mid, rad = (a + c) / 2, (((a - c) / 2) ** 2 + b * b).sqrt()
+    out = []
+    for lam in (mid - rad, mid + rad):
+        out.append((float(lam), np.array([float(d1 - lam), float(d2 - lam)])))
+    return out
+
+
+# (d, z, rho): roots near either pole, b of either sign, with and without cancellation
+TWO_POLE_CASES = [
+    ([0.0, 1.0], [0.6, 0.8], 1.0),
+    ([0.0, 1.0], [0.8, 0.6], 1e-10),  # both roots within 1e-10 of a pole
+    ([0.0, 1.0], [0.6, 0.8], 1e-10),
+    ([0.0, 1e-8], [0.8, 0.6], 1.0),  # first root near d_2 (branch 2, b > 0)
+    ([0.0, 1e-9], [0.8, 0.6], 0.5),  # b = 0.5 - 1e-9: 0 < b < 1
+    ([0.0, 1.0], [0.8, 0.6], 3.0),
+    ([-1.0, 2.0], [-0.28, 0.96], 0.01),  # b < 0, second root near d_2
+    ([-1.0, 2.0], [0.96, -0.28], 1e-6),
+    ([5.0, 5.5], [0.6, -0.8], 1e3),
+]
+
+
+@pytest.mark.parametrize(("d", "z", "rho"), TWO_POLE_CASES)
+def test_two_pole_deltas_have_full_relative_accuracy(d, z, rho):
+    d, z = np.array(d), np.array(z)
+    z = z / np.linalg.norm(z)
+    for i, (lam_ref, delta_ref) in enumerate(_exact_two_by_two(d, z, rho)):
+        lam, delta = secular_root(d, z, rho, i)
+        assert lam == pytest.approx(lam_ref, rel=4e-16, abs=4e-16 * np.abs(d).max())
+        # every entry to a few ulps of itself: no cancellation even when tiny
+        np.testing.assert_allclose(delta, delta_ref, rtol=1e-14, atol=0)
+
+
+def test_one_pole_delta_is_minus_rho_z_squared():
+    z = np.array([1.0 + 5e-13])  # inside the unit-norm tolerance
+    lam, delta = secular_root([2.0], z, 3.0, 0)
+    assert delta[0] == -3.0 * z[0] * z[0]
+    assert lam == pytest.approx(2.0 + 3.0 * z[0] ** 2, rel=1e-15)
+
+
+@pytest.mark.parametrize(("d", "z", "rho"), TWO_POLE_CASES[:6])
+def test_two_by_two_eigh_through_the_lapack_path(d, z, rho):
+    """``rank_one_eigh`` on two poles (k = 2 after deflation: dlaed4 + the small-delta forms)."""
+    d, z = np.array(d), np.array(z)
+    res = rank_one_eigh(d, z, rho, engine="lapack")
+    M = np.diag(d) + rho * np.outer(z, z)
+    w, V = np.linalg.eigh(M)
+    np.testing.assert_allclose(res.eigenvalues, w, rtol=0, atol=4e-16 * np.abs(w).max())
+    assert np.allclose(np.abs(res.eigenvectors.T @ V), np.eye(2), atol=1e-12)
+
+
+# -- SecularWarmStart bookkeeping ------------------------------------------------------------------
+
+
+def test_fresh_warm_start_has_no_guesses_and_zero_counters():
+    warm = SecularWarmStart()
+    assert warm.guesses(4, 1, np.arange(4)) is None
+    assert (warm.n_calls, warm.n_sweeps, warm.n_roots) == (0, 0, 0)
+    assert warm.last_root_state is None and warm.offsets is None
+
+
+def test_warm_start_guesses_from_stored_roots():
+    warm = SecularWarmStart()
+    kept = np.array([0, 2, 3, 5])
+    # root j = d[kept[origin[j]]] + tau[j]: origin j (lower pole) or j + 1 (upper pole)
+    origin = np.array([0, 2, 2, 3])
+    tau = np.array([0.1, -0.2, 0.3, 0.4])
+    warm.store(6, 1, kept, origin, tau)
+    side, guess = warm.guesses(6, 1, kept)
+    assert side.dtype == np.int64
+    assert side.tolist() == [0, 1, 0, 0] and guess.tolist() == tau.tolist()
+    # pole 1 kept now (its guess is unknown), pole 4 kept last (origin -1 as its upper is -1)
+    side, guess = warm.guesses(6, 1, np.array([0, 1, 2, 3, 4]))
+    assert side.tolist() == [0, -1, 1, 0, -1]
+    assert guess[[0, 2, 3]].tolist() == [0.1, -0.2, 0.3]
+    # another size or sign: no guesses; after reset: none
+    assert warm.guesses(5, 1, kept) is None
+    assert warm.guesses(6, -1, kept) is None
+    # a store for another size or sign replaces the table (and its key)
+    warm.store(4, 1, np.array([0, 1, 3]), np.array([1, 1, 2]), np.array([-0.5, 0.5, 0.25]))
+    assert warm.guesses(6, 1, kept) is None
+    side, guess = warm.guesses(4, 1, np.array([0, 1, 3]))
+    assert side.tolist() == [1, 0, 0] and guess.tolist() == [-0.5, 0.5, 0.25]
+    side, _ = warm.guesses(4, 1, np.array([0, 1, 2, 3]))
+    assert side.tolist() == [1, 0, -1, 0]  # pole 2 was not kept: filled with -1, no guess
+    warm.store(4, -1, np.array([0, 1, 3]), np.array([0, 1, 2]), np.array([1.0, 2.0, 3.0]))
+    assert warm.guesses(4, 1, np.array([0, 1, 3])) is None
+    side, guess = warm.guesses(4, -1, np.array([0, 1, 3]))
+    assert side.tolist() == [0, 0, 0] and guess.tolist() == [1.0, 2.0, 3.0]
+    warm.reset()
+    assert warm.guesses(4, -1, np.array([0, 1, 3])) is None and warm.offsets is None
+
+
+# -- LAPACK path over several blocks and threads ---------------------------------------------------
+
+
+@pytest.mark.parametrize("which", ["all", "below"])
+def test_lapack_path_with_blocks_and_threads_matches_dense(which):
+    """k = 300 poles: blocks of max(8, 32768 // 300) = 109 rows, so three blocks and two worker
+    threads; bitwise equal to one thread, and equal to dense eigh."""
+    rng = np.random.default_rng(5)
+    n = 300
+    d = np.sort(rng.normal(size=n))
+    z = rng.normal(size=n)
+    one = rank_one_eigh(d, z, 0.3, which=which, engine="lapack")
+    two = rank_one_eigh(d, z, 0.3, which=which, engine="lapack", n_threads=2)
+    assert np.array_equal(one.eigenvalues, two.eigenvalues)
+    assert np.array_equal(one.eigenvectors, two.eigenvectors)
+    w, V = np.linalg.eigh(np.diag(d) + 0.3 * np.outer(z, z))
+    scale = np.abs(w).max()  # dense eigh is accurate to a few eps ||M||
+    if which == "below":
+        w, V = w[w < 0], V[:, w < 0]
+    np.testing.assert_allclose(one.eigenvalues, w, rtol=0, atol=4e-15 * scale)
+    overlap = np.abs(one.eigenvectors.T @ V)
+    np.testing.assert_allclose(overlap, np.eye(w.size), atol=1e-9)
+
+
+def test_lapack_failure_in_a_worker_thread_is_raised(monkeypatch):
+    """A failure inside a worker thread stops the others and is re-raised in the caller."""
+    calls = []
+
+    def bad_small_deltas(*args):
+        raise ZeroDivisionError("boom")
+
+    rng = np.random.default_rng(6)
+    d, z = np.sort(rng.normal(size=300)), rng.normal(size=300)
+    real = R._dlaed4()
+
+    def failing(*args):
+        calls.append(1)
+        if len(calls) == 150:
+            raise RuntimeError("dlaed4 crashed")
+        return real(*args)
+
+    monkeypatch.setattr(R, "_dlaed4", lambda: failing)
+    with pytest.raises(RuntimeError, match="^dlaed4 crashed$"):
+        rank_one_eigh(d, z, 0.3, engine="lapack", n_threads=2)
+    assert len(calls) < 300
