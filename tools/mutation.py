@@ -34,7 +34,10 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
         ["indefsvm/projection.py"],
         ["tests/test_projection.py", "tests/test_projection_contract.py"],
     ),
-    "rank_one": (["indefsvm/rank_one.py"], ["tests/test_rank_one.py"]),
+    "rank_one": (
+        ["indefsvm/rank_one.py"],
+        ["tests/test_rank_one_contract.py", "tests/test_rank_one.py"],
+    ),
     "proxy": (
         ["indefsvm/proxy.py"],
         [
@@ -145,7 +148,8 @@ def prepare(module: str, workdir: Path) -> Path:
     return dest
 
 
-def run(module: str, workdir: Path, max_children: int) -> None:
+def run(module: str, workdir: Path, max_children: int, names: list[str] | None = None) -> None:
+    """Run mutmut on ``module`` in ``workdir/module`` (only the mutants ``names`` if given)."""
     dest = prepare(module, workdir)
     t0 = time.perf_counter()
     print(f"== {module}: mutmut run in {dest}; load average {os.getloadavg()}", flush=True)
@@ -156,7 +160,15 @@ def run(module: str, workdir: Path, max_children: int) -> None:
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         env[var] = "1"
     subprocess.run(
-        [sys.executable, "-m", "mutmut", "run", "--max-children", str(max_children)],
+        [
+            sys.executable,
+            "-m",
+            "mutmut",
+            "run",
+            "--max-children",
+            str(max_children),
+            *(names or []),
+        ],
         cwd=dest,
         check=False,
         env=env,
@@ -166,6 +178,26 @@ def run(module: str, workdir: Path, max_children: int) -> None:
         flush=True,
     )
     results(module, workdir)
+
+
+def rerun(module: str, workdir: Path, max_children: int, statuses: tuple[str, ...]) -> None:
+    """Re-test the mutants of a finished run whose status is in ``statuses`` against the
+    module's CURRENT test selection, in a fresh scratch copy ``workdir/rerun/<module>``.
+
+    mutmut resets every verdict when the test selection changes, so tests written for the
+    survivors of a run are checked on those survivors only, not on the whole module again.
+    """
+    res = subprocess.run(
+        [sys.executable, "-c", _SURVIVOR_DUMP, "--keys", *statuses],
+        cwd=workdir / module,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    names = res.stdout.split()
+    print(f"== {module}: re-testing {len(names)} mutants ({', '.join(statuses)})", flush=True)
+    if names:
+        run(module, workdir / "rerun", max_children, names)
 
 
 def results(module: str, workdir: Path) -> None:
@@ -200,11 +232,16 @@ from mutmut.stats import status_by_exit_code
 from mutmut.utils.file_utils import walk_mutatable_files
 import mutmut.__main__ as mm
 mm.ensure_config_loaded() if hasattr(mm, "ensure_config_loaded") else None
+keys_for = set(sys.argv[2:]) if sys.argv[1:2] == ["--keys"] else None
 for path in walk_mutatable_files():
     m = SourceFileMutationData(path=path)
     m.load()
     for key, code in m.exit_code_by_key.items():
         status = status_by_exit_code[code]
+        if keys_for is not None:
+            if status in keys_for:
+                print(key)
+            continue
         if status in ("killed", "timeout", "segfault"):
             continue
         diff = get_diff_for_mutant(key, path=m.path).splitlines()[2:]
@@ -234,6 +271,9 @@ def survivors(module: str, workdir: Path, out: Path | None) -> None:
         print(f"== {module}: {len(lines)} survivors written to {out}")
 
 
+_RERUN_DEFAULT = ("survived", "suspicious")
+
+
 def _natural_key(line: str) -> tuple[str, int]:
     name = line.split("\t", 1)[0]
     stem, _, num = name.rpartition("_")
@@ -247,6 +287,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--max-children", type=int, default=1, help="mutmut workers (default 1)")
     parser.add_argument("--results", action="store_true", help="only print stored results")
     parser.add_argument("--list", action="store_true", help="list modules and their tests")
+    parser.add_argument(
+        "--rerun",
+        nargs="*",
+        metavar="STATUS",
+        help="re-test the mutants of a finished run with these statuses (default: survived"
+        " suspicious) against the current tests, in WORKDIR/rerun/<module>",
+    )
     parser.add_argument(
         "--survivors",
         type=Path,
@@ -269,6 +316,8 @@ def main(argv: list[str] | None = None) -> None:
             if str(args.survivors) != "-":
                 out = args.survivors / f"mutation_survivors_{module}.txt"
             survivors(module, args.workdir, out)
+        elif args.rerun is not None:
+            rerun(module, args.workdir, args.max_children, tuple(args.rerun or _RERUN_DEFAULT))
         elif args.results:
             results(module, args.workdir)
         else:
