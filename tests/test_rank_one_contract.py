@@ -207,3 +207,120 @@ def test_lapack_failure_in_a_worker_thread_is_raised(monkeypatch):
     with pytest.raises(RuntimeError, match="^dlaed4 crashed$"):
         rank_one_eigh(d, z, 0.3, engine="lapack", n_threads=2)
     assert len(calls) < 300
+
+
+# -- rank_one_eigh: input checks and trivial paths -------------------------------------------------
+
+
+def test_rank_one_eigh_input_messages(monkeypatch):
+    import re
+
+    d2, z2 = np.array([1.0, 2.0]), np.array([1.0, 1.0])
+    cases = [
+        ({"d": [[1.0, 2.0]]}, ValueError, r"d must be a 1-D vector; got shape (1, 2)."),
+        ({"z": [[1.0, 1.0]]}, ValueError, r"z must be a 1-D vector; got shape (1, 2)."),
+        ({"d": np.array([1.0, None])}, TypeError, "d must be a numeric vector, got dtype object."),
+        ({"z": [1j, 1.0]}, TypeError, "z must be real; got complex values."),
+        ({"z": [np.inf, 1.0]}, ValueError, "z contains NaN or inf; expected finite values."),
+        ({"z": [1.0]}, ValueError, "z must have the shape of d (2,); got shape (1,)."),
+        (
+            {"d": [2.0, 1.0]},
+            ValueError,
+            "d must be sorted in ascending order (eigenvalues as returned by numpy.linalg.eigh);"
+            " sort d and permute z (and the eigenvectors of K0) accordingly.",
+        ),
+        ({"sigma": np.nan}, ValueError, "sigma must be finite; got nan."),
+        ({"which": "neg"}, ValueError, "which must be one of ('all', 'below'); got 'neg'."),
+        ({"which": "below", "upper": np.nan}, ValueError, "upper must not be NaN."),
+        ({"n_threads": True}, ValueError, "n_threads must be a positive integer; got True."),
+        ({"n_threads": 2.0}, ValueError, "n_threads must be a positive integer; got 2.0."),
+        ({"n_threads": 0}, ValueError, "n_threads must be a positive integer; got 0."),
+        (
+            {"engine": "fortran"},
+            ValueError,
+            "engine must be one of ('auto', 'numba', 'lapack'); got 'fortran'.",
+        ),
+        (
+            {"d": [1e200, 2e200], "z": [1e200, 1.0], "sigma": 1e200},
+            ValueError,
+            "sigma * ||z||^2 overflows (sigma = 1e+200, ||z|| = 1e+200).",
+        ),
+    ]
+    for change, error, message in cases:
+        kw = {"d": d2, "z": z2, "sigma": 1.0} | change
+        d, z, sigma = kw.pop("d"), kw.pop("z"), kw.pop("sigma")
+        with pytest.raises(error, match="^" + re.escape(message) + "$"):
+            rank_one_eigh(d, z, sigma, **kw)
+    # NaN upper is only an error where it is used; "all" ignores it; ints and bools are numbers
+    assert rank_one_eigh(d2, z2, 1.0, which="all", upper=np.nan).eigenvalues.size == 2
+    assert rank_one_eigh([1, 2], [True, True], 1, n_threads=np.int64(2)).eigenvalues.size == 2
+    monkeypatch.setattr(R, "numba_available", lambda: False)
+    with pytest.raises(
+        ValueError, match=r"^engine='numba' needs the numba package \(pip install numba\)\.$"
+    ):
+        rank_one_eigh(d2, z2, 1.0, engine="numba")
+    # "auto" without numba is the LAPACK path (no warm-start bookkeeping)
+    warm = SecularWarmStart()
+    d5, z5 = np.arange(5.0), np.ones(5)
+    rank_one_eigh(d5, z5, 1.0, warm_start=warm)
+    assert warm.n_calls == 0
+
+
+@pytest.mark.skipif(not R.numba_available(), reason="compiled engine only")
+def test_auto_engine_is_the_compiled_one_and_feeds_the_warm_start():
+    warm = SecularWarmStart()
+    d5, z5 = np.arange(5.0), np.ones(5)
+    first = rank_one_eigh(d5, z5, 1.0, warm_start=warm)
+    assert warm.n_calls == 1 and warm.n_roots == 5 and warm.offsets is not None
+    cold = warm.n_sweeps
+    again = rank_one_eigh(d5, z5, 1.0, warm_start=warm)
+    # the same problem again: started at its own roots, each passes the test at once
+    assert warm.n_calls == 2 and warm.n_sweeps - cold < cold
+    np.testing.assert_allclose(again.eigenvalues, first.eigenvalues, rtol=0, atol=1e-15)
+    lapack = rank_one_eigh(d5, z5, 1.0, engine="lapack", warm_start=warm)
+    assert warm.n_calls == 2  # the LAPACK engine does not use it
+    np.testing.assert_allclose(lapack.eigenvalues, first.eigenvalues, rtol=0, atol=4e-15)
+
+
+def test_vector_norm_neither_overflows_nor_underflows():
+    assert R._vector_norm(np.array([3e200, -4e200])) == pytest.approx(5e200, rel=1e-15)
+    assert R._vector_norm(np.array([3e-200, 4e-200])) == pytest.approx(5e-200, rel=1e-15)
+    assert R._vector_norm(np.array([0.0, 0.0])) == 0.0
+    assert R._vector_norm(np.array([])) == 0.0
+    assert R._vector_norm(np.array([-2.0])) == 2.0
+
+
+@pytest.mark.parametrize("sigma", [0.0, 1.0])
+def test_zero_update_and_empty_input_return_the_diagonal(sigma):
+    d = np.array([-2.0, -1.0, 0.5, 3.0])
+    z = np.zeros(4) if sigma else np.array([1.0, 2.0, 3.0, 4.0])
+    res = rank_one_eigh(d, z, sigma)
+    assert res.eigenvalues.tolist() == d.tolist() and res.n_deflated == 4
+    assert np.array_equal(res.eigenvectors, np.eye(4))
+    below = rank_one_eigh(d, z, sigma, which="below", upper=0.5)  # open window: 0.5 excluded
+    assert below.eigenvalues.tolist() == [-2.0, -1.0]
+    assert np.array_equal(below.eigenvectors, np.eye(4)[:, :2])
+    empty = rank_one_eigh([], [], sigma)
+    assert empty.eigenvalues.shape == (0,) and empty.eigenvectors.shape == (0, 0)
+
+
+@pytest.mark.parametrize("sigma", [0.7, -0.7])
+@pytest.mark.parametrize("upper", [-0.5, 0.0, 1.5])
+def test_below_window_is_open_and_matches_dense(sigma, upper):
+    """Eigenvalues strictly below ``upper``, for both signs of sigma (the negated problem)."""
+    rng = np.random.default_rng(8)
+    d = np.sort(rng.normal(size=12))
+    z = rng.normal(size=12)
+    z[3] = 0.0  # a deflated pair
+    w, V = np.linalg.eigh(np.diag(d) + sigma * np.outer(z, z))
+    for engine in ("lapack", "auto"):
+        res = rank_one_eigh(d, z, sigma, which="below", upper=upper, engine=engine)
+        keep = w < upper
+        np.testing.assert_allclose(res.eigenvalues, w[keep], rtol=0, atol=1e-14)
+        assert np.allclose(np.abs(res.eigenvectors.T @ V[:, keep]), np.eye(keep.sum()), atol=1e-10)
+        assert res.n_deflated == 1
+    # an eigenvalue exactly at upper is excluded (open window): the deflated d_3 itself
+    res = rank_one_eigh(d, z, sigma, which="below", upper=d[3])
+    assert d[3] not in res.eigenvalues.tolist()
+    res = rank_one_eigh(d, z, sigma, which="below", upper=np.nextafter(d[3], np.inf))
+    assert d[3] in res.eigenvalues.tolist()
