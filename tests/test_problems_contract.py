@@ -668,3 +668,42 @@ def test_objective_range_check_refuses_a_huge_box_with_a_clear_error():
     K0, y, _ = _data(0)
     with pytest.raises(ValueError, match="overflow double precision"):
         ClassificationProblem(K0, y, C=1e78, rho=1.0)
+
+
+def test_out_of_sample_rows_input_checks():
+    problem = _problem("svc")
+    alpha = _point(problem)
+    msg = (
+        r"^K_test_train must have shape \(m, 9\) \(similarities to the 9 training points\); "
+        r"got \((9,|2, 8)\)\.$"
+    )
+    with pytest.raises(ValueError, match=msg):
+        problem.out_of_sample_rows(alpha, np.ones(N))  # one row given as a vector
+    with pytest.raises(ValueError, match=msg):
+        problem.out_of_sample_rows(alpha, np.ones((2, 8)))
+    R = np.ones((2, N))
+    R[1, 3] = np.nan
+    with pytest.raises(ValueError, match=r"^K_test_train contains NaN or inf\.$"):
+        problem.out_of_sample_rows(alpha, R)
+    # rows and alpha given as lists of ints are converted
+    rows = problem.out_of_sample_rows(list(np.ones(N, dtype=int)), [[1] * N])
+    assert rows.dtype == np.float64 and rows.shape == (1, N)
+
+
+def test_perturb_psd_check_threshold_is_strict_and_relative():
+    """``lam_min < -psd_tol * max(1, max|lambda|)`` (strict); eigenvalues of a diagonal K0 are
+    exact, so the edges can be probed."""
+    y = np.array([1.0, -1.0, 1.0, -1.0])
+    K0 = np.diag([-0.4, -0.1, 0.5, 4.0])  # scale 4: the threshold is -psd_tol * 4
+    PerturbProblem(K0, y, psd_tol=0.1)  # -0.4 is not below -0.4
+    msg = (
+        r"^problem='perturb' \(PerturbSVM, paper 004 Sect\. 4\.3\) needs a PSD kernel, but K0 "
+        r"has 1 eigenvalues below -psd_tol \* max\|lambda\| = -0\.2 \(smallest -0\.4\)\."
+    )
+    with pytest.raises(ValueError, match=msg):  # -0.1 is not below -0.2: one eigenvalue counted
+        PerturbProblem(K0, y, psd_tol=0.05)
+    with pytest.raises(ValueError, match=r"has 2 eigenvalues below .* = -0\.08 \(smallest"):
+        PerturbProblem(K0, y, psd_tol=0.02)
+    assert -0.025 * 4.0 == -0.1  # an eigenvalue exactly at the threshold is not counted
+    with pytest.raises(ValueError, match=r"has 1 eigenvalues below .* = -0\.1 \(smallest"):
+        PerturbProblem(K0, y, psd_tol=0.025)
