@@ -707,3 +707,41 @@ def test_perturb_psd_check_threshold_is_strict_and_relative():
     assert -0.025 * 4.0 == -0.1  # an eigenvalue exactly at the threshold is not counted
     with pytest.raises(ValueError, match=r"has 1 eigenvalues below .* = -0\.1 \(smallest"):
         PerturbProblem(K0, y, psd_tol=0.025)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_constructor_defaults_and_kernel_checks(kind):
+    """Documented defaults (C = 1, rho = 1, epsilon = 0.1, nu = 0.5, no class weights, no
+    symmetrisation) and the kernel checks with ``K0`` named in the messages, at least 2 rows."""
+    K0, y, t = _data(0, psd=kind == "perturb")
+    cls = {"svc": ClassificationProblem, "perturb": PerturbProblem}.get(kind)
+    if kind == "svr":
+        p = RegressionProblem(K0, t)
+        assert (p.C, p.rho, p.epsilon) == (1.0, 1.0, 0.1)
+    elif kind == "oneclass":
+        p = OneClassProblem(K0)
+        assert (p.rho, p.nu) == (1.0, 0.5)
+    else:
+        p = cls(K0, y)
+        assert (p.C, p.rho, p.class_weight) == (1.0, 1.0, None)
+        assert np.array_equal(p.upper, np.ones(N))
+        q = cls(K0, y, class_weight={1.0: 2.0, -1.0: 1.0})
+        assert np.array_equal(q.upper, np.where(y > 0, 2.0, 1.0))
+
+    def build(K, **kw):
+        if kind == "svr":
+            return RegressionProblem(K, t[: K.shape[0]], **kw)
+        if kind == "oneclass":
+            return OneClassProblem(K, **kw)
+        return cls(K, y[: K.shape[0]], **kw)
+
+    A = K0.copy()
+    A[0, 1] += 1e-3
+    with pytest.raises(ValueError, match=r"^K0 is not symmetric: max\|K0 - K0'\| = 0\.001 "):
+        build(A)
+    sym = build(A, symmetrize=True)
+    B = (A + A.T) / 2
+    assert np.allclose(sym.working_kernel, B, rtol=0, atol=1e-15)
+    with pytest.raises(ValueError, match=r"^K0 must have at least 2 rows; got n = 1\.$"):
+        build(np.ones((1, 1)))
+    assert build(K0[:2, :2]).n == 2
