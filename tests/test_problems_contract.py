@@ -745,3 +745,15 @@ def test_constructor_defaults_and_kernel_checks(kind):
     with pytest.raises(ValueError, match=r"^K0 must have at least 2 rows; got n = 1\.$"):
         build(np.ones((1, 1)))
     assert build(K0[:2, :2]).n == 2
+
+
+def test_libsvm_bound_with_a_single_sample_of_each_class():
+    """One positive and one negative sample (each class's C is read from its first sample)."""
+    K0, _, _ = _data(4, n=2)
+    for y in (np.array([1.0, -1.0]), np.array([-1.0, 1.0])):
+        problem = ClassificationProblem(K0, y, C=1.3, rho=0.7, class_weight={1.0: 2.0, -1.0: 1.0})
+        alpha = problem.project(np.array([0.4, 0.4]))
+        ub, b, a_lib = problem.libsvm_upper_bound(problem.evaluate(alpha), tol=1e-10)
+        assert np.all(a_lib >= -1e-12) and np.all(a_lib <= problem.upper + 1e-12)
+        assert abs(y @ a_lib) <= 1e-12
+        assert ub >= problem.evaluate(alpha).objective
