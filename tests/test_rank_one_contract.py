@@ -275,7 +275,7 @@ def test_auto_engine_is_the_compiled_one_and_feeds_the_warm_start():
     cold = warm.n_sweeps
     again = rank_one_eigh(d5, z5, 1.0, warm_start=warm)
     # the same problem again: started at its own roots, each passes the test at once
-    assert warm.n_calls == 2 and warm.n_sweeps - cold < cold
+    assert warm.n_calls == 2 and warm.n_roots == 10 and cold < warm.n_sweeps < 2 * cold
     np.testing.assert_allclose(again.eigenvalues, first.eigenvalues, rtol=0, atol=1e-15)
     lapack = rank_one_eigh(d5, z5, 1.0, engine="lapack", warm_start=warm)
     assert warm.n_calls == 2  # the LAPACK engine does not use it
@@ -324,3 +324,73 @@ def test_below_window_is_open_and_matches_dense(sigma, upper):
     assert d[3] not in res.eigenvalues.tolist()
     res = rank_one_eigh(d, z, sigma, which="below", upper=np.nextafter(d[3], np.inf))
     assert d[3] in res.eigenvalues.tolist()
+
+
+def test_numba_available_tells_whether_numba_imports():
+    import importlib.util
+
+    assert R.numba_available() == (importlib.util.find_spec("numba") is not None)
+
+
+@pytest.mark.skipif(not R.numba_available(), reason="compiled engine only")
+def test_one_failed_compiled_root_falls_back_and_is_logged(monkeypatch, caplog):
+    """A root that fails the compiled convergence test: logged (DEBUG, its index), the whole
+    problem is solved by dlaed4, and the warm start is cleared (its roots are not trusted)."""
+    kernel = R._numba_kernel()
+
+    class OneRootFails:
+        N_CHUNKS = kernel.N_CHUNKS
+        secular_vectors = kernel.secular_vectors
+        secular_vectors_serial = kernel.secular_vectors_serial
+
+        @staticmethod
+        def secular_roots_serial(*args):
+            kernel.secular_roots_serial(*args)
+            args[8][2] = -1  # status of root 2
+
+        secular_roots = secular_roots_serial
+
+    rng = np.random.default_rng(9)
+    d, z = np.sort(rng.normal(size=5)), rng.normal(size=5)
+    warm = SecularWarmStart()
+    rank_one_eigh(d, z, 0.6, warm_start=warm)
+    assert warm.offsets is not None
+    monkeypatch.setattr(R, "_numba_kernel", lambda: OneRootFails())
+    with caplog.at_level("DEBUG", logger="indefsvm.rank_one"):
+        res = rank_one_eigh(d, z, 0.6, warm_start=warm)
+    assert [r.getMessage() for r in caplog.records] == [
+        "compiled secular solver: root 2 of 5 failed the convergence test; using dlaed4"
+    ]
+    assert warm.offsets is None and warm.n_calls == 2
+    w = np.linalg.eigvalsh(np.diag(d) + 0.6 * np.outer(z, z))
+    np.testing.assert_allclose(res.eigenvalues, w, rtol=0, atol=1e-14)
+
+
+@pytest.mark.parametrize("engine", ["lapack", "auto"])
+@pytest.mark.parametrize("sigma", [0.7, -0.7])
+def test_window_excludes_a_secular_root_exactly_at_upper(engine, sigma):
+    rng = np.random.default_rng(10)
+    d, z = np.sort(rng.normal(size=9)), rng.normal(size=9)
+    roots = rank_one_eigh(d, z, sigma, engine=engine).eigenvalues
+    for j in (2, 6):
+        r = roots[j]
+        below = rank_one_eigh(d, z, sigma, which="below", upper=r, engine=engine)
+        assert below.eigenvalues.tolist() == roots[:j].tolist()
+        assert below.eigenvectors.shape == (9, j)
+        above = rank_one_eigh(d, z, sigma, which="below", upper=np.nextafter(r, np.inf),
+                              engine=engine)  # fmt: skip
+        assert above.eigenvalues.tolist() == roots[: j + 1].tolist()
+    none = rank_one_eigh(d, z, sigma, which="below", upper=roots[0], engine=engine)
+    assert none.eigenvalues.size == 0 and none.eigenvectors.shape == (9, 0)
+
+
+def test_deflation_tolerance_is_inclusive():
+    """``rho |z_j| <= 8 eps max(|d|_max, rho)`` deflates (dlaed2's test): with d_max = rho = 1 a
+    component exactly 8 eps is dropped, 9 eps is kept."""
+    eps = np.finfo(float).eps
+    d = np.array([0.0, 0.5, 1.0])
+    for zj, deflated in ((8 * eps, 1), (9 * eps, 0)):
+        z = np.array([zj, 0.6, 0.8])
+        assert np.linalg.norm(z) == 1.0
+        for engine in ("lapack", "auto"):
+            assert rank_one_eigh(d, z, 1.0, engine=engine).n_deflated == deflated
