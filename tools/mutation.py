@@ -114,10 +114,12 @@ def _toml_list(items: list[str]) -> str:
     return "[" + ", ".join(json.dumps(i) for i in items) + "]"
 
 
-def prepare(module: str, workdir: Path) -> Path:
+def prepare(module: str, workdir: Path, tests: list[str] | None = None) -> Path:
     """Copy the repository's package, tests and pyproject into ``workdir/module`` with the
-    module's ``[tool.mutmut]`` section (kept across runs so mutmut can resume)."""
-    mutate, tests = MODULES[module]
+    module's ``[tool.mutmut]`` section (kept across runs so mutmut can resume); ``tests``
+    replaces the module's test selection."""
+    mutate, default_tests = MODULES[module]
+    tests = tests or default_tests
     dest = workdir / module
     dest.mkdir(parents=True, exist_ok=True)
     for name in ("indefsvm", "tests"):
@@ -148,9 +150,15 @@ def prepare(module: str, workdir: Path) -> Path:
     return dest
 
 
-def run(module: str, workdir: Path, max_children: int, names: list[str] | None = None) -> None:
+def run(
+    module: str,
+    workdir: Path,
+    max_children: int,
+    names: list[str] | None = None,
+    tests: list[str] | None = None,
+) -> None:
     """Run mutmut on ``module`` in ``workdir/module`` (only the mutants ``names`` if given)."""
-    dest = prepare(module, workdir)
+    dest = prepare(module, workdir, tests)
     t0 = time.perf_counter()
     print(f"== {module}: mutmut run in {dest}; load average {os.getloadavg()}", flush=True)
     # mutmut forks one child per mutant from a process that has imported numpy: a BLAS thread
@@ -180,12 +188,21 @@ def run(module: str, workdir: Path, max_children: int, names: list[str] | None =
     results(module, workdir)
 
 
-def rerun(module: str, workdir: Path, max_children: int, statuses: tuple[str, ...]) -> None:
+def rerun(
+    module: str,
+    workdir: Path,
+    max_children: int,
+    statuses: tuple[str, ...],
+    tests: list[str] | None = None,
+) -> None:
     """Re-test the mutants of a finished run whose status is in ``statuses`` against the
-    module's CURRENT test selection, in a fresh scratch copy ``workdir/rerun/<module>``.
+    module's CURRENT test selection (or ``tests``), in a fresh scratch copy
+    ``workdir/rerun/<module>``.
 
     mutmut resets every verdict when the test selection changes, so tests written for the
     survivors of a run are checked on those survivors only, not on the whole module again.
+    The survivors already survived the first run's files, so ``--tests`` with only the new
+    files gives the same verdicts faster.
     """
     res = subprocess.run(
         [sys.executable, "-c", _SURVIVOR_DUMP, "--keys", *statuses],
@@ -197,7 +214,7 @@ def rerun(module: str, workdir: Path, max_children: int, statuses: tuple[str, ..
     names = res.stdout.split()
     print(f"== {module}: re-testing {len(names)} mutants ({', '.join(statuses)})", flush=True)
     if names:
-        run(module, workdir / "rerun", max_children, names)
+        run(module, workdir / "rerun", max_children, names, tests)
 
 
 def results(module: str, workdir: Path) -> None:
@@ -288,6 +305,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--results", action="store_true", help="only print stored results")
     parser.add_argument("--list", action="store_true", help="list modules and their tests")
     parser.add_argument(
+        "--tests", nargs="+", help="test files to use instead of the module's selection"
+    )
+    parser.add_argument(
         "--rerun",
         nargs="*",
         metavar="STATUS",
@@ -317,11 +337,12 @@ def main(argv: list[str] | None = None) -> None:
                 out = args.survivors / f"mutation_survivors_{module}.txt"
             survivors(module, args.workdir, out)
         elif args.rerun is not None:
-            rerun(module, args.workdir, args.max_children, tuple(args.rerun or _RERUN_DEFAULT))
+            statuses = tuple(args.rerun or _RERUN_DEFAULT)
+            rerun(module, args.workdir, args.max_children, statuses, args.tests)
         elif args.results:
             results(module, args.workdir)
         else:
-            run(module, args.workdir, args.max_children)
+            run(module, args.workdir, args.max_children, tests=args.tests)
 
 
 if __name__ == "__main__":
