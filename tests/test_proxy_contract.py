@@ -315,3 +315,19 @@ def test_exact_zero_eigenvalue_keeps_the_psd_shortcut():
     R = np.ones((2, 3), dtype=np.float32)
     rows = op.project_rows(state, R)
     assert rows.dtype == np.float64 and np.array_equal(rows, R)
+
+
+def test_row_projector_keeps_the_null_eigenspace_of_m():
+    """``P_+`` projects on M's NON-NEGATIVE eigenspace (notes §8): an eigenvalue exactly 0 (here
+    a deflated pole of K0, reported in a smoothed state's ``[0, eps)`` eigenpairs) is kept."""
+    K0 = np.diag([-1.0, 0.0, 1.0, 2.0])
+    u = np.array([1.0, 0.0, 1.0, 0.0])  # orthogonal to e_1: (0, e_1) is an eigenpair of M
+    op = ProxyKernelOperator(K0, 0.5)
+    state = op.state(u, smoothing=0.5)
+    assert 0.0 in state.low_values.tolist()
+    R = np.array([[0.0, 1.0, 0.0, 0.0], [1.0, 2.0, 3.0, 4.0]])
+    M = K0 + 0.5 * np.outer(u, u)
+    w, V = np.linalg.eigh(M)
+    P = V[:, w >= -1e-12] @ V[:, w >= -1e-12].T
+    assert np.allclose(op.project_rows(state, R), R @ P, atol=1e-14)
+    assert np.array_equal(op.project_rows(state, R[:1]), R[:1])
