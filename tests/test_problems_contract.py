@@ -594,7 +594,8 @@ def test_make_problem_contract():
     # None means "not given": the class default applies
     p = make_problem("svr", K0, t, C=None, epsilon=None, rho=2.0)
     assert p.C == 1.0 and p.epsilon == 0.1 and p.rho == 2.0
-    assert type(make_problem("oneclass", K0, nu=0.3)) is OneClassProblem
+    oc = make_problem("oneclass", K0, nu=0.3)
+    assert type(oc) is OneClassProblem and oc.nu == 0.3
     assert type(make_problem("perturb", _data(0, psd=True)[0], y)) is PerturbProblem
     # symmetrize is passed on
     A = K0.copy()
@@ -624,7 +625,8 @@ def test_make_problem_low_rank_kernels():
             make_problem(kind, lrk, y)
     assert type(make_problem("svc", lrk, y)) is LOW_RANK_PROBLEM_TYPES["svc"]
     if "oneclass" in LOW_RANK_PROBLEM_TYPES:
-        assert type(make_problem("oneclass", lrk, nu=0.5)) is LOW_RANK_PROBLEM_TYPES["oneclass"]
+        oc = make_problem("oneclass", lrk, nu=0.3)
+        assert type(oc) is LOW_RANK_PROBLEM_TYPES["oneclass"] and oc.nu == 0.3
     if "svr" in LOW_RANK_PROBLEM_TYPES:
         assert make_problem("svr", lrk, t, epsilon=0.2).epsilon == 0.2
 
@@ -641,6 +643,14 @@ def test_register_problem_extends_the_registry(monkeypatch):
     assert P.PROBLEMS[-1] == "shifted_oneclass" and "svc" in P.PROBLEMS
     K0, _, _ = _data(0)
     assert type(make_problem("shifted_oneclass", K0, nu=0.5)) is Shifted
+    # a registered kind without a low-rank variant is refused for a LowRankKernel
+    from indefsvm.lowrank import LowRankKernel
+
+    Phi, _ = np.linalg.qr(np.random.default_rng(0).normal(size=(N, 3)))
+    lrk = LowRankKernel(Phi, np.array([-0.5, 1.0, 2.0]))
+    msg = r"^problem='shifted_oneclass' has no low-rank variant for a LowRankKernel\.$"
+    with pytest.raises(ValueError, match=msg):
+        make_problem("shifted_oneclass", lrk)
 
 
 def test_base_class_hooks_are_abstract():
