@@ -279,6 +279,9 @@ def test_auto_engine_is_the_compiled_one_and_feeds_the_warm_start():
     np.testing.assert_allclose(again.eigenvalues, first.eigenvalues, rtol=0, atol=1e-15)
     lapack = rank_one_eigh(d5, z5, 1.0, engine="lapack", warm_start=warm)
     assert warm.n_calls == 2  # the LAPACK engine does not use it
+    # the compiled engine from k = 3 kept poles on
+    rank_one_eigh(np.arange(3.0), np.ones(3), 1.0, warm_start=warm)
+    assert warm.n_calls == 3
     np.testing.assert_allclose(lapack.eigenvalues, first.eigenvalues, rtol=0, atol=4e-15)
 
 
@@ -290,7 +293,7 @@ def test_vector_norm_neither_overflows_nor_underflows():
     assert R._vector_norm(np.array([-2.0])) == 2.0
 
 
-@pytest.mark.parametrize("sigma", [0.0, 1.0])
+@pytest.mark.parametrize("sigma", [0.0, 1.0, -1.0])
 def test_zero_update_and_empty_input_return_the_diagonal(sigma):
     d = np.array([-2.0, -1.0, 0.5, 3.0])
     z = np.zeros(4) if sigma else np.array([1.0, 2.0, 3.0, 4.0])
