@@ -767,3 +767,22 @@ def test_libsvm_bound_with_a_single_sample_of_each_class():
         assert np.all(a_lib >= -1e-12) and np.all(a_lib <= problem.upper + 1e-12)
         assert abs(y @ a_lib) <= 1e-12
         assert ub >= problem.evaluate(alpha).objective
+
+
+@pytest.mark.parametrize("kind", ["svc", "svr", "oneclass"])
+def test_precomputed_eigh_is_used_and_default_libsvm_tol(kind):
+    K0, y, t = _data(0)
+    d, V = np.linalg.eigh(K0)
+    eigh = (d.copy(), V.copy())
+    if kind == "svc":
+        p = ClassificationProblem(K0, y, eigh=eigh)
+    elif kind == "svr":
+        p = RegressionProblem(K0, t, eigh=eigh)
+    else:
+        p = OneClassProblem(K0, eigh=eigh)
+    assert p.operator.eigenvalues is eigh[0] and p.operator.eigenvectors is eigh[1]
+    assert p.working_eigh[0] is eigh[0]
+    ev = p.evaluate(_point(p))
+    default = p.libsvm_upper_bound(ev)
+    explicit = p.libsvm_upper_bound(ev, tol=1e-3)
+    assert default[0] == explicit[0] and np.array_equal(default[2], explicit[2])
