@@ -177,6 +177,9 @@ def test_lapack_path_with_blocks_and_threads_matches_dense(which):
     two = rank_one_eigh(d, z, 0.3, which=which, engine="lapack", n_threads=2)
     assert np.array_equal(one.eigenvalues, two.eigenvalues)
     assert np.array_equal(one.eigenvectors, two.eigenvectors)
+    assert one.n_deflated == two.n_deflated == 0  # distinct poles, no tiny weight
+    auto = rank_one_eigh(d, z, 0.3, which=which)
+    assert auto.n_deflated == 0
     w, V = np.linalg.eigh(np.diag(d) + 0.3 * np.outer(z, z))
     scale = np.abs(w).max()  # dense eigh is accurate to a few eps ||M||
     if which == "below":
