@@ -418,11 +418,13 @@ def test_feasible_sets_and_projections_match_cvxpy(kind, vector_rho):
         assert np.array_equal(problem.linear_coef, np.ones(n))
         assert problem.l1_weight == 0.0 and np.array_equal(problem.sign, problem.y)
     elif kind == "svr":
+        assert problem.classes is None
         assert np.allclose(problem.lower, -0.8) and np.allclose(problem.upper, 0.8)
         assert np.array_equal(problem.eq_coef, np.ones(n)) and problem.eq_rhs == 0.0
         assert np.array_equal(problem.linear_coef, problem.y) and problem.l1_weight == 0.15
         assert np.array_equal(problem.sign, np.ones(n))
     else:
+        assert problem.classes is None
         assert np.array_equal(problem.lower, np.zeros(n))
         assert np.allclose(problem.upper, 1.0 / (0.4 * n)) and problem.eq_rhs == 1.0
         assert np.array_equal(problem.eq_coef, np.ones(n))
