@@ -88,6 +88,7 @@ TWO_POLE_CASES = [
     ([-1.0, 2.0], [-0.28, 0.96], 0.01),  # b < 0, second root near d_2
     ([-1.0, 2.0], [0.96, -0.28], 1e-6),
     ([5.0, 5.5], [0.6, -0.8], 1e3),
+    ([0.0, 1.5], [1.0, 1e-4], 1.0),  # first root in branch 2 with b < 0 and b^2 >> c
 ]
 
 
@@ -400,3 +401,28 @@ def test_deflation_tolerance_is_inclusive():
         assert np.linalg.norm(z) == 1.0
         for engine in ("lapack", "auto"):
             assert rank_one_eigh(d, z, 1.0, engine=engine).n_deflated == deflated
+
+
+def _failing_dlaed4(real, fail_index, info_value):
+    """LAPACK dlaed4 that reports INFO = ``info_value`` for the root of 1-based index
+    ``fail_index`` (arguments are addresses: n, i, d, z, delta, rho, lam, info)."""
+    import ctypes
+
+    def func(p_n, p_i, *rest):
+        real(p_n, p_i, *rest)
+        if ctypes.c_int.from_address(p_i).value == fail_index:
+            ctypes.c_int.from_address(rest[-1]).value = info_value
+
+    return func
+
+
+def test_dlaed4_failures_are_reported_with_the_root_and_info(monkeypatch):
+    failing = _failing_dlaed4(R._dlaed4(), 4, 2)
+    monkeypatch.setattr(R, "_dlaed4", lambda: failing)
+    d, z = np.arange(5.0), np.full(5, 1 / np.sqrt(5))
+    msg = r"^LAPACK dlaed4 failed to converge for secular root 3 of 5 \(info = 2\)\.$"
+    with pytest.raises(RuntimeError, match=msg):
+        rank_one_eigh(d, z, 1.0, engine="lapack")
+    with pytest.raises(RuntimeError, match=r"^LAPACK dlaed4 failed for root 3 of 5: info = 2\.$"):
+        secular_root(d, z, 1.0, 3)
+    assert secular_root(d, z, 1.0, 2)[0] > 2.0  # another root: no failure
