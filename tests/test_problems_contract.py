@@ -788,3 +788,31 @@ def test_precomputed_eigh_is_used_and_default_libsvm_tol(kind):
     default = p.libsvm_upper_bound(ev)
     explicit = p.libsvm_upper_bound(ev, tol=1e-3)
     assert default[0] == explicit[0] and np.array_equal(default[2], explicit[2])
+
+
+def test_argument_checks_name_the_argument():
+    K0, y, t = _data(0)
+    bad_t = t.copy()
+    bad_t[2] = np.nan
+    with pytest.raises(
+        ValueError,
+        match=r"^y \(regression targets\) contains NaN or inf; expected finite values\.$",
+    ):
+        RegressionProblem(K0, bad_t)
+    with pytest.raises(
+        ValueError, match=r"^y \(regression targets\) must be 1-dimensional; got shape \(9, 1\)\.$"
+    ):
+        RegressionProblem(K0, t[:, None])
+    for build in (
+        lambda C: RegressionProblem(K0, t, C=C),
+        lambda C: ClassificationProblem(K0, y, C=C),
+    ):
+        with pytest.raises(ValueError, match=r"^C must be finite and > 0; got -1(\.0)?\.$"):
+            build(-1.0)
+    for build in (
+        lambda r: RegressionProblem(K0, t, rho=r),
+        lambda r: ClassificationProblem(K0, y, rho=r),
+        lambda r: OneClassProblem(K0, rho=r),
+    ):
+        with pytest.raises(ValueError, match=r"^rho must be finite and > 0; got 0(\.0)?\.$"):
+            build(0.0)
