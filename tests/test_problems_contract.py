@@ -816,3 +816,27 @@ def test_argument_checks_name_the_argument():
     ):
         with pytest.raises(ValueError, match=r"^rho must be finite and > 0; got 0(\.0)?\.$"):
             build(0.0)
+
+
+def test_reset_warm_start_resets_the_operator():
+    """After ``reset_warm_start`` an evaluation does not reuse stored products (``V'u`` by
+    linearity) nor stored secular roots: a solve starts cold."""
+    problem = _problem("svc")
+    rng = np.random.default_rng(11)
+    x0 = problem.project(rng.uniform(0, 1.3, N))
+    x1 = problem.project(rng.uniform(0, 1.3, N))
+    problem.evaluate(x0)
+    problem.evaluate(x1)
+    before = problem.operator.n_linear_z
+    problem.reset_warm_start()
+    assert problem.operator.warm_start.offsets is None
+    problem.evaluate(x1 + 0.5 * (x1 - x0))
+    assert problem.operator.n_linear_z == before
+
+
+def test_prox_with_an_l1_weight_of_one():
+    K0, _, t = _data(0)
+    problem = RegressionProblem(K0, t, C=0.8, epsilon=1.0)
+    v = np.random.default_rng(12).normal(size=N) * 2
+    lo, hi = problem.lower, problem.upper
+    _assert_prox(problem.prox(v, 0.3), v, problem.eq_coef, 0.0, lo, hi, 0.3)

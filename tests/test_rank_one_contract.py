@@ -255,6 +255,9 @@ def test_rank_one_eigh_input_messages(monkeypatch):
         d, z, sigma = kw.pop("d"), kw.pop("z"), kw.pop("sigma")
         with pytest.raises(error, match="^" + re.escape(message) + "$"):
             rank_one_eigh(d, z, sigma, **kw)
+    # "below" defaults to upper = 0: the negative eigenvalues only
+    d4 = np.array([-2.0, -1.0, 0.25, 3.0])
+    assert rank_one_eigh(d4, np.zeros(4), 1.0, which="below").eigenvalues.tolist() == [-2.0, -1.0]
     # NaN upper is only an error where it is used; "all" ignores it; ints and bools are numbers
     assert rank_one_eigh(d2, z2, 1.0, which="all", upper=np.nan).eigenvalues.size == 2
     assert rank_one_eigh([1, 2], [True, True], 1, n_threads=np.int64(2)).eigenvalues.size == 2
@@ -283,6 +286,8 @@ def test_auto_engine_is_the_compiled_one_and_feeds_the_warm_start():
     np.testing.assert_allclose(again.eigenvalues, first.eigenvalues, rtol=0, atol=1e-15)
     lapack = rank_one_eigh(d5, z5, 1.0, engine="lapack", warm_start=warm)
     assert warm.n_calls == 2  # the LAPACK engine does not use it
+    numba = rank_one_eigh(d5, z5, 1.0, engine="numba")
+    np.testing.assert_allclose(numba.eigenvalues, first.eigenvalues, rtol=0, atol=1e-15)
     # the compiled engine from k = 3 kept poles on
     rank_one_eigh(np.arange(3.0), np.ones(3), 1.0, warm_start=warm)
     assert warm.n_calls == 3
