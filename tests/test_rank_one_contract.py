@@ -191,26 +191,33 @@ def test_lapack_path_with_blocks_and_threads_matches_dense(which):
 
 
 def test_lapack_failure_in_a_worker_thread_is_raised(monkeypatch):
-    """A failure inside a worker thread stops the others and is re-raised in the caller."""
-    calls = []
-
-    def bad_small_deltas(*args):
-        raise ZeroDivisionError("boom")
+    """A failure inside a worker thread is re-raised in the caller and stops the other worker
+    from taking a new block. k = 300: blocks of 109 roots (1-based 1-109, 110-218, 219-300); the
+    first root of block 1 fails, block 0 waits for that failure before finishing, so block 2
+    must never be started."""
+    import ctypes
+    import threading
 
     rng = np.random.default_rng(6)
     d, z = np.sort(rng.normal(size=300)), rng.normal(size=300)
     real = R._dlaed4()
+    failed = threading.Event()
+    seen = []
 
-    def failing(*args):
-        calls.append(1)
-        if len(calls) == 150:
+    def failing(p_n, p_i, *rest):
+        i = ctypes.c_int.from_address(p_i).value
+        seen.append(i)
+        if i == 110:
+            failed.set()
             raise RuntimeError("dlaed4 crashed")
-        return real(*args)
+        if i == 100:
+            assert failed.wait(10.0)
+        return real(p_n, p_i, *rest)
 
     monkeypatch.setattr(R, "_dlaed4", lambda: failing)
     with pytest.raises(RuntimeError, match="^dlaed4 crashed$"):
         rank_one_eigh(d, z, 0.3, engine="lapack", n_threads=2)
-    assert len(calls) < 300
+    assert max(seen) == 110 and len(seen) == 110
 
 
 # -- rank_one_eigh: input checks and trivial paths -------------------------------------------------
