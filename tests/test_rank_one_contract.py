@@ -89,6 +89,12 @@ TWO_POLE_CASES = [
     ([-1.0, 2.0], [0.96, -0.28], 1e-6),
     ([5.0, 5.5], [0.6, -0.8], 1e3),
     ([0.0, 1.5], [1.0, 1e-4], 1.0),  # first root in branch 2 with b < 0 and b^2 >> c
+    # far from the midpoint test's threshold, where the wrong branch loses accuracy (found by
+    # a random search against the decimal reference)
+    ([0.0, 0.005568005543648332], [0.9999996491416937, -0.0008376851971986592], 10.562007904198),
+    ([0.0, 375.5133010778697], [0.9999999999999994, -3.416017368299336e-08], 0.002491695571611462),
+    ([0.0, 0.03266075220188192], [0.9998115947963262, 0.019410690632405622], 0.03189278360482477),
+    ([0.0, 193.51606341576303], [-0.7075095079426827, 0.7067038249300076], 0.1348471043054923),
 ]
 
 
@@ -161,6 +167,10 @@ def test_warm_start_guesses_from_stored_roots():
     assert side.tolist() == [0, 0, 0] and guess.tolist() == [1.0, 2.0, 3.0]
     warm.reset()
     assert warm.guesses(4, -1, np.array([0, 1, 3])) is None and warm.offsets is None
+    # the last two roots both from their upper pole
+    warm.store(6, 1, kept, np.array([0, 2, 3, 3]), tau)
+    side, _ = warm.guesses(6, 1, kept)
+    assert side.tolist() == [0, 1, 1, 0]
 
 
 # -- LAPACK path over several blocks and threads ---------------------------------------------------
@@ -438,3 +448,19 @@ def test_dlaed4_failures_are_reported_with_the_root_and_info(monkeypatch):
     with pytest.raises(RuntimeError, match=r"^LAPACK dlaed4 failed for root 3 of 5: info = 2\.$"):
         secular_root(d, z, 1.0, 3)
     assert secular_root(d, z, 1.0, 2)[0] > 2.0  # another root: no failure
+
+
+def test_nearly_equal_poles_are_merged_by_a_givens_rotation():
+    """Poles 1.5 tol apart with equal weights (c = s = 1/sqrt(2)): the rotation leaves an
+    off-diagonal |(d_q - d_p) c s| = 0.75 tol <= tol, so the pair is merged (dlaed2)."""
+    eps = np.finfo(float).eps
+    tol = 8 * eps  # max(|d|_max, rho) = 1
+    d = np.array([0.0, 1.5 * tol, 1.0])
+    z = np.array([0.6, 0.6, np.sqrt(1 - 0.72)])
+    for engine in ("lapack", "auto"):
+        res = rank_one_eigh(d, z, 1.0, engine=engine)
+        assert res.n_deflated == 1
+        w = np.linalg.eigvalsh(np.diag(d) + np.outer(z, z))
+        np.testing.assert_allclose(res.eigenvalues, w, rtol=0, atol=2e-15)
+        V = res.eigenvectors
+        assert np.allclose(V.T @ V, np.eye(3), atol=1e-15)
