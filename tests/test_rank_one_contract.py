@@ -464,3 +464,17 @@ def test_nearly_equal_poles_are_merged_by_a_givens_rotation():
         np.testing.assert_allclose(res.eigenvalues, w, rtol=0, atol=2e-15)
         V = res.eigenvectors
         assert np.allclose(V.T @ V, np.eye(3), atol=1e-15)
+
+
+def test_integer_and_boolean_inputs_are_converted_to_float64():
+    """Integer poles and weights reach LAPACK through ctypes as float64 buffers."""
+    d, z = [1, 2, 4], [1, 2, 2]
+    w = np.linalg.eigvalsh(np.diag(d) + 0.5 * np.outer(z, z))
+    for engine in ("lapack", "auto"):
+        res = rank_one_eigh(d, z, 0.5, engine=engine)
+        np.testing.assert_allclose(res.eigenvalues, w, rtol=0, atol=1e-14)
+    lam, delta = secular_root([1, 2, 4], np.array(z) / 3.0, 4.5, 1)
+    assert lam == pytest.approx(w[1], rel=1e-15)
+    np.testing.assert_allclose(delta, np.array(d) - w[1], rtol=1e-14)
+    res = rank_one_eigh(np.array([0, 1]), np.array([True, False]), 1.0)
+    assert res.eigenvalues.tolist() == [1.0, 1.0] and res.n_deflated == 1
