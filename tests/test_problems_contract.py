@@ -840,3 +840,44 @@ def test_prox_with_an_l1_weight_of_one():
     v = np.random.default_rng(12).normal(size=N) * 2
     lo, hi = problem.lower, problem.upper
     _assert_prox(problem.prox(v, 0.3), v, problem.eq_coef, 0.0, lo, hi, 0.3)
+
+
+def test_more_edges_of_the_input_checks():
+    import warnings
+
+    K0, y, t = _data(0)
+    # sigma = 1/(4 rho) overflows below rho = 1.39e-309; just above, the objective-range check
+    # refuses the problem instead
+    with pytest.raises(ValueError, match=r"^rho = 1\.2e-309 is too small"):
+        ClassificationProblem(K0, y, rho=1.2e-309)
+    with pytest.raises(
+        ValueError, match=r"^the objective's terms \|\|u\|\|\^4/\(16 rho\) overflow"
+    ):
+        ClassificationProblem(K0, y, rho=2e-309)
+    with pytest.raises(
+        ValueError,
+        match=r"^y has 8 labels but the kernel has 9 rows; expected one label per row\.$",
+    ):
+        ClassificationProblem(K0, y[:8])
+    # the penalty term rho n lambda_max^2: 5e300 is refused (the other terms are small)
+    lam = np.abs(np.linalg.eigvalsh(K0 * 1e140)).max()
+    rho = 5e300 / (N * lam**2)
+    with pytest.raises(ValueError, match=r"^the objective's terms rho \|\|\(K0\)_-\|\|_F\^2 over"):
+        ClassificationProblem(K0 * 1e140, y, C=1.0, rho=rho)
+    ClassificationProblem(K0 * 1e140, y, C=1.0, rho=rho / 10)  # 5e299: accepted
+    # the range check itself does not warn (overflow is expected there and handled)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="^the objective's terms u'K0u, "):
+            ClassificationProblem(K0, y, C=1e160, rho=1.0)
+
+
+def test_low_rank_problems_have_no_l1_term_unless_svr():
+    from indefsvm.lowrank import LowRankKernel
+
+    Phi, _ = np.linalg.qr(np.random.default_rng(0).normal(size=(N, 3)))
+    lrk = LowRankKernel(Phi, np.array([-0.5, 1.0, 2.0]))
+    _, y, t = _data(0)
+    assert make_problem("svc", lrk, y).l1_weight == 0.0
+    assert make_problem("oneclass", lrk).l1_weight == 0.0
+    assert make_problem("svr", lrk, t, epsilon=0.2).l1_weight == 0.2
