@@ -223,12 +223,19 @@ def results(module: str, workdir: Path) -> None:
     stats_file = dest / "mutants" / "mutmut-cicd-stats.json"
     if stats_file.exists():
         stats = json.loads(stats_file.read_text())
-        tested = int(stats.get("total", 0)) - int(stats.get("skipped", 0))
-        # A mutant whose test process timed out or crashed (segfault; mutmut also files a
-        # SIGKILL after the CPU limit there) was detected: counted as killed.
+        # A detected mutant: killed, timed out, or crashed (segfault; mutmut also files a
+        # SIGKILL after the CPU limit there). Scored over the mutants tested in this copy (a
+        # --rerun copy tests only the named ones; the rest stay "not checked").
         killed = sum(int(stats.get(k, 0)) for k in ("killed", "timeout", "segfault"))
-        score = 100.0 * killed / tested if tested else float("nan")
-        print(f"== {module}: {json.dumps(stats)}; score {score:.1f}% ({killed}/{tested})")
+        checked = killed + sum(
+            int(stats.get(k, 0))
+            for k in ("survived", "suspicious", "no_tests", "check_was_interrupted_by_user")
+        )
+        score = 100.0 * killed / checked if checked else float("nan")
+        print(
+            f"== {module}: {json.dumps(stats)}; score {score:.1f}% ({killed}/{checked} tested,"
+            f" {int(stats.get('total', 0))} mutants)"
+        )
     out = subprocess.run(
         [sys.executable, "-m", "mutmut", "results"],
         cwd=dest,
