@@ -46,12 +46,15 @@ def _problem(kind, vector_rho=False, seed=0, **opts):
     K0, y, t = _data(seed, psd=kind == "perturb")
     rho = np.random.default_rng(seed + 7).uniform(0.3, 3.0, N) if vector_rho else 0.7
     if kind == "svc":
-        return ClassificationProblem(K0, y, C=1.3, rho=rho, **opts)
-    if kind == "perturb":
-        return PerturbProblem(K0, y, C=1.3, rho=rho, **opts)
-    if kind == "svr":
-        return RegressionProblem(K0, t, C=0.8, epsilon=0.15, rho=rho, **opts)
-    return OneClassProblem(K0, nu=0.4, rho=rho, **opts)
+        problem = ClassificationProblem(K0, y, C=1.3, rho=rho, **opts)
+    elif kind == "perturb":
+        problem = PerturbProblem(K0, y, C=1.3, rho=rho, **opts)
+    elif kind == "svr":
+        problem = RegressionProblem(K0, t, C=0.8, epsilon=0.15, rho=rho, **opts)
+    else:
+        problem = OneClassProblem(K0, nu=0.4, rho=rho, **opts)
+    problem.given_K0 = K0.copy()  # the reference uses the kernel given, not the problem's copy
+    return problem
 
 
 def _point(problem, seed=1):
@@ -67,8 +70,11 @@ class Ref:
 
     def __init__(self, problem, alpha):
         self.p = problem
-        K0 = problem.operator.K0 if problem.scale is None else None
-        self.K0 = _original_k0(problem) if K0 is None else K0
+        given = getattr(problem, "given_K0", None)
+        if given is None:  # built by the test itself with a scalar rho
+            assert problem.scale is None
+            given = problem.operator.K0
+        self.K0 = given
         rho = np.broadcast_to(np.asarray(problem.rho, dtype=float), (problem.n,))
         self.H = np.sqrt(np.outer(rho, rho))  # componentwise penalty, Theorem 3
         self.ds = rho**0.25
@@ -87,11 +93,6 @@ class Ref:
 
     def penalty(self):
         return float(np.sum(self.H * (self.K - self.K0) ** 2))
-
-
-def _original_k0(problem):
-    s = problem.scale
-    return problem.operator.K0 / np.outer(s, s)
 
 
 def _brute_primal(problem, g, w_sq):
@@ -133,7 +134,7 @@ def test_piecewise_linear_minimum_by_brute_force(method, seed):
     rng = np.random.default_rng(seed)
     m = 11
     w = rng.uniform(0.1, 2.0, m)
-    a = rng.choice([-1.0, 1.0, -0.5, 2.0], m)
+    a = rng.choice([-1.0, 1.0, -0.5, 0.5, 2.0], m)
     a[:2] = [1.0, -1.0]
     r = rng.normal(size=m)
     c0 = [0.0, 0.3, -0.2, 0.0][seed]
@@ -200,6 +201,10 @@ def test_piecewise_linear_edge_cases(method):
         0.0,
         0.0,
     )
+    # slope exactly 0 right of the breakpoints with a slope of 2 there: bounded
+    b, v = minimize_piecewise_linear(-2.0, np.ones(2), np.array([2.0, -1.0]), np.zeros(2),
+                                     method=method)  # fmt: skip
+    assert v == 0.0 and b >= 0.0
     # c0 balancing the slopes exactly: flat everywhere right of the breakpoints too
     b, v = minimize_piecewise_linear(-2.0, np.array([1.0, 1.0]), np.array([1.0, 1.0]),
                                      np.array([0.0, -1.0]), method=method)  # fmt: skip
@@ -739,6 +744,8 @@ def test_constructor_defaults_and_kernel_checks(kind):
         assert np.array_equal(p.upper, np.ones(N))
         q = cls(K0, y, class_weight={1.0: 2.0, -1.0: 1.0})
         assert np.array_equal(q.upper, np.where(y > 0, 2.0, 1.0))
+        r = cls(K0, y, C=1.3, rho=0.7)
+        assert (r.C, r.rho) == (1.3, 0.7) and np.array_equal(r.upper, np.full(N, 1.3))
 
     def build(K, **kw):
         if kind == "svr":
