@@ -77,7 +77,11 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     ),
     "solvers_pg": (
         ["indefsvm/solvers/pg.py"],
-        ["tests/solvers/test_pg.py", "tests/solvers/test_pg_restart.py"],
+        [
+            "tests/solvers/test_pg_contract.py",
+            "tests/solvers/test_pg.py",
+            "tests/solvers/test_pg_restart.py",
+        ],
     ),
     "solvers_accpm": (
         ["indefsvm/solvers/accpm.py"],
