@@ -165,3 +165,33 @@ def test_accelerated_policy_steps_and_info():
     last = problem.prox_args[-1][0]
     assert res.info["lipschitz_estimate"] == pytest.approx(0.9 / last, rel=1e-12)
     assert res.info["n_backtracks"] >= 0 and res.info["n_restarts"] >= 0
+
+
+def test_backtracking_doubles_and_accepted_steps_relax_the_lipschitz_estimate():
+    """From a tiny ``lipschitz0`` every rejected step halves the next one (backtrack_factor 2 by
+    default) and every accepted step lets the next one grow by 1 / 0.9 (lipschitz_decrease);
+    ``n_backtracks`` counts the halvings."""
+    problem = _Spy(_problem())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = projected_gradient(problem, _monitor(problem, max_iter=15), lipschitz0=1e-3)
+    steps = np.array([s for s, _ in problem.prox_args])
+    ratios = steps[1:] / steps[:-1]
+    halved = np.isclose(ratios, 0.5, rtol=1e-12)
+    grown = np.isclose(ratios, 1 / 0.9, rtol=1e-12)
+    assert np.all(halved | grown)
+    assert res.info["n_backtracks"] == int(halved.sum()) >= 5
+    assert steps[0] == 1e3
+
+
+def test_exit_messages_are_exact():
+    problem = _Spy(_problem(), nan_after=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = projected_gradient(problem, _monitor(problem))
+    assert re.search(r"(^|\W)the objective at the starting point is not finite($|\W)", res.message)
+    problem = _Spy(_problem(), nan_after=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = projected_gradient(problem, _monitor(problem), step="paper")
+    assert re.search(r"(^|\W)the objective or gradient is not finite($|\W)", res.message)
