@@ -137,3 +137,197 @@ def test_precomputed_eigendecomposition_gives_the_same_evaluation():
     assert b.objective == pytest.approx(a.objective, rel=1e-12)
     assert np.allclose(b.gradient, a.gradient, atol=1e-12)
     assert shared.operator.n_negative_k0 == np.count_nonzero(np.linalg.eigvalsh(K0) < 0)
+
+
+# --- V'u by linearity (ProxyKernelOperator._z_by_linearity) -------------------------------------
+# Written for the survivors of the second mutation run (docs/mutation_survivors_proxy.txt): no
+# test of the selection evaluated u that is a combination of stored ones. The reference is the
+# product V'u formed directly, and the documented acceptance rule: every entry of
+# u - a u1 - b u2 within 8 eps of |a u1| + |b u2| (plus the smallest normal number).
+
+_EPS = float(np.finfo(np.float64).eps)
+_TINY = float(np.finfo(np.float64).tiny)
+
+
+def _small_indefinite(n, seed):
+    rng = np.random.default_rng(seed)
+    Q, _ = np.linalg.qr(rng.normal(size=(n, n)))
+    d = np.linspace(-1.0, 2.0, n)
+    K0 = (Q * d) @ Q.T
+    return (K0 + K0.T) / 2.0
+
+
+def _evaluate_sequence(op, us):
+    """Evaluate the states of ``us`` in order; return the last state and, per state, whether its
+    ``V'u`` was formed by linearity (``n_linear_z`` went up by exactly one) or directly."""
+    by_linearity = []
+    state = None
+    for u in us:
+        before = op.n_linear_z
+        state = op.state(u)
+        assert op.n_linear_z - before in (0, 1)
+        by_linearity.append(op.n_linear_z == before + 1)
+        # whichever way z was formed, it is V'u to a few rounding errors of the combination
+        direct = op.eigenvectors.T @ u
+        assert np.allclose(state.z, direct, rtol=0, atol=64 * _EPS * np.abs(u).sum())
+    return state, by_linearity
+
+
+def test_z_of_the_extrapolated_point_is_the_combination_of_the_last_two():
+    K0 = _small_indefinite(20, 40)
+    rng = np.random.default_rng(41)
+    op = ProxyKernelOperator(K0, 0.5)
+    assert op.n_linear_z == 0
+    x0, x1 = rng.uniform(-1, 1, 20), rng.uniform(-1, 1, 20)
+    # exactly two stored products are enough
+    y = x1 + 0.7 * (x1 - x0)
+    state, lin = _evaluate_sequence(op, [x0, x1, y])
+    assert lin == [False, False, True] and op.n_linear_z == 1
+    assert np.allclose(state.kstar_u, _dense_kstar(K0, y, 0.5) @ y, atol=1e-12)
+    # with more history: the last stored u is paired with the one before it
+    op.reset_warm_start()
+    h = [rng.uniform(-1, 1, 20) for _ in range(3)]
+    _, lin = _evaluate_sequence(op, [*h, h[2] + 0.4 * (h[2] - h[1])])
+    assert lin == [False, False, False, True] and op.n_linear_z == 2
+    # ... or with an older one (searched newest first)
+    op.reset_warm_start()
+    h = [rng.uniform(-1, 1, 20) for _ in range(4)]
+    _, lin = _evaluate_sequence(op, [*h, h[3] - 0.3 * (h[3] - h[0])])
+    assert lin == [False, False, False, False, True] and op.n_linear_z == 3
+
+
+def test_z_by_linearity_skips_parallel_pairs_and_keeps_four_products():
+    K0 = _small_indefinite(12, 42)
+    rng = np.random.default_rng(43)
+    op = ProxyKernelOperator(K0, 0.5)
+    h0, h1 = rng.uniform(-1, 1, 12), rng.uniform(-1, 1, 12)
+    h2 = 2.0 * h1  # a combination (2 h1 + 0 h0): formed by linearity
+    # the newest pair (h2, h1) is parallel, so the search goes on to (h2, h0)
+    u = h2 + 0.3 * (h2 - h0)
+    _, lin = _evaluate_sequence(op, [h0, h1, h2, u])
+    assert lin == [False, False, True, True] and op.n_linear_z == 2
+    # only the four most recent products are kept: a combination of the newest and the fifth
+    # newest is formed directly
+    op.reset_warm_start()
+    assert op.n_linear_z == 2  # a counter over the operator's life, not reset
+    h = [rng.uniform(-1, 1, 12) for _ in range(5)]
+    _, lin = _evaluate_sequence(op, [*h, h[4] + 0.5 * (h[4] - h[0])])
+    assert lin == [False] * 6 and op.n_linear_z == 2
+    # a point that is no combination of the stored ones is formed directly
+    _, lin = _evaluate_sequence(op, [rng.uniform(-1, 1, 12)])
+    assert lin == [False]
+
+
+@pytest.mark.parametrize("scale", [1.0, 2.0**10, 2.0**-10])
+def test_z_by_linearity_acceptance_boundary(scale):
+    """The acceptance rule at its edges, with inputs whose arithmetic is exact: u1 = 2 (e0 + e2),
+    u2 = 4 (e1 + e3), u = (1, 1, 1 + m1 eps, 1 + m2 eps, t) (all times ``scale``, a power of two).
+    The least-squares coefficients are a = 1/2 (+ rounding), b = 1/4; an offset of 16 eps in
+    entry 2 leaves a residual of exactly 8 eps |a u1| (accepted), 17 eps one above it (refused).
+    Entry 4 is 0 in u1 and u2: it is accepted only up to the smallest normal number."""
+    K0 = _small_indefinite(5, 44)
+    u1 = scale * 2.0 * np.array([1.0, 0.0, 1.0, 0.0, 0.0])
+    u2 = scale * 4.0 * np.array([0.0, 1.0, 0.0, 1.0, 0.0])
+    cases = [
+        ((16, 0, 0.0), True),
+        ((17, 0, 0.0), False),
+        ((0, 16, 0.0), True),
+        ((0, 17, 0.0), False),
+        ((0, 0, _TINY), True),
+        ((0, 0, 2 * _TINY), False),
+    ]
+    for (m1, m2, last), accepted in cases:
+        u = scale * np.array([1.0, 1.0, 1.0 + m1 * _EPS, 1.0 + m2 * _EPS, 0.0])
+        u[4] = last
+        op = ProxyKernelOperator(K0, 0.5)
+        _, lin = _evaluate_sequence(op, [u2, u1, u])
+        assert lin == [False, False, accepted], (m1, m2, last)
+
+
+def test_state_passes_the_operators_engine_settings(monkeypatch):
+    import indefsvm.proxy as proxy_module
+
+    K0 = _small_indefinite(10, 45)
+    u = np.random.default_rng(46).uniform(-1, 1, 10)
+    reference = ProxyKernelOperator(K0, 0.5).state(u)
+    seen = []
+    real = proxy_module.rank_one_eigh
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(proxy_module, "rank_one_eigh", spy)
+    op = ProxyKernelOperator(K0, 0.5)
+    op.engine_threads = 2
+    op.engine = "lapack"
+    state = op.state(u, smoothing=0.25)
+    (kw,) = seen
+    assert kw["n_threads"] == 2 and kw["engine"] == "lapack" and kw["warm_start"] is op.warm_start
+    assert kw["which"] == "below" and kw["upper"] == 0.25
+    assert np.allclose(state.kstar_u, reference.kstar_u, rtol=0, atol=1e-13)
+
+
+def test_products_run_under_the_documented_blas_thread_limit(monkeypatch):
+    """``state`` and ``matvec`` limit BLAS to ``GEMV_BLAS_THREADS`` threads (threadpoolctl);
+    ``None`` leaves BLAS alone."""
+    import indefsvm.proxy as proxy_module
+
+    calls = []
+
+    class FakeController:
+        def limit(self, **kwargs):
+            import contextlib
+
+            calls.append(kwargs)
+            return contextlib.nullcontext()
+
+    monkeypatch.setattr(proxy_module, "_blas_controller", lambda: FakeController())
+    K0 = _small_indefinite(8, 47)
+    op = ProxyKernelOperator(K0, 0.5)
+    u = np.random.default_rng(48).uniform(-1, 1, 8)
+    state = op.state(u)
+    op.matvec(state, u)
+    assert calls == [{"limits": 1, "user_api": "blas"}] * 2
+    monkeypatch.setattr(proxy_module, "GEMV_BLAS_THREADS", None)
+    op.matvec(state, u)
+    assert len(calls) == 2
+    # the real controller limits the BLAS pools (when threadpoolctl sees one)
+    monkeypatch.undo()
+    from threadpoolctl import threadpool_info
+
+    with proxy_module._gemv_threads():
+        blas = [p for p in threadpool_info() if p["user_api"] == "blas"]
+        assert all(p["num_threads"] == 1 for p in blas)
+
+
+def test_exact_zero_eigenvalue_keeps_the_psd_shortcut():
+    """A PSD K0 with an eigenvalue exactly 0 has no negative eigenvalue: the PSD shortcut
+    (no eigenpairs, ``z`` None) is taken and K* = K0 + sigma u u'."""
+    K0 = np.diag([0.0, 1.0, 2.0])
+    op = ProxyKernelOperator(K0, 0.5)
+    assert op.n_negative_k0 == 0 and op.is_psd
+    u = np.array([1.0, -2.0, 0.5])
+    state = op.state(u)
+    assert state.z is None and state.low_values.size == 0
+    assert np.allclose(op.kernel(state), K0 + 0.5 * np.outer(u, u), rtol=0, atol=1e-15)
+    # rows given in another dtype come back as float64 copies
+    R = np.ones((2, 3), dtype=np.float32)
+    rows = op.project_rows(state, R)
+    assert rows.dtype == np.float64 and np.array_equal(rows, R)
+
+
+def test_row_projector_keeps_the_null_eigenspace_of_m():
+    """``P_+`` projects on M's NON-NEGATIVE eigenspace (notes §8): an eigenvalue exactly 0 (here
+    a deflated pole of K0, reported in a smoothed state's ``[0, eps)`` eigenpairs) is kept."""
+    K0 = np.diag([-1.0, 0.0, 1.0, 2.0])
+    u = np.array([1.0, 0.0, 1.0, 0.0])  # orthogonal to e_1: (0, e_1) is an eigenpair of M
+    op = ProxyKernelOperator(K0, 0.5)
+    state = op.state(u, smoothing=0.5)
+    assert 0.0 in state.low_values.tolist()
+    R = np.array([[0.0, 1.0, 0.0, 0.0], [1.0, 2.0, 3.0, 4.0]])
+    M = K0 + 0.5 * np.outer(u, u)
+    w, V = np.linalg.eigh(M)
+    P = V[:, w >= -1e-12] @ V[:, w >= -1e-12].T
+    assert np.allclose(op.project_rows(state, R), R @ P, atol=1e-14)
+    assert np.array_equal(op.project_rows(state, R[:1]), R[:1])

@@ -1,0 +1,480 @@
+"""Contract of ``indefsvm.rank_one`` on small inputs: the fast first file of its mutation run.
+
+Written for mutants of the first mutation run of ``indefsvm/rank_one.py`` that survived
+``tests/test_rank_one.py`` (docs/mutation.md): the input checks of :func:`secular_root` (anchored
+messages), the relative accuracy of ``delta = d - lambda`` for one and two poles (the closed
+forms of LAPACK ``dlaed5``, checked against 60-digit decimal arithmetic), the bookkeeping of
+:class:`SecularWarmStart` (exact guesses from stored roots), and the threaded LAPACK path over
+several blocks of roots (bitwise equal to one thread, and equal to dense ``eigh``).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal, getcontext
+
+import numpy as np
+import pytest
+
+import indefsvm.rank_one as R
+from indefsvm.rank_one import SecularWarmStart, rank_one_eigh, secular_root
+
+# -- secular_root: input checks ------------------------------------------------------------------
+
+
+def test_secular_root_input_messages_name_the_argument():
+    z1 = np.array([1.0])
+    with pytest.raises(ValueError, match=r"^d must be a 1-D vector; got shape \(1, 1\)\.$"):
+        secular_root([[1.0]], z1, 1.0, 0)
+    with pytest.raises(ValueError, match=r"^z_unit must be a 1-D vector; got shape \(1, 1\)\.$"):
+        secular_root([1.0], [[1.0]], 1.0, 0)
+    with pytest.raises(TypeError, match=r"^z_unit must be a numeric vector, got dtype <U1\.$"):
+        secular_root([1.0], ["a"], 1.0, 0)
+    with pytest.raises(ValueError, match=r"^d must have at least one entry; got an empty array\.$"):
+        secular_root([], [], 1.0, 0)
+    msg = r"^d must be strictly increasing for dlaed4; deflate equal entries first\.$"
+    z2 = np.array([0.6, 0.8])
+    with pytest.raises(ValueError, match=msg):
+        secular_root([1.0, 1.0], z2, 1.0, 0)  # equal entries are not strictly increasing
+    with pytest.raises(ValueError, match=msg):
+        secular_root([2.0, 1.0], z2, 1.0, 0)
+    msg = r"^z_unit must have no zero entries \(they are deflated pairs \(d_j, e_j\)\)\.$"
+    with pytest.raises(ValueError, match=msg):
+        secular_root([1.0, 2.0], [0.0, 1.0], 1.0, 0)
+    with pytest.raises(ValueError, match=r"^rho must be finite and > 0; got 0\.0\.$"):
+        secular_root([1.0, 2.0], z2, 0.0, 0)
+    msg = r"^i must be an integer in \[0, 1\]; got "
+    for bad in (2, -1, True, 1.0, 0.5):
+        with pytest.raises(ValueError, match=msg + __import__("re").escape(repr(bad)) + r"\.$"):
+            secular_root([1.0, 2.0], z2, 1.0, bad)
+    assert secular_root([1.0, 2.0], z2, 1.0, np.int64(1))[0] > 2.0
+
+
+def test_secular_root_unit_norm_tolerance_scales_with_n():
+    """``| ||z|| - 1 | <= 1e-12 max(1, n)``: the edge for n = 1 and for n = 4."""
+    msg = r"^z_unit must have unit Euclidean norm; got \|\|z_unit\|\| = "
+    secular_root([0.0], [1.0 + 0.9e-12], 1.0, 0)
+    with pytest.raises(ValueError, match=msg):
+        secular_root([0.0], [1.0 + 1.5e-12], 1.0, 0)
+    z = np.full(4, 0.5) * (1.0 + 3e-12)  # 3e-12 off: inside 4e-12, outside 1e-12 / 4
+    secular_root([0.0, 1.0, 2.0, 3.0], z, 1.0, 2)
+    with pytest.raises(ValueError, match=msg):
+        secular_root([0.0, 1.0, 2.0, 3.0], np.full(4, 0.5) * (1.0 + 5e-12), 1.0, 2)
+
+
+# -- secular_root: accuracy of delta for one and two poles (dlaed5's closed forms) ----------------
+
+getcontext().prec = 60
+
+
+def _exact_two_by_two(d, z, rho):
+    """Eigenvalues of diag(d) + rho z z' (2 x 2) and ``d_j - lambda_i`` in 60-digit decimals."""
+    d1, d2, z1, z2, r = (Decimal(float(v)) for v in (d[0], d[1], z[0], z[1], rho))
+    a, c, b = d1 + r * z1 * z1, d2 + r * z2 * z2, r * z1 * z2
+    mid, rad = (a + c) / 2, (((a - c) / 2) ** 2 + b * b).sqrt()
+    out = []
+    for lam in (mid - rad, mid + rad):
+        out.append((float(lam), np.array([float(d1 - lam), float(d2 - lam)])))
+    return out
+
+
+# (d, z, rho): roots near either pole, b of either sign, with and without cancellation
+TWO_POLE_CASES = [
+    ([0.0, 1.0], [0.6, 0.8], 1.0),
+    ([0.0, 1.0], [0.8, 0.6], 1e-10),  # both roots within 1e-10 of a pole
+    ([0.0, 1.0], [0.6, 0.8], 1e-10),
+    ([0.0, 1e-8], [0.8, 0.6], 1.0),  # first root near d_2 (branch 2, b > 0)
+    ([0.0, 1e-9], [0.8, 0.6], 0.5),  # b = 0.5 - 1e-9: 0 < b < 1
+    ([0.0, 1.0], [0.8, 0.6], 3.0),
+    ([-1.0, 2.0], [-0.28, 0.96], 0.01),  # b < 0, second root near d_2
+    ([-1.0, 2.0], [0.96, -0.28], 1e-6),
+    ([5.0, 5.5], [0.6, -0.8], 1e3),
+    ([0.0, 1.5], [1.0, 1e-4], 1.0),  # first root in branch 2 with b < 0 and b^2 >> c
+    # far from the midpoint test's threshold, where the wrong branch loses accuracy (found by
+    # a random search against the decimal reference)
+    ([0.0, 0.005568005543648332], [0.9999996491416937, -0.0008376851971986592], 10.562007904198),
+    ([0.0, 375.5133010778697], [0.9999999999999994, -3.416017368299336e-08], 0.002491695571611462),
+    ([0.0, 0.03266075220188192], [0.9998115947963262, 0.019410690632405622], 0.03189278360482477),
+    ([0.0, 193.51606341576303], [-0.7075095079426827, 0.7067038249300076], 0.1348471043054923),
+]
+
+
+@pytest.mark.parametrize(("d", "z", "rho"), TWO_POLE_CASES)
+def test_two_pole_deltas_have_full_relative_accuracy(d, z, rho):
+    d, z = np.array(d), np.array(z)
+    z = z / np.linalg.norm(z)
+    for i, (lam_ref, delta_ref) in enumerate(_exact_two_by_two(d, z, rho)):
+        lam, delta = secular_root(d, z, rho, i)
+        assert lam == pytest.approx(lam_ref, rel=4e-16, abs=4e-16 * np.abs(d).max())
+        # every entry to a few ulps of itself: no cancellation even when tiny
+        np.testing.assert_allclose(delta, delta_ref, rtol=1e-14, atol=0)
+
+
+def test_one_pole_delta_is_minus_rho_z_squared():
+    z = np.array([1.0 + 5e-13])  # inside the unit-norm tolerance
+    lam, delta = secular_root([2.0], z, 3.0, 0)
+    assert delta[0] == -3.0 * z[0] * z[0]
+    assert lam == pytest.approx(2.0 + 3.0 * z[0] ** 2, rel=1e-15)
+
+
+@pytest.mark.parametrize(("d", "z", "rho"), TWO_POLE_CASES[:6])
+def test_two_by_two_eigh_through_the_lapack_path(d, z, rho):
+    """``rank_one_eigh`` on two poles (k = 2 after deflation: dlaed4 + the small-delta forms)."""
+    d, z = np.array(d), np.array(z)
+    res = rank_one_eigh(d, z, rho, engine="lapack")
+    M = np.diag(d) + rho * np.outer(z, z)
+    w, V = np.linalg.eigh(M)
+    np.testing.assert_allclose(res.eigenvalues, w, rtol=0, atol=4e-16 * np.abs(w).max())
+    assert np.allclose(np.abs(res.eigenvectors.T @ V), np.eye(2), atol=1e-12)
+
+
+# -- SecularWarmStart bookkeeping ------------------------------------------------------------------
+
+
+def test_fresh_warm_start_has_no_guesses_and_zero_counters():
+    warm = SecularWarmStart()
+    assert warm.guesses(4, 1, np.arange(4)) is None
+    assert (warm.n_calls, warm.n_sweeps, warm.n_roots) == (0, 0, 0)
+    assert warm.last_root_state is None and warm.offsets is None
+
+
+def test_warm_start_guesses_from_stored_roots():
+    warm = SecularWarmStart()
+    kept = np.array([0, 2, 3, 5])
+    # root j = d[kept[origin[j]]] + tau[j]: origin j (lower pole) or j + 1 (upper pole)
+    origin = np.array([0, 2, 2, 3])
+    tau = np.array([0.1, -0.2, 0.3, 0.4])
+    warm.store(6, 1, kept, origin, tau)
+    side, guess = warm.guesses(6, 1, kept)
+    assert side.dtype == np.int64
+    assert side.tolist() == [0, 1, 0, 0] and guess.tolist() == tau.tolist()
+    # pole 1 kept now (its guess is unknown), pole 4 kept last (origin -1 as its upper is -1)
+    side, guess = warm.guesses(6, 1, np.array([0, 1, 2, 3, 4]))
+    assert side.tolist() == [0, -1, 1, 0, -1]
+    assert guess[[0, 2, 3]].tolist() == [0.1, -0.2, 0.3]
+    # another size or sign: no guesses; after reset: none
+    assert warm.guesses(5, 1, kept) is None
+    assert warm.guesses(6, -1, kept) is None
+    # a store for another size or sign replaces the table (and its key)
+    warm.store(4, 1, np.array([0, 1, 3]), np.array([1, 1, 2]), np.array([-0.5, 0.5, 0.25]))
+    assert warm.guesses(6, 1, kept) is None
+    side, guess = warm.guesses(4, 1, np.array([0, 1, 3]))
+    assert side.tolist() == [1, 0, 0] and guess.tolist() == [-0.5, 0.5, 0.25]
+    side, _ = warm.guesses(4, 1, np.array([0, 1, 2, 3]))
+    assert side.tolist() == [1, 0, -1, 0]  # pole 2 was not kept: filled with -1, no guess
+    warm.store(4, -1, np.array([0, 1, 3]), np.array([0, 1, 2]), np.array([1.0, 2.0, 3.0]))
+    assert warm.guesses(4, 1, np.array([0, 1, 3])) is None
+    side, guess = warm.guesses(4, -1, np.array([0, 1, 3]))
+    assert side.tolist() == [0, 0, 0] and guess.tolist() == [1.0, 2.0, 3.0]
+    warm.reset()
+    assert warm.guesses(4, -1, np.array([0, 1, 3])) is None and warm.offsets is None
+    # the last two roots both from their upper pole
+    warm.store(6, 1, kept, np.array([0, 2, 3, 3]), tau)
+    side, _ = warm.guesses(6, 1, kept)
+    assert side.tolist() == [0, 1, 1, 0]
+
+
+# -- LAPACK path over several blocks and threads ---------------------------------------------------
+
+
+@pytest.mark.parametrize("which", ["all", "below"])
+def test_lapack_path_with_blocks_and_threads_matches_dense(which):
+    """k = 300 poles: blocks of max(8, 32768 // 300) = 109 rows, so three blocks and two worker
+    threads; bitwise equal to one thread, and equal to dense eigh."""
+    rng = np.random.default_rng(5)
+    n = 300
+    d = np.sort(rng.normal(size=n))
+    z = rng.normal(size=n)
+    one = rank_one_eigh(d, z, 0.3, which=which, engine="lapack")
+    two = rank_one_eigh(d, z, 0.3, which=which, engine="lapack", n_threads=2)
+    assert np.array_equal(one.eigenvalues, two.eigenvalues)
+    assert np.array_equal(one.eigenvectors, two.eigenvectors)
+    assert one.n_deflated == two.n_deflated == 0  # distinct poles, no tiny weight
+    auto = rank_one_eigh(d, z, 0.3, which=which)
+    assert auto.n_deflated == 0
+    w, V = np.linalg.eigh(np.diag(d) + 0.3 * np.outer(z, z))
+    scale = np.abs(w).max()  # dense eigh is accurate to a few eps ||M||
+    if which == "below":
+        w, V = w[w < 0], V[:, w < 0]
+    np.testing.assert_allclose(one.eigenvalues, w, rtol=0, atol=4e-15 * scale)
+    overlap = np.abs(one.eigenvectors.T @ V)
+    np.testing.assert_allclose(overlap, np.eye(w.size), atol=1e-9)
+
+
+def test_lapack_failure_in_a_worker_thread_is_raised(monkeypatch):
+    """A failure inside a worker thread is re-raised in the caller and stops the other worker
+    from taking a new block. k = 300: blocks of 109 roots (1-based 1-109, 110-218, 219-300); the
+    first root of block 1 fails, block 0 waits for that failure before finishing, so block 2
+    must never be started."""
+    import ctypes
+    import threading
+
+    rng = np.random.default_rng(6)
+    d, z = np.sort(rng.normal(size=300)), rng.normal(size=300)
+    real = R._dlaed4()
+    failed = threading.Event()
+    seen = []
+
+    def failing(p_n, p_i, *rest):
+        i = ctypes.c_int.from_address(p_i).value
+        seen.append(i)
+        if i == 110:
+            failed.set()
+            raise RuntimeError("dlaed4 crashed")
+        if i == 100:
+            assert failed.wait(10.0)
+        return real(p_n, p_i, *rest)
+
+    monkeypatch.setattr(R, "_dlaed4", lambda: failing)
+    with pytest.raises(RuntimeError, match="^dlaed4 crashed$"):
+        rank_one_eigh(d, z, 0.3, engine="lapack", n_threads=2)
+    assert max(seen) == 110 and len(seen) == 110
+
+
+# -- rank_one_eigh: input checks and trivial paths -------------------------------------------------
+
+
+def test_rank_one_eigh_input_messages(monkeypatch):
+    import re
+
+    d2, z2 = np.array([1.0, 2.0]), np.array([1.0, 1.0])
+    cases = [
+        ({"d": [[1.0, 2.0]]}, ValueError, r"d must be a 1-D vector; got shape (1, 2)."),
+        ({"z": [[1.0, 1.0]]}, ValueError, r"z must be a 1-D vector; got shape (1, 2)."),
+        ({"d": np.array([1.0, None])}, TypeError, "d must be a numeric vector, got dtype object."),
+        ({"z": [1j, 1.0]}, TypeError, "z must be real; got complex values."),
+        ({"z": [np.inf, 1.0]}, ValueError, "z contains NaN or inf; expected finite values."),
+        ({"z": [1.0]}, ValueError, "z must have the shape of d (2,); got shape (1,)."),
+        (
+            {"d": [2.0, 1.0]},
+            ValueError,
+            "d must be sorted in ascending order (eigenvalues as returned by numpy.linalg.eigh);"
+            " sort d and permute z (and the eigenvectors of K0) accordingly.",
+        ),
+        ({"sigma": np.nan}, ValueError, "sigma must be finite; got nan."),
+        ({"which": "neg"}, ValueError, "which must be one of ('all', 'below'); got 'neg'."),
+        ({"which": "below", "upper": np.nan}, ValueError, "upper must not be NaN."),
+        ({"n_threads": True}, ValueError, "n_threads must be a positive integer; got True."),
+        ({"n_threads": 2.0}, ValueError, "n_threads must be a positive integer; got 2.0."),
+        ({"n_threads": 0}, ValueError, "n_threads must be a positive integer; got 0."),
+        (
+            {"engine": "fortran"},
+            ValueError,
+            "engine must be one of ('auto', 'numba', 'lapack'); got 'fortran'.",
+        ),
+        (
+            {"d": [1e200, 2e200], "z": [1e200, 1.0], "sigma": 1e200},
+            ValueError,
+            "sigma * ||z||^2 overflows (sigma = 1e+200, ||z|| = 1e+200).",
+        ),
+    ]
+    for change, error, message in cases:
+        kw = {"d": d2, "z": z2, "sigma": 1.0} | change
+        d, z, sigma = kw.pop("d"), kw.pop("z"), kw.pop("sigma")
+        with pytest.raises(error, match="^" + re.escape(message) + "$"):
+            rank_one_eigh(d, z, sigma, **kw)
+    # "below" defaults to upper = 0: the negative eigenvalues only
+    d4 = np.array([-2.0, -1.0, 0.25, 3.0])
+    assert rank_one_eigh(d4, np.zeros(4), 1.0, which="below").eigenvalues.tolist() == [-2.0, -1.0]
+    # NaN upper is only an error where it is used; "all" ignores it; ints and bools are numbers
+    assert rank_one_eigh(d2, z2, 1.0, which="all", upper=np.nan).eigenvalues.size == 2
+    assert rank_one_eigh([1, 2], [True, True], 1, n_threads=np.int64(2)).eigenvalues.size == 2
+    monkeypatch.setattr(R, "numba_available", lambda: False)
+    with pytest.raises(
+        ValueError, match=r"^engine='numba' needs the numba package \(pip install numba\)\.$"
+    ):
+        rank_one_eigh(d2, z2, 1.0, engine="numba")
+    # "auto" without numba is the LAPACK path (no warm-start bookkeeping)
+    warm = SecularWarmStart()
+    d5, z5 = np.arange(5.0), np.ones(5)
+    rank_one_eigh(d5, z5, 1.0, warm_start=warm)
+    assert warm.n_calls == 0
+
+
+@pytest.mark.skipif(not R.numba_available(), reason="compiled engine only")
+def test_auto_engine_is_the_compiled_one_and_feeds_the_warm_start():
+    warm = SecularWarmStart()
+    d5, z5 = np.arange(5.0), np.ones(5)
+    first = rank_one_eigh(d5, z5, 1.0, warm_start=warm)
+    assert warm.n_calls == 1 and warm.n_roots == 5 and warm.offsets is not None
+    cold = warm.n_sweeps
+    again = rank_one_eigh(d5, z5, 1.0, warm_start=warm)
+    # the same problem again: started at its own roots, each passes the test at once
+    assert warm.n_calls == 2 and warm.n_roots == 10 and cold < warm.n_sweeps < 2 * cold
+    np.testing.assert_allclose(again.eigenvalues, first.eigenvalues, rtol=0, atol=1e-15)
+    lapack = rank_one_eigh(d5, z5, 1.0, engine="lapack", warm_start=warm)
+    assert warm.n_calls == 2  # the LAPACK engine does not use it
+    numba = rank_one_eigh(d5, z5, 1.0, engine="numba")
+    np.testing.assert_allclose(numba.eigenvalues, first.eigenvalues, rtol=0, atol=1e-15)
+    # the compiled engine from k = 3 kept poles on
+    rank_one_eigh(np.arange(3.0), np.ones(3), 1.0, warm_start=warm)
+    assert warm.n_calls == 3
+    np.testing.assert_allclose(lapack.eigenvalues, first.eigenvalues, rtol=0, atol=4e-15)
+
+
+def test_vector_norm_neither_overflows_nor_underflows():
+    assert R._vector_norm(np.array([3e200, -4e200])) == pytest.approx(5e200, rel=1e-15)
+    assert R._vector_norm(np.array([3e-200, 4e-200])) == pytest.approx(5e-200, rel=1e-15)
+    assert R._vector_norm(np.array([0.0, 0.0])) == 0.0
+    assert R._vector_norm(np.array([])) == 0.0
+    assert R._vector_norm(np.array([-2.0])) == 2.0
+
+
+@pytest.mark.parametrize("sigma", [0.0, 1.0, -1.0])
+def test_zero_update_and_empty_input_return_the_diagonal(sigma):
+    d = np.array([-2.0, -1.0, 0.5, 3.0])
+    z = np.zeros(4) if sigma else np.array([1.0, 2.0, 3.0, 4.0])
+    res = rank_one_eigh(d, z, sigma)
+    assert res.eigenvalues.tolist() == d.tolist() and res.n_deflated == 4
+    assert np.array_equal(res.eigenvectors, np.eye(4))
+    below = rank_one_eigh(d, z, sigma, which="below", upper=0.5)  # open window: 0.5 excluded
+    assert below.eigenvalues.tolist() == [-2.0, -1.0]
+    assert np.array_equal(below.eigenvectors, np.eye(4)[:, :2])
+    empty = rank_one_eigh([], [], sigma)
+    assert empty.eigenvalues.shape == (0,) and empty.eigenvectors.shape == (0, 0)
+
+
+@pytest.mark.parametrize("sigma", [0.7, -0.7])
+@pytest.mark.parametrize("upper", [-0.5, 0.0, 1.5])
+def test_below_window_is_open_and_matches_dense(sigma, upper):
+    """Eigenvalues strictly below ``upper``, for both signs of sigma (the negated problem)."""
+    rng = np.random.default_rng(8)
+    d = np.sort(rng.normal(size=12))
+    z = rng.normal(size=12)
+    z[3] = 0.0  # a deflated pair
+    w, V = np.linalg.eigh(np.diag(d) + sigma * np.outer(z, z))
+    for engine in ("lapack", "auto"):
+        res = rank_one_eigh(d, z, sigma, which="below", upper=upper, engine=engine)
+        keep = w < upper
+        np.testing.assert_allclose(res.eigenvalues, w[keep], rtol=0, atol=1e-14)
+        assert np.allclose(np.abs(res.eigenvectors.T @ V[:, keep]), np.eye(keep.sum()), atol=1e-10)
+        assert res.n_deflated == 1
+    # an eigenvalue exactly at upper is excluded (open window): the deflated d_3 itself
+    res = rank_one_eigh(d, z, sigma, which="below", upper=d[3])
+    assert d[3] not in res.eigenvalues.tolist()
+    res = rank_one_eigh(d, z, sigma, which="below", upper=np.nextafter(d[3], np.inf))
+    assert d[3] in res.eigenvalues.tolist()
+
+
+def test_numba_available_tells_whether_numba_imports():
+    import importlib.util
+
+    assert R.numba_available() == (importlib.util.find_spec("numba") is not None)
+
+
+@pytest.mark.skipif(not R.numba_available(), reason="compiled engine only")
+def test_one_failed_compiled_root_falls_back_and_is_logged(monkeypatch, caplog):
+    """A root that fails the compiled convergence test: logged (DEBUG, its index), the whole
+    problem is solved by dlaed4, and the warm start is cleared (its roots are not trusted)."""
+    kernel = R._numba_kernel()
+
+    class OneRootFails:
+        N_CHUNKS = kernel.N_CHUNKS
+        secular_vectors = kernel.secular_vectors
+        secular_vectors_serial = kernel.secular_vectors_serial
+
+        @staticmethod
+        def secular_roots_serial(*args):
+            kernel.secular_roots_serial(*args)
+            args[8][2] = -1  # status of root 2
+
+        secular_roots = secular_roots_serial
+
+    rng = np.random.default_rng(9)
+    d, z = np.sort(rng.normal(size=5)), rng.normal(size=5)
+    warm = SecularWarmStart()
+    rank_one_eigh(d, z, 0.6, warm_start=warm)
+    assert warm.offsets is not None
+    monkeypatch.setattr(R, "_numba_kernel", lambda: OneRootFails())
+    with caplog.at_level("DEBUG", logger="indefsvm.rank_one"):
+        res = rank_one_eigh(d, z, 0.6, warm_start=warm)
+    assert [r.getMessage() for r in caplog.records] == [
+        "compiled secular solver: root 2 of 5 failed the convergence test; using dlaed4"
+    ]
+    assert warm.offsets is None and warm.n_calls == 2
+    w = np.linalg.eigvalsh(np.diag(d) + 0.6 * np.outer(z, z))
+    np.testing.assert_allclose(res.eigenvalues, w, rtol=0, atol=1e-14)
+
+
+@pytest.mark.parametrize("engine", ["lapack", "auto"])
+@pytest.mark.parametrize("sigma", [0.7, -0.7])
+def test_window_excludes_a_secular_root_exactly_at_upper(engine, sigma):
+    rng = np.random.default_rng(10)
+    d, z = np.sort(rng.normal(size=9)), rng.normal(size=9)
+    roots = rank_one_eigh(d, z, sigma, engine=engine).eigenvalues
+    for j in (2, 6):
+        r = roots[j]
+        below = rank_one_eigh(d, z, sigma, which="below", upper=r, engine=engine)
+        assert below.eigenvalues.tolist() == roots[:j].tolist()
+        assert below.eigenvectors.shape == (9, j)
+        above = rank_one_eigh(d, z, sigma, which="below", upper=np.nextafter(r, np.inf),
+                              engine=engine)  # fmt: skip
+        assert above.eigenvalues.tolist() == roots[: j + 1].tolist()
+    none = rank_one_eigh(d, z, sigma, which="below", upper=roots[0], engine=engine)
+    assert none.eigenvalues.size == 0 and none.eigenvectors.shape == (9, 0)
+
+
+def test_deflation_tolerance_is_inclusive():
+    """``rho |z_j| <= 8 eps max(|d|_max, rho)`` deflates (dlaed2's test): with d_max = rho = 1 a
+    component exactly 8 eps is dropped, 9 eps is kept."""
+    eps = np.finfo(float).eps
+    d = np.array([0.0, 0.5, 1.0])
+    for zj, deflated in ((8 * eps, 1), (9 * eps, 0)):
+        z = np.array([zj, 0.6, 0.8])
+        assert np.linalg.norm(z) == 1.0
+        for engine in ("lapack", "auto"):
+            assert rank_one_eigh(d, z, 1.0, engine=engine).n_deflated == deflated
+
+
+def _failing_dlaed4(real, fail_index, info_value):
+    """LAPACK dlaed4 that reports INFO = ``info_value`` for the root of 1-based index
+    ``fail_index`` (arguments are addresses: n, i, d, z, delta, rho, lam, info)."""
+    import ctypes
+
+    def func(p_n, p_i, *rest):
+        real(p_n, p_i, *rest)
+        if ctypes.c_int.from_address(p_i).value == fail_index:
+            ctypes.c_int.from_address(rest[-1]).value = info_value
+
+    return func
+
+
+def test_dlaed4_failures_are_reported_with_the_root_and_info(monkeypatch):
+    failing = _failing_dlaed4(R._dlaed4(), 4, 2)
+    monkeypatch.setattr(R, "_dlaed4", lambda: failing)
+    d, z = np.arange(5.0), np.full(5, 1 / np.sqrt(5))
+    msg = r"^LAPACK dlaed4 failed to converge for secular root 3 of 5 \(info = 2\)\.$"
+    with pytest.raises(RuntimeError, match=msg):
+        rank_one_eigh(d, z, 1.0, engine="lapack")
+    with pytest.raises(RuntimeError, match=r"^LAPACK dlaed4 failed for root 3 of 5: info = 2\.$"):
+        secular_root(d, z, 1.0, 3)
+    assert secular_root(d, z, 1.0, 2)[0] > 2.0  # another root: no failure
+
+
+def test_nearly_equal_poles_are_merged_by_a_givens_rotation():
+    """Poles 1.5 tol apart with equal weights (c = s = 1/sqrt(2)): the rotation leaves an
+    off-diagonal |(d_q - d_p) c s| = 0.75 tol <= tol, so the pair is merged (dlaed2)."""
+    eps = np.finfo(float).eps
+    tol = 8 * eps  # max(|d|_max, rho) = 1
+    d = np.array([0.0, 1.5 * tol, 1.0])
+    z = np.array([0.6, 0.6, np.sqrt(1 - 0.72)])
+    for engine in ("lapack", "auto"):
+        res = rank_one_eigh(d, z, 1.0, engine=engine)
+        assert res.n_deflated == 1
+        w = np.linalg.eigvalsh(np.diag(d) + np.outer(z, z))
+        np.testing.assert_allclose(res.eigenvalues, w, rtol=0, atol=2e-15)
+        V = res.eigenvectors
+        assert np.allclose(V.T @ V, np.eye(3), atol=1e-15)
+
+
+def test_integer_and_boolean_inputs_are_converted_to_float64():
+    """Integer poles and weights reach LAPACK through ctypes as float64 buffers."""
+    d, z = [1, 2, 4], [1, 2, 2]
+    w = np.linalg.eigvalsh(np.diag(d) + 0.5 * np.outer(z, z))
+    for engine in ("lapack", "auto"):
+        res = rank_one_eigh(d, z, 0.5, engine=engine)
+        np.testing.assert_allclose(res.eigenvalues, w, rtol=0, atol=1e-14)
+    lam, delta = secular_root([1, 2, 4], np.array(z) / 3.0, 4.5, 1)
+    assert lam == pytest.approx(w[1], rel=1e-15)
+    np.testing.assert_allclose(delta, np.array(d) - w[1], rtol=1e-14)
+    res = rank_one_eigh(np.array([0, 1]), np.array([True, False]), 1.0)
+    assert res.eigenvalues.tolist() == [1.0, 1.0] and res.n_deflated == 1
