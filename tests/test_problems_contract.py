@@ -170,13 +170,8 @@ def test_piecewise_linear_constant_pieces_count_in_the_value():
     assert value == pytest.approx(np.sum(w * np.maximum(0.0, a * b + r)), rel=1e-12)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug in indefsvm/problems.py: method='sort' drops the pieces with a_i == 0 before "
-    "computing the value, so w_i max(0, r_i) is missing from the returned minimum (the "
-    "'select' method includes it); no caller in the package passes a_i == 0",
-)
 def test_piecewise_linear_sort_counts_constant_pieces_in_the_value():
+    """Regression: method='sort' dropped the w_i max(0, r_i) of pieces with a_i == 0."""
     w, a, r, best = _zero_slope_case()
     b, value = minimize_piecewise_linear(0.0, w, a, r, method="sort")
     assert value == pytest.approx(best, rel=1e-12)
@@ -675,13 +670,8 @@ def test_base_class_hooks_are_abstract():
         base._libsvm_solution(K0, 1e-3)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug in indefsvm/problems.py _check_objective_range: u_sq is a Python float, so "
-    "u_sq**2 raises OverflowError (np.errstate does not apply) for 1.3e154 < max ||u||^2 < "
-    "1.8e308 instead of the documented clear ValueError (e.g. C = 1e78, n = 9)",
-)
 def test_objective_range_check_refuses_a_huge_box_with_a_clear_error():
+    """Regression: 1.3e154 < max ||u||^2 < 1.8e308 raised OverflowError, not the clear error."""
     K0, y, _ = _data(0)
     with pytest.raises(ValueError, match="overflow double precision"):
         ClassificationProblem(K0, y, C=1e78, rho=1.0)

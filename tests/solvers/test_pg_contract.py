@@ -155,8 +155,17 @@ def test_accelerated_policy_steps_and_info():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = projected_gradient(problem, _monitor(problem, max_iter=20), lipschitz0=50.0)
-    assert set(res.info) == {"step", "n_backtracks", "n_restarts", "lipschitz_estimate"}
-    assert res.info["step"] == "accelerated"
+    assert set(res.info) == {
+        "step",
+        "evaluations",
+        "n_objective_evaluations",
+        "n_backtracks",
+        "n_restarts",
+        "lipschitz_estimate",
+    }
+    assert res.info["step"] == "accelerated" and res.info["evaluations"] == "lean"
+    # objective-only evaluations are counted among the evaluations, never more of them
+    assert 0 <= res.info["n_objective_evaluations"] <= res.n_evaluations
     metric = problem.metric
     assert all(m is not None and np.array_equal(m, metric) for _, m in problem.prox_args)
     # L starts at lipschitz0 and is multiplied by 0.9 after each accepted step: the first step
