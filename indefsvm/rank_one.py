@@ -374,6 +374,25 @@ def _secular_eigenpairs(
     return lam, selected, vectors_t
 
 
+def _initial_guess(
+    k: int, guess: tuple[NDArray[np.int64], NDArray[np.float64]] | None
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """``(side, tau)`` for the compiled kernels: side ``-1`` (cold start) for every root."""
+    if guess is None:
+        return np.full(k, -1, dtype=np.int64), np.zeros(k)
+    return guess
+
+
+def _use_threads(n_threads: int) -> bool:
+    """Set Numba's thread count for a threaded kernel; False: use the serial build."""
+    import numba
+
+    threads = max(1, min(n_threads, numba.config.NUMBA_NUM_THREADS))
+    if threads > 1:
+        numba.set_num_threads(threads)
+    return threads > 1
+
+
 def _secular_eigenpairs_numba(
     d: NDArray[np.float64],
     z_unit: NDArray[np.float64],
@@ -388,14 +407,10 @@ def _secular_eigenpairs_numba(
     Returns None when a root failed ``dlaed4``'s convergence test within the iteration limit (the
     caller then uses the LAPACK path for the whole problem). ``k >= 3`` is required.
     """
-    import numba
 
     kernel = _numba_kernel()
     k = d.shape[0]
-    if guess is None:
-        side, guess_tau = np.full(k, -1, dtype=np.int64), np.zeros(k)
-    else:
-        side, guess_tau = guess
+    side, guess_tau = _initial_guess(k, guess)
     origin = np.empty(k, dtype=np.int64)
     tau = np.empty(k, dtype=np.float64)
     status = np.empty(k, dtype=np.int64)
@@ -403,9 +418,7 @@ def _secular_eigenpairs_numba(
     # Two Löwner ratios per division when their products cannot over/underflow.
     scale = max(float(np.max(np.abs(d))), rho)
     pair = 1e-100 <= scale <= 1e100
-    threads = max(1, min(n_threads, numba.config.NUMBA_NUM_THREADS))
-    if threads > 1:
-        numba.set_num_threads(threads)
+    if _use_threads(n_threads):
         roots, vectors = kernel.secular_roots, kernel.secular_vectors
     else:
         # The serial build: no OpenMP pool whose idle threads spin after each parallel region
@@ -759,20 +772,14 @@ def _secular_values_numba(
     warm: SecularWarmStart | None,
 ) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.float64]] | None:
     """The ``m`` smallest roots by the compiled kernel; None if one failed its test."""
-    import numba
 
     kernel = _numba_kernel()
     k = d.shape[0]
-    if guess is None:
-        side, guess_tau = np.full(k, -1, dtype=np.int64), np.zeros(k)
-    else:
-        side, guess_tau = guess
+    side, guess_tau = _initial_guess(k, guess)
     origin = np.zeros(k, dtype=np.int64)
     tau = np.zeros(k, dtype=np.float64)
     status = np.zeros(k, dtype=np.int64)
-    threads = max(1, min(n_threads, numba.config.NUMBA_NUM_THREADS))
-    if threads > 1:
-        numba.set_num_threads(threads)
+    if _use_threads(n_threads):
         roots = kernel.secular_roots_prefix
     else:
         roots = kernel.secular_roots_prefix_serial
