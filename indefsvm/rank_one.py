@@ -161,13 +161,9 @@ class SecularWarmStart:
         tau: NDArray[np.float64],
     ) -> None:
         """Keep root ``j`` (``= d[kept[origin[j]]] + tau[j]``) under its lower pole ``kept[j]``."""
-        if self._origin is None or self._tau is None or n != self._n or sign != self._sign:
-            self._origin = np.empty(n, dtype=np.int64)
-            self._tau = np.empty(n, dtype=np.float64)
-            self._n, self._sign = n, sign
-        self._origin.fill(-1)
-        self._origin[kept] = kept[origin]
-        self._tau[kept] = tau
+        self._prepare(n, sign)
+        self._origin.fill(-1)  # type: ignore[union-attr]
+        self._write(kept, origin, tau, kept.shape[0])
 
     def store_prefix(
         self,
@@ -183,12 +179,25 @@ class SecularWarmStart:
         The other stored roots (e.g. the positive ones of the previous full call) are kept: they
         are still the best guesses available for the next full call.
         """
+        self._prepare(n, sign)
+        self._write(kept, origin, tau, m)
+
+    def _prepare(self, n: int, sign: int) -> None:
+        """Empty storage (no root stored) unless roots of the same size and sign are kept."""
         if self._origin is None or self._tau is None or n != self._n or sign != self._sign:
             self._origin = np.full(n, -1, dtype=np.int64)
             self._tau = np.zeros(n, dtype=np.float64)
             self._n, self._sign = n, sign
-        self._origin[kept[:m]] = kept[origin[:m]]
-        self._tau[kept[:m]] = tau[:m]
+
+    def _write(
+        self,
+        kept: NDArray[np.intp],
+        origin: NDArray[np.int64],
+        tau: NDArray[np.float64],
+        m: int,
+    ) -> None:
+        self._origin[kept[:m]] = kept[origin[:m]]  # type: ignore[index]
+        self._tau[kept[:m]] = tau[:m]  # type: ignore[index]
 
 
 @functools.lru_cache(maxsize=1)
