@@ -49,13 +49,14 @@ def _solve_time(K0, y, max_iter: int, evaluations: str = "lean") -> tuple[float,
 
 def per_iteration(
     K0, y, repeats: int, evaluations: str = "lean"
-) -> tuple[float, float, float, float]:
+) -> tuple[float, float, float, float, float]:
     """Median over ``repeats`` solves of (t(iteration 45) - t(iteration 5)) / 40.
 
     The times come from the run's own history (wall time since the call started), so one run
     gives the issue's ``(T(max_iter=45) - T(max_iter=5)) / 40`` without the noise of two
-    separate set-up ``eigh`` calls. Also returns evaluations per iteration (whole run) and
-    sweeps over the poles per secular root.
+    separate set-up ``eigh`` calls. Also returns evaluations per iteration (whole run), sweeps
+    over the poles per secular root and products ``V'u`` formed by linearity per iteration
+    (instead of a pass over ``V``; one per iteration is the design: the extrapolated point).
     """
     values = []
     evals = partial = sweeps = 0.0
@@ -65,10 +66,12 @@ def per_iteration(
         values.append((t[44] - t[4]) / 40.0)
         evals = res.n_evaluations / res.n_iter
         partial = res.info.get("n_objective_evaluations", 0) / res.n_iter
+        operator = _LAST_WARM.get("operator")
+        linear = operator.n_linear_z / res.n_iter if operator is not None else 0.0
     stats = _LAST_WARM.get("warm")
     if stats is not None and stats.n_roots:
         sweeps = stats.n_sweeps / stats.n_roots
-    return statistics.median(values), evals, partial, sweeps
+    return statistics.median(values), evals, partial, sweeps, linear
 
 
 _LAST_WARM: dict[str, object] = {}
@@ -81,6 +84,7 @@ def _track_warm_start() -> None:
     def init(self, *args, **kwargs):
         original(self, *args, **kwargs)
         _LAST_WARM["warm"] = self.warm_start
+        _LAST_WARM["operator"] = self
 
     proxy_module.ProxyKernelOperator.__init__ = init
 
@@ -133,10 +137,11 @@ def main() -> None:
     _track_warm_start()
     print(
         "| n | #neg eig K0 | eigh (s) | evaluations | engine | numba threads | iteration (ms) | "
-        "evaluations / iteration (objective-only) | sweeps / root | eigh / iteration | "
+        "evaluations / iteration (objective-only) | sweeps / root | V'u by linearity / iteration | "
+        "eigh / iteration | "
         "eigh 1 thread (s) | eigh 1 thread / iteration | load |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     available = rank_one_module.numba_available
     for n in args.sizes:
         K0, y = sigmoid_kernel_problem(n, seed=n)
@@ -158,12 +163,13 @@ def main() -> None:
                 t_eigh1 = statistics.median(
                     [_timed(lambda K=K0: np.linalg.eigh(K)) for _ in range(args.repeats)]
                 )
-            t_it, evals, partial, sweeps = per_iteration(K0, y, args.repeats, ev)
+            t_it, evals, partial, sweeps, linear = per_iteration(K0, y, args.repeats, ev)
             sweep_s = f"{sweeps:.2f}" if engine == "numba" else "-"
             print(
                 f"| {n} | {int(np.sum(d < 0))} | {t_eigh:.3f} | {ev} | {engine} | "
                 f"{threads if engine == 'numba' else '-'} | {1e3 * t_it:.1f} | {evals:.2f} "
-                f"({partial:.2f}) | {sweep_s} | 1/{t_eigh / t_it:.0f} | {t_eigh1:.3f} | "
+                f"({partial:.2f}) | {sweep_s} | {linear:.2f} | 1/{t_eigh / t_it:.0f} | "
+                f"{t_eigh1:.3f} | "
                 f"1/{t_eigh1 / t_it:.0f} | "
                 f"{os.getloadavg()[0]:.2f} |",
                 flush=True,

@@ -23,6 +23,9 @@ This module does the same work in Numba-compiled loops:
   multiplied in a fixed order so the result does not depend on the number of threads.
 * **Eigenvectors** of the selected roots are formed in a second parallel pass from
   ``(origin, tau)`` (the ``delta`` rows are recomputed bit for bit, never stored).
+* **Vectorised loops.** Every loop over the poles runs over array slices from index 0, which
+  LLVM vectorises (the division, one per pole and sweep, is the bottleneck); the reassociated
+  sums differ from ``dlaed4``'s sequential ones by rounding only, within the same error bound.
 
 References
 ----------
@@ -54,33 +57,42 @@ def _lower_sums(d, z, dorg, tau, lo, hi):
     Terms ``j`` in ``[lo, hi)``, summed upwards in dlaed4 (PSI): the error accumulator adds every
     partial sum, i.e. term ``j`` with weight ``hi - j``.
     """
+    # The loops run over slices from index 0, not over ``range(lo, hi)``: with a start that
+    # may be negative Numba keeps a wraparound branch per index and LLVM does not vectorise the
+    # loop (4-9x slower per sweep at k = 2000: benchmarks/bench_secular_loops.py).
+    ds_ = d[lo:hi]
+    zs = z[lo:hi]
+    m = ds_.shape[0]
     s = 0.0
-    ds = 0.0
+    dsum = 0.0
     e = 0.0
-    for j in range(lo, hi):
-        delta = (d[j] - dorg) - tau
-        temp = z[j] / delta
-        t = z[j] * temp
+    for j in range(m):
+        delta = (ds_[j] - dorg) - tau
+        temp = zs[j] / delta
+        t = zs[j] * temp
         s += t
-        ds += temp * temp
-        e += t * (hi - j)
-    return s, ds, e
+        dsum += temp * temp
+        e += t * (m - j)
+    return s, dsum, e
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
 def _upper_sums(d, z, dorg, tau, lo, hi):
     """As :func:`_lower_sums` for PHI, summed downwards: term ``j`` has weight ``j - lo + 1``."""
+    ds_ = d[lo:hi]
+    zs = z[lo:hi]
+    m = ds_.shape[0]
     s = 0.0
-    ds = 0.0
+    dsum = 0.0
     e = 0.0
-    for j in range(lo, hi):
-        delta = (d[j] - dorg) - tau
-        temp = z[j] / delta
-        t = z[j] * temp
+    for j in range(m):
+        delta = (ds_[j] - dorg) - tau
+        temp = zs[j] / delta
+        t = zs[j] * temp
         s += t
-        ds += temp * temp
-        e += t * (j - lo + 1)
-    return s, ds, e
+        dsum += temp * temp
+        e += t * (j + 1)
+    return s, dsum, e
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -261,12 +273,16 @@ def _last_root(d, z, rho, side, guess_tau):
 @njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
 def _accumulate_lowner(j, d, dorg, tau, acc):
     """``acc_i *= delta_i(j) / (d_j - d_i)`` (``i != j``) and ``acc_j *= -delta_j(j)``."""
-    k = d.shape[0]
     dj = d[j]
-    for i in range(j):
-        acc[i] *= ((d[i] - dorg) - tau) / (dj - d[i])
-    for i in range(j + 1, k):
-        acc[i] *= ((d[i] - dorg) - tau) / (dj - d[i])
+    # Loops over slices from 0, as in _lower_sums (vectorised).
+    dl = d[:j]
+    al = acc[:j]
+    for i in range(dl.shape[0]):
+        al[i] *= ((dl[i] - dorg) - tau) / (dj - dl[i])
+    du = d[j + 1 :]
+    au = acc[j + 1 :]
+    for i in range(du.shape[0]):
+        au[i] *= ((du[i] - dorg) - tau) / (dj - du[i])
     acc[j] *= -((dj - dorg) - tau)
 
 
@@ -277,15 +293,18 @@ def _accumulate_lowner_pair(j, d, dorg0, tau0, dorg1, tau1, acc):
     Numerators and denominators of the two ratios are multiplied first (each a product of two
     differences of eigenvalues, far from overflow for the scales allowed by the caller).
     """
-    k = d.shape[0]
     d0 = d[j]
     d1 = d[j + 1]
-    for i in range(j):
-        di = d[i]
-        acc[i] *= (((di - dorg0) - tau0) * ((di - dorg1) - tau1)) / ((d0 - di) * (d1 - di))
-    for i in range(j + 2, k):
-        di = d[i]
-        acc[i] *= (((di - dorg0) - tau0) * ((di - dorg1) - tau1)) / ((d0 - di) * (d1 - di))
+    dl = d[:j]
+    al = acc[:j]
+    for i in range(dl.shape[0]):
+        di = dl[i]
+        al[i] *= (((di - dorg0) - tau0) * ((di - dorg1) - tau1)) / ((d0 - di) * (d1 - di))
+    du = d[j + 2 :]
+    au = acc[j + 2 :]
+    for i in range(du.shape[0]):
+        di = du[i]
+        au[i] *= (((di - dorg0) - tau0) * ((di - dorg1) - tau1)) / ((d0 - di) * (d1 - di))
     acc[j] *= -((d0 - dorg0) - tau0) * (((d0 - dorg1) - tau1) / (d1 - d0))
     acc[j + 1] *= -((d1 - dorg1) - tau1) * (((d1 - dorg0) - tau0) / (d0 - d1))
 

@@ -53,7 +53,7 @@ from indefsvm.problems import (
     ProxyKernelProblem,
     RegressionProblem,
 )
-from indefsvm.proxy import _EPS, _TINY, ProxyState, smoothing_correction
+from indefsvm.proxy import _EPS, _TINY, _Z_ERROR_LIMIT, ProxyState, smoothing_correction
 from indefsvm.rank_one import rank_one_eigh
 
 __all__ = [
@@ -326,7 +326,7 @@ class LowRankProxyOperator:
         #: extrapolated point it is a combination of two stored products
         #: (:meth:`_z_by_linearity`), which saves one of the four passes over the factor per
         #: iteration. ``n_linear_z`` counts them.
-        self._z_history: list[tuple[NDArray[np.float64], NDArray[np.float64]]] = []
+        self._z_history: list[tuple[NDArray[np.float64], NDArray[np.float64], float]] = []
         self.n_linear_z = 0
         logger.debug("low-rank operator: n=%d, m=%d, rank=%d", self.n, kernel.rank, self.rank)
 
@@ -334,8 +334,10 @@ class LowRankProxyOperator:
         """Forget the stored ``U'u`` products (a solve starts from nothing remembered)."""
         self._z_history.clear()
 
-    def _z_by_linearity(self, u: NDArray[np.float64]) -> NDArray[np.float64] | None:
-        """``U'u`` in O(n) when ``u = u_1 + c (u_1 - u_2)`` for two recent ``u`` (to rounding).
+    def _z_by_linearity(self, u: NDArray[np.float64]) -> tuple[NDArray[np.float64], float] | None:
+        """``U'u`` and its error bound in O(n) when ``u = u_1 + c (u_1 - u_2)`` (to rounding).
+
+        ``u_1, u_2`` are two recent points.
 
         The accelerated method evaluates ``y = x_k + beta (x_k - x_{k-1})`` right after
         ``x_k``. Consecutive iterates are nearly parallel, so a least-squares fit on the pair
@@ -346,23 +348,36 @@ class LowRankProxyOperator:
         combined ``U'u`` differs from ``U'u`` by at most that norm, the size of the direct
         product's own rounding error. (An entrywise test rejects most extrapolated points: the
         error of ``c`` is of order ``eps ||u|| / ||d||``, not small entry by entry.)
+
+        The rounding errors of ``z_1`` and ``z_2`` enter multiplied by ``1 + c`` and ``c``, so
+        as in :meth:`indefsvm.proxy.ProxyKernelOperator._z_by_linearity` every stored product
+        carries a bound ``E`` in units of the direct product's rounding (1 for those), and a
+        combination is refused when ``(|1 + c| ||u_1|| E_1 + |c| ||u_2|| E_2) / ||u|| > 4`` (a
+        huge ``c`` from two nearly equal points, or combinations of combinations).
         """
         history = self._z_history
         if len(history) < 2:
             return None
-        u1, z1 = history[-1]
+        u1, z1, e1 = history[-1]
         e = u - u1
-        for u2, z2 in reversed(history[:-1]):
+        norm1 = np.sqrt(float(u1 @ u1))
+        norm_u = np.sqrt(float(u @ u))
+        if not norm_u > 0:
+            return None  # u = 0: the direct product is exact
+        for u2, z2, e2 in reversed(history[:-1]):
             d = u1 - u2
             dd = float(d @ d)
             if not dd > 0:
                 continue
             c = float(d @ e) / dd
+            error = abs(1.0 + c) * norm1 * e1 + abs(c) * np.sqrt(float(u2 @ u2)) * e2
+            if not error <= _Z_ERROR_LIMIT * norm_u:
+                continue
             r = e - c * d
-            allowed = (16.0 * _EPS) * (np.sqrt(float(u1 @ u1)) + abs(c) * np.sqrt(dd)) + _TINY
+            allowed = (16.0 * _EPS) * (norm1 + abs(c) * np.sqrt(dd)) + _TINY
             if np.sqrt(float(r @ r)) <= allowed:
                 self.n_linear_z += 1
-                return z1 + c * (z1 - z2)
+                return z1 + c * (z1 - z2), float(error / norm_u)
         return None
 
     # -- products with the factor ---------------------------------------------------------------
@@ -480,10 +495,12 @@ class LowRankProxyOperator:
         sigma = self.sigma
         u = np.asarray(u, dtype=np.float64)
         u_norm_sq = float(u @ u)
-        z_head = self._z_by_linearity(u)
-        if z_head is None:
-            z_head = self.T.T @ self.rmat_w(u)
-        self._z_history.append((u, z_head))
+        found = self._z_by_linearity(u)
+        if found is None:
+            z_head, z_error = self.T.T @ self.rmat_w(u), 1.0
+        else:
+            z_head, z_error = found
+        self._z_history.append((u, z_head, z_error))
         del self._z_history[:-_LOWRANK_Z_HISTORY]
         rn_sq = u_norm_sq - float(z_head @ z_head)
         residual = None

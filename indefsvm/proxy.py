@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -52,7 +53,10 @@ ENGINE_THREADS = _default_engine_threads()
 #: ``V`` took 52 ms with 2 threads and 1.6 ms with one (docs/benchmarks.md).
 GEMV_BLAS_THREADS: int | None = 1
 #: Recent products ``V'u`` kept for forming a new one by linearity.
-_Z_HISTORY = 4
+_Z_HISTORY = 6
+#: Largest error bound of a ``V'u`` formed by linearity, in units of the rounding error of the
+#: product formed directly (:meth:`ProxyKernelOperator._z_by_linearity`).
+_Z_ERROR_LIMIT = 4.0
 _EPS = float(np.finfo(np.float64).eps)
 _TINY = float(np.finfo(np.float64).tiny)
 
@@ -168,8 +172,9 @@ class ProxyKernelOperator:
         #: Roots of the previous evaluation: the next one starts its secular iteration there
         #: (the solvers move u a little per step); accuracy is unchanged (same convergence test).
         self.warm_start = SecularWarmStart()
-        #: Recent ``(u, V'u)`` pairs and how many ``V'u`` were formed from them (O(n)).
-        self._z_history: list[tuple[NDArray[np.float64], NDArray[np.float64]]] = []
+        #: Recent ``(u, V'u, error bound)`` triples (:meth:`_z_by_linearity`) and how many
+        #: ``V'u`` were formed from them in O(n).
+        self._z_history: list[tuple[NDArray[np.float64], NDArray[np.float64], float]] = []
         self.n_linear_z = 0
         if assume_psd:
             # PerturbSVM (eq. 21-22): K* = K0 + sigma u u', no eigendecomposition at all.
@@ -314,43 +319,72 @@ class ProxyKernelOperator:
         history = self._z_history
         if history and (history[-1][0] is u or np.array_equal(history[-1][0], u)):
             return history[-1][1]
-        z = self._z_by_linearity(u)
-        if z is None:
-            z = self.eigenvectors.T @ u
-        history.append((u, z))
+        found = self._z_by_linearity(u)
+        if found is None:
+            z, error = self.eigenvectors.T @ u, 1.0
+        else:
+            z, error = found
+        history.append((u, z, error))
         del history[:-_Z_HISTORY]
         return z
 
-    def _z_by_linearity(self, u: NDArray[np.float64]) -> NDArray[np.float64] | None:
+    def _z_by_linearity(self, u: NDArray[np.float64]) -> tuple[NDArray[np.float64], float] | None:
         """``V'u`` in O(n) when ``u`` is (to rounding) a combination of two recent ``u``.
 
         ``z = V'u`` is linear in ``u``: accelerated gradient evaluates the extrapolated point
         ``y = x_k + beta (x_k - x_{k-1})`` right after ``x_k``, so ``V'u_y`` is the same
-        combination of two stored products and one of the two n x n passes over ``V`` of that
-        evaluation is saved. Accepted only if every entry of ``u - a u_1 - b u_2`` is within
-        8 eps of the combination's magnitude (what forming ``y`` itself rounds off); the error
-        of the combined ``z`` is then a few times that of ``V'u`` computed directly.
+        combination ``a z_1 + b z_2`` of two stored products and one of the two n x n passes over
+        ``V`` of that evaluation is saved. Returns the product and its error bound (below).
+
+        The coefficients are the least-squares fit of ``u - u_1`` on ``u_1`` and ``u_1 - u_2``:
+        consecutive iterates are nearly parallel, and a fit on ``u_1, u_2`` themselves is so
+        ill-conditioned that its coefficients carried errors of 1e-13 and the extrapolated points
+        of a real solve were refused (1 of 45 accepted at n = 2000). Every stored product
+        carries a bound ``E`` on its error in units of ``gamma ||u||``, the rounding error of
+        ``V'u`` formed directly (``E = 1`` for those); the combination is accepted when
+
+        * the residual ``r = u - a u_1 - b u_2`` has ``||r|| <= 8 eps (|a| ||u_1|| + |b| ||u_2||)``
+          (``V`` is orthogonal, so ``V'r`` is that small), and
+        * its own bound ``E = (|a| ||u_1|| E_1 + |b| ||u_2|| E_2) / ||u||`` is at most 4: the
+          errors of ``z_1`` and ``z_2`` enter multiplied by ``a`` and ``b``, so two nearly
+          equal ``u_1, u_2`` with a tiny difference (huge coefficients; ACCPM's points gave
+          errors of 1e-6) or a chain of combinations of combinations is formed directly.
+
+        Accelerated gradient's extrapolations of direct products have ``a = 1 + beta``,
+        ``b = -beta`` with ``beta < 1``: ``E <= 3``.
         """
         history = self._z_history
         if len(history) < 2:
             return None
-        u1, z1 = history[-1]
+        u1, z1, e1 = history[-1]
         g11 = float(u1 @ u1)
-        r1 = float(u1 @ u)
-        for u2, z2 in reversed(history[:-1]):
-            g12 = float(u1 @ u2)
-            g22 = float(u2 @ u2)
+        norm1 = math.sqrt(g11)
+        norm_u = math.sqrt(float(u @ u))
+        if not norm_u > 0:
+            return None  # u = 0: the direct product is exact
+        r0 = u - u1
+        r01 = float(u1 @ r0)
+        for u2, z2, e2 in reversed(history[:-1]):
+            step = u1 - u2
+            g12 = float(u1 @ step)
+            g22 = float(step @ step)
             det = g11 * g22 - g12 * g12
             if not det > 1e-8 * g11 * g22:
                 continue  # (nearly) parallel: the coefficients are ill-determined
-            r2 = float(u2 @ u)
-            a = (r1 * g22 - r2 * g12) / det
-            b = (r2 * g11 - r1 * g12) / det
+            r02 = float(step @ r0)
+            c1 = (r01 * g22 - r02 * g12) / det
+            c2 = (r02 * g11 - r01 * g12) / det
+            a = 1.0 + c1 + c2
+            b = -c2
+            weight1 = abs(a) * norm1
+            weight2 = abs(b) * math.sqrt(float(u2 @ u2))
+            error = weight1 * e1 + weight2 * e2
+            if not error <= _Z_ERROR_LIMIT * norm_u:
+                continue
             residual = u - a * u1 - b * u2
-            allowed = (8.0 * _EPS) * (abs(a) * np.abs(u1) + abs(b) * np.abs(u2)) + _TINY
-            if np.all(np.abs(residual) <= allowed):
+            if math.sqrt(float(residual @ residual)) <= (8.0 * _EPS) * (weight1 + weight2):
                 self.n_linear_z += 1
-                return a * z1 + b * z2
+                return a * z1 + b * z2, error / norm_u
         return None
 
     def matvec(self, state: ProxyState, v: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -643,13 +643,13 @@ def _deflate(d: NDArray[np.float64], z: NDArray[np.float64], rho: float) -> _Def
     candidates = np.flatnonzero(~small)
     merged = np.zeros(n, dtype=bool)
     rotations: list[tuple[int, int, float, float]] = []
-    if candidates.size > 1:
-        # A rotation only moves d_q towards d_p, so gaps between later neighbours can only grow:
-        # the pairs whose ORIGINAL gap exceeds 2 tol (|c s| <= 1/2) can never merge.
-        gaps = np.diff(d[candidates])
+    # A rotation only moves d_q towards d_p, so gaps between later neighbours can only grow:
+    # the pairs whose ORIGINAL gap exceeds 2 tol (|c s| <= 1/2) can never merge.
+    close = np.flatnonzero(np.diff(d[candidates]) <= 2.0 * tol) if candidates.size > 1 else ()
+    if len(close):
         # The chain of merges is sequential; plain Python floats keep the loop cheap.
         d_list, z_list = d.tolist(), z.tolist()
-        for pos in np.flatnonzero(gaps <= 2.0 * tol).tolist():
+        for pos in close.tolist():
             p, q = int(candidates[pos]), int(candidates[pos + 1])
             z_p, z_q, d_p, d_q = z_list[p], z_list[q], d_list[p], d_list[q]
             tau = math.hypot(z_p, z_q)

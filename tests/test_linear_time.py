@@ -152,6 +152,23 @@ def test_lowrank_extrapolated_point_by_linearity_matches_direct_evaluation(vecto
     assert problem.operator.n_linear_z == before + 1
 
 
+def test_lowrank_linearity_refuses_a_huge_coefficient():
+    """u = u1 + c (u1 - u2) with u2 within 1e-9 of u1 and c = 1e6 fits to rounding, but the
+    rounding errors of the stored products would be multiplied by c: formed directly."""
+    problem = _lowrank_problem()
+    op = problem.operator
+    rng = np.random.default_rng(3)
+    u1 = rng.uniform(-1, 1, problem.n)
+    u2 = u1 + 1e-9 * rng.uniform(-1, 1, problem.n)
+    op.state(u2)
+    op.state(u1)
+    before = op.n_linear_z
+    op.state(u1 + 1e6 * (u1 - u2))
+    assert op.n_linear_z == before
+    op.state(u1 + 0.5 * (u1 - u2) + 0.1 * u1)  # not a combination along u1 - u2 either
+    assert op.n_linear_z == before
+
+
 def test_accelerated_lowrank_solve_uses_linearity_and_reaches_the_dense_optimum():
     problem = _lowrank_problem(n=600, m=30)
     res = solve_problem(problem, tol=1e-7, max_iter=5000)

@@ -196,52 +196,114 @@ def test_z_of_the_extrapolated_point_is_the_combination_of_the_last_two():
     assert lin == [False, False, False, False, True] and op.n_linear_z == 3
 
 
-def test_z_by_linearity_skips_parallel_pairs_and_keeps_four_products():
+def test_z_by_linearity_skips_parallel_pairs_and_keeps_six_products():
     K0 = _small_indefinite(12, 42)
     rng = np.random.default_rng(43)
     op = ProxyKernelOperator(K0, 0.5)
     h0, h1 = rng.uniform(-1, 1, 12), rng.uniform(-1, 1, 12)
     h2 = 2.0 * h1  # a combination (2 h1 + 0 h0): formed by linearity
-    # the newest pair (h2, h1) is parallel, so the search goes on to (h2, h0)
+    # h2 was formed by linearity, so it is no basis; h1 and h0 are
     u = h2 + 0.3 * (h2 - h0)
     _, lin = _evaluate_sequence(op, [h0, h1, h2, u])
     assert lin == [False, False, True, True] and op.n_linear_z == 2
-    # only the four most recent products are kept: a combination of the newest and the fifth
+    # the newest pair of bases (h4, h3) is nearly parallel (h4 is -3 h3 up to 1e-6, too far
+    # from span(h3, h0) to be combined), so the search goes on to (h4, h0)
+    op.reset_warm_start()
+    h = [rng.uniform(-1, 1, 12) for _ in range(4)]
+    h.append(-3.0 * h[3] + 1e-6 * rng.uniform(-1, 1, 12))
+    _, lin = _evaluate_sequence(op, [h[0], h[3], h[4], h[4] + 0.5 * (h[4] - h[0])])
+    assert lin == [False, False, False, True] and op.n_linear_z == 3
+    # only the six most recent products are kept: a combination of the newest and the seventh
     # newest is formed directly
     op.reset_warm_start()
-    assert op.n_linear_z == 2  # a counter over the operator's life, not reset
-    h = [rng.uniform(-1, 1, 12) for _ in range(5)]
-    _, lin = _evaluate_sequence(op, [*h, h[4] + 0.5 * (h[4] - h[0])])
-    assert lin == [False] * 6 and op.n_linear_z == 2
+    assert op.n_linear_z == 3  # a counter over the operator's life, not reset
+    h = [rng.uniform(-1, 1, 12) for _ in range(7)]
+    _, lin = _evaluate_sequence(op, [*h, h[6] + 0.5 * (h[6] - h[0])])
+    assert lin == [False] * 8 and op.n_linear_z == 3
+    # ... and of the newest and the sixth newest by linearity
+    op.reset_warm_start()
+    _, lin = _evaluate_sequence(op, [*h, h[6] + 0.5 * (h[6] - h[1])])
+    assert lin == [False] * 7 + [True] and op.n_linear_z == 4
     # a point that is no combination of the stored ones is formed directly
     _, lin = _evaluate_sequence(op, [rng.uniform(-1, 1, 12)])
     assert lin == [False]
 
 
+def test_z_of_zero_after_stored_products_is_formed_directly():
+    """u = 0 is the combination 0 u1 + 0 u2 of anything (a start at alpha = 0): its product is
+    the exact zero vector, formed directly (this once divided by ||u|| = 0)."""
+    K0 = _small_indefinite(8, 51)
+    rng = np.random.default_rng(52)
+    op = ProxyKernelOperator(K0, 0.5)
+    state, lin = _evaluate_sequence(op, [rng.uniform(-1, 1, 8), rng.uniform(-1, 1, 8), np.zeros(8)])
+    assert lin == [False, False, False]
+    assert np.array_equal(state.z, np.zeros(8)) and np.array_equal(state.kstar_u, np.zeros(8))
+
+
+def test_z_by_linearity_refuses_combinations_with_cancellation():
+    """Two nearly equal stored points with a tiny difference: u = u1 + c (u1 - u2) with a huge
+    c fits to rounding, but z1 and z2 carry rounding errors that c would multiply (ACCPM's
+    points did this: errors of 1e-6 in V'u). Such a u is formed directly."""
+    K0 = _small_indefinite(12, 49)
+    rng = np.random.default_rng(50)
+    op = ProxyKernelOperator(K0, 0.5)
+    u1 = rng.uniform(-1, 1, 12)
+    u2 = u1 + 1e-9 * rng.uniform(-1, 1, 12)
+    u = u1 + 1e6 * (u1 - u2)  # |a| ||u1|| + |b| ||u2|| is about 2e6 ||u||
+    _, lin = _evaluate_sequence(op, [u2, u1, u])
+    assert lin == [False, False, False]
+    # the same step with a moderate coefficient (|a| ||u1|| + |b| ||u2|| < 4 ||u||) is combined
+    u3 = rng.uniform(-1, 1, 12)
+    _, lin = _evaluate_sequence(op, [u3, u3 + 1.5 * (u3 - u)])
+    assert lin == [False, True]
+
+
 @pytest.mark.parametrize("scale", [1.0, 2.0**10, 2.0**-10])
 def test_z_by_linearity_acceptance_boundary(scale):
-    """The acceptance rule at its edges, with inputs whose arithmetic is exact: u1 = 2 (e0 + e2),
-    u2 = 4 (e1 + e3), u = (1, 1, 1 + m1 eps, 1 + m2 eps, t) (all times ``scale``, a power of two).
-    The least-squares coefficients are a = 1/2 (+ rounding), b = 1/4; an offset of 16 eps in
-    entry 2 leaves a residual of exactly 8 eps |a u1| (accepted), 17 eps one above it (refused).
-    Entry 4 is 0 in u1 and u2: it is accepted only up to the smallest normal number."""
+    """The acceptance rule at its edges: u1 = 2 (e0 + e2), u2 = 4 (e1 + e3) and
+    u = (1, 1, 1 + m1 eps, 1 + m2 eps, t) (all times ``scale``, a power of two). The least-squares
+    fit is a = 1/2 + m1 eps / 4, b = 1/4 + m2 eps / 8 with residual norm
+    sqrt((m1 eps)^2 / 2 + (m2 eps)^2 / 2 + t^2), accepted while it is at most
+    8 eps (|a| ||u1|| + |b| ||u2||) = 8 sqrt(2) eps (2 + ...): an offset of up to 32 eps in one
+    entry (31 accepted, 33 refused) or an entry outside span(u1, u2) up to 16 sqrt(2) eps."""
     K0 = _small_indefinite(5, 44)
     u1 = scale * 2.0 * np.array([1.0, 0.0, 1.0, 0.0, 0.0])
     u2 = scale * 4.0 * np.array([0.0, 1.0, 0.0, 1.0, 0.0])
     cases = [
-        ((16, 0, 0.0), True),
-        ((17, 0, 0.0), False),
-        ((0, 16, 0.0), True),
-        ((0, 17, 0.0), False),
-        ((0, 0, _TINY), True),
-        ((0, 0, 2 * _TINY), False),
+        ((0, 0, 0.0), True),
+        ((31, 0, 0.0), True),
+        ((33, 0, 0.0), False),
+        ((0, 31, 0.0), True),
+        ((0, 33, 0.0), False),
+        ((0, 0, 22 * _EPS), True),
+        ((0, 0, 23 * _EPS), False),
     ]
     for (m1, m2, last), accepted in cases:
-        u = scale * np.array([1.0, 1.0, 1.0 + m1 * _EPS, 1.0 + m2 * _EPS, 0.0])
-        u[4] = last
+        u = scale * np.array([1.0, 1.0, 1.0 + m1 * _EPS, 1.0 + m2 * _EPS, last])
         op = ProxyKernelOperator(K0, 0.5)
         _, lin = _evaluate_sequence(op, [u2, u1, u])
         assert lin == [False, False, accepted], (m1, m2, last)
+
+
+def test_z_by_linearity_accepts_extrapolations_of_nearly_parallel_iterates():
+    """Consecutive iterates of a solver differ by a small step, so u1 and u2 are nearly parallel
+    and a fit on (u1, u2) is ill-conditioned: its coefficients were wrong by ~1e-13 and the
+    extrapolated points of a real solve were refused. Here y = x1 + beta (x1 - x0) with
+    ||x1 - x0|| = 1e-4 ||x0|| and entries where x1 is 0 (a bound), as in pg."""
+    n = 40
+    K0 = _small_indefinite(n, 47)
+    rng = np.random.default_rng(48)
+    op = ProxyKernelOperator(K0, 0.5)
+    x0 = rng.uniform(0.1, 1.0, n)
+    x1 = x0 + 1e-4 * rng.uniform(-1, 1, n)
+    x1[:5] = 0.0
+    x0[:5] = 1e-5 * rng.uniform(0.1, 1.0, 5)
+    for beta in (0.3, 0.7, 0.95):
+        y = x1 + beta * (x1 - x0)
+        op.reset_warm_start()
+        state, lin = _evaluate_sequence(op, [x0, x1, y])
+        assert lin == [False, False, True], beta
+        assert np.allclose(state.kstar_u, _dense_kstar(K0, y, 0.5) @ y, atol=1e-12)
 
 
 def test_state_passes_the_operators_engine_settings(monkeypatch):

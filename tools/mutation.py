@@ -286,17 +286,59 @@ def survivors(module: str, workdir: Path, out: Path | None) -> None:
         [sys.executable, "-c", _SURVIVOR_DUMP], cwd=dest, check=True, capture_output=True, text=True
     )
     lines = sorted(res.stdout.splitlines(), key=_natural_key)
+    carried = 0
+    if out is not None and out.exists():
+        lines, carried = _carry_verdicts(lines, out.read_text().splitlines())
     header = (
         f"# Mutants of {', '.join(MODULES[module][0])} not killed"
         f" (mutmut, python tools/mutation.py {module});"
-        " one line per mutant: name, status, removed line(s), added line(s)\n"
+        " one line per mutant: name, status, removed line(s), added line(s), verdict\n"
     )
     text = header + "\n".join(lines) + "\n"
     if out is None:
         print(text, end="")
     else:
         out.write_text(text)
-        print(f"== {module}: {len(lines)} survivors written to {out}")
+        missing = sum(1 for line in lines if len(line.split("\t")) < 5)
+        print(
+            f"== {module}: {len(lines)} survivors written to {out} ({carried} verdicts carried"
+            f" over from the previous file, {missing} without a verdict)"
+        )
+
+
+def _edit_key(line: str) -> tuple[str, str, str] | None:
+    """(function, removed, added) of a survivors line: the edit, independent of mutmut's
+    per-function numbering, which shifts whenever the function gains or loses a mutant."""
+    fields = line.split("\t")
+    if len(fields) < 4 or line.startswith("#"):
+        return None
+    function = fields[0].rpartition("__mutmut_")[0]
+    return function, fields[2], fields[3]
+
+
+def _carry_verdicts(lines: list[str], previous: list[str]) -> tuple[list[str], int]:
+    """Append to each new survivor the verdict given by hand to the same edit (same function,
+    same removed and added lines) in the previous survivors file, when that verdict is unique.
+
+    Mutant names are numbered per function, so after a code change the same edit gets another
+    name; its verdict (an equivalence argument about that edit) still applies unless the code
+    around it changed, which is why a carried verdict is reviewed with the diff of the module.
+    """
+    verdicts: dict[tuple[str, str, str], set[str]] = {}
+    for line in previous:
+        key = _edit_key(line)
+        fields = line.split("\t")
+        if key is not None and len(fields) >= 5 and fields[4].strip():
+            verdicts.setdefault(key, set()).add(fields[4])
+    out, carried = [], 0
+    for line in lines:
+        key = _edit_key(line)
+        found = verdicts.get(key) if key is not None else None
+        if found is not None and len(found) == 1:
+            line = f"{line}\t{next(iter(found))}"
+            carried += 1
+        out.append(line)
+    return out, carried
 
 
 _RERUN_DEFAULT = ("survived", "suspicious")
