@@ -692,6 +692,34 @@ def test_exhausted_backtracking_is_a_numerical_error(evaluations):
     np.testing.assert_array_equal(res.alpha, np.zeros(5))
 
 
+@pytest.mark.parametrize(("nan_after", "evaluations"), [(1, "lean"), (30, "full")])
+def test_backtracking_that_reaches_a_zero_step_with_a_non_finite_trial_says_how_many_steps(
+    nan_after, evaluations
+):
+    """Every evaluation after the first ``nan_after`` is not finite. From a point inside the box
+    the step 2^-k g rounds to 0 after about 55 doublings: the trial point is then y itself
+    (dd == 0), still not finite, and the run stops with numerical_error. The message gives the
+    number of backtracking steps made in that iteration (the trailing halvings of the step),
+    not MAX_BACKTRACKS (regression: it said 200) nor the run's total."""
+    prob = _ill(nan_after=nan_after, x0=np.full(5, 0.5))
+    res, _ = _solve(prob, max_iter=50, lipschitz0=0.05, evaluations=evaluations)
+    assert res.status == "numerical_error"
+    steps = np.array(prob.prox_steps)
+    halved = (steps[1:] / steps[:-1] == 0.5)[::-1]
+    k = int(np.argmin(halved)) if not halved.all() else halved.size
+    assert 40 < k < 200
+    if nan_after > 1:
+        assert res.n_iter >= 2 and res.info["n_backtracks"] > k  # earlier iterations backtracked
+    else:
+        assert res.info["n_backtracks"] == k
+        np.testing.assert_array_equal(prob.calls[-1][1], np.full(5, 0.5))  # dd == 0: y itself
+    assert res.message == (
+        f"no ascent step found after {k} backtracking steps (Lipschitz estimate "
+        f"{res.info['lipschitz_estimate']:.3g}); the objective or gradient is not finite or "
+        "not smooth here"
+    )
+
+
 def test_non_finite_gradient_at_the_new_iterate_is_a_numerical_error():
     """Lean: the trial point's objective is finite, so it is accepted; completing it gives a
     non-finite gradient (only a completed evaluation can) and the run stops there."""
