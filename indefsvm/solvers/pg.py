@@ -162,6 +162,7 @@ def projected_gradient(
     while True:
         g = ev_y.gradient
         y = ev_y.alpha
+        backtracks_before = n_backtracks
         for _ in range(MAX_BACKTRACKS):
             x_new = problem.prox(y + g / (L * w), 1.0 / L, metric)
             ev_new = evaluate_trial(x_new)
@@ -193,10 +194,13 @@ def projected_gradient(
         else:
             ev_new = None
         if ev_new is None or not _finite(ev_new):
+            # Backtracking ends early when the step rounds to zero (dd == 0) or time runs out:
+            # say how many steps were made, not MAX_BACKTRACKS.
             monitor.stop(
                 "numerical_error",
-                f"no ascent step found after {MAX_BACKTRACKS} backtracking steps (Lipschitz "
-                f"estimate {L:.3g}); the objective or gradient is not finite or not smooth here",
+                f"no ascent step found after {n_backtracks - backtracks_before} backtracking "
+                f"steps (Lipschitz estimate {L:.3g}); the objective or gradient is not finite "
+                "or not smooth here",
             )
             break
         if monitor.out_of_time() and monitor.status is None:
