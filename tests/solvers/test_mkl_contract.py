@@ -11,6 +11,7 @@ problems never use (coefficients other than +-1, negative scales).
 
 from __future__ import annotations
 
+import logging
 import time
 from types import SimpleNamespace
 
@@ -581,3 +582,43 @@ def test_solve_reports_the_master_gap_and_values_are_the_constraints():
         J, alpha, lam, gap = m.solve(kernels, 0.0)
         assert J - t_ref >= -1e-7 and gap >= J - t_ref - 1e-7
         assert J == pytest.approx(lam @ values_at(pb, kernels, alpha), abs=1e-9)
+
+
+def test_newton_line_search_is_armijo_with_halving(monkeypatch, caplog):
+    """Backtracking accepts the first ``s = 1, 1/2, ...`` with ``J(s) <= J + 1e-4 s slope``
+    (equality included), and gives up (None) after 40 halvings."""
+    pb = svc_problem(seed=6)
+    kernels = proxy_kernels(pb, 7, 3)
+    m = MKLMaster(pb)
+    lam = np.full(3, 1 / 3)
+    J, values, w, P, _ = m._evaluate(lam, kernels, m.w)
+    target = 0.5 * lam + 0.5 * np.eye(3)[int(np.argmin(values))]
+    monkeypatch.setattr(_mkl, "_simplex_qp", lambda H, c, start: target.copy())
+    grad = values - values.mean()
+    slope = float(grad @ (target - lam))
+    assert slope < 0
+    script = []
+
+    def fake_evaluate(trial, kernels_, w0):
+        s = len(script)
+        script.append(trial.copy())
+        return J_trials[s], values, w0, P, None
+
+    monkeypatch.setattr(m, "_evaluate", fake_evaluate)
+    # s = 1 rises a little (accepted by a sign error), s = 1/2 meets the rule with equality
+    J_trials = [J + 1e-5 * abs(slope), J + 1e-4 * 0.5 * slope]
+    lam2, J2, *_ = m._newton_step(lam, J, values, w, P, kernels)
+    assert len(script) == 2 and J2 == J_trials[1]
+    assert np.allclose(lam2, lam + 0.5 * (target - lam))
+    assert np.allclose(script[0], target)
+    # never sufficient: 40 trials, then no step
+    script.clear()
+    J_trials = [J + 1.0] * 40
+    with caplog.at_level(logging.DEBUG, logger="indefsvm.solvers._mkl"):
+        assert m._newton_step(lam, J, values, w, P, kernels) is None and len(script) == 40
+    d = target - lam
+    assert [r.getMessage() for r in caplog.records] == [
+        f"mkl newton: no decrease along d (slope {slope:.3e}, J {J:.12g}, last trial "
+        f"{J + 1.0:.12g}, lam {lam}, d {d})"
+    ]
+    assert caplog.records[0].levelno == logging.DEBUG

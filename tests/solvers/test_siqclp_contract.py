@@ -10,6 +10,7 @@ limits.
 
 from __future__ import annotations
 
+import logging
 import time
 import warnings
 from types import SimpleNamespace
@@ -217,7 +218,10 @@ def test_large_parametric_problem_warns_with_the_sizes(monkeypatch):
     with pytest.warns(
         ResourceWarning,
         match=r"^siqclp compile='parametric': compiling 8 slots of \(8, 8\) parameter factors"
-        r" \(512 parameter entries\); cvxpy's DPP",
+        r" \(512 parameter entries\); cvxpy's DPP canonicalisation of dense parameter matrices"
+        r" takes time and memory that grow fast with n \(n = 200: 47 s for two compilations;"
+        r" n = 300: killed for lack of memory at 24 GB\)\. Use compile='rebuild' \(the default\)"
+        r" for large n\.$",
     ):
         _QCLP(pb, "parametric", "CLARABEL", {}).solve(kernels_at(pb, 3, 2))
     monkeypatch.setattr(siqclp, "PARAMETRIC_WARN_SIZE", 8 * N * N)
@@ -433,7 +437,10 @@ def test_exchange_adds_the_most_violated_kernel_and_certifies_the_gap(monkeypatc
     K0, y = data()
     opt, _ = sdp_optimum(K0, y, 1.0, 1.0)
     pb = problem()
-    res, made, offered = solved_with_kernels(monkeypatch, pb=pb, max_iter=4, tol=1e-12, **options)
+    rows = []
+    res, made, offered = solved_with_kernels(
+        monkeypatch, pb=pb, max_iter=4, tol=1e-12, rows=rows, **options
+    )
     assert made[0].origin == 0 and np.allclose(made[0].gram, psd_part(K0), atol=1e-10)
     assert made[0].constant == pytest.approx(np.sum((psd_part(K0) - K0) ** 2), rel=1e-10)
     rng = np.random.default_rng(0)
@@ -450,6 +457,11 @@ def test_exchange_adds_the_most_violated_kernel_and_certifies_the_gap(monkeypatc
             B = rng.normal(size=(N, N))
             K = Kstar + 0.1 * B @ B.T / N
             assert a.sum() - 0.5 * u @ K @ u + np.sum((K - K0) ** 2) >= value - 1e-12
+    if options.get("stabilise", "proximal") == "proximal" and options["master"] == "mkl":
+        # t_2 is the model min_i L_i at the proximal point (without the proximal term)
+        u2 = y * offered[1].alpha
+        model = [offered[1].alpha.sum() - 0.5 * u2 @ k.gram @ u2 + k.constant for k in made[:2]]
+        assert rows[1]["relaxation_value"] == pytest.approx(min(model), abs=1e-9)
     scale = max(1.0, abs(opt))
     for ev in offered:
         assert abs(y @ ev.alpha) < 1e-10 and ev.alpha.min() >= 0 and ev.alpha.max() <= 1.0
@@ -493,6 +505,10 @@ def test_info_fields_of_the_qclp_master():
     assert info["n_serious_steps"] == 0 and info["n_exchange_rule_hits"] == 0
     assert info["prox_weight"] == pytest.approx(1e-14)
     assert "mkl_step" not in info and "n_svm_solves" not in info
+    # every timer is a duration within the solve's wall time
+    for key in ("time_compile", "time_solver", "time_qclp", "time_kernel", "time_mixture_bound"):
+        assert 0 < info[key] <= res.time, key
+    assert info["time_compile"] + info["time_solver"] <= info["time_qclp"]
     assert info["n_pruned"] >= 0 and info["n_pruned"] + info["n_constraints"] == 3
 
 
@@ -508,6 +524,8 @@ def test_info_fields_of_the_mkl_master():
     assert info["n_compilations"] == 0 and info["time_qclp"] == 0.0
     assert info["n_svm_solves"] >= 1 and info["n_smo_iterations"] >= 1
     assert info["time_svm"] > 0 and info["time_master"] >= info["time_svm"]
+    for key in ("time_kernel", "time_mixture_bound", "time_svm", "time_master"):
+        assert 0 < info[key] <= res.time, key
     assert info["n_master_steps"] == 0 and info["n_master_unconverged_svms"] == 0
     assert isinstance(info["master_gaps"], np.ndarray) and info["master_gaps"].shape == (1,)
     assert info["n_constraints"] == 1 and info["max_constraints"] == 1
@@ -516,7 +534,8 @@ def test_info_fields_of_the_mkl_master():
     assert res.info["stabilise"] == "none"
 
 
-def test_proximal_weight_halves_on_serious_and_doubles_on_null_steps(monkeypatch):
+@pytest.mark.parametrize("weight", [1.0, 1e-4])
+def test_proximal_weight_halves_on_serious_and_doubles_on_null_steps(monkeypatch, weight):
     """The proximal bundle rule: the master sees ``(mu, centre)``; ``mu`` halves when f gains a
     tenth of the model's prediction and doubles otherwise; the centre moves on serious steps."""
     pb = problem()
@@ -529,10 +548,13 @@ def test_proximal_weight_halves_on_serious_and_doubles_on_null_steps(monkeypatch
 
     monkeypatch.setattr(siqclp.MKLMaster, "solve", spy)
     offered, rows = [], []
-    res = run(pb, prox_weight=1.0, max_iter=6, tol=1e-12, record=offered, rows=rows, mkl_gap=0.5)
+    gap_share = 0.5 if weight == 1.0 else 0.1
+    res = run(
+        pb, prox_weight=weight, max_iter=8, tol=1e-12, record=offered, rows=rows, mkl_gap=gap_share
+    )
     assert seen[0] == (np.inf, None)
     mus = [p[0] for _, p in seen[1:]]
-    assert mus[0] == 1.0
+    assert mus[0] == weight
     assert np.allclose(seen[1][1][1], offered[0].alpha)
     f_center, center, serious = offered[0].objective, offered[0].alpha, 0
     for i in range(1, len(mus)):
@@ -547,10 +569,14 @@ def test_proximal_weight_halves_on_serious_and_doubles_on_null_steps(monkeypatch
         else:
             assert mus[i] == pytest.approx(mus[i - 1] * 2.0)
         assert np.allclose(seen[i + 1][1][1], center)
-    assert res.info["n_serious_steps"] >= serious
+    # (the last iteration's step is counted too; it is not visible through a later solve)
+    assert res.info["n_serious_steps"] in (serious, serious + 1) and serious >= 2
+    # (weight 1e-4: a null step first, then serious steps below the start: the clamps at
+    # 1e-8 and 1e8 times the initial weight are far away)
+    assert min(mus) < weight or weight == 1.0
     # the master's accuracy target follows the certified gap (mkl_gap times at most the gap)
     for (gap_tol, _), g in zip(seen[1:], res.history["gap"][:-1], strict=False):
-        assert gap_tol <= 0.5 * g * (1 + 1e-12) or gap_tol <= 1e-12
+        assert gap_tol <= gap_share * g * (1 + 1e-12) or gap_tol <= 1e-12
 
 
 def test_pruning_keeps_the_newest_and_the_constraints_with_multipliers(monkeypatch):
@@ -598,6 +624,7 @@ def test_max_time_status_and_warning(master):
         assert res.message.startswith("time limit 0.05s reached with relative gap")
         assert "max_time reached before CLARABEL could finish" in res.message
         assert np.allclose(res.alpha, pb.initial_point())
+        assert res.info["relaxation_value"] == np.inf
 
 
 def test_deadline_is_passed_to_both_masters(monkeypatch):
@@ -672,13 +699,22 @@ def test_solver_error_returns_the_best_point_with_its_status(monkeypatch):
         return orig(self, kernels)
 
     monkeypatch.setattr(siqclp._QCLP, "solve", failing)
-    res = run(master="qclp", tol=1e-12)
+    pb = problem()
+    lib_calls = []
+    real_lib = pb.libsvm_upper_bound
+    monkeypatch.setattr(pb, "libsvm_upper_bound", lambda *a: lib_calls.append(a) or real_lib(*a))
+    res = run(pb, master="qclp", tol=1e-12)
     assert res.status == "solver_error" and res.info["stop_rule"] == "solver_error"
     assert (
         res.info["solver_error"] == "the QCLP subproblem (13) could not be solved (CLARABEL: boom)"
     )
-    assert res.message.startswith("solver_error: the QCLP subproblem (13) could not be solved")
-    assert "at iteration 3; the best certified point so far is returned" in res.message
+    assert res.message == (
+        "solver_error: the QCLP subproblem (13) could not be solved (CLARABEL: boom) at "
+        "iteration 3; the best certified point so far is returned. Pass another solver "
+        "(solver='SCS', ...) or loosen tol"
+    )
+    # no LIBSVM check after a solver failure (conclude(check_libsvm=False))
+    assert lib_calls == []
     assert res.n_iter == 2
 
 
@@ -729,3 +765,320 @@ def test_blas_threads_are_limited(monkeypatch):
     run(max_iter=1)
     run(max_iter=1, blas_threads=None)
     assert got == [1, None]
+
+
+def test_fallbacks_are_logged(monkeypatch, caplog):
+    monkeypatch.setattr(cp, "installed_solvers", lambda: ["CLARABEL", "SCS"])
+    q = _QCLP(problem(), "rebuild", "CLARABEL", {})
+    with caplog.at_level(logging.INFO, logger="indefsvm.solvers.siqclp"):
+        q._run(FakeProblem({"CLARABEL": cp.error.SolverError("kkt"), "SCS": cp.OPTIMAL}))
+    assert [r.getMessage() for r in caplog.records] == [
+        "siqclp: CLARABEL failed on the QCLP (13): kkt",
+        "siqclp: QCLP (13) solved by SCS after [('CLARABEL', 'SolverError: kkt')]",
+    ]
+    assert all(r.levelno == logging.INFO for r in caplog.records)
+
+
+def test_proximal_steps_are_logged_at_debug_level(caplog):
+    """One DEBUG line per proximal step with mu, the predicted and gained increase, the master's
+    gap and the number of kernels (values checked against the callback's rows)."""
+    offered, rows = [], []
+    with caplog.at_level(logging.DEBUG, logger="indefsvm.solvers.siqclp"):
+        res = run(prox_weight=1.0, max_iter=3, tol=0.0, record=offered, rows=rows)
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("siqclp proximal")]
+    assert len(lines) == 2 and all(r.levelno == logging.DEBUG for r in caplog.records)
+    f0 = offered[0].objective
+    t1 = rows[1]["relaxation_value"]
+    gaps = res.info["master_gaps"]
+    assert lines[0] == (
+        f"siqclp proximal: mu {1.0:.3g} predicted {t1 - f0:.3e} gained "
+        f"{offered[1].objective - f0:.3e} master gap {gaps[1]:.3e}, 2 kernels"
+    )
+    serious = offered[1].objective - f0 >= 0.1 * (t1 - f0)
+    mu2, fc = (0.5, offered[1].objective) if serious else (2.0, f0)
+    t2 = rows[2]["relaxation_value"]
+    k2 = rows[2]["n_constraints"]
+    assert lines[1] == (
+        f"siqclp proximal: mu {mu2:.3g} predicted {t2 - fc:.3e} gained "
+        f"{offered[2].objective - fc:.3e} master gap {gaps[2]:.3e}, {k2} kernels"
+    )
+
+
+def test_parametric_recompiles_only_when_a_block_is_exceeded():
+    """Capacity exactly used (kernels == slots, rank == width) is not a reason to recompile; a
+    larger slot block keeps the wider factor width; compile time accumulates over builds."""
+    pb = problem()
+    kernels = kernels_at(pb, 3, 4)
+    ranks = [k.factor.shape[1] for k in kernels]
+    q = _QCLP(pb, "parametric", "CLARABEL", {})
+    q.slot_block, q.width_block = 2, 1
+    q.solve(kernels[:2])
+    assert (q._slots, q._width, q.n_compilations) == (2, max(ranks[:2]), 1)
+    q.solve(kernels[:2])  # exactly full, rank == width
+    assert q.n_compilations == 1
+    L = kernels[1].factor[:, :2]
+    narrow = _Kernel(L, pb.penalty_rho * float(np.sum((L @ L.T - pb.working_kernel) ** 2)), 9)
+    q2 = _QCLP(pb, "parametric", "CLARABEL", {})
+    q2.slot_block, q2.width_block = 1, 1
+    q2.solve([kernels[1]])
+    q2.compile_time = 1000.0
+    t, _, _ = q2.solve([narrow, narrow])  # more slots, smaller rank
+    assert (q2._slots, q2._width, q2.n_compilations) == (2, ranks[1], 2)
+    assert 1000.0 < q2.compile_time < 1000.0 + q2.wall_time
+    ref = qclp_reference(pb, [narrow])[0]
+    assert t == pytest.approx(ref, abs=1e-6)
+
+
+def test_defaults_reach_the_masters(monkeypatch):
+    """Documented defaults: the MKL master's step/tolerance/steps, patience 5 (six hits of the
+    exchange rule), solver options passed to the conic solver."""
+    got = {}
+    orig_init = siqclp.MKLMaster.__init__
+
+    def spy_init(self, problem, **kw):
+        got["mkl"] = kw
+        orig_init(self, problem, **kw)
+
+    monkeypatch.setattr(siqclp.MKLMaster, "__init__", spy_init)
+    run(max_iter=1)
+    assert got["mkl"] == {"step": "newton", "svm_tol": 1e-11, "max_steps": 100}
+    orig_run = siqclp._QCLP._run
+
+    def spy_run(self, prob):
+        got["options"] = dict(self.options)
+        return orig_run(self, prob)
+
+    monkeypatch.setattr(siqclp._QCLP, "_run", spy_run)
+    run(master="qclp", max_iter=1, solver_options={"tol_gap_abs": 1e-9})
+    assert got["options"] == {"tol_gap_abs": 1e-9}
+    run(master="qclp", max_iter=1)
+    assert got["options"] == {}
+    res = run(master="qclp", tol=0.0, exchange_tol=1e-2, max_iter=30)
+    assert res.info["n_exchange_rule_hits"] == 6 and res.info["stop_rule"] == "exchange"
+
+
+def test_default_exchange_tol_is_a_tenth_of_tol():
+    """Without the mixture bound the certified gap lags the model, so Algorithm 3's rule
+    (default ``exchange_tol = tol / 10``) stops the run: at the first iteration with
+    ``t_i - f(a_i) <= tol / 10 max(1, |t_i|)``, not before."""
+    rows = []
+    tol = 1e-3
+    res = run(
+        master="qclp", tol=tol, exchange_patience=0, rows=rows, max_iter=30, certify_mixture=False
+    )
+    t = np.array([r["relaxation_value"] for r in rows])
+    slack = (t - res.history["objective"]) / np.maximum(1.0, np.abs(t))
+    assert res.info["stop_rule"] == "exchange" and res.status == "stalled"
+    assert slack[-1] <= 0.1 * tol and np.all(slack[:-1] > 0.1 * tol)
+    assert np.any(slack[:-1] <= 1.1 * tol)  # a looser default would have stopped earlier
+    assert "f(alpha) >= t - 0.0001 max(1,|t|)" in res.message
+
+
+def test_default_proximal_weight_without_a_stored_eigendecomposition():
+    """``mu = 1e-2 max |lambda(K0)|`` from numpy's eigvalsh when the problem keeps no eigh
+    (PerturbSVM's PSD path) and from the stored eigenvalues otherwise."""
+    X = np.random.default_rng(2).normal(size=(N, 3))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    pb = make_problem("perturb", X @ X.T + 0.1 * np.eye(N), y, C=1.0, rho=1.0)
+    assert pb.working_eigh is None
+    res = run(pb, max_iter=1)
+    lam = np.linalg.eigvalsh(pb.working_kernel)
+    assert res.info["prox_weight"] == pytest.approx(1e-2 * np.max(np.abs(lam)), rel=1e-12)
+
+
+@pytest.mark.parametrize("kw", [{}, {"C": 0.3, "rho": 0.05}])
+def test_master_accuracy_target_has_a_rounding_floor(monkeypatch, kw):
+    """The master's target ``mkl_gap min(gap, predicted)`` is floored at ``1e-13 max(max(1,
+    |f_best|), |c_1|)`` (rounding of the constraint values): reached in a run to ``tol = 0``."""
+    pb = problem(**kw)
+    seen = []
+    orig = siqclp.MKLMaster.solve
+
+    def spy(self, kernels, gap_tol, prox=None):
+        seen.append((gap_tol, kernels[0].constant))
+        return orig(self, kernels, gap_tol, prox)
+
+    monkeypatch.setattr(siqclp.MKLMaster, "solve", spy)
+    offered = []
+    run(pb, tol=0.0, exchange_patience=0, max_iter=100, record=offered)
+    assert seen[0][0] == np.inf
+    best, hits = offered[0].objective, 0
+    for i, (gap_tol, c1) in enumerate(seen[1:], start=1):
+        floor = 1e-13 * max(max(1.0, abs(best)), abs(c1))
+        assert gap_tol >= floor
+        hits += gap_tol == floor
+        best = max(best, offered[i].objective)
+    assert hits >= 1
+
+
+def test_time_limit_inside_a_later_subproblem_stops_with_max_time(monkeypatch):
+    calls = []
+    orig = siqclp._QCLP.solve
+
+    def timing_out(self, kernels):
+        calls.append(1)
+        if len(calls) == 2:
+            raise SubproblemTimeout("max_time reached before CLARABEL could finish")
+        return orig(self, kernels)
+
+    monkeypatch.setattr(siqclp._QCLP, "solve", timing_out)
+    res = run(master="qclp", tol=1e-12)
+    assert res.status == "max_time" and res.n_iter == 1
+    assert res.message.startswith("time limit None")
+    assert "(max_time reached before CLARABEL could finish)" in res.message
+
+
+def test_kernel_bounds_are_computed_once_per_best_point(monkeypatch):
+    calls = []
+    orig = siqclp.MKLMaster.kernel_svm
+
+    def spy(self, K, alpha0, *, full=False):
+        calls.append((alpha0.tobytes(), full))
+        return orig(self, K, alpha0, full=full)
+
+    monkeypatch.setattr(siqclp.MKLMaster, "kernel_svm", spy)
+    offered = []
+    res = run(tol=1e-10, record=offered, max_iter=60)
+    assert len(calls) == len(set(calls)) == res.info["n_kernel_bounds"] >= 1
+    # each bounded point was the best at its time
+    bests = set()
+    best = None
+    for ev in offered:
+        if best is None or ev.objective > best.objective:
+            best = ev
+        bests.add(best.alpha.tobytes())
+    assert {a for a, _ in calls} <= bests
+    assert len({a for a, _ in calls}) >= 3  # the bound follows the best point (7 here)
+
+
+def test_mixture_bound_time_accumulates(monkeypatch):
+    real = siqclp._mixture_bound
+
+    def slow(*args):
+        time.sleep(0.02)
+        return real(*args)
+
+    monkeypatch.setattr(siqclp, "_mixture_bound", slow)
+    res = run(master="qclp", max_iter=3, tol=1e-12)
+    assert 0.06 <= res.info["time_mixture_bound"] <= res.time
+
+
+@pytest.mark.parametrize("stabilise", ["proximal", "none"])
+def test_kernel_bound_schedule(monkeypatch, stabilise):
+    """The kernel-SVM bound is computed at the best point exactly when the model promises at
+    most a tenth of the certified gap (or the exchange rule holds) and that (best point,
+    accuracy) pair has no bound yet. Replicated from the outside: the model gap from the
+    callback's ``t_i``, the proximal centre by the serious-step rule, the gap at the check
+    between the history's gaps of this and the previous iteration (ambiguous cases skipped)."""
+    calls = []
+    offered, rows = [], []
+    orig = siqclp.MKLMaster.kernel_svm
+
+    def spy(self, K, alpha0, *, full=False):
+        calls.append((len(offered), full))
+        return orig(self, K, alpha0, full=full)
+
+    monkeypatch.setattr(siqclp.MKLMaster, "kernel_svm", spy)
+    res = run(tol=0.0, max_iter=30, record=offered, rows=rows, stabilise=stabilise)
+    gaps = res.history["gap"]
+    by_iter = dict(calls)
+    assert len(by_iter) == len(calls)  # at most one bound per iteration
+    bounded, best_f, best_tag, f_center = set(), -np.inf, 0, None
+    sure_false = 0
+    for i, ev in enumerate(offered, start=1):
+        t, f = rows[i - 1]["relaxation_value"], ev.objective
+        if f > best_f:
+            best_f, best_tag = f, i
+        model_gap = max(t - f, 0.0) if i > 1 else np.inf
+        if stabilise == "proximal":
+            if f_center is None:
+                f_center = f
+            else:
+                predicted = t - f_center
+                model_gap = max(predicted, 0.0)
+                if f - f_center >= 0.1 * predicted:
+                    f_center = f
+            done = model_gap <= 1e-13 * max(1.0, abs(t))
+        else:
+            done = f >= t  # exchange_tol = tol / 10 = 0
+        key = (best_tag, done)
+        lo_gap, hi_gap = gaps[i - 1], gaps[i - 2] if i > 1 else np.inf
+        called = i in by_iter
+        if called:
+            assert key not in bounded and by_iter[i] == done
+            bounded.add(key)
+        if key in bounded and not called:
+            continue
+        if done or model_gap <= 0.1 * lo_gap:
+            assert called, i
+        elif model_gap > 0.1 * hi_gap:
+            assert not called, i
+            sure_false += 1
+    assert sure_false >= 20
+    if stabilise == "proximal":
+        assert any(not full for _, full in calls)  # bounds before the exchange rule holds
+
+
+def test_proximal_exchange_rule_is_relative_to_t():
+    """The proximal run stops (patience 0) at the first iteration whose model gap over the
+    centre is at most ``1e-13 max(1, |t_i|)``; data with ``|t| < 2``."""
+    offered, rows = [], []
+    res = run(
+        problem(C=0.3, rho=0.05), tol=0.0, exchange_patience=0, max_iter=100,
+        record=offered, rows=rows,
+    )  # fmt: skip
+    assert res.info["stop_rule"] == "exchange"
+    f_center = offered[0].objective
+    done = []
+    for i in range(1, len(offered)):
+        t, f = rows[i]["relaxation_value"], offered[i].objective
+        predicted = t - f_center
+        done.append(max(predicted, 0.0) <= 1e-13 * max(1.0, abs(t)))
+        assert abs(t) < 2.0
+        if f - f_center >= 0.1 * predicted:
+            f_center = f
+    assert done[-1] and not any(done[:-1])
+
+
+def test_zero_prune_tol_keeps_kernels_with_zero_weight(monkeypatch):
+    """The MKL master's weights are exactly 0 off the simplex face; ``prune_tol = 0`` keeps
+    them (``mult >= prune_tol``)."""
+    zeros = []
+    orig = siqclp.MKLMaster.solve
+
+    def spy(self, kernels, gap_tol, prox=None):
+        out = orig(self, kernels, gap_tol, prox)
+        zeros.append(int(np.sum(out[2] == 0.0)))
+        return out
+
+    monkeypatch.setattr(siqclp.MKLMaster, "solve", spy)
+    res = run(prune_tol=0.0, max_iter=8, tol=0.0)
+    assert max(zeros) >= 1 and res.info["n_pruned"] == 0 and res.info["n_constraints"] == 8
+
+
+def test_kernel_bound_time_accumulates_and_full_solve_at_the_exchange_rule(monkeypatch):
+    calls = []
+    orig = siqclp.MKLMaster.kernel_svm
+
+    def slow(self, K, alpha0, *, full=False):
+        time.sleep(0.02)
+        calls.append(full)
+        return orig(self, K, alpha0, full=full)
+
+    monkeypatch.setattr(siqclp.MKLMaster, "kernel_svm", slow)
+    res = run(tol=0.0, exchange_patience=0, max_iter=100)
+    assert res.info["stop_rule"] == "exchange" and calls[-1] is True
+    assert calls.count(True) == 1 and len(calls) >= 2
+    assert 0.02 * len(calls) <= res.info["time_kernel_bound"] <= res.time
+
+
+def test_kernel_factor_time_accumulates(monkeypatch):
+    real = siqclp._psd_factor
+
+    def slow(K):
+        time.sleep(0.02)
+        return real(K)
+
+    monkeypatch.setattr(siqclp, "_psd_factor", slow)
+    res = run(master="qclp", max_iter=4, tol=1e-12)
+    assert 0.06 <= res.info["time_kernel"] <= res.time
