@@ -611,6 +611,11 @@ def test_newton_line_search_is_armijo_with_halving(monkeypatch, caplog):
     assert len(script) == 2 and J2 == J_trials[1]
     assert np.allclose(lam2, lam + 0.5 * (target - lam))
     assert np.allclose(script[0], target)
+    # two rejections: s = 1/4
+    script.clear()
+    J_trials = [J + 1.0, J + 1.0, J + 1e-4 * 0.25 * slope]
+    lam4, J4, *_ = m._newton_step(lam, J, values, w, P, kernels)
+    assert len(script) == 3 and np.allclose(lam4, lam + 0.25 * (target - lam))
     # never sufficient: 40 trials, then no step
     script.clear()
     J_trials = [J + 1.0] * 40
@@ -622,3 +627,133 @@ def test_newton_line_search_is_armijo_with_halving(monkeypatch, caplog):
         f"{J + 1.0:.12g}, lam {lam}, d {d})"
     ]
     assert caplog.records[0].levelno == logging.DEBUG
+
+
+def simplemkl_reference(lam, values, J, evaluate):
+    """One outer iteration of SimpleMKL (Rakotomamonjy et al. 2008, Algorithm 1 and eq. 12),
+    written from the paper: reduced gradient w.r.t. the largest weight, descent to the
+    boundary of the simplex while J decreases, golden-section search on the last segment."""
+    grad = values - values.mean()
+    mu = int(np.argmax(lam))
+    D = np.zeros_like(lam)
+    for k in range(lam.size):
+        if k != mu and (lam[k] > 0 or grad[k] - grad[mu] < 0):
+            D[k] = grad[mu] - grad[k]
+    D[mu] = -D.sum()
+    cur_lam, cur_J = lam, J
+    for _ in range(lam.size):
+        neg = np.flatnonzero(D < 0)
+        if neg.size == 0:
+            break
+        ratios = -cur_lam[neg] / D[neg]
+        nu = int(neg[np.argmin(ratios)])
+        trial = np.maximum(cur_lam + ratios.min() * D, 0.0)
+        trial[nu] = 0.0
+        trial /= trial.sum()
+        J2 = evaluate(trial)
+        if J2 >= cur_J:
+            break
+        cur_lam, cur_J = trial, J2
+        D[mu] -= D[nu]
+        D[nu] = 0.0
+    neg = np.flatnonzero(D < 0)
+    if neg.size == 0:
+        return cur_lam, cur_J
+    a, b = 0.0, float(np.min(-cur_lam[neg] / D[neg]))
+    r = (np.sqrt(5.0) - 1.0) / 2.0
+    best = (cur_lam, cur_J)
+    for _ in range(12):
+        s, t = b - r * (b - a), a + r * (b - a)
+        Js = []
+        for step in (s, t):
+            trial = np.maximum(cur_lam + step * D, 0.0)
+            trial /= trial.sum()
+            Js.append(evaluate(trial))
+            if Js[-1] < best[1]:
+                best = (trial, Js[-1])
+        if Js[0] <= Js[1]:
+            b = t
+        else:
+            a = s
+    return best
+
+
+@pytest.mark.parametrize("lam", [[0.2, 0.5, 0.3], [0.0, 0.7, 0.3], [0.6, 0.1, 0.3]])
+def test_simplemkl_step_replays_the_papers_algorithm(lam):
+    """Every weight vector the step evaluates, and the one it returns, are those of SimpleMKL's
+    Algorithm 1 replayed with the same J values."""
+    pb = svc_problem(seed=8)
+    kernels = proxy_kernels(pb, 8, 3) + proxy_kernels(pb, 12, 1)
+    kernels[-1].origin = 3
+    lam = np.array([*lam, 0.0])
+    m = MKLMaster(pb, step="reduced_gradient")
+    J, values, w, P, _ = m._evaluate(lam, kernels, m.w)
+    trials, Js = [], []
+    orig = m._evaluate
+
+    def spy(trial, kernels_, w0):
+        out = orig(trial, kernels_, w0)
+        trials.append(trial.copy())
+        Js.append(out[0])
+        return out
+
+    m._evaluate = spy
+    out = m._simplemkl_step(lam, J, values, w, kernels)
+    replay = iter(range(len(trials)))
+
+    def evaluate(trial):
+        i = next(replay)
+        assert np.allclose(trial, trials[i], rtol=1e-12, atol=1e-15), i
+        return Js[i]
+
+    ref_lam, ref_J = simplemkl_reference(lam, values, J, evaluate)
+    assert next(replay, None) is None  # no extra evaluations
+    assert out[1] == ref_J and np.allclose(out[0], ref_lam, rtol=1e-12, atol=1e-15)
+
+
+def test_newton_step_solves_the_ridged_model_qp(monkeypatch):
+    """The Newton step's model: ``min_x (grad - Hr lam)'x + 1/2 x'Hr x`` on the simplex with
+    ``Hr = H + 1e-12 tr(H)/m I`` (H from ``_hessian``), started at lam."""
+    X = np.random.default_rng(6).normal(size=(12, 3))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    pb = make_problem("svc", np.tanh(0.8 * X @ X.T - 0.3), y, C=0.2, rho=1.0)
+    kernels = proxy_kernels(pb, 7, 3)
+    m = MKLMaster(pb)
+    lam = np.array([0.5, 0.3, 0.2])
+    J, values, w, P, _ = m._evaluate(lam, kernels, m.w)
+    H = m._hessian(kernels, w, P)
+    ridge = 1e-12 * np.trace(H) / 3
+    assert 0 < np.trace(H) / 3 < 0.5  # the ridge's scale (and its floor) matter here
+    got = []
+    real = _mkl._simplex_qp
+
+    def spy(Hr, c, start):
+        got.append((Hr.copy(), c.copy(), start.copy()))
+        return real(Hr, c, start)
+
+    monkeypatch.setattr(_mkl, "_simplex_qp", spy)
+    m._newton_step(lam, J, values, w, P, kernels)
+    Hr, c, start = got[0]
+    assert np.allclose(Hr - H, ridge * np.eye(3), rtol=1e-2, atol=1e-3 * ridge)
+    grad = values - values.mean()
+    assert np.allclose(c, grad - Hr @ lam, rtol=1e-12, atol=1e-15)
+    assert np.array_equal(start, lam)
+
+
+def test_kernel_svm_stats_accumulate(monkeypatch):
+    pb = svc_problem(seed=3)
+    m = MKLMaster(pb)
+    K = proxy_kernels(pb, 4, 1)[0].gram
+    real = m._qp
+
+    def slow(*args, **kwargs):
+        time.sleep(0.01)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(m, "_qp", slow)
+    t0 = time.perf_counter()
+    m.kernel_svm(K, pb.initial_point(), full=True)
+    first = m.stats.smo_iterations
+    m.kernel_svm(K, pb.initial_point(), full=True)
+    assert first > 0 and m.stats.smo_iterations == 2 * first
+    assert 0.02 <= m.stats.time_bound_svm <= time.perf_counter() - t0
