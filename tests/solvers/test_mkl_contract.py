@@ -470,8 +470,9 @@ def test_master_warm_starts_from_the_weights_of_each_kernel_origin():
         return orig(lam_, kernels_, w0)
 
     m._evaluate = spy
+    m.lam = {0: 0.3, 1: 0.5, 2: 0.2}  # stored weights of a mixed solution
     m.solve([kernels[0], kernels[2], new], 1e-9)
-    start = np.array([lam[0], lam[2], 0.0]) / (lam[0] + lam[2])
+    start = np.array([0.3, 0.2, 0.0]) / 0.5  # renormalised without kernel 1
     assert np.allclose(seen[0], start)
     # no stored weight at all: uniform
     seen.clear()
@@ -487,6 +488,40 @@ def test_max_steps_and_deadline_stop_the_master():
     m = MKLMaster(pb, max_steps=1)
     m.solve(kernels, 0.0)
     assert m.stats.master_iterations == 1
+    pb2 = svc_problem(seed=2)
+    kernels2 = proxy_kernels(pb2, 3, 4)  # a mixed optimum: no step lands on it exactly
+    for step in ("newton", "reduced_gradient"):
+        for steps in (1, 2):
+            m = MKLMaster(pb2, step=step, max_steps=steps)
+            *_, gap = m.solve(kernels2, 0.0)
+            assert m.stats.master_iterations == steps and gap > 0  # stopped by the limit
+    # gap_tol = 0: the steps run until no step decreases J (a step returns None), and the
+    # master still returns its point, stats and gap
+    for step, calls_of, limit in (
+        ("newton", "_newton_step", 100),
+        ("reduced_gradient", "_simplemkl_step", 3),
+    ):
+        m = MKLMaster(pb2, step=step, max_steps=limit)
+        used = {"_newton_step": 0, "_simplemkl_step": 0}
+        for name in used:
+            real = getattr(m, name)
+
+            def counted(*a, _real=real, _name=name, _used=used):
+                _used[_name] += 1
+                return _real(*a)
+
+            setattr(m, name, counted)
+        out = m.solve(kernels2, 0.0)
+        assert out is not None and m.stats.gaps == [out[3]]
+        assert used[calls_of] == m.stats.master_iterations and sum(used.values()) == used[calls_of]
+        if step == "newton":  # stopped by a step that cannot decrease J, near the optimum
+            assert 1 <= m.stats.master_iterations < limit and out[3] < 1e-6
+        else:
+            assert m.stats.master_iterations == limit
+    # one kernel: the master's gap is exactly 0, no step even at gap_tol = 0
+    m = MKLMaster(pb)
+    _, _, lam, gap = m.solve(kernels[:1], 0.0)
+    assert gap == 0.0 and m.stats.master_iterations == 0 and lam.tolist() == [1.0]
     m2 = MKLMaster(pb)
     m2.deadline = time.perf_counter() - 1.0
     _, _, lam, gap = m2.solve(kernels, 0.0)
@@ -757,3 +792,37 @@ def test_kernel_svm_stats_accumulate(monkeypatch):
     m.kernel_svm(K, pb.initial_point(), full=True)
     assert first > 0 and m.stats.smo_iterations == 2 * first
     assert 0.02 <= m.stats.time_bound_svm <= time.perf_counter() - t0
+
+
+@pytest.mark.parametrize("n_free", [2, 5])
+def test_hessian_matches_the_pseudo_inverse_formula(n_free):
+    """``H = G' Z (Z'P_FF Z)^+ Z'G`` on the free variables (``G`` the columns ``(P_i w)_F``,
+    ``Z`` a basis of ``{sum d = 0}``), with eigenvalues of ``Z'P_FF Z`` below ``1e-10`` of the
+    largest dropped: a crafted ``P`` whose reduced spectrum is ``1e-3 .. 1e-12`` (the smallest
+    kept, since 1e-12 > 1e-10 * 1e-3) and a point with exactly ``n_free`` free variables."""
+    pb = fake_problem(n=8, seed=5, eq=np.ones(8), upper=np.full(8, 2.0))
+    m = MKLMaster(pb)
+    kernels = [kernel(psd(8, 3, s), s) for s in range(3)]
+    w = m.w_lo.copy()
+    w[-1] = m.w_hi[-1]
+    free = np.arange(1, 1 + n_free)
+    w[free] = np.linspace(0.3, 1.5, n_free)
+    rng = np.random.default_rng(0)
+    Z = np.linalg.qr(np.column_stack([np.ones(n_free), rng.normal(size=(n_free, n_free - 1))]))[0]
+    spectrum = np.array([1e-3, 1e-12, 4e-4, 2e-5][: n_free - 1])
+    P = rng.normal(size=(8, 8)) * 1e-3
+    P = P @ P.T
+    P[np.ix_(free, free)] = Z[:, 1:] @ np.diag(spectrum) @ Z[:, 1:].T + 0.3 * np.outer(
+        Z[:, 0], Z[:, 0]
+    )
+    H = m._hessian(kernels, w, P)
+    G = np.column_stack([(m._P(k.gram) @ w)[free] for k in kernels])
+    N = Z[:, 1:]
+    R = N.T @ P[np.ix_(free, free)] @ N
+    ev, V = np.linalg.eigh(R)
+    keep = ev > 1e-10 * ev.max()
+    assert keep.sum() == n_free - 1  # 1e-12 is kept
+    Rp = V[:, keep] @ np.diag(1 / ev[keep]) @ V[:, keep].T
+    ref = G.T @ N @ Rp @ N.T @ G
+    # (the 1e-12 eigenvalue amplifies rounding to ~1e-5 relative; dropping it changes H by 1e6)
+    assert np.allclose(H, ref, rtol=1e-3, atol=1e-9 * np.abs(ref).max())
