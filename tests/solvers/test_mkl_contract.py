@@ -332,9 +332,9 @@ def three_kernels(pb, seed=0):
     return [kernel(psd(n, r, seed + r), r, 0.3 * r) for r in (2, 3, 5)]
 
 
-@pytest.mark.parametrize("prox", [False, True])
-def test_evaluate_is_the_svm_on_the_mixture(prox):
-    pb = fake_problem(seed=1)
+@pytest.mark.parametrize(("prox", "l1"), [(False, 0.0), (True, 0.0), (False, 0.3)])
+def test_evaluate_is_the_svm_on_the_mixture(prox, l1):
+    pb = fake_problem(seed=1, l1=l1)
     kernels = three_kernels(pb)
     m = MKLMaster(pb)
     lam = np.array([0.5, 0.0, 0.5])
@@ -362,9 +362,22 @@ def test_unconverged_inner_svm_is_counted(monkeypatch):
     monkeypatch.setattr(m, "_qp", lambda P, q, w0: (w0.copy(), 0, 10 * m.tol))
     m._evaluate(np.full(3, 1 / 3), kernels, m.w)
     assert m.stats.unconverged_svms == 1
-    monkeypatch.setattr(m, "_qp", lambda P, q, w0: (w0.copy(), 0, m.tol))
+    monkeypatch.setattr(m, "_qp", lambda P, q, w0: (w0.copy(), 7, m.tol))
     m._evaluate(np.full(3, 1 / 3), kernels, m.w)
     assert m.stats.unconverged_svms == 1 and m.stats.svm_solves == 2
+    assert m.stats.smo_iterations == 7
+
+    def slow(P, q, w0):
+        time.sleep(0.01)
+        return w0.copy(), 5, 2 * m.tol
+
+    monkeypatch.setattr(m, "_qp", slow)
+    t0 = time.perf_counter()
+    m.stats.time_svm = 0.0
+    m._evaluate(np.full(3, 1 / 3), kernels, m.w)
+    m._evaluate(np.full(3, 1 / 3), kernels, m.w)
+    assert m.stats.unconverged_svms == 3 and m.stats.smo_iterations == 17
+    assert 0.02 <= m.stats.time_svm <= time.perf_counter() - t0
 
 
 def J_of(pb, kernels, lam):
@@ -833,13 +846,13 @@ def test_hessian_matches_the_pseudo_inverse_formula(n_free):
     [
         *[(s, 0.0) for s in (0, 1, 2, 4, 5)],
         (3, 1e-12),
-        # Found by this test: with an exactly singular H (rank 3 of 12) the least-squares KKT
-        # solve of a face whose QP is unbounded below gives a point that passes the (mean-
-        # multiplier) optimality check without being optimal: -1.87 against cvxpy's -9.74.
-        # The Newton step always passes H + 1e-12 tr(H)/m I (the seed-3 case with that ridge
-        # above is solved exactly), so solves are unaffected; the docstring's "H may be
-        # singular" is not met.
-        pytest.param(3, 0.0, marks=pytest.mark.xfail(strict=True, reason="singular H, see above")),
+        # Regression (found by this test): with an exactly singular H (rank 3 of 12) the
+        # least-squares KKT solve of a face whose QP is unbounded below gave a point that
+        # passed the (mean-multiplier) optimality check without being optimal: -1.87 against
+        # cvxpy's -9.74 (30 of 300 random singular instances wrong). Fixed by following the
+        # null-space direction of decrease to the boundary. The Newton step passes
+        # H + 1e-12 tr(H)/m I, which the old code solved correctly (the seed-3 case above).
+        (3, 0.0),
     ],
 )
 def test_simplex_qp_random_faces_match_cvxpy(seed, ridge):
@@ -880,3 +893,20 @@ def test_master_time_accumulates(monkeypatch):
     m.solve(kernels, 0.0)
     assert 0.02 <= m.stats.time_master <= time.perf_counter() - t0
     assert m.stats.time_svm <= m.stats.time_master and len(m.stats.gaps) == 2
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_newton_polish_solves_rank_two_qps_from_a_rough_smo_point(seed):
+    """From SMO stopped at a violation of 1 (a rough free set), one polish call reaches the
+    optimum of a rank-2 QP (cvxpy): zero-curvature directions followed to a bound, Newton steps
+    on the rest, wrong-sign multipliers released."""
+    pb = fake_problem(n=10, seed=11 + seed)
+    m = MKLMaster(pb)
+    K = psd(pb.n, 2, 5 + seed)
+    P, q = m._P(K), m.w_lin
+    w, G, _, _ = _smo(P, q, m.w_lo, m.w_hi, m.w.copy(), 1.0, 10**6)
+    w2 = m._newton_polish(P, q, w, P @ w - q)
+    ref, _ = qp_reference(pb, K)
+    assert -(0.5 * w2 @ P @ w2 - q @ w2) == pytest.approx(ref, abs=1e-7)
+    assert np.all(w2 >= m.w_lo) and np.all(w2 <= m.w_hi)
+    assert np.sum(w2) == pytest.approx(np.sum(w), abs=1e-12)
