@@ -87,7 +87,23 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
         ["indefsvm/solvers/accpm.py"],
         ["tests/solvers/test_accpm.py", "tests/solvers/test_accpm_proximal.py"],
     ),
-    "solvers_siqclp": (["indefsvm/solvers/siqclp.py"], ["tests/solvers/test_siqclp.py"]),
+    # SIQCLP and its MKL master against their contract files alone (n = 8-16, ~8 s and ~4 s in
+    # all; a lower bound of the score, as solvers_monitor): the solver-level files
+    # (test_siqclp.py ~30 s, test_siqclp_mkl.py ~25 s of solves) would be paid in full by every
+    # surviving mutant of `_exchange` / of the master's shared functions (550 and ~400
+    # mutants), hours with one worker.
+    "solvers_siqclp": (
+        ["indefsvm/solvers/siqclp.py"],
+        ["tests/solvers/test_siqclp_contract.py"],
+    ),
+    # The MKL master of SIQCLP. mutmut 3 skips decorated functions (other than staticmethod /
+    # classmethod), so the Numba-compiled SMO `_smo` (@njit) gets no mutants at all: its
+    # trampoline could not be compiled by Numba anyway. It is checked by the contract file
+    # (against cvxpy, and through `_qp` against LIBSVM) and by hand-made mutations only.
+    "solvers_mkl": (
+        ["indefsvm/solvers/_mkl.py"],
+        ["tests/solvers/test_mkl_contract.py"],
+    ),
     # The monitor against its contract file alone (a lower bound of its score): with the solver
     # tests in the selection every surviving mutant pays for all of them (~100 s at load 6).
     "solvers_monitor": (

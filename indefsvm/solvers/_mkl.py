@@ -133,7 +133,10 @@ def _simplex_qp(H: NDArray[np.float64], c: NDArray[np.float64], start: NDArray[n
     """``argmin 1/2 x'Hx + c'x`` over the simplex (primal active-set method, ``H`` PSD).
 
     ``start`` is a feasible point. Equality-constrained subproblems on the free set are solved
-    by least squares (``H`` may be singular); for ``m`` of a few tens this is exact and cheap.
+    by least squares (``H`` may be singular); a face on which the QP has no minimiser (``H``
+    singular there and the linear term not in its range) is left along the null-space
+    direction of decrease until a weight reaches zero. For ``m`` of a few tens this is exact
+    and cheap.
     """
     m = c.size
     x = start.copy()
@@ -149,7 +152,21 @@ def _simplex_qp(H: NDArray[np.float64], c: NDArray[np.float64], start: NDArray[n
         sol = np.linalg.lstsq(kkt, rhs, rcond=None)[0]
         target = sol[:k]
         d = target - x[F]
-        if np.all(target >= 0):
+        resid = float(np.linalg.norm(kkt @ sol - rhs))
+        if resid > 1e-9 * (float(np.linalg.norm(kkt)) * float(np.linalg.norm(sol)) + 1.0):
+            # No minimiser on this face (H_FF singular and the linear term not in its range on
+            # {sum = 0}): the least-squares "solution" is not a stationary point. Follow the
+            # direction of linear decrease in the null space of H_FF until a weight hits zero.
+            Z = np.linalg.qr(np.ones((k, 1)), mode="complete")[0][:, 1:]
+            HF = H[np.ix_(F, F)]
+            R = Z.T @ HF @ Z
+            ev, V = np.linalg.eigh(0.5 * (R + R.T))
+            flat = ev <= 1e-10 * max(float(ev.max(initial=0.0)), 1e-300)
+            g = V[:, flat].T @ (Z.T @ (HF @ x[F] + c[F]))
+            d = -(Z @ (V[:, flat] @ g))
+            if not np.any(d < 0):  # pragma: no cover - a nonzero d with sum 0 has one
+                return x
+        elif np.all(target >= 0):
             x[F] = target
             x[~free] = 0.0
             # multiplier of the sum constraint: stationarity on the free set
@@ -162,7 +179,8 @@ def _simplex_qp(H: NDArray[np.float64], c: NDArray[np.float64], start: NDArray[n
                 return x
             free[j] = True
             continue
-        # step towards the free-set optimum until a weight hits zero; drop it
+        # step towards the free-set optimum (or along the direction of decrease) until a
+        # weight hits zero; drop it
         neg = d < 0
         steps = np.where(neg, -x[F] / np.where(neg, d, -1.0), np.inf)
         s = float(np.min(steps))
