@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
+from types import SimpleNamespace
 
 import cvxpy as cp
 import numpy as np
@@ -416,16 +417,27 @@ def test_relevance_is_measure_12_restricted_to_the_hyperplane():
 # ---------------------------------------------------------------------------------------------
 # _interior_start and _single_point
 # ---------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("nu,frac", [(0.5, 0.25), (0.85, 0.1), (0.97, 0.01), (0.995, 1e-4)])
-def test_interior_start_uses_the_largest_margin_that_is_feasible(nu, frac):
+@pytest.mark.parametrize("d,frac", [(7.0, 0.25), (9.8, 0.1), (10.6, 0.01), (10.95, 1e-4)])
+def test_interior_start_uses_the_largest_margin_that_is_feasible(d, frac):
+    # x1 + x2 = d in [0, 1] x [0, 10]: a margin f of the box width is feasible iff
+    # 11 f <= d <= 11 - 11 f, and with it the upper margin of x1 is active (mid = (0.5, 5))
+    p = SimpleNamespace(
+        lower=np.zeros(2), upper=np.array([1.0, 10.0]), eq_coef=np.ones(2), eq_rhs=d
+    )
+    x = A._interior_start(p)
+    assert x[0] == pytest.approx(1.0 - frac, rel=1e-12)
+    assert x.sum() == pytest.approx(d, rel=1e-14)
+    assert np.all(x > p.lower) and np.all(x < p.upper)
+    # only the corner (1, 10) is feasible: no interior point
+    assert A._interior_start(SimpleNamespace(**{**vars(p), "eq_rhs": 11.0})) is None
+
+
+@pytest.mark.parametrize("nu", [0.5, 0.97])
+def test_interior_start_of_a_oneclass_problem(nu):
     K0, _ = sigmoid_problem(10, 0)
     p = make_problem("oneclass", K0, None, nu=nu)
     x = A._interior_start(p)
-    lo, up = p.lower, p.upper
-    margin = frac * (up - lo)
-    ref = project_hyperplane_box(0.5 * (lo + up), p.eq_coef, p.eq_rhs, lo + margin, up - margin)
-    assert np.allclose(x, ref, rtol=0, atol=1e-15)
-    assert np.all(x > lo) and np.all(x < up) and abs(p.eq_coef @ x - p.eq_rhs) < 1e-12
+    assert np.allclose(x, 0.1, rtol=1e-14)  # e'a = 1 with equal bounds: the uniform point
 
 
 @pytest.mark.parametrize("variant", ["paper", "proximal"])
@@ -597,16 +609,33 @@ def test_paper_variant_converges_to_the_optimum_with_consistent_info(monkeypatch
     )
 
 
-def test_paper_cuts_recentering_and_ellipsoid_bound_match_dense_linear_algebra(monkeypatch):
+@pytest.mark.parametrize("radius", [0.3, 0.999])
+def test_paper_cuts_recentering_and_ellipsoid_bound_match_dense_linear_algebra(monkeypatch, radius):
     p = QP(6, 2, l1=0.3)
+    limited = []
     centers, cuts, starts, bounds, newton = [], [], [], [], []
+
+    # with radius 0.999 the boundary is brought 100x closer for the re-centering step only
+    # (max_step scaled between the callback and the next centre), so 0.9 t_max limits it
+    shrink = {"on": False, "factor": 1e-2 if radius > 0.9 else 1.0}
+    orig_max_step = _Localization.max_step
+
+    def max_step(self, *args):
+        return orig_max_step(self, *args) * (shrink["factor"] if shrink["on"] else 1.0)
+
+    monkeypatch.setattr(_Localization, "max_step", max_step)
 
     def rec_center(self, args, kwargs, out, before, pre=None):
         if before:
+            shrink["on"] = False
             starts.append(args[0].copy())
         else:
             centers.append((out[0].copy(), self.A[: self.m].copy(), self.b[: self.m].copy()))
             newton.append(out[1])
+
+    def callback(info):
+        bounds.append(info)
+        shrink["on"] = True
 
     def rec_cut(self, args, kwargs, out, before, pre=None):
         if before:
@@ -619,8 +648,8 @@ def test_paper_cuts_recentering_and_ellipsoid_bound_match_dense_linear_algebra(m
         variant="paper",
         tol=1e-12,
         max_iter=6,
-        recenter_radius=0.3,
-        callback=lambda info: bounds.append(info) and False,
+        recenter_radius=radius,
+        callback=callback,
     )
     assert res.status == "max_iter" and len(cuts) == 5 and len(bounds) == 6
     c = p.eq_coef
@@ -641,13 +670,19 @@ def test_paper_cuts_recentering_and_ellipsoid_bound_match_dense_linear_algebra(m
         assert bounds[k]["ellipsoid_bound"] == pytest.approx(ell, rel=1e-8)
         assert bounds[k]["n_cuts"] == len(bm)
         # the re-centering step: from the centre along H^-1(-a) in the Dikin ellipsoid of
-        # radius 0.3, at most 0.9 of the way to the boundary
+        # the given radius, at most 0.9 of the way to the boundary
         dx = -reduced_inverse(dense_barrier_hessian(loc, x), c) @ a_cut
         norm_h = -a_cut @ dx
-        t_max = loc.max_step(x, dx, *loc.slacks(x))
-        step = min(0.3 / np.sqrt(norm_h), 0.9 * t_max)
+        sl, su, sc = loc.slacks(x)
+        rates = np.concatenate([dx, -dx, -(Am @ dx)])
+        slacks = np.concatenate([sl, su, sc])
+        t_max = np.min(slacks[rates < 0] / -rates[rates < 0]) * shrink["factor"]
+        step = min(radius / np.sqrt(norm_h), 0.9 * t_max)
+        limited.append(0.9 * t_max < radius / np.sqrt(norm_h))
         assert np.allclose(starts[k + 1], x + step * dx, rtol=1e-9, atol=1e-14)
         assert b_cut - a_cut @ starts[k + 1] > 0
+    # with a radius near 1 the Dikin step reaches 0.9 of the way to the boundary
+    assert all(limited) if radius > 0.9 else not any(limited)
     assert res.info["ellipsoid_bound"] == min(b["ellipsoid_bound"] for b in bounds)
     # the callback sees the Newton steps of the centre just evaluated
     assert [b["newton_steps"] for b in bounds] == newton
