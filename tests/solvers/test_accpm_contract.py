@@ -1490,3 +1490,26 @@ def test_real_svr_proximal_cuts_use_the_l1_supergradient(monkeypatch):
     for g, f, pt in away[:3]:
         assert f == pytest.approx(full(pt), rel=1e-9, abs=1e-10)
         assert np.allclose(g, fd_gradient(full, pt), rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------------------------------------
+# Tests added for survivors of the first mutation run
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("m,seed", [(0, 0), (8, 0)])
+def test_center_stops_when_no_step_decreases_the_barrier(m, seed):
+    # tol = 1e-300 is never met: the run ends when backtracking finds no decrease at working
+    # precision, long before max_steps (counted: 7 steps on both polytopes)
+    loc, x0 = polytope(6, m, seed)
+    x, steps = loc.center(x0.copy(), tol=1e-300, max_steps=200)
+    assert steps < 20
+    g = dense_barrier_gradient(loc, x)
+    assert np.linalg.norm(null_basis(loc.c).T @ g) <= 1e-8 * np.linalg.norm(g)
+
+
+@pytest.mark.parametrize("m,seed", [(1, 0), (3, 1), (8, 2)])
+def test_epigraph_center_stops_when_no_step_decreases_the_barrier(m, seed):
+    loc, a0, t0 = epigraph(6, m, seed)
+    a, t, steps = loc.center(a0, t0, loc.cut_slacks(a0, t0), tol=1e-300, max_steps=200)
+    assert steps < 40
+    ga, gt = epi_grad(loc, a, t)
+    assert np.linalg.norm(null_basis(loc.c).T @ ga) <= 1e-6 and abs(gt) * t <= 1e-6
