@@ -1497,8 +1497,8 @@ def test_real_svr_proximal_cuts_use_the_l1_supergradient(monkeypatch):
 # ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("m,seed", [(0, 0), (8, 0)])
 def test_center_stops_when_no_step_decreases_the_barrier(m, seed):
-    # tol = 1e-300 is never met: the run ends when backtracking finds no decrease at working
-    # precision, long before max_steps (counted: 7 steps on both polytopes)
+    # tol = 1e-300: the run still ends at working precision (decrement 0 or no decrease),
+    # long before max_steps (counted: 7 steps on both polytopes)
     loc, x0 = polytope(6, m, seed)
     x, steps = loc.center(x0.copy(), tol=1e-300, max_steps=200)
     assert steps < 20
@@ -1513,3 +1513,211 @@ def test_epigraph_center_stops_when_no_step_decreases_the_barrier(m, seed):
     assert steps < 40
     ga, gt = epi_grad(loc, a, t)
     assert np.linalg.norm(null_basis(loc.c).T @ ga) <= 1e-6 and abs(gt) * t <= 1e-6
+
+
+def test_slacks_and_phi_use_the_lower_bounds():
+    # lower != 0 (SVR's box is [-C, C]): the lower slack is x - lower
+    loc, x0 = polytope(5, 2, 14)
+    shift = np.linspace(-1.0, -0.2, 5)
+    loc.lower, loc.upper = loc.lower + shift, loc.upper + shift
+    loc.b[:2] += loc.A[:2] @ shift
+    x = x0 + shift
+    sl, su, s = loc.slacks(x)
+    assert np.allclose(sl, x0, atol=1e-15) and np.allclose(su, loc.upper - x, atol=0)
+    epi, a0, t0 = epigraph(5, 2, 15)
+    phi = epi._phi(a0, t0, epi.cut_slacks(a0, t0))
+    epi.lower = epi.lower - 0.5
+    phi_shifted = epi._phi(a0, t0, epi.cut_slacks(a0, t0))
+    assert phi_shifted == pytest.approx(epi_phi(epi, a0, t0), rel=1e-13) and phi_shifted < phi
+
+
+def test_barriers_on_the_boundary_are_infinite_without_evaluating_log_zero():
+    # a slack exactly 0 is outside: +inf is returned before any log(0) (no warning)
+    loc, x0 = polytope(5, 3, 16)
+    sl, su, s = loc.slacks(x0)
+    epi, a0, t0 = epigraph(5, 3, 17)
+    es = epi.cut_slacks(a0, t0)
+    with warnings.catch_warnings(), np.errstate(all="raise"):
+        warnings.simplefilter("error")
+        for k in range(3):
+            groups = [sl.copy(), su.copy(), s.copy()]
+            groups[k][1] = 0.0
+            assert loc.barrier(*groups) == np.inf
+        for a, t, ss in (
+            (np.where(np.arange(5) == 2, epi.lower, a0), t0, es),
+            (np.where(np.arange(5) == 4, epi.upper, a0), t0, es),
+            (a0, 0.0, es),
+            (a0, t0, np.where(np.arange(3) == 1, 0.0, es)),
+        ):
+            assert epi._phi(a, t, ss) == np.inf
+
+
+def test_epigraph_center_at_its_centre_takes_no_step():
+    loc, a0, t0 = epigraph(6, 3, 18)
+    a, t, steps = loc.center(a0, t0, loc.cut_slacks(a0, t0), tol=1e300, max_steps=10)
+    assert steps == 1 and np.array_equal(a, a0) and t == t0
+
+
+def test_polish_backtracking_gives_up_after_30_doublings():
+    p = QP(5, 19, bound_margin=1.0)
+    start = p.evaluate(p.project(np.full(5, 0.2)))
+    p.points.clear()
+    mon = SolverMonitor(p, method="accpm", tol=1e-12, max_iter=100)
+    loc = _EpigraphLocalization(
+        p.lower, p.upper, p.eq_coef, 0.0, 10, box_weight=1.0, objective_weight=1.0
+    )
+    lip0 = p.lipschitz_estimate() * 2.0**-45  # 30 doublings are not enough
+    _, lip, _ = A._polish(p, mon, loc, lip0, 1, start)
+    assert lip == lip0 * 2.0**30
+    # 30 trial points, then the extrapolated point of the next step
+    assert len(p.points) == 31 and mon.n_iter == 1
+
+
+def test_polish_curvature_test_accepts_the_exact_lipschitz_constant():
+    # Q = 2 I: (g - g_new)'dx = 2 ||dx||^2 exactly up to rounding, so lip = 2 passes the test
+    # (with its 1e-12 allowance) and is never doubled
+    n = 5
+    p = QP(n, 20, Q=2.0 * np.eye(n), bound_margin=1.0)
+    start = p.evaluate(p.project(np.full(n, 0.2)))
+    mon = SolverMonitor(p, method="accpm", tol=1e-12, max_iter=100)
+    loc = _EpigraphLocalization(
+        p.lower, p.upper, p.eq_coef, 0.0, 10, box_weight=1.0, objective_weight=1.0
+    )
+    _, lip, _ = A._polish(p, mon, loc, 2.0, 6, start)
+    assert lip == 2.0
+
+
+def test_polish_records_each_step_in_the_monitor():
+    p = QP(5, 21, bound_margin=1.0)
+    start = p.evaluate(p.project(np.full(5, 0.2)))
+    seen = []
+    mon = SolverMonitor(
+        p, method="accpm", tol=1e-12, max_iter=100, callback=lambda info: seen.append(info)
+    )
+    mon.offer(p.evaluate(p.project(p.astar)))  # the best point is known: steps are below it
+    p.points.clear()
+    loc = _EpigraphLocalization(
+        p.lower, p.upper, p.eq_coef, 0.0, 10, box_weight=1.0, objective_weight=1.0
+    )
+    # a large lip: no backtracking, each step evaluates x_k then y_k
+    A._polish(p, mon, loc, 50 * p.lipschitz_estimate(), 4, start)
+    assert [info["n_cuts"] for info in seen] == [1, 2, 3, 4]
+    rows = np.array(mon._rows)
+    xs = p.points[0::2][:4]
+    # the current objective of each row is that of the step's point x_k (not the best)
+    assert np.allclose(rows[:, 2], [p.value(x) for x in xs], rtol=1e-14)
+
+
+def test_epigraph_center_with_shifted_bounds_is_the_shifted_centre():
+    loc, a0, t0 = epigraph(6, 3, 22)
+    a1, t1, _ = loc.center(a0, t0, loc.cut_slacks(a0, t0), tol=1e-14, max_steps=200)
+    shift = np.linspace(-1.0, -0.3, 6)  # a box [-C, C]-like lower bound (SVR)
+    loc.lower, loc.upper, loc.center_a = loc.lower + shift, loc.upper + shift, loc.center_a + shift
+    a2, t2, _ = loc.center(a0 + shift, t0, loc.cut_slacks(a0 + shift, t0), tol=1e-14,
+                           max_steps=200)  # fmt: skip
+    assert np.allclose(a2, a1 + shift, atol=1e-9) and t2 == pytest.approx(t1, rel=1e-8)
+
+
+@pytest.mark.parametrize(("da_nan", "dt_nan"), [(True, False), (False, True)], ids=["da", "dt"])
+def test_epigraph_center_refuses_a_nonfinite_newton_step(monkeypatch, da_nan, dt_nan):
+    loc, a0, t0 = epigraph(5, 2, 23)
+    monkeypatch.setattr(
+        loc,
+        "reduced_solve",
+        lambda ra, rt: (np.full(5, np.nan if da_nan else 0.1), np.nan if dt_nan else 0.1),
+    )
+    with pytest.raises(LocalizationSetEmpty, match=r"^non-finite Newton step$"):
+        loc.center(a0, t0, loc.cut_slacks(a0, t0), tol=1e-8, max_steps=5)
+
+
+def test_epigraph_center_reports_a_newton_system_lost_to_rounding(monkeypatch):
+    loc, a0, t0 = epigraph(5, 2, 24)
+
+    def fail(ra, rt):
+        raise ValueError("array must not contain infs or NaNs")
+
+    monkeypatch.setattr(loc, "reduced_solve", fail)
+    msg = r"^Newton system lost to rounding \(array must not contain infs or NaNs\)$"
+    with pytest.raises(LocalizationSetEmpty, match=msg):
+        loc.center(a0, t0, loc.cut_slacks(a0, t0), tol=1e-8, max_steps=5)
+
+
+def test_epigraph_full_infeasible_step_with_no_interior_is_refused(monkeypatch):
+    # a full infeasible-start step restores the slack equations exactly; if the recomputed
+    # slacks are not positive (rounding), the set has no interior
+    loc, a0, t0 = epigraph(5, 2, 25)
+    s_true = loc.cut_slacks(a0, t0)
+    calls = []
+    orig = loc.cut_slacks
+
+    def slacks(a, t):
+        calls.append(1)
+        out = orig(a, t)
+        return out if len(calls) == 1 else np.minimum(out, 0.0)
+
+    monkeypatch.setattr(loc, "cut_slacks", slacks)
+    # slightly wrong starting slacks: the full step is feasible
+    with pytest.raises(LocalizationSetEmpty, match=r"^no interior left at working precision$"):
+        loc.center(a0, t0, s_true * 1.01, tol=1e-8, max_steps=5)
+    assert len(calls) == 2
+
+
+def infeasible_first_step(loc, a0, t, s0):
+    """The first infeasible-start Newton step (Boyd & Vandenberghe 10.3), densely: the step
+    of the KKT system in (a, t) with the slack block eliminated, cut at 0.9 of the largest
+    step keeping the box, cut and t slacks positive."""
+    m = loc.m
+    r = s0 - loc.cut_slacks(a0, t)
+    inv_s = 1 / s0
+    sl, su = a0 - loc.lower, loc.upper - a0
+    ga = loc.rho * (a0 - loc.center_a) - loc.mu * (1 / sl - 1 / su) - loc.G[:m].T @ inv_s
+    gt = -loc.w / t + inv_s.sum()
+    H, _ = epi_dense(loc, a0, t, s0)
+    rhs = np.concatenate([-ga + loc.G[:m].T @ (r * inv_s**2), [-gt - np.sum(r * inv_s**2)]])
+    c1 = np.concatenate([loc.c, [0.0]])
+    kkt = np.block([[H, c1[:, None]], [c1[None, :], np.zeros((1, 1))]])
+    dz = np.linalg.solve(kkt, np.concatenate([rhs, [0.0]]))[:-1]
+    da, dt = dz[:-1], dz[-1]
+    ds = -r + loc.G[:m] @ da - dt
+    limits = {"lower": np.inf, "upper": np.inf, "cuts": np.inf, "t": np.inf}
+    for key, rate, slack in (("lower", da, sl), ("upper", -da, su), ("cuts", ds, s0)):
+        if np.any(rate < 0):
+            limits[key] = np.min(slack[rate < 0] / -rate[rate < 0])
+    if dt < 0:
+        limits["t"] = t / -dt
+    step = min(1.0, 0.9 * min(limits.values()))
+    return step, da, dt, ds, min(limits, key=limits.get)
+
+
+def test_epigraph_infeasible_steps_respect_every_slack():
+    binding = set()
+    for seed in range(8):
+        loc, a0, t0 = epigraph(5, 2, 30 + seed)
+        rng = np.random.default_rng(seed)
+        # starts pushed towards the box (on the hyperplane) with violated cut slacks
+        Z = null_basis(loc.c)
+        d = Z @ rng.normal(size=4)
+        with np.errstate(divide="ignore"):
+            room = np.min(np.where(d > 0, (loc.upper - a0) / d, (loc.lower - a0) / d))
+        a = a0 + 0.97 * room * d
+        values = loc.cut_slacks(a, 0.0)
+        t = max(values.min() + 0.05, 1e-3)  # the lowest cut is violated
+        s0 = np.full(2, 0.4)
+        step, da, dt, ds, limit = infeasible_first_step(loc, a, t, s0)
+        seen = []
+        orig = loc._factor
+
+        def rec(a_, t_, s_, seen=seen, orig=orig):
+            seen.append((a_.copy(), t_, s_.copy()))
+            return orig(a_, t_, s_)
+
+        loc._factor = rec
+        with contextlib.suppress(LocalizationSetEmpty):
+            loc.center(a, t, s0, tol=1e-14, max_steps=2)
+        a1, t1, s1 = seen[1]
+        assert np.allclose(a1, a + step * da, rtol=1e-9, atol=1e-13)
+        assert t1 == pytest.approx(t + step * dt, rel=1e-9)
+        assert np.allclose(s1, s0 + step * ds, rtol=1e-9, atol=1e-13)
+        if step < 1.0:
+            binding.add(limit)
+    assert {"lower", "upper"} <= binding
