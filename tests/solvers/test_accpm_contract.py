@@ -1233,6 +1233,9 @@ def test_proximal_converges_with_consistent_info(monkeypatch):
 def test_proximal_cuts_weights_and_first_centre(monkeypatch, l1):
     w, prox_up, null_up = 0.7, 3.0, 1.5
     p = QP(6, 19, l1=l1, bound_margin=1.0)
+    if l1:  # a curvature scale below 1 (the Lipschitz estimate is floored at 1e-12 only)
+        p = QP(6, 19, l1=l1, bound_margin=1.0, Q=0.05 * QP(6, 19).Q)
+        assert p.lipschitz_estimate() < 0.5
     cuts, moves, first = [], [], []
 
     def rec_cut(self, args, kwargs, out, before, pre=None):
@@ -1315,8 +1318,11 @@ def test_proximal_restarts_polish_and_gives_up_after_repeated_failures(monkeypat
     p = QP(6, 21, bound_margin=1.0)
     calls = []
 
+    inputs = []
+
     def failing(self, a, t, s, *, tol, max_steps):
         calls.append(max_steps)
+        inputs.append((max_steps, a.copy(), t, s.copy(), self.m, self.rho, len(p.points)))
         raise LocalizationSetEmpty("x")
 
     monkeypatch.setattr(_EpigraphLocalization, "center", failing)
@@ -1344,6 +1350,19 @@ def test_proximal_restarts_polish_and_gives_up_after_repeated_failures(monkeypat
         "ACCPM stopped early: proximal centre failed: x; loosen tol or use method='pg'"
     )
     assert res.status == "stalled" and info["time_polish"] > 0 and info["n_cuts"] >= 1
+    # each restart keeps the newest cut only, with a fresh proximal weight and model gap, from
+    # halfway to the interior start (here the start itself: the failed centres never moved)
+    x0 = A._interior_start(p)
+    c, lip = p.eq_coef, p.lipschitz_estimate()
+    for k, (steps, a, t, s, m, rho, _) in enumerate(inputs):
+        assert np.allclose(a, x0, rtol=0, atol=1e-15)
+        if steps == 24:
+            main_point = p.points[inputs[k - 1][6] - 1]  # the evaluation of that iteration
+            g = p.grad(main_point)
+            g_norm = np.linalg.norm(g - c * (c @ g) / (c @ c))
+            assert m == 1 and rho == pytest.approx(2.0 / (g_norm / lip) ** 2, rel=1e-12)
+            t_ref = g_norm * np.linalg.norm(p.upper - p.lower) * 1e-2
+            assert t == pytest.approx(t_ref, rel=1e-12) and s.shape == (1,)
 
 
 def test_proximal_stops_after_five_restarts_that_do_not_shrink_the_gap(monkeypatch):
@@ -1721,3 +1740,153 @@ def test_epigraph_infeasible_steps_respect_every_slack():
         if step < 1.0:
             binding.add(limit)
     assert {"lower", "upper"} <= binding
+
+
+def test_option_defaults_reach_the_solver_bodies(monkeypatch):
+    seen = {}
+    monkeypatch.setattr(A, "_proximal_accpm", lambda *args: seen.setdefault("proximal", args))
+    monkeypatch.setattr(A, "_accpm", lambda *args: seen.setdefault("paper", args))
+    limits = []
+
+    @contextlib.contextmanager
+    def fake_limit(n):
+        limits.append(n)
+        yield
+
+    monkeypatch.setattr(A, "blas_limit", fake_limit)
+    p = QP(5)
+    mon = SolverMonitor(p, method="accpm", tol=1e-6, max_iter=1)
+    analytic_center_cutting_plane(p, mon)
+    analytic_center_cutting_plane(p, mon, variant="paper")
+    assert seen["proximal"][2:] == (15, 1e-3, 50, 1e-2, 1.0, 2.0, 2.0)
+    assert [type(v) for v in seen["proximal"][2:]] == [int, float, int, float, float, float, float]
+    assert seen["paper"][2:] == (None, 1e-3, 50, 0.5, "certified")
+    assert limits == [1, 1]
+
+
+class FakeClock:
+    """``time.perf_counter`` seen by accpm only: 0, 1, 2, ... one per call."""
+
+    def __init__(self):
+        self.now = -1.0
+
+    def perf_counter(self):
+        self.now += 1.0
+        return self.now
+
+
+@pytest.mark.parametrize("n_iter", [1, 4])
+def test_paper_time_split_counts_every_interval_once(monkeypatch, n_iter):
+    # with a clock that ticks once per reading, each timed interval lasts exactly 1: the
+    # initial centre, then per iteration the gradient and the bound (cuts), and per iteration
+    # that continues the re-centering step (cuts) and the centre
+    monkeypatch.setattr(A, "time", FakeClock())
+    res = quiet_run(QP(5, 26, bound_margin=1.0), variant="paper", max_iter=n_iter)
+    info = res.info
+    assert res.n_iter == n_iter
+    assert info["time_gradient"] == n_iter and info["time_center"] == n_iter
+    assert info["time_cuts"] == 2 * n_iter - 1
+    assert info["time_gradient_per_iter"] == 1.0 and info["time_center_per_iter"] == 1.0
+
+
+@pytest.mark.parametrize("n_iter", [1, 4])
+def test_proximal_time_split_counts_every_interval_once(monkeypatch, n_iter):
+    monkeypatch.setattr(A, "time", FakeClock())
+    res = quiet_run(QP(5, 26, bound_margin=1.0), max_iter=n_iter)
+    info = res.info
+    assert res.n_iter == n_iter and info["polish_steps"] == 0
+    assert info["time_gradient"] == n_iter
+    assert info["time_cuts"] == n_iter - 1 and info["time_center"] == n_iter - 1
+    assert info["time_polish"] == 0.0
+    assert info["time_gradient_per_iter"] == 1.0
+    assert info["time_center_per_iter"] == (n_iter - 1) / n_iter
+
+
+def test_proximal_time_split_excludes_the_polish_from_the_centres(monkeypatch):
+    # four failed centres: three polishes (1 each) and restarts; a centre interval that holds
+    # a polish lasts 4 ticks of which the polish's 2 are not counted
+    monkeypatch.setattr(A, "time", FakeClock())
+
+    def failing(self, a, t, s, *, tol, max_steps):
+        raise LocalizationSetEmpty("x")
+
+    monkeypatch.setattr(_EpigraphLocalization, "center", failing)
+    res = quiet_run(QP(6, 21, bound_margin=1.0), tol=1e-9)
+    info = res.info
+    assert info["restarts"] == 3
+    assert info["time_polish"] == 3 and info["time_center"] == 3 * 2 + 1
+    assert info["time_gradient"] == 4 and info["time_cuts"] == 4
+
+
+def test_proximal_stale_stop_times_its_last_centre(monkeypatch):
+    monkeypatch.setattr(A, "time", FakeClock())
+    orig = _EpigraphLocalization.center
+    calls = []
+
+    def alternating(self, a, t, s, *, tol, max_steps):
+        calls.append(max_steps)
+        if max_steps == 50 and calls.count(50) % 2 == 0:
+            raise LocalizationSetEmpty("y")
+        return orig(self, a, t, s, tol=tol, max_steps=max_steps)
+
+    monkeypatch.setattr(_EpigraphLocalization, "center", alternating)
+    res = quiet_run(QP(6, 22, bound_margin=1.0), tol=1e-9, max_iter=5000)
+    info = res.info
+    assert info["restarts"] == 6 and info["time_polish"] == 6
+    n_main = calls.count(50)
+    # successful main centres 1 tick; failed ones with a restart 2; the last failure 2 (the
+    # stale stop reads the clock after the polish without a restart centre)
+    assert info["time_center"] == (n_main - 6) + 5 * 2 + 2
+
+
+def test_proximal_warm_start_rule(monkeypatch):
+    # the start of every centre after the first: the previous centre a, t from the model gap
+    # (lowered by a serious step's improvement, at most halved), lowered under every cut when
+    # they all promise more than 1% of the gap, cut slacks replaced by half the gap where the
+    # new cut cuts the start off
+    p = QP(6, 27, bound_margin=1.0)
+    events = []
+
+    def rec_center(self, args, kwargs, out, before, pre=None):
+        if before:
+            snap = (self.G[: self.m].copy(), self.h[: self.m].copy(), self.center_a.copy())
+            events.append(("in", args[0].copy(), args[1], args[2].copy(), snap))
+        else:
+            events.append(("out", out[0].copy(), out[1]))
+
+    def rec_move(self, args, kwargs, out, before, pre=None):
+        if before:
+            events.append(("move", self.theta, args[1]))
+
+    spy(monkeypatch, _EpigraphLocalization, "center", rec_center)
+    spy(monkeypatch, _EpigraphLocalization, "move", rec_move)
+    res = quiet_run(p, tol=1e-14, max_iter=8)
+    assert res.info["restarts"] == 0 and res.info["polish_steps"] == 0
+    checked = lowered = 0
+    prev = None
+    serious = None
+    for ev in events:
+        if ev[0] == "move":
+            serious = ev if np.isfinite(ev[1]) else None
+        elif ev[0] == "out":
+            prev = ev
+        elif prev is not None:
+            _, a_in, t_in, s_in, (G, h, ca) = ev
+            a_prev, t_prev = prev[1], prev[2]
+            t = t_prev
+            if serious is not None:
+                t = max(t_prev - (serious[2] - serious[1]), 0.5 * t_prev)
+            model = h + G @ (a_prev - ca)
+            if model.min() > 1e-2 * t_prev:
+                t = min(t, 0.5 * model.min())
+                lowered += 1
+            assert np.array_equal(a_in, a_prev)
+            assert t_in == pytest.approx(t, rel=1e-12)
+            sl = model - t
+            assert np.allclose(s_in, np.where(sl > 0, sl, 0.5 * t_prev), rtol=1e-12, atol=0)
+            checked += 1
+            serious = None
+    # the lowering branch is never taken: the newest cut passes through the previous centre
+    # (p = project(a) = a) with value f(p) - theta <= 0, so the model never promises more
+    # than 1% of the gap there
+    assert checked == 6 and lowered == 0
