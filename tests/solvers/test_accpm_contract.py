@@ -1318,11 +1318,12 @@ def test_proximal_restarts_polish_and_gives_up_after_repeated_failures(monkeypat
     p = QP(6, 21, bound_margin=1.0)
     calls = []
 
-    inputs = []
+    inputs, cut_slacks = [], []
 
     def failing(self, a, t, s, *, tol, max_steps):
         calls.append(max_steps)
         inputs.append((max_steps, a.copy(), t, s.copy(), self.m, self.rho, len(p.points)))
+        cut_slacks.append(self.cut_slacks(a, t))
         raise LocalizationSetEmpty("x")
 
     monkeypatch.setattr(_EpigraphLocalization, "center", failing)
@@ -1363,6 +1364,9 @@ def test_proximal_restarts_polish_and_gives_up_after_repeated_failures(monkeypat
             assert m == 1 and rho == pytest.approx(2.0 / (g_norm / lip) ** 2, rel=1e-12)
             t_ref = g_norm * np.linalg.norm(p.upper - p.lower) * 1e-2
             assert t == pytest.approx(t_ref, rel=1e-12) and s.shape == (1,)
+            # the kept cut's slack at the restart point, or t where it is violated
+            cs = cut_slacks[k]
+            assert np.array_equal(s, np.where(cs > 0, cs, t))
 
 
 def test_proximal_stops_after_five_restarts_that_do_not_shrink_the_gap(monkeypatch):
