@@ -717,7 +717,9 @@ class _EpigraphLocalization:
                 self._factor(a, t, s)
                 with np.errstate(all="ignore"):
                     da, dt = self.reduced_solve(ra, rt)
-            except (ValueError, FloatingPointError) as exc:
+            except (ValueError, FloatingPointError, ZeroDivisionError) as exc:
+                # ZeroDivisionError: c'H^-1 c of the equality rounds to 0 when the cut slacks
+                # are tiny (e.g. a reduced gradient of 0, where the model gap starts at 1e-14).
                 raise LocalizationSetEmpty(f"Newton system lost to rounding ({exc})") from exc
             ds = -r + Gm @ da - dt
             if not (np.all(np.isfinite(da)) and np.isfinite(dt)):

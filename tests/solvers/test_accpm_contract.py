@@ -1229,13 +1229,19 @@ def test_proximal_converges_with_consistent_info(monkeypatch):
         assert info["first_polish_iteration"] is None and info["time_polish"] == 0.0
 
 
-@pytest.mark.parametrize("l1", [0.0, 0.3])
-def test_proximal_cuts_weights_and_first_centre(monkeypatch, l1):
+@pytest.mark.parametrize("case", ["plain", "l1-small-lip", "small-gradient-shifted-box"])
+def test_proximal_cuts_weights_and_first_centre(monkeypatch, case):
     w, prox_up, null_up = 0.7, 3.0, 1.5
+    l1 = 0.3 if case == "l1-small-lip" else 0.0
     p = QP(6, 19, l1=l1, bound_margin=1.0)
-    if l1:  # a curvature scale below 1 (the Lipschitz estimate is floored at 1e-12 only)
+    if case == "l1-small-lip":  # a curvature scale below 1 (floored at 1e-12 only)
         p = QP(6, 19, l1=l1, bound_margin=1.0, Q=0.05 * QP(6, 19).Q)
         assert p.lipschitz_estimate() < 0.5
+    elif case == "small-gradient-shifted-box":
+        # a reduced gradient of norm < 1 and a gradient step shorter than 1; lower != 0
+        p = QP(6, 19, bound_margin=1.0, b=0.05 * QP(6, 19).b)
+        p.upper = 0.1 * p.upper
+        p.lower = -0.2 * p.upper
     cuts, moves, first = [], [], []
 
     def rec_cut(self, args, kwargs, out, before, pre=None):
@@ -1277,6 +1283,8 @@ def test_proximal_cuts_weights_and_first_centre(monkeypatch, l1):
     g_norm = np.linalg.norm(g0 - c * (c @ g0) / (c @ c))
     lip = p.lipschitz_estimate()
     rho0 = (1 + w) / (g_norm / lip) ** 2
+    if case == "small-gradient-shifted-box":
+        assert g_norm < 1 and g_norm / lip < 1
     nulls = 9 - 2 - S
     assert info["proximal_weight"] == pytest.approx(rho0 * null_up**nulls / prox_up**S, rel=1e-12)
     # first centre: from the interior start with t = 1% of what the gradient gains across the
@@ -1894,3 +1902,45 @@ def test_proximal_warm_start_rule(monkeypatch):
     # (p = project(a) = a) with value f(p) - theta <= 0, so the model never promises more
     # than 1% of the gap there
     assert checked == 6 and lowered == 0
+
+
+def test_proximal_first_centre_with_a_zero_reduced_gradient(monkeypatch):
+    # f = 2 c'a is constant on the feasible set: the first proximal weight is (1 + w) / 1 (a
+    # unit step) and the model gap its floor 1e-12 * 1e-2
+    n, w = 4, 0.6
+    base = QP(n, 0)
+    p = QP(n, 0, b=2.0 * base.eq_coef, Q=np.zeros((n, n)), bound_margin=1.0)
+    first = []
+
+    def rec(self, args, kwargs, out, before, pre=None):
+        if before and not first:
+            first.append((self.rho, args[1]))
+
+    spy(monkeypatch, _EpigraphLocalization, "center", rec)
+    # regression: the centre's equality solve divided by c'H^-1 c = 0 (rounded) and the
+    # solver died with ZeroDivisionError; it is now a failed centre like any lost Newton system
+    res = quiet_run(p, max_iter=2, objective_weight=w)
+    assert res.n_iter == 2 and res.status == "max_iter"
+    rho, t = first[0]
+    assert rho == pytest.approx(1 + w, rel=1e-14) and t == pytest.approx(1e-14, rel=1e-14)
+
+
+def test_proximal_reports_each_iteration_to_the_monitor(monkeypatch):
+    p = QP(6, 28, bound_margin=1.0)
+    steps = []
+
+    def rec(self, args, kwargs, out, before, pre=None):
+        if not before:
+            steps.append(out[2])
+
+    spy(monkeypatch, _EpigraphLocalization, "center", rec)
+    seen = []
+    res = quiet_run(p, tol=1e-14, max_iter=9, callback=lambda info: seen.append(info))
+    assert res.info["polish_steps"] == 0 and res.info["restarts"] == 0
+    # the cuts and the Newton steps of the centre that produced the evaluated point
+    assert [i["n_cuts"] for i in seen] == list(range(9))
+    assert [i["newton_steps"] for i in seen] == [0, *steps]
+    # the current objective of each row is that iteration's point, not the best one
+    values = [p.value(x) for x in p.points]
+    assert np.array_equal(res.history["objective"], values)
+    assert np.any(np.diff(values) < 0)  # a null step: current below best
