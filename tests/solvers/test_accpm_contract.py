@@ -914,9 +914,18 @@ def test_epigraph_phi_is_the_proximal_barrier():
     assert np.isfinite(loc._phi(a0, t0, np.empty(0)))
 
 
+@pytest.mark.parametrize("shifted", [False, True])
 @pytest.mark.parametrize("m", [0, 4])
-def test_epigraph_woodbury_solves_match_the_dense_kkt_system(m):
+def test_epigraph_woodbury_solves_match_the_dense_kkt_system(m, shifted):
     loc, a0, t0 = epigraph(6, m, 4)
+    if shifted:  # lower != 0: the box terms use a - lower
+        shift = np.linspace(-1.0, -0.3, 6)
+        loc.lower, loc.upper, loc.center_a = (
+            loc.lower + shift,
+            loc.upper + shift,
+            loc.center_a + shift,
+        )
+        a0 = a0 + shift
     s = loc.cut_slacks(a0, t0)
     loc._factor(a0, t0, s)
     H, E = epi_dense(loc, a0, t0, s)
