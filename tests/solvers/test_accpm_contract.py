@@ -1335,12 +1335,19 @@ def test_proximal_restarts_polish_and_gives_up_after_repeated_failures(monkeypat
     p = QP(6, 21, bound_margin=1.0)
     calls = []
 
-    inputs, cut_slacks = [], []
+    inputs, cut_slacks, rows, newest = [], [], [], []
+
+    def rec_keep(self, args, kwargs, out, before, pre=None):
+        if before:
+            newest.append(self.G[self.m - 1].copy())
+
+    spy(monkeypatch, _EpigraphLocalization, "keep", rec_keep)
 
     def failing(self, a, t, s, *, tol, max_steps):
         calls.append(max_steps)
         inputs.append((max_steps, a.copy(), t, s.copy(), self.m, self.rho, len(p.points)))
         cut_slacks.append(self.cut_slacks(a, t))
+        rows.append(self.G[0].copy())
         raise LocalizationSetEmpty("x")
 
     monkeypatch.setattr(_EpigraphLocalization, "center", failing)
@@ -1384,6 +1391,7 @@ def test_proximal_restarts_polish_and_gives_up_after_repeated_failures(monkeypat
             # the kept cut's slack at the restart point, or t where it is violated
             cs = cut_slacks[k]
             assert np.array_equal(s, np.where(cs > 0, cs, t))
+            assert np.array_equal(rows[k], newest[(k - 1) // 2])  # the newest cut is kept
 
 
 def test_proximal_stops_after_five_restarts_that_do_not_shrink_the_gap(monkeypatch):
