@@ -432,6 +432,18 @@ def test_interior_start_uses_the_largest_margin_that_is_feasible(d, frac):
     assert A._interior_start(SimpleNamespace(**{**vars(p), "eq_rhs": 11.0})) is None
 
 
+def test_interior_start_depends_on_the_box_midpoint_and_widths():
+    # lower != 0: the start is the projection of the box midpoint (0, 4) (untouched when it
+    # is feasible) and the margins are fractions of the widths (2, 12)
+    p = SimpleNamespace(
+        lower=np.array([-1.0, -2.0]), upper=np.array([1.0, 10.0]), eq_coef=np.ones(2), eq_rhs=4.0
+    )
+    assert np.allclose(A._interior_start(p), [0.0, 4.0], atol=1e-15)
+    # x1 + x2 = 8.8: the margin 0.25 is infeasible, 0.1 leaves x1 <= 1 - 0.2 (active)
+    p.eq_rhs = 8.8
+    assert np.allclose(A._interior_start(p), [0.8, 8.0], rtol=1e-13)
+
+
 @pytest.mark.parametrize("nu", [0.5, 0.97])
 def test_interior_start_of_a_oneclass_problem(nu):
     K0, _ = sigmoid_problem(10, 0)
