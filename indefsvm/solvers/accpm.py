@@ -377,8 +377,14 @@ def analytic_center_cutting_plane(
                 raise ValueError(f"{name} must be a finite number >= 1; got {value!r}.")
         with blas_limit(blas_threads):
             return _proximal_accpm(
-                problem, monitor, int(max_cuts), newton_tol, int(max_newton),
-                float(box_weight), float(objective_weight), float(prox_update),
+                problem,
+                monitor,
+                int(max_cuts),
+                newton_tol,
+                int(max_newton),
+                float(box_weight),
+                float(objective_weight),
+                float(prox_update),
                 float(null_update),
             )
     with blas_limit(blas_threads):
@@ -449,6 +455,10 @@ def _accpm(
         if problem.l1_weight:
             g = g - problem.l1_weight * np.sign(p)
         times["gradient"] += time.perf_counter() - t0
+        if not np.all(np.isfinite(g)):
+            # Checked before the ellipsoid bound: its solve with the Cholesky factor would
+            # otherwise fail first with scipy's unrelated "array must not contain infs or NaNs".
+            raise FloatingPointError("non-finite gradient at an analytic center")
         t0 = time.perf_counter()
         # The paper's bound (Sect. 3.3, stopping criterion): the localization set lies in the
         # ellipsoid {(z - x)'H(z - x) <= m^2} around its analytic center (m inequalities), so
@@ -707,7 +717,9 @@ class _EpigraphLocalization:
                 self._factor(a, t, s)
                 with np.errstate(all="ignore"):
                     da, dt = self.reduced_solve(ra, rt)
-            except (ValueError, FloatingPointError) as exc:
+            except (ValueError, FloatingPointError, ZeroDivisionError) as exc:
+                # ZeroDivisionError: c'H^-1 c of the equality rounds to 0 when the cut slacks
+                # are tiny (e.g. a reduced gradient of 0, where the model gap starts at 1e-14).
                 raise LocalizationSetEmpty(f"Newton system lost to rounding ({exc})") from exc
             ds = -r + Gm @ da - dt
             if not (np.all(np.isfinite(da)) and np.isfinite(dt)):
@@ -726,9 +738,7 @@ class _EpigraphLocalization:
             if not feasible:
                 step = min(1.0, 0.9 * t_max)
                 a_new = a + step * da
-                while step > 1e-14 and (
-                    np.any(a_new <= self.lower) or np.any(a_new >= self.upper)
-                ):
+                while step > 1e-14 and (np.any(a_new <= self.lower) or np.any(a_new >= self.upper)):
                     # Rounding can land a tiny box slack on the bound: shorten the step.
                     step *= 0.5
                     a_new = a + step * da
