@@ -393,3 +393,114 @@ def test_row_projector_keeps_the_null_eigenspace_of_m():
     P = V[:, w >= -1e-12] @ V[:, w >= -1e-12].T
     assert np.allclose(op.project_rows(state, R), R @ P, atol=1e-14)
     assert np.array_equal(op.project_rows(state, R[:1]), R[:1])
+
+
+# --- lean evaluations and the default engine threads (re-run of the mutation testing, issue 15) --
+
+
+def test_default_engine_threads_follow_the_affinity_and_the_thread_variables(monkeypatch):
+    """The cores this process may use, lowered (never raised) by a positive integer in
+    ``OMP_NUM_THREADS`` or ``NUMBA_NUM_THREADS``; anything else in them is ignored."""
+    import os
+
+    import indefsvm.proxy as proxy_module
+
+    cores = {"n": 4}
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores["n"])))
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)
+    threads = proxy_module._default_engine_threads
+    assert threads() == 4
+    cases = [
+        ({"OMP_NUM_THREADS": "2"}, 2),
+        ({"NUMBA_NUM_THREADS": "3"}, 3),
+        ({"OMP_NUM_THREADS": "3", "NUMBA_NUM_THREADS": "2"}, 2),
+        ({"OMP_NUM_THREADS": "2", "NUMBA_NUM_THREADS": "3"}, 2),
+        ({"OMP_NUM_THREADS": "8"}, 4),  # never more than the cores
+        ({"OMP_NUM_THREADS": " 1 "}, 1),  # surrounding blanks are allowed
+        ({"OMP_NUM_THREADS": "0"}, 4),  # not positive: ignored
+        ({"OMP_NUM_THREADS": "-2"}, 4),
+        ({"OMP_NUM_THREADS": "two"}, 4),
+        ({"OMP_NUM_THREADS": ""}, 4),
+    ]
+    for env, expected in cases:
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        assert threads() == expected, env
+        for name in env:
+            monkeypatch.delenv(name)
+    cores["n"] = 1
+    assert threads() == 1
+    cores["n"] = 0  # an empty affinity set still gives one thread
+    assert threads() == 1
+    # a new operator starts with the module default
+    monkeypatch.setattr(proxy_module, "ENGINE_THREADS", 3)
+    assert ProxyKernelOperator(np.diag([-1.0, 1.0]), 0.5).engine_threads == 3
+
+
+def test_objective_state_holds_what_the_objective_needs(monkeypatch):
+    """``objective_state``: ``||u||^2``, ``u'K0u``, the negative eigenvalues of M (dense eigh)
+    and their squared sum; no eigenvectors, no ``K*u``, NaN for what it does not compute. Its
+    ``V'u`` is the one ``state`` at the same ``u`` reuses."""
+    import indefsvm.proxy as proxy_module
+
+    K0 = _small_indefinite(14, 53)
+    rng = np.random.default_rng(54)
+    u = rng.uniform(-1, 1, 14)
+    seen = []
+    real = proxy_module.rank_one_eigvals_below
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(proxy_module, "rank_one_eigvals_below", spy)
+    op = ProxyKernelOperator(K0, 0.5)
+    op.engine_threads = 2
+    op.engine = "lapack"
+    part = op.objective_state(u)
+    (kw,) = seen
+    assert kw == {"upper": 0.0, "n_threads": 2, "engine": "lapack", "warm_start": op.warm_start}
+    assert kw["warm_start"] is op.warm_start
+    w = np.linalg.eigvalsh(K0 + 0.5 * np.outer(u, u))
+    assert part.u is u
+    np.testing.assert_allclose(part.z, op.eigenvectors.T @ u, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(part.low_values, w[w < 0], rtol=0, atol=1e-13)
+    assert part.low_vectors is None and part.kstar_u is None
+    assert np.isnan(part.u_kstar_u) and np.isnan(part.u_mneg_u)
+    assert part.u_norm_sq == pytest.approx(u @ u, rel=1e-15)
+    assert part.u_k0_u == pytest.approx(u @ K0 @ u, rel=1e-13)
+    assert part.neg_sq_sum == pytest.approx(np.sum(w[w < 0] ** 2), rel=1e-13)
+    assert isinstance(part.neg_sq_sum, float) and isinstance(part.u_k0_u, float)
+    full = op.state(u)
+    assert full.z is part.z and op.n_linear_z == 0 and len(op._z_history) == 1
+    assert part.neg_sq_sum == pytest.approx(full.neg_sq_sum, rel=1e-13)
+    # the PSD shortcut: no eigenvalue work at all, u'K0u formed directly
+    seen.clear()
+    psd = ProxyKernelOperator(np.diag([0.5, 1.0, 2.0]), 0.5)
+    v = np.array([1.0, -2.0, 0.5])
+    part = psd.objective_state(v)
+    assert not seen and part.z is None and part.low_values.shape == (0,)
+    assert part.u_k0_u == 0.5 + 4.0 + 0.5 and part.u_norm_sq == 5.25 and part.neg_sq_sum == 0.0
+    assert part.low_vectors is None and part.kstar_u is None and np.isnan(part.u_kstar_u)
+
+
+def test_z_of_the_last_u_is_reused():
+    """``state``/``objective_state`` at the ``u`` of the previous evaluation (the same array or
+    an equal copy) reuse its ``V'u``: no product, nothing added to the history."""
+    K0 = _small_indefinite(9, 55)
+    rng = np.random.default_rng(56)
+    op = ProxyKernelOperator(K0, 0.5)
+    u0, u = rng.uniform(-1, 1, 9), rng.uniform(-1, 1, 9)
+    op.state(u0)
+    first = op.state(u)
+    assert op.state(u).z is first.z and op.objective_state(u.copy()).z is first.z
+    assert len(op._z_history) == 2 and op.n_linear_z == 0
+    # an equal u that is no longer the last one is formed again (here by linearity: 0 u + 1 u0)
+    op.state(u0)
+    assert len(op._z_history) == 3 and op.n_linear_z == 1
+    # a different u right after is not taken for the last one
+    v = u.copy()
+    v[3] += 1e-3
+    st = op.state(v)
+    np.testing.assert_allclose(st.z, op.eigenvectors.T @ v, rtol=0, atol=1e-14)
