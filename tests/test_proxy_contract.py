@@ -433,6 +433,16 @@ def test_default_engine_threads_follow_the_affinity_and_the_thread_variables(mon
     assert threads() == 1
     cores["n"] = 0  # an empty affinity set still gives one thread
     assert threads() == 1
+    # without sched_getaffinity (not Linux): os.cpu_count(), 1 when it is unknown
+    monkeypatch.delattr(os, "sched_getaffinity")
+    count = {"n": 3}
+    monkeypatch.setattr(os, "cpu_count", lambda: count["n"])
+    assert threads() == 3
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "2")
+    assert threads() == 2
+    monkeypatch.delenv("NUMBA_NUM_THREADS")
+    count["n"] = None
+    assert threads() == 1
     # a new operator starts with the module default
     monkeypatch.setattr(proxy_module, "ENGINE_THREADS", 3)
     assert ProxyKernelOperator(np.diag([-1.0, 1.0]), 0.5).engine_threads == 3
@@ -504,3 +514,76 @@ def test_z_of_the_last_u_is_reused():
     v[3] += 1e-3
     st = op.state(v)
     np.testing.assert_allclose(st.z, op.eigenvectors.T @ v, rtol=0, atol=1e-14)
+
+
+def _reference_linearity(history, u, limit=4.0):
+    """The documented rule of ``_z_by_linearity`` by least squares (numpy.linalg.lstsq): the
+    newest stored ``u1`` with each older ``u2`` (newest first); accepted when the residual norm
+    is at most ``8 eps (|a| ||u1|| + |b| ||u2||)`` and the error bound
+    ``E = (|a| ||u1|| E1 + |b| ||u2|| E2) / ||u||`` at most 4. Returns E or None."""
+    if len(history) < 2 or not np.linalg.norm(u) > 0:
+        return None
+    u1, e1 = history[-1]
+    for u2, e2 in reversed(history[:-1]):
+        A = np.column_stack([u1, u2])
+        if np.linalg.cond(A) > 1e7:
+            continue
+        (a, b), *_ = np.linalg.lstsq(A, u, rcond=None)
+        w1, w2 = abs(a) * np.linalg.norm(u1), abs(b) * np.linalg.norm(u2)
+        error = (w1 * e1 + w2 * e2) / np.linalg.norm(u)
+        residual = np.linalg.norm(u - a * u1 - b * u2)
+        if error <= limit and residual <= 8 * _EPS * (w1 + w2):
+            assert abs(error - limit) > 1e-3 * limit  # no case at the edge
+            return error
+    return None
+
+
+@pytest.mark.parametrize("scale", [1.0, 8.0, 0.125])
+def test_z_by_linearity_error_budget(scale):
+    """Every stored ``V'u`` carries its error bound (1 when formed directly, ``E`` of the
+    combination otherwise, relative to ``||u||``), and a combination whose bound exceeds 4 is
+    formed directly: checked against the documented rule evaluated by least squares, on single
+    extrapolations near the bound and on chains of combinations of combinations."""
+    K0 = _small_indefinite(6, 57)
+    e = np.eye(6)
+    rng = np.random.default_rng(58)
+    x0 = rng.uniform(0.2, 1.0, 6)
+    x1 = x0 + 1e-3 * rng.uniform(-1, 1, 6)  # nearly parallel, as consecutive iterates
+    y = x1 + 0.9 * (x1 - x0)  # E about 2.8
+    w = y + 0.9 * (y - x1)  # from (y, x1): E about 1.9 * 2.8 + 0.9; from (y, x0): about 4.4
+    v0, v1 = rng.uniform(-1, 1, 6), rng.uniform(-1, 1, 6)
+    g = v1 + 0.5 * (v1 - v0)
+    sequences = [
+        # u1 = e0, u2 = e0 + t e1, u = u1 + c (u1 - u2): E = 3.93, 4.08, 4.91, 3.96
+        ([e[0] + 0.5 * e[1], e[0], e[0] - 1.25 * e[1]], [False, False, True]),
+        ([e[0] + 0.5 * e[1], e[0], e[0] - 1.5 * e[1]], [False, False, False]),
+        ([e[0] + 0.1 * e[1], e[0], e[0] - 0.2 * e[1]], [False, False, False]),
+        ([e[0] + 0.1 * e[1], e[0], e[0] - 0.15 * e[1]], [False, False, True]),
+        # a chain through nearly parallel iterates: w is refused with y's bound (accepted
+        # were y's bound 1), and the next extrapolation pairs w (direct) with y (E about 2.8)
+        ([x0, x1, y, w, w + 0.3 * (w - y)], [False, False, True, False, True]),
+        # chains of well-separated points: bounds below 4 multiply along the chain
+        ([v0, v1, g, g + 0.5 * (g - v1), g + 0.5 * (g - v1) + 0.5 * (g - v1)], None),
+    ]
+    for us, expected in sequences:
+        us = [scale * np.asarray(u, dtype=float) for u in us]
+        op = ProxyKernelOperator(K0, 0.5)
+        reference = []  # (u, bound) as documented
+        lin = []
+        for u in us:
+            before = op.n_linear_z
+            state = op.state(u)
+            bound = _reference_linearity(reference, u)
+            lin.append(op.n_linear_z == before + 1)
+            assert lin[-1] == (bound is not None)
+            stored_u, stored_z, stored_bound = op._z_history[-1]
+            assert stored_u is u and stored_z is state.z
+            assert stored_bound == pytest.approx(1.0 if bound is None else bound, rel=1e-9)
+            direct = op.eigenvectors.T @ u
+            gamma = 6 * _EPS * np.linalg.norm(u)  # rounding of V'u formed directly (n = 6)
+            assert np.linalg.norm(state.z - direct) <= 4 * stored_bound * gamma + gamma
+            reference.append((u, 1.0 if bound is None else bound))
+        if expected is not None:
+            assert lin == expected, lin
+        else:
+            assert lin[2:] == [True, True, True]
