@@ -738,3 +738,41 @@ def test_warm_start_prefix_store():
     warm.store_prefix(7, 1, kept, origin, tau, 0)
     side, _ = warm.guesses(7, 1, np.arange(7))
     assert side.tolist() == [-1] * 7
+
+
+def test_values_positive_reports_the_number_deflated():
+    """``_rank_one_values_positive`` returns the eigenvalues below ``upper`` and the number of
+    deflated poles (a zero weight and a Givens merge of equal poles; all of them for a zero
+    update or an empty problem)."""
+    rng = np.random.default_rng(14)
+    d = np.sort(rng.normal(size=8))
+    d[4] = d[3]
+    z = rng.normal(size=8)
+    z[1] = 0.0
+    w = np.linalg.eigvalsh(np.diag(d) + 0.6 * np.outer(z, z))
+    for engine in ("lapack", "numba"):
+        lam, n_deflated = R._rank_one_values_positive(d, z, 0.6, 0.0, 1, engine, None)
+        np.testing.assert_allclose(lam, w[w < 0], rtol=0, atol=1e-14)
+        assert n_deflated == 2
+        lam, n_deflated = R._rank_one_values_positive(d, np.zeros(8), 0.6, 0.0, 1, engine, None)
+        assert lam.tolist() == d[d < 0].tolist() and n_deflated == 8
+        lam, n_deflated = R._rank_one_values_positive(d[:0], z[:0], 0.6, 0.0, 1, engine, None)
+        assert lam.shape == (0,) and n_deflated == 0
+
+
+@pytest.mark.skipif(not R.numba_available(), reason="compiled engine only")
+def test_use_threads_picks_the_parallel_build_for_more_than_one_thread(monkeypatch):
+    import numba
+
+    assert R._use_threads(1) is False and R._use_threads(0) is False
+    if numba.config.NUMBA_NUM_THREADS >= 2:
+        assert R._use_threads(2) is True and numba.get_num_threads() == 2
+        assert R._use_threads(10**6) is True
+        assert numba.get_num_threads() == numba.config.NUMBA_NUM_THREADS
+    # never more threads than Numba was started with
+    monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", 1)
+    assert R._use_threads(2) is False
+    side, tau = R._initial_guess(3, None)
+    assert side.tolist() == [-1, -1, -1] and tau.tolist() == [0.0, 0.0, 0.0]
+    guess = (np.array([0, 1, -1]), np.array([0.5, -0.5, 0.0]))
+    assert R._initial_guess(3, guess) is guess
