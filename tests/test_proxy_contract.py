@@ -562,6 +562,9 @@ def test_z_by_linearity_error_budget(scale):
         # a chain through nearly parallel iterates: w is refused with y's bound (accepted
         # were y's bound 1), and the next extrapolation pairs w (direct) with y (E about 2.8)
         ([x0, x1, y, w, w + 0.3 * (w - y)], [False, False, True, False, True]),
+        # the newest pair (c, b) exceeds the bound (b is close to c: u = -9 c + 10 b), so the
+        # search goes on to the older pair (c, a), which fits with u = c + a
+        ([e[1], e[0] + 0.1 * e[1], e[0], e[0] + e[1]], [False, False, True, True]),
         # chains of well-separated points: bounds below 4 multiply along the chain
         ([v0, v1, g, g + 0.5 * (g - v1), g + 0.5 * (g - v1) + 0.5 * (g - v1)], None),
     ]
