@@ -776,3 +776,25 @@ def test_use_threads_picks_the_parallel_build_for_more_than_one_thread(monkeypat
     assert side.tolist() == [-1, -1, -1] and tau.tolist() == [0.0, 0.0, 0.0]
     guess = (np.array([0, 1, -1]), np.array([0.5, -0.5, 0.0]))
     assert R._initial_guess(3, guess) is guess
+
+
+@pytest.mark.parametrize("engine", ["lapack", "numba"])
+def test_eigvals_below_of_one_pole_and_of_a_fully_deflated_update(engine, monkeypatch):
+    """n = 1: the eigenvalue is d + sigma z^2 (not the pole); every weight below dlaed2's
+    tolerance (rho > 0 but nothing kept): the poles; k = 3 kept poles: one dlaed4 call per
+    root below ``upper`` (the values-only LAPACK path)."""
+    from indefsvm.rank_one import rank_one_eigvals_below
+
+    lam = rank_one_eigvals_below([0.5], [2.0], 0.25, upper=10.0, engine=engine)
+    assert lam.tolist() == [1.5]
+    assert rank_one_eigvals_below([0.5], [2.0], 0.25, upper=1.5, engine=engine).size == 0
+    d = np.array([-1.0, 0.5, 2.0])
+    lam = rank_one_eigvals_below(d, np.full(3, 1e-30), 1.0, upper=1.0, engine=engine)
+    assert lam.tolist() == [-1.0, 0.5]
+    lapack_calls = _spy(monkeypatch, "_secular_values_lapack")
+    z = np.array([0.6, 0.0, 0.8, 0.5])
+    d4 = np.array([-1.0, 0.0, 0.5, 2.0])
+    w = np.linalg.eigvalsh(np.diag(d4) + 0.7 * np.outer(z, z))
+    lam = rank_one_eigvals_below(d4, z, 0.7, upper=0.6, engine="lapack")
+    np.testing.assert_allclose(lam, w[w < 0.6], rtol=0, atol=1e-15)
+    assert len(lapack_calls) == 1 and lapack_calls[0][3] == 2  # kept poles -1, 0.5 below 0.6
