@@ -798,3 +798,30 @@ def test_eigvals_below_of_one_pole_and_of_a_fully_deflated_update(engine, monkey
     lam = rank_one_eigvals_below(d4, z, 0.7, upper=0.6, engine="lapack")
     np.testing.assert_allclose(lam, w[w < 0.6], rtol=0, atol=1e-15)
     assert len(lapack_calls) == 1 and lapack_calls[0][3] == 2  # kept poles -1, 0.5 below 0.6
+
+
+def test_eigvals_below_hands_a_negative_sigma_to_rank_one_eigh_with_every_setting(monkeypatch):
+    from indefsvm.rank_one import rank_one_eigvals_below
+
+    seen = []
+    real = R.rank_one_eigh
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(R, "rank_one_eigh", spy)
+    rng = np.random.default_rng(15)
+    d, z = np.sort(rng.normal(size=7)), rng.normal(size=7)
+    warm = SecularWarmStart()
+    lam = rank_one_eigvals_below(d, z, -0.4, upper=0.2, n_threads=2, engine="lapack",
+                                 warm_start=warm)  # fmt: skip
+    (kw,) = seen
+    assert kw == {"which": "below", "upper": 0.2, "n_threads": 2, "engine": "lapack",
+                  "warm_start": warm}  # fmt: skip
+    assert kw["warm_start"] is warm
+    w = np.linalg.eigvalsh(np.diag(d) - 0.4 * np.outer(z, z))
+    np.testing.assert_allclose(lam, w[w < 0.2], rtol=0, atol=1e-14)
+    # sigma >= 0 (zero included) is solved here, not handed over
+    assert rank_one_eigvals_below(d, z, 0.0, upper=0.2).tolist() == d[d < 0.2].tolist()
+    assert len(seen) == 1
