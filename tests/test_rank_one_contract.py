@@ -766,6 +766,7 @@ def test_use_threads_picks_the_parallel_build_for_more_than_one_thread(monkeypat
 
     assert R._use_threads(1) is False and R._use_threads(0) is False
     if numba.config.NUMBA_NUM_THREADS >= 2:
+        numba.set_num_threads(1)
         assert R._use_threads(2) is True and numba.get_num_threads() == 2
         assert R._use_threads(10**6) is True
         assert numba.get_num_threads() == numba.config.NUMBA_NUM_THREADS
@@ -825,3 +826,17 @@ def test_eigvals_below_hands_a_negative_sigma_to_rank_one_eigh_with_every_settin
     # sigma >= 0 (zero included) is solved here, not handed over
     assert rank_one_eigvals_below(d, z, 0.0, upper=0.2).tolist() == d[d < 0.2].tolist()
     assert len(seen) == 1
+
+
+def test_poles_exactly_two_tolerances_apart_with_equal_weights_are_merged():
+    """The prefilter ``gap <= 2 tol`` is inclusive: at a gap of exactly 2 tol with equal weights
+    (|c s| = 1/2 rounded down) dlaed2's test |(d_q - d_p) c s| <= tol merges the pair."""
+    eps = np.finfo(float).eps
+    tol = 8 * eps  # max(|d|_max, rho) = 1
+    d = np.array([0.0, 2 * tol, 1.0])
+    z = np.array([0.6, 0.6, np.sqrt(1 - 0.72)])
+    for engine in ("lapack", "auto"):
+        res = rank_one_eigh(d, z, 1.0, engine=engine)
+        assert res.n_deflated == 1
+        w = np.linalg.eigvalsh(np.diag(d) + np.outer(z, z))
+        np.testing.assert_allclose(res.eigenvalues, w, rtol=0, atol=2e-15)
