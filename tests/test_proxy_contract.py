@@ -393,3 +393,200 @@ def test_row_projector_keeps_the_null_eigenspace_of_m():
     P = V[:, w >= -1e-12] @ V[:, w >= -1e-12].T
     assert np.allclose(op.project_rows(state, R), R @ P, atol=1e-14)
     assert np.array_equal(op.project_rows(state, R[:1]), R[:1])
+
+
+# --- lean evaluations and the default engine threads (re-run of the mutation testing, issue 15) --
+
+
+def test_default_engine_threads_follow_the_affinity_and_the_thread_variables(monkeypatch):
+    """The cores this process may use, lowered (never raised) by a positive integer in
+    ``OMP_NUM_THREADS`` or ``NUMBA_NUM_THREADS``; anything else in them is ignored."""
+    import os
+
+    import indefsvm.proxy as proxy_module
+
+    cores = {"n": 4}
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores["n"])))
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)
+    threads = proxy_module._default_engine_threads
+    assert threads() == 4
+    cases = [
+        ({"OMP_NUM_THREADS": "2"}, 2),
+        ({"NUMBA_NUM_THREADS": "3"}, 3),
+        ({"OMP_NUM_THREADS": "3", "NUMBA_NUM_THREADS": "2"}, 2),
+        ({"OMP_NUM_THREADS": "2", "NUMBA_NUM_THREADS": "3"}, 2),
+        ({"OMP_NUM_THREADS": "8"}, 4),  # never more than the cores
+        ({"OMP_NUM_THREADS": " 1 "}, 1),  # surrounding blanks are allowed
+        ({"OMP_NUM_THREADS": "0"}, 4),  # not positive: ignored
+        ({"OMP_NUM_THREADS": "-2"}, 4),
+        ({"OMP_NUM_THREADS": "two"}, 4),
+        ({"OMP_NUM_THREADS": ""}, 4),
+    ]
+    for env, expected in cases:
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        assert threads() == expected, env
+        for name in env:
+            monkeypatch.delenv(name)
+    cores["n"] = 1
+    assert threads() == 1
+    cores["n"] = 0  # an empty affinity set still gives one thread
+    assert threads() == 1
+    # without sched_getaffinity (not Linux): os.cpu_count(), 1 when it is unknown
+    monkeypatch.delattr(os, "sched_getaffinity")
+    count = {"n": 3}
+    monkeypatch.setattr(os, "cpu_count", lambda: count["n"])
+    assert threads() == 3
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "2")
+    assert threads() == 2
+    monkeypatch.delenv("NUMBA_NUM_THREADS")
+    count["n"] = None
+    assert threads() == 1
+    # a new operator starts with the module default
+    monkeypatch.setattr(proxy_module, "ENGINE_THREADS", 3)
+    assert ProxyKernelOperator(np.diag([-1.0, 1.0]), 0.5).engine_threads == 3
+
+
+def test_objective_state_holds_what_the_objective_needs(monkeypatch):
+    """``objective_state``: ``||u||^2``, ``u'K0u``, the negative eigenvalues of M (dense eigh)
+    and their squared sum; no eigenvectors, no ``K*u``, NaN for what it does not compute. Its
+    ``V'u`` is the one ``state`` at the same ``u`` reuses."""
+    import indefsvm.proxy as proxy_module
+
+    K0 = _small_indefinite(14, 53)
+    rng = np.random.default_rng(54)
+    u = rng.uniform(-1, 1, 14)
+    seen = []
+    real = proxy_module.rank_one_eigvals_below
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(proxy_module, "rank_one_eigvals_below", spy)
+    op = ProxyKernelOperator(K0, 0.5)
+    op.engine_threads = 2
+    op.engine = "lapack"
+    part = op.objective_state(u)
+    (kw,) = seen
+    assert kw == {"upper": 0.0, "n_threads": 2, "engine": "lapack", "warm_start": op.warm_start}
+    assert kw["warm_start"] is op.warm_start
+    w = np.linalg.eigvalsh(K0 + 0.5 * np.outer(u, u))
+    assert part.u is u
+    np.testing.assert_allclose(part.z, op.eigenvectors.T @ u, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(part.low_values, w[w < 0], rtol=0, atol=1e-13)
+    assert part.low_vectors is None and part.kstar_u is None
+    assert np.isnan(part.u_kstar_u) and np.isnan(part.u_mneg_u)
+    assert part.u_norm_sq == pytest.approx(u @ u, rel=1e-15)
+    assert part.u_k0_u == pytest.approx(u @ K0 @ u, rel=1e-13)
+    assert part.neg_sq_sum == pytest.approx(np.sum(w[w < 0] ** 2), rel=1e-13)
+    assert isinstance(part.neg_sq_sum, float) and isinstance(part.u_k0_u, float)
+    full = op.state(u)
+    assert full.z is part.z and op.n_linear_z == 0 and len(op._z_history) == 1
+    assert part.neg_sq_sum == pytest.approx(full.neg_sq_sum, rel=1e-13)
+    # the PSD shortcut: no eigenvalue work at all, u'K0u formed directly
+    seen.clear()
+    psd = ProxyKernelOperator(np.diag([0.5, 1.0, 2.0]), 0.5)
+    v = np.array([1.0, -2.0, 0.5])
+    part = psd.objective_state(v)
+    assert not seen and part.z is None and part.low_values.shape == (0,)
+    assert part.u_k0_u == 0.5 + 4.0 + 0.5 and part.u_norm_sq == 5.25 and part.neg_sq_sum == 0.0
+    assert part.low_vectors is None and part.kstar_u is None and np.isnan(part.u_kstar_u)
+
+
+def test_z_of_the_last_u_is_reused():
+    """``state``/``objective_state`` at the ``u`` of the previous evaluation (the same array or
+    an equal copy) reuse its ``V'u``: no product, nothing added to the history."""
+    K0 = _small_indefinite(9, 55)
+    rng = np.random.default_rng(56)
+    op = ProxyKernelOperator(K0, 0.5)
+    u0, u = rng.uniform(-1, 1, 9), rng.uniform(-1, 1, 9)
+    op.state(u0)
+    first = op.state(u)
+    assert op.state(u).z is first.z and op.objective_state(u.copy()).z is first.z
+    assert len(op._z_history) == 2 and op.n_linear_z == 0
+    # an equal u that is no longer the last one is formed again (here by linearity: 0 u + 1 u0)
+    op.state(u0)
+    assert len(op._z_history) == 3 and op.n_linear_z == 1
+    # a different u right after is not taken for the last one
+    v = u.copy()
+    v[3] += 1e-3
+    st = op.state(v)
+    np.testing.assert_allclose(st.z, op.eigenvectors.T @ v, rtol=0, atol=1e-14)
+
+
+def _reference_linearity(history, u, limit=4.0):
+    """The documented rule of ``_z_by_linearity`` by least squares (numpy.linalg.lstsq): the
+    newest stored ``u1`` with each older ``u2`` (newest first); accepted when the residual norm
+    is at most ``8 eps (|a| ||u1|| + |b| ||u2||)`` and the error bound
+    ``E = (|a| ||u1|| E1 + |b| ||u2|| E2) / ||u||`` at most 4. Returns E or None."""
+    if len(history) < 2 or not np.linalg.norm(u) > 0:
+        return None
+    u1, e1 = history[-1]
+    for u2, e2 in reversed(history[:-1]):
+        A = np.column_stack([u1, u2])
+        if np.linalg.cond(A) > 1e7:
+            continue
+        (a, b), *_ = np.linalg.lstsq(A, u, rcond=None)
+        w1, w2 = abs(a) * np.linalg.norm(u1), abs(b) * np.linalg.norm(u2)
+        error = (w1 * e1 + w2 * e2) / np.linalg.norm(u)
+        residual = np.linalg.norm(u - a * u1 - b * u2)
+        if error <= limit and residual <= 8 * _EPS * (w1 + w2):
+            assert abs(error - limit) > 1e-3 * limit  # no case at the edge
+            return error
+    return None
+
+
+@pytest.mark.parametrize("scale", [1.0, 8.0, 0.125])
+def test_z_by_linearity_error_budget(scale):
+    """Every stored ``V'u`` carries its error bound (1 when formed directly, ``E`` of the
+    combination otherwise, relative to ``||u||``), and a combination whose bound exceeds 4 is
+    formed directly: checked against the documented rule evaluated by least squares, on single
+    extrapolations near the bound and on chains of combinations of combinations."""
+    K0 = _small_indefinite(6, 57)
+    e = np.eye(6)
+    rng = np.random.default_rng(58)
+    x0 = rng.uniform(0.2, 1.0, 6)
+    x1 = x0 + 1e-3 * rng.uniform(-1, 1, 6)  # nearly parallel, as consecutive iterates
+    y = x1 + 0.9 * (x1 - x0)  # E about 2.8
+    w = y + 0.9 * (y - x1)  # from (y, x1): E about 1.9 * 2.8 + 0.9; from (y, x0): about 4.4
+    v0, v1 = rng.uniform(-1, 1, 6), rng.uniform(-1, 1, 6)
+    g = v1 + 0.5 * (v1 - v0)
+    sequences = [
+        # u1 = e0, u2 = e0 + t e1, u = u1 + c (u1 - u2): E = 3.93, 4.08, 4.91, 3.96
+        ([e[0] + 0.5 * e[1], e[0], e[0] - 1.25 * e[1]], [False, False, True]),
+        ([e[0] + 0.5 * e[1], e[0], e[0] - 1.5 * e[1]], [False, False, False]),
+        ([e[0] + 0.1 * e[1], e[0], e[0] - 0.2 * e[1]], [False, False, False]),
+        ([e[0] + 0.1 * e[1], e[0], e[0] - 0.15 * e[1]], [False, False, True]),
+        # a chain through nearly parallel iterates: w is refused with y's bound (accepted
+        # were y's bound 1), and the next extrapolation pairs w (direct) with y (E about 2.8)
+        ([x0, x1, y, w, w + 0.3 * (w - y)], [False, False, True, False, True]),
+        # the newest pair (c, b) exceeds the bound (b is close to c: u = -9 c + 10 b), so the
+        # search goes on to the older pair (c, a), which fits with u = c + a
+        ([e[1], e[0] + 0.1 * e[1], e[0], e[0] + e[1]], [False, False, True, True]),
+        # chains of well-separated points: bounds below 4 multiply along the chain
+        ([v0, v1, g, g + 0.5 * (g - v1), g + 0.5 * (g - v1) + 0.5 * (g - v1)], None),
+    ]
+    for us, expected in sequences:
+        us = [scale * np.asarray(u, dtype=float) for u in us]
+        op = ProxyKernelOperator(K0, 0.5)
+        reference = []  # (u, bound) as documented
+        lin = []
+        for u in us:
+            before = op.n_linear_z
+            state = op.state(u)
+            bound = _reference_linearity(reference, u)
+            lin.append(op.n_linear_z == before + 1)
+            assert lin[-1] == (bound is not None)
+            stored_u, stored_z, stored_bound = op._z_history[-1]
+            assert stored_u is u and stored_z is state.z
+            assert stored_bound == pytest.approx(1.0 if bound is None else bound, rel=1e-9)
+            direct = op.eigenvectors.T @ u
+            gamma = 6 * _EPS * np.linalg.norm(u)  # rounding of V'u formed directly (n = 6)
+            assert np.linalg.norm(state.z - direct) <= 4 * stored_bound * gamma + gamma
+            reference.append((u, 1.0 if bound is None else bound))
+        if expected is not None:
+            assert lin == expected, lin
+        else:
+            assert lin[2:] == [True, True, True]

@@ -478,3 +478,365 @@ def test_integer_and_boolean_inputs_are_converted_to_float64():
     np.testing.assert_allclose(delta, np.array(d) - w[1], rtol=1e-14)
     res = rank_one_eigh(np.array([0, 1]), np.array([True, False]), 1.0)
     assert res.eigenvalues.tolist() == [1.0, 1.0] and res.n_deflated == 1
+
+
+# -- rank_one_eigvals_below: eigenvalues only (the lean objective evaluation) ----------------------
+# Written for the re-run of the mutation testing on the lean evaluations (issue 15): the values
+# are checked against dense eigh and against rank_one_eigh's "below" eigenvalues, which use the
+# same deflation and the same per-root iteration (so they agree bitwise); the bookkeeping
+# (engine, roots computed, warm-start prefix) against what the docstrings promise.
+
+
+def test_eigvals_below_input_messages(monkeypatch):
+    import re
+
+    from indefsvm.rank_one import rank_one_eigvals_below
+
+    d2, z2 = np.array([1.0, 2.0]), np.array([1.0, 1.0])
+    cases = [
+        ({"d": [[1.0, 2.0]]}, ValueError, "d must be a 1-D vector; got shape (1, 2)."),
+        ({"z": [[1.0, 1.0]]}, ValueError, "z must be a 1-D vector; got shape (1, 2)."),
+        ({"z": [1.0]}, ValueError, "z must have the shape of d (2,); got shape (1,)."),
+        (
+            {"d": [2.0, 1.0]},
+            ValueError,
+            "d must be sorted in ascending order (eigenvalues of numpy.linalg.eigh).",
+        ),
+        ({"upper": np.nan}, ValueError, "upper must not be NaN."),
+        ({"n_threads": True}, ValueError, "n_threads must be a positive integer; got True."),
+        ({"n_threads": 2.0}, ValueError, "n_threads must be a positive integer; got 2.0."),
+        ({"n_threads": 0}, ValueError, "n_threads must be a positive integer; got 0."),
+        (
+            {"engine": "fortran"},
+            ValueError,
+            "engine must be one of ('auto', 'numba', 'lapack'); got 'fortran'.",
+        ),
+        (
+            {"d": [1e200, 2e200], "z": [1e200, 1.0], "sigma": 1e200},
+            ValueError,
+            "sigma * ||z||^2 overflows (sigma = 1e+200, ||z|| = 1e+200).",
+        ),
+        # a sigma that is not a finite non-negative number goes to rank_one_eigh
+        ({"sigma": np.nan}, ValueError, "sigma must be finite; got nan."),
+        ({"sigma": np.inf}, ValueError, "sigma must be finite; got inf."),
+    ]
+    for change, error, message in cases:
+        kw = {"d": d2, "z": z2, "sigma": 1.0} | change
+        d, z, sigma = kw.pop("d"), kw.pop("z"), kw.pop("sigma")
+        with pytest.raises(error, match="^" + re.escape(message) + "$"):
+            rank_one_eigvals_below(d, z, sigma, **kw)
+    # equal poles are sorted; ints, bools and numpy integers are accepted
+    np.testing.assert_allclose(
+        rank_one_eigvals_below([1.0, 1.0], z2, 1.0, upper=5.0), [1.0, 3.0], rtol=0, atol=1e-15
+    )
+    lam = rank_one_eigvals_below([1, 2], [True, True], 1, upper=5, n_threads=np.int64(2))
+    assert lam.dtype == np.float64
+    np.testing.assert_allclose(lam, np.linalg.eigvalsh(np.diag([1.0, 2.0]) + 1.0), atol=1e-15)
+    monkeypatch.setattr(R, "numba_available", lambda: False)
+    with pytest.raises(
+        ValueError, match=r"^engine='numba' needs the numba package \(pip install numba\)\.$"
+    ):
+        rank_one_eigvals_below(d2, z2, 1.0, engine="numba")
+    # "auto" without numba: the LAPACK path (the warm start is not used)
+    warm = SecularWarmStart()
+    d5, z5 = np.arange(5.0) - 2.0, np.ones(5)
+    lam = rank_one_eigvals_below(d5, z5, 1.0, warm_start=warm)
+    assert warm.n_calls == 0 and warm.offsets is None
+    w = np.linalg.eigvalsh(np.diag(d5) + np.outer(z5, z5))
+    np.testing.assert_allclose(lam, w[w < 0], rtol=0, atol=1e-14)
+
+
+def _spy(monkeypatch, name):
+    calls = []
+    real = getattr(R, name)
+
+    def spy(*args, **kwargs):
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(R, name, spy)
+    return calls
+
+
+@pytest.mark.parametrize("sigma", [0.6, -0.6])
+@pytest.mark.parametrize("upper", [-0.4, 0.0, 0.9, 10.0])
+def test_eigvals_below_match_dense_and_the_eigenpair_path(sigma, upper):
+    """Deflated poles (a zero weight, a Givens merge of equal poles) and secular roots below
+    ``upper``, ascending: dense eigh, and bitwise the eigenvalues of rank_one_eigh."""
+    from indefsvm.rank_one import rank_one_eigvals_below
+
+    rng = np.random.default_rng(11)
+    d = np.sort(rng.normal(size=10))
+    d[6] = d[5]  # merged by a rotation
+    z = rng.normal(size=10)
+    z[2] = 0.0  # deflated as is
+    w = np.linalg.eigvalsh(np.diag(d) + sigma * np.outer(z, z))
+    for engine in ("lapack", "numba", "auto"):
+        lam = rank_one_eigvals_below(d, z, sigma, upper=upper, engine=engine)
+        assert lam.dtype == np.float64 and lam.shape == (np.count_nonzero(w < upper),)
+        np.testing.assert_allclose(lam, w[w < upper], rtol=0, atol=1e-14)
+        assert np.all(np.diff(lam) >= 0)
+        pairs = rank_one_eigh(d, z, sigma, which="below", upper=upper, engine=engine)
+        assert lam.tolist() == pairs.eigenvalues.tolist()
+        assert pairs.n_deflated == 2
+
+
+@pytest.mark.parametrize("engine", ["lapack", "numba"])
+def test_eigvals_below_window_is_open_at_roots_and_poles(engine):
+    """Eigenvalues strictly below ``upper``: a secular root or a deflated pole exactly at
+    ``upper`` is left out, the next float up takes it in."""
+    from indefsvm.rank_one import rank_one_eigvals_below
+
+    rng = np.random.default_rng(12)
+    d = np.sort(rng.normal(size=9))
+    z = rng.normal(size=9)
+    z[4] = 0.0
+    roots = rank_one_eigh(d, z, 0.8, engine=engine).eigenvalues
+    for j in (0, 2, 6, 8):
+        r = roots[j]
+        below = rank_one_eigvals_below(d, z, 0.8, upper=r, engine=engine)
+        assert below.tolist() == roots[:j].tolist()
+        above = rank_one_eigvals_below(d, z, 0.8, upper=np.nextafter(r, np.inf), engine=engine)
+        assert above.tolist() == roots[: j + 1].tolist()
+    j = roots.tolist().index(d[4])  # the deflated pole, exactly at upper and just above
+    assert (
+        rank_one_eigvals_below(d, z, 0.8, upper=d[4], engine=engine).tolist() == roots[:j].tolist()
+    )
+    above = rank_one_eigvals_below(d, z, 0.8, upper=np.nextafter(d[4], np.inf), engine=engine)
+    assert above.tolist() == roots[: j + 1].tolist()
+    # the zero update: the poles below upper (open), as float64 copies
+    d_int = np.array([-2, -1, 0, 3])
+    lam = rank_one_eigvals_below(d_int, np.zeros(4), 1.0, upper=0.0, engine=engine)
+    assert lam.dtype == np.float64 and lam.tolist() == [-2.0, -1.0]
+    lam = rank_one_eigvals_below(d, np.zeros(9), 0.0, upper=d[5], engine=engine)
+    assert lam.tolist() == d[:5].tolist()
+    assert rank_one_eigvals_below([], [], 1.0, engine=engine).shape == (0,)
+
+
+@pytest.mark.parametrize("sigma", [0.5, 3.0])
+def test_eigvals_below_with_one_or_two_kept_poles(sigma):
+    """Fewer than three kept poles: the closed forms (dlaed5) of the eigenpair path, for every
+    engine (the compiled kernel needs k >= 3)."""
+    from indefsvm.rank_one import rank_one_eigvals_below
+
+    d = np.array([-3.0, -1.0, 0.5, 2.0])
+    for z in ([0.0, 0.8, 0.0, 0.0], [0.0, 0.6, 0.0, 0.8], [0.6, 0.0, 0.8, 0.0]):
+        z = np.array(z)
+        w = np.linalg.eigvalsh(np.diag(d) + sigma * np.outer(z, z))
+        for engine in ("lapack", "numba"):
+            for upper in (-2.0, 0.0, 1.0, 100.0):
+                lam = rank_one_eigvals_below(d, z, sigma, upper=upper, engine=engine)
+                np.testing.assert_allclose(lam, w[w < upper], rtol=0, atol=1e-14)
+
+
+@pytest.mark.skipif(not R.numba_available(), reason="compiled engine only")
+def test_eigvals_below_engine_choice_and_roots_computed(monkeypatch):
+    """``m = #{kept d_j < upper}`` roots, by the compiled kernel for k >= 3 unless
+    engine='lapack'; counted in the warm start (calls, roots, sweeps)."""
+    from indefsvm.rank_one import rank_one_eigvals_below
+
+    numba_calls = _spy(monkeypatch, "_secular_values_numba")
+    lapack_calls = _spy(monkeypatch, "_secular_values_lapack")
+    d = np.array([-3.0, -2.0, -1.0, 0.0, 1.0, 2.0])
+    z = np.full(6, 1.0 / np.sqrt(6.0))
+    w = np.linalg.eigvalsh(np.diag(d) + 0.5 * np.outer(z, z))
+    warm = SecularWarmStart()
+    lam = rank_one_eigvals_below(d, z, 0.5, upper=0.0, warm_start=warm)
+    np.testing.assert_allclose(lam, w[w < 0], rtol=0, atol=4e-15)
+    # upper = d_3 exactly: the roots of the intervals of d_0, d_1, d_2 only (m = 3)
+    assert len(numba_calls) == 1 and numba_calls[0][3] == 3 and not lapack_calls
+    assert (warm.n_calls, warm.n_roots) == (1, 3) and 3 <= warm.n_sweeps <= 3 * 30
+    sweeps = warm.n_sweeps
+    # the same problem again: each root starts at its stored value and passes at once
+    again = rank_one_eigvals_below(d, z, 0.5, upper=0.0, warm_start=warm)
+    assert again.tolist() == lam.tolist()
+    assert (warm.n_calls, warm.n_roots) == (2, 6) and warm.n_sweeps - sweeps < sweeps
+    assert warm.n_sweeps - sweeps >= 3
+    lap = rank_one_eigvals_below(d, z, 0.5, upper=0.0, engine="lapack", warm_start=warm)
+    assert len(lapack_calls) == 1 and lapack_calls[0][3] == 3 and len(numba_calls) == 2
+    assert warm.n_calls == 2
+    np.testing.assert_allclose(lap, lam, rtol=0, atol=4e-15)
+    # the compiled kernel from k = 3 kept poles on
+    rank_one_eigvals_below(d[:3], np.full(3, 1 / np.sqrt(3.0)), 0.5, upper=10.0, warm_start=warm)
+    assert len(numba_calls) == 3 and warm.n_calls == 3 and warm.n_roots == 9
+    # threads: the parallel kernel gives the same roots bitwise
+    par = rank_one_eigvals_below(d, z, 0.5, upper=1.5, n_threads=2)
+    ser = rank_one_eigvals_below(d, z, 0.5, upper=1.5, n_threads=1)
+    assert par.tolist() == ser.tolist() and par.size == 5
+    np.testing.assert_allclose(par, w[w < 1.5], rtol=0, atol=4e-15)
+
+
+@pytest.mark.skipif(not R.numba_available(), reason="compiled engine only")
+def test_eigvals_below_failed_compiled_root_falls_back_to_dlaed4(monkeypatch):
+    """A root that fails the compiled test: the values come from dlaed4 and the warm start keeps
+    what it had (nothing of the failed call is stored); the call is still counted."""
+    from indefsvm.rank_one import rank_one_eigvals_below
+
+    kernel = R._numba_kernel()
+
+    class OneRootFails:
+        @staticmethod
+        def secular_roots_prefix_serial(*args):
+            kernel.secular_roots_prefix_serial(*args)
+            args[8][1] = -1  # status of root 1
+
+        secular_roots_prefix = secular_roots_prefix_serial
+
+    rng = np.random.default_rng(13)
+    d, z = np.sort(rng.normal(size=8)), rng.normal(size=8)
+    warm = SecularWarmStart()
+    rank_one_eigh(d, z, 0.6, warm_start=warm)
+    stored = warm.offsets.copy()
+    monkeypatch.setattr(R, "_numba_kernel", lambda: OneRootFails())
+    lapack_calls = _spy(monkeypatch, "_secular_values_lapack")
+    lam = rank_one_eigvals_below(d, 1.5 * z, 0.6, upper=d[4], warm_start=warm)
+    assert len(lapack_calls) == 1 and warm.n_calls == 2 and warm.n_roots == 8 + 4
+    assert np.array_equal(warm.offsets, stored)
+    w = np.linalg.eigvalsh(np.diag(d) + 0.6 * 2.25 * np.outer(z, z))
+    np.testing.assert_allclose(lam, w[w < d[4]], rtol=0, atol=1e-14)
+
+
+def test_eigvals_below_dlaed4_failures_are_reported(monkeypatch):
+    from indefsvm.rank_one import rank_one_eigvals_below
+
+    failing = _failing_dlaed4(R._dlaed4(), 2, 3)
+    monkeypatch.setattr(R, "_dlaed4", lambda: failing)
+    d, z = np.arange(5.0) - 2.0, np.full(5, 1 / np.sqrt(5))
+    msg = r"^LAPACK dlaed4 failed to converge for secular root 1 of 5 \(info = 3\)\.$"
+    with pytest.raises(RuntimeError, match=msg):
+        rank_one_eigvals_below(d, z, 1.0, upper=0.5, engine="lapack")
+    # a failure of a root that is not computed is not seen
+    lam = rank_one_eigvals_below(d, z, 1.0, upper=-1.0, engine="lapack")
+    w = np.linalg.eigvalsh(np.diag(d) + np.outer(z, z))
+    np.testing.assert_allclose(lam, w[w < -1.0], rtol=0, atol=1e-14)
+
+
+def test_warm_start_prefix_store():
+    """``store_prefix`` writes the first ``m`` roots only: the others keep their guesses, and a
+    first store (or one for another size or sign) leaves them without one."""
+    warm = SecularWarmStart()
+    kept = np.array([0, 2, 3, 5])
+    origin = np.array([0, 2, 2, 3])
+    tau = np.array([0.1, -0.2, 0.3, 0.4])
+    warm.store_prefix(6, 1, kept, origin, tau, 2)
+    side, guess = warm.guesses(6, 1, kept)
+    assert side.tolist() == [0, 1, -1, -1] and guess[:2].tolist() == [0.1, -0.2]
+    side, _ = warm.guesses(6, 1, np.arange(6))
+    assert side.tolist() == [0, -1, 1, -1, -1, -1]  # root 1 is stored under pole 2
+    warm.store(6, 1, kept, origin, tau)
+    warm.store_prefix(6, 1, kept, np.array([1, 1, 2, 3]), np.array([-0.5, 0.6, 9.0, 9.0]), 2)
+    side, guess = warm.guesses(6, 1, kept)
+    assert side.tolist() == [1, 0, 0, 0] and guess.tolist() == [-0.5, 0.6, 0.3, 0.4]
+    warm.store_prefix(6, -1, kept, origin, tau, 1)
+    assert warm.guesses(6, 1, kept) is None
+    side, _ = warm.guesses(6, -1, kept)
+    assert side.tolist() == [0, -1, -1, -1]
+    warm.store_prefix(4, -1, np.array([1, 2, 3]), np.array([0, 1, 2]), np.ones(3), 3)
+    side, _ = warm.guesses(4, -1, np.arange(4))
+    assert side.tolist() == [-1, 0, 0, 0]
+    # m = 0 stores nothing, but keys the table
+    warm.store_prefix(7, 1, kept, origin, tau, 0)
+    side, _ = warm.guesses(7, 1, np.arange(7))
+    assert side.tolist() == [-1] * 7
+
+
+def test_values_positive_reports_the_number_deflated():
+    """``_rank_one_values_positive`` returns the eigenvalues below ``upper`` and the number of
+    deflated poles (a zero weight and a Givens merge of equal poles; all of them for a zero
+    update or an empty problem)."""
+    rng = np.random.default_rng(14)
+    d = np.sort(rng.normal(size=8))
+    d[4] = d[3]
+    z = rng.normal(size=8)
+    z[1] = 0.0
+    w = np.linalg.eigvalsh(np.diag(d) + 0.6 * np.outer(z, z))
+    for engine in ("lapack", "numba"):
+        lam, n_deflated = R._rank_one_values_positive(d, z, 0.6, 0.0, 1, engine, None)
+        np.testing.assert_allclose(lam, w[w < 0], rtol=0, atol=1e-14)
+        assert n_deflated == 2
+        lam, n_deflated = R._rank_one_values_positive(d, np.zeros(8), 0.6, 0.0, 1, engine, None)
+        assert lam.tolist() == d[d < 0].tolist() and n_deflated == 8
+        lam, n_deflated = R._rank_one_values_positive(d[:0], z[:0], 0.6, 0.0, 1, engine, None)
+        assert lam.shape == (0,) and n_deflated == 0
+
+
+@pytest.mark.skipif(not R.numba_available(), reason="compiled engine only")
+def test_use_threads_picks_the_parallel_build_for_more_than_one_thread(monkeypatch):
+    import numba
+
+    assert R._use_threads(1) is False and R._use_threads(0) is False
+    if numba.config.NUMBA_NUM_THREADS >= 2:
+        numba.set_num_threads(1)
+        assert R._use_threads(2) is True and numba.get_num_threads() == 2
+        assert R._use_threads(10**6) is True
+        assert numba.get_num_threads() == numba.config.NUMBA_NUM_THREADS
+    # never more threads than Numba was started with
+    monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", 1)
+    assert R._use_threads(2) is False
+    side, tau = R._initial_guess(3, None)
+    assert side.tolist() == [-1, -1, -1] and tau.tolist() == [0.0, 0.0, 0.0]
+    guess = (np.array([0, 1, -1]), np.array([0.5, -0.5, 0.0]))
+    assert R._initial_guess(3, guess) is guess
+
+
+@pytest.mark.parametrize("engine", ["lapack", "numba"])
+def test_eigvals_below_of_one_pole_and_of_a_fully_deflated_update(engine, monkeypatch):
+    """n = 1: the eigenvalue is d + sigma z^2 (not the pole); every weight below dlaed2's
+    tolerance (rho > 0 but nothing kept): the poles; k = 3 kept poles: one dlaed4 call per
+    root below ``upper`` (the values-only LAPACK path)."""
+    from indefsvm.rank_one import rank_one_eigvals_below
+
+    lam = rank_one_eigvals_below([0.5], [2.0], 0.25, upper=10.0, engine=engine)
+    assert lam.tolist() == [1.5]
+    assert rank_one_eigvals_below([0.5], [2.0], 0.25, upper=1.5, engine=engine).size == 0
+    d = np.array([-1.0, 0.5, 2.0])
+    lam = rank_one_eigvals_below(d, np.full(3, 1e-30), 1.0, upper=1.0, engine=engine)
+    assert lam.tolist() == [-1.0, 0.5]
+    lapack_calls = _spy(monkeypatch, "_secular_values_lapack")
+    z = np.array([0.6, 0.0, 0.8, 0.5])
+    d4 = np.array([-1.0, 0.0, 0.5, 2.0])
+    w = np.linalg.eigvalsh(np.diag(d4) + 0.7 * np.outer(z, z))
+    lam = rank_one_eigvals_below(d4, z, 0.7, upper=0.6, engine="lapack")
+    np.testing.assert_allclose(lam, w[w < 0.6], rtol=0, atol=1e-15)
+    assert len(lapack_calls) == 1 and lapack_calls[0][3] == 2  # kept poles -1, 0.5 below 0.6
+
+
+def test_eigvals_below_hands_a_negative_sigma_to_rank_one_eigh_with_every_setting(monkeypatch):
+    from indefsvm.rank_one import rank_one_eigvals_below
+
+    seen = []
+    real = R.rank_one_eigh
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(R, "rank_one_eigh", spy)
+    rng = np.random.default_rng(15)
+    d, z = np.sort(rng.normal(size=7)), rng.normal(size=7)
+    warm = SecularWarmStart()
+    lam = rank_one_eigvals_below(d, z, -0.4, upper=0.2, n_threads=2, engine="lapack",
+                                 warm_start=warm)  # fmt: skip
+    (kw,) = seen
+    assert kw == {"which": "below", "upper": 0.2, "n_threads": 2, "engine": "lapack",
+                  "warm_start": warm}  # fmt: skip
+    assert kw["warm_start"] is warm
+    w = np.linalg.eigvalsh(np.diag(d) - 0.4 * np.outer(z, z))
+    np.testing.assert_allclose(lam, w[w < 0.2], rtol=0, atol=1e-14)
+    # sigma >= 0 (zero included) is solved here, not handed over
+    assert rank_one_eigvals_below(d, z, 0.0, upper=0.2).tolist() == d[d < 0.2].tolist()
+    assert len(seen) == 1
+
+
+def test_poles_exactly_two_tolerances_apart_with_equal_weights_are_merged():
+    """The prefilter ``gap <= 2 tol`` is inclusive: at a gap of exactly 2 tol with equal weights
+    (|c s| = 1/2 rounded down) dlaed2's test |(d_q - d_p) c s| <= tol merges the pair."""
+    eps = np.finfo(float).eps
+    tol = 8 * eps  # max(|d|_max, rho) = 1
+    d = np.array([0.0, 2 * tol, 1.0])
+    z = np.array([0.6, 0.6, np.sqrt(1 - 0.72)])
+    for engine in ("lapack", "auto"):
+        res = rank_one_eigh(d, z, 1.0, engine=engine)
+        assert res.n_deflated == 1
+        w = np.linalg.eigvalsh(np.diag(d) + np.outer(z, z))
+        np.testing.assert_allclose(res.eigenvalues, w, rtol=0, atol=2e-15)
