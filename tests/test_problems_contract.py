@@ -269,6 +269,54 @@ def test_evaluation_matches_dense_definitions(kind, vector_rho):
 
 @pytest.mark.parametrize("vector_rho", [False, True])
 @pytest.mark.parametrize("kind", KINDS)
+def test_objective_only_evaluation_matches_dense_definitions(kind, vector_rho):
+    """``evaluate_objective``: the objective of eq. (7)/(17)/(20)/(22) by dense eigh, and a
+    PARTIAL evaluation (no gradient, bound +inf, intercept NaN, no eigenvectors) at the given
+    alpha; a full ``evaluate`` at the same point gives the same value to rounding."""
+    problem = _problem(kind, vector_rho)
+    alpha = _point(problem)
+    ev = problem.evaluate_objective(alpha)
+    ref = Ref(problem, alpha)
+    scale = max(1.0, abs(ref.objective()))
+    assert ev.partial is True
+    assert ev.objective == pytest.approx(ref.objective(), abs=1e-11 * scale)
+    l1 = problem.l1_weight * np.abs(alpha).sum()
+    assert ev.smooth_objective == pytest.approx(ref.objective() + l1, abs=1e-11 * scale)
+    assert ev.gradient is None and ev.upper_bound == np.inf and np.isnan(ev.intercept)
+    assert np.array_equal(ev.alpha, alpha) and ev.alpha.dtype == np.float64
+    assert ev.state.low_vectors is None
+    full = problem.evaluate(alpha)
+    assert full.partial is False
+    assert ev.objective == pytest.approx(full.objective, abs=1e-12 * scale)
+    # an integer point is converted (the same value as its float copy)
+    ints = np.zeros(problem.n, dtype=np.int64)
+    assert problem.evaluate_objective(ints).objective == pytest.approx(
+        problem.evaluate(ints.astype(float)).objective, abs=1e-12 * scale
+    )
+
+
+def test_objective_only_evaluation_falls_back_to_a_full_one_without_an_objective_path():
+    """An operator without ``objective_state`` (the low-rank one) gets a full evaluation."""
+    problem = _problem("svc")
+    alpha = _point(problem)
+
+    class NoObjectivePath:
+        def __init__(self, operator):
+            self._operator = operator
+
+        def __getattr__(self, name):
+            if name == "objective_state":
+                raise AttributeError(name)
+            return getattr(self._operator, name)
+
+    problem.operator = NoObjectivePath(problem.operator)
+    ev = problem.evaluate_objective(alpha)
+    assert ev.partial is False and ev.gradient is not None and np.isfinite(ev.upper_bound)
+    assert ev.objective == pytest.approx(Ref(problem, alpha).objective(), rel=1e-11)
+
+
+@pytest.mark.parametrize("vector_rho", [False, True])
+@pytest.mark.parametrize("kind", KINDS)
 def test_kernels_products_and_rows_match_dense(kind, vector_rho):
     problem = _problem(kind, vector_rho)
     alpha = _point(problem)
