@@ -206,6 +206,38 @@ def test_piecewise_linear_edge_cases(method):
     assert v == pytest.approx(-2.0 * b + b + (b - 1.0)) and v == pytest.approx(-1.0)
 
 
+@pytest.mark.parametrize("method", ["select", "sort"])
+def test_piecewise_linear_all_constant_pieces(method):
+    """Every a_i == 0: the function is the constant sum w_i max(0, r_i) of b (c0 == 0), or
+    unbounded (c0 != 0)."""
+    w, a, r = np.array([1.0, 2.0, 3.0]), np.zeros(3), np.array([0.5, -1.0, 2.0])
+    b, value = minimize_piecewise_linear(0.0, w, a, r, method=method)
+    assert value == 6.5 and np.isfinite(b)
+    with pytest.raises(ValueError, match="unbounded"):
+        minimize_piecewise_linear(0.5, w, a, r, method=method)
+
+
+def test_piecewise_linear_select_uses_the_linear_time_selection(monkeypatch):
+    """method='select' is the O(n) weighted selection of indefsvm._linear_time, 'sort' is not."""
+    import indefsvm._linear_time as linear_time
+
+    calls = []
+    real = linear_time.piecewise_linear_argmin
+
+    def spy(*args):
+        calls.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(linear_time, "piecewise_linear_argmin", spy)
+    w, a, r, best = _zero_slope_case()
+    for method, expected in (("select", 1), ("sort", 1)):
+        assert minimize_piecewise_linear(0.0, w, a, r, method=method)[1] == pytest.approx(best)
+        assert len(calls) == expected, method
+        # the selection gets contiguous float64 copies of integer inputs
+    minimize_piecewise_linear(0, np.ones(3, dtype=int), np.array([1, -1, 2]), np.zeros(3, int))
+    assert all(arr.dtype == np.float64 and arr.flags.c_contiguous for arr in calls[-1][1:])
+
+
 def test_piecewise_linear_method_is_checked():
     with pytest.raises(ValueError, match=r"^method must be 'select' or 'sort'; got 'median'\.$"):
         minimize_piecewise_linear(0.0, np.ones(2), np.array([1.0, -1.0]), np.zeros(2),
@@ -290,7 +322,9 @@ def test_objective_only_evaluation_matches_dense_definitions(kind, vector_rho):
     assert ev.objective == pytest.approx(full.objective, abs=1e-12 * scale)
     # an integer point is converted (the same value as its float copy)
     ints = np.zeros(problem.n, dtype=np.int64)
-    assert problem.evaluate_objective(ints).objective == pytest.approx(
+    ev_int = problem.evaluate_objective(ints)
+    assert ev_int.alpha.dtype == np.float64
+    assert ev_int.objective == pytest.approx(
         problem.evaluate(ints.astype(float)).objective, abs=1e-12 * scale
     )
 
