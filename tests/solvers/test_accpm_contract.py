@@ -1343,8 +1343,12 @@ def test_proximal_pruning_keeps_the_most_relevant_cuts(monkeypatch):
         assert np.array_equal(index, np.sort(np.argsort(rel)[::-1][:3]))
 
 
-def test_proximal_restarts_polish_and_gives_up_after_repeated_failures(monkeypatch):
-    p = QP(6, 21, bound_margin=1.0)
+@pytest.mark.parametrize("scale", [1.0, 0.2])
+def test_proximal_restarts_polish_and_gives_up_after_repeated_failures(monkeypatch, scale):
+    # scale 0.2 (b and Q scaled): the kept cut's slack at the restart point is in (0, 1), where
+    # it must still be passed as it is (at scale 1 it is 1.1)
+    p0 = QP(6, 21)
+    p = QP(6, 21, bound_margin=1.0, b=scale * p0.b, Q=scale * p0.Q)
     calls = []
 
     inputs, cut_slacks, rows, newest = [], [], [], []
@@ -1403,6 +1407,7 @@ def test_proximal_restarts_polish_and_gives_up_after_repeated_failures(monkeypat
             # the kept cut's slack at the restart point, or t where it is violated
             cs = cut_slacks[k]
             assert np.array_equal(s, np.where(cs > 0, cs, t))
+            assert scale == 1.0 or 0 < cs[0] < 1
             assert np.array_equal(rows[k], newest[(k - 1) // 2])  # the newest cut is kept
 
 
