@@ -522,6 +522,11 @@ def test_the_body_of_the_paper_variant_checks_its_own_options():
     mon = SolverMonitor(p, method="accpm", tol=1e-6, max_iter=1)
     with pytest.raises(ValueError, match=r"^recenter_radius must be in \(0, 1\); got 1\.5\.$"):
         A._accpm(p, mon, None, 1e-3, 50, 1.5, "certified")
+    for edge in (0.0, 1.0):  # the open interval's ends
+        with pytest.raises(
+            ValueError, match=rf"^recenter_radius must be in \(0, 1\); got {edge}\.$"
+        ):
+            A._accpm(p, mon, None, 1e-3, 50, edge, "certified")
     with pytest.raises(
         ValueError, match=r"^stop must be one of \('certified', 'ellipsoid'\); got 'x'\.$"
     ):
