@@ -705,6 +705,33 @@ def test_paper_cuts_recentering_and_ellipsoid_bound_match_dense_linear_algebra(m
     assert [b["newton_steps"] for b in bounds] == newton
 
 
+def test_paper_history_records_each_centre_and_the_sum_of_newton_steps(monkeypatch):
+    """The paper variant's history 'objective' is f at each iteration's own centre (the offered
+    evaluations, some worse than the best so far) and info['newton_steps'] is the sum of the
+    steps of every centring, the first one included (both recorded by spies)."""
+    offered, steps = [], []
+    orig_offer = SolverMonitor.offer
+
+    def offer(self, ev, *a, **k):
+        offered.append(ev.objective)
+        return orig_offer(self, ev, *a, **k)
+
+    monkeypatch.setattr(SolverMonitor, "offer", offer)
+    orig_center = A._Localization.center
+
+    def center(self, x, *, tol, max_steps):
+        out = orig_center(self, x, tol=tol, max_steps=max_steps)
+        steps.append(out[1])
+        return out
+
+    monkeypatch.setattr(A._Localization, "center", center)
+    res = quiet_run(QP(6, 3), variant="paper", tol=1e-9, max_iter=30)
+    assert np.array_equal(res.history["objective"], offered)
+    assert np.array_equal(res.history["best_objective"], np.maximum.accumulate(offered))
+    assert any(np.diff(offered) < 0)  # some centre is worse than the best before it
+    assert res.info["newton_steps"] == sum(steps) and steps[0] > 0
+
+
 def test_paper_pruning_keeps_the_most_relevant_cuts(monkeypatch):
     p = QP(5, 3)
     kept, centers = [], []
