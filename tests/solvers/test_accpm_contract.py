@@ -821,9 +821,11 @@ def test_paper_centre_that_cannot_move_stops_with_its_note(monkeypatch):
     assert res.info["n_cuts"] == 1
 
 
-def test_paper_ellipsoid_stopping_rule_stops_at_the_first_iteration_it_holds():
+@pytest.mark.parametrize("offset", [40.0, -2.0])
+def test_paper_ellipsoid_stopping_rule_stops_at_the_first_iteration_it_holds(offset):
+    # offset -2: |f| ~ 0.2 < 1, where the rule's scale max(1, |f|) is 1
     tol = 1e-2
-    p = QP(6, 6, offset=40.0, bound_margin=1.0)
+    p = QP(6, 6, offset=offset, bound_margin=1.0)
     seen = []
     with pytest.warns(ConvergenceWarning, match="ellipsoid stopping rule holds"):
         res = run(
@@ -837,6 +839,7 @@ def test_paper_ellipsoid_stopping_rule_stops_at_the_first_iteration_it_holds():
     obj = np.array([i["objective"] for i in seen])
     holds = best - obj <= tol * np.maximum(1.0, np.abs(obj))
     assert holds[-1] and not holds[:-1].any() and res.n_iter == len(seen) > 1
+    assert offset > 0 or abs(obj[-1]) < 1  # the scale is 1 where the rule is decided
     assert res.info["note"] == "the paper's ellipsoid stopping rule holds"
     assert res.status == "stalled"
     assert res.info["ellipsoid_bound"] == best[-1]
