@@ -382,6 +382,13 @@ def main(argv: list[str] | None = None) -> None:
         "--tests", nargs="+", help="test files to use instead of the module's selection"
     )
     parser.add_argument(
+        "--names",
+        nargs="+",
+        metavar="GLOB",
+        help="run only these mutants (mutmut names or fnmatch globs, e.g."
+        " 'indefsvm.solvers.accpm.x__accpm__mutmut_*')",
+    )
+    parser.add_argument(
         "--rerun",
         nargs="*",
         metavar="STATUS",
@@ -416,7 +423,7 @@ def main(argv: list[str] | None = None) -> None:
         elif args.results:
             results(module, args.workdir)
         else:
-            run(module, args.workdir, args.max_children, tests=args.tests)
+            run(module, args.workdir, args.max_children, args.names, tests=args.tests)
 
 
 if __name__ == "__main__":

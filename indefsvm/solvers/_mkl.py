@@ -598,7 +598,10 @@ class MKLMaster:
                 break
             cur = (trial, J2, values2, w2)
             D = D.copy()
-            D[mu] -= D[nu]
+            # Keep sum(D) = 0, a direction on the simplex: D_mu = -(sum of the others), as the
+            # authors' SimpleMKL code recomputes it (desc(coord) = -sum of the rest). The printed
+            # Algorithm 1's "D_mu - D_nu" leaves the simplex (the renormalised trial hid that).
+            D[mu] += D[nu]
             D[nu] = 0.0
         lam0, J0, _, w0 = cur
         neg = D < 0

@@ -522,6 +522,11 @@ def test_the_body_of_the_paper_variant_checks_its_own_options():
     mon = SolverMonitor(p, method="accpm", tol=1e-6, max_iter=1)
     with pytest.raises(ValueError, match=r"^recenter_radius must be in \(0, 1\); got 1\.5\.$"):
         A._accpm(p, mon, None, 1e-3, 50, 1.5, "certified")
+    for edge in (0.0, 1.0):  # the open interval's ends
+        with pytest.raises(
+            ValueError, match=rf"^recenter_radius must be in \(0, 1\); got {edge}\.$"
+        ):
+            A._accpm(p, mon, None, 1e-3, 50, edge, "certified")
     with pytest.raises(
         ValueError, match=r"^stop must be one of \('certified', 'ellipsoid'\); got 'x'\.$"
     ):
@@ -700,6 +705,33 @@ def test_paper_cuts_recentering_and_ellipsoid_bound_match_dense_linear_algebra(m
     assert [b["newton_steps"] for b in bounds] == newton
 
 
+def test_paper_history_records_each_centre_and_the_sum_of_newton_steps(monkeypatch):
+    """The paper variant's history 'objective' is f at each iteration's own centre (the offered
+    evaluations, some worse than the best so far) and info['newton_steps'] is the sum of the
+    steps of every centring, the first one included (both recorded by spies)."""
+    offered, steps = [], []
+    orig_offer = SolverMonitor.offer
+
+    def offer(self, ev, *a, **k):
+        offered.append(ev.objective)
+        return orig_offer(self, ev, *a, **k)
+
+    monkeypatch.setattr(SolverMonitor, "offer", offer)
+    orig_center = A._Localization.center
+
+    def center(self, x, *, tol, max_steps):
+        out = orig_center(self, x, tol=tol, max_steps=max_steps)
+        steps.append(out[1])
+        return out
+
+    monkeypatch.setattr(A._Localization, "center", center)
+    res = quiet_run(QP(6, 3), variant="paper", tol=1e-9, max_iter=30)
+    assert np.array_equal(res.history["objective"], offered)
+    assert np.array_equal(res.history["best_objective"], np.maximum.accumulate(offered))
+    assert any(np.diff(offered) < 0)  # some centre is worse than the best before it
+    assert res.info["newton_steps"] == sum(steps) and steps[0] > 0
+
+
 def test_paper_pruning_keeps_the_most_relevant_cuts(monkeypatch):
     p = QP(5, 3)
     kept, centers = [], []
@@ -789,9 +821,11 @@ def test_paper_centre_that_cannot_move_stops_with_its_note(monkeypatch):
     assert res.info["n_cuts"] == 1
 
 
-def test_paper_ellipsoid_stopping_rule_stops_at_the_first_iteration_it_holds():
+@pytest.mark.parametrize("offset", [40.0, -2.0])
+def test_paper_ellipsoid_stopping_rule_stops_at_the_first_iteration_it_holds(offset):
+    # offset -2: |f| ~ 0.2 < 1, where the rule's scale max(1, |f|) is 1
     tol = 1e-2
-    p = QP(6, 6, offset=40.0, bound_margin=1.0)
+    p = QP(6, 6, offset=offset, bound_margin=1.0)
     seen = []
     with pytest.warns(ConvergenceWarning, match="ellipsoid stopping rule holds"):
         res = run(
@@ -805,6 +839,7 @@ def test_paper_ellipsoid_stopping_rule_stops_at_the_first_iteration_it_holds():
     obj = np.array([i["objective"] for i in seen])
     holds = best - obj <= tol * np.maximum(1.0, np.abs(obj))
     assert holds[-1] and not holds[:-1].any() and res.n_iter == len(seen) > 1
+    assert offset > 0 or abs(obj[-1]) < 1  # the scale is 1 where the rule is decided
     assert res.info["note"] == "the paper's ellipsoid stopping rule holds"
     assert res.status == "stalled"
     assert res.info["ellipsoid_bound"] == best[-1]
@@ -1343,8 +1378,12 @@ def test_proximal_pruning_keeps_the_most_relevant_cuts(monkeypatch):
         assert np.array_equal(index, np.sort(np.argsort(rel)[::-1][:3]))
 
 
-def test_proximal_restarts_polish_and_gives_up_after_repeated_failures(monkeypatch):
-    p = QP(6, 21, bound_margin=1.0)
+@pytest.mark.parametrize("scale", [1.0, 0.2])
+def test_proximal_restarts_polish_and_gives_up_after_repeated_failures(monkeypatch, scale):
+    # scale 0.2 (b and Q scaled): the kept cut's slack at the restart point is in (0, 1), where
+    # it must still be passed as it is (at scale 1 it is 1.1)
+    p0 = QP(6, 21)
+    p = QP(6, 21, bound_margin=1.0, b=scale * p0.b, Q=scale * p0.Q)
     calls = []
 
     inputs, cut_slacks, rows, newest = [], [], [], []
@@ -1403,6 +1442,7 @@ def test_proximal_restarts_polish_and_gives_up_after_repeated_failures(monkeypat
             # the kept cut's slack at the restart point, or t where it is violated
             cs = cut_slacks[k]
             assert np.array_equal(s, np.where(cs > 0, cs, t))
+            assert scale == 1.0 or 0 < cs[0] < 1
             assert np.array_equal(rows[k], newest[(k - 1) // 2])  # the newest cut is kept
 
 

@@ -199,11 +199,12 @@ def test_defaults_and_state():
     assert _mkl.MKL_STEPS == ("newton", "reduced_gradient")
 
 
-@pytest.mark.parametrize("l1", [0.0, 0.3])
-def test_coordinates_map_the_inner_qp_exactly(l1):
+@pytest.mark.parametrize(("l1", "lower"), [(0.0, None), (0.3, None), (0.0, -0.4)])
+def test_coordinates_map_the_inner_qp_exactly(l1, lower):
     """In ``w`` the equality has all coefficients +1, ``w`` in [w_lo, w_hi] iff ``a`` in the box,
-    and ``1/2 w'Pw - w_lin'w`` is ``-(l(a) - 1/2 u'Ku)`` (for a+ a- = 0 with the l1 split)."""
-    pb = fake_problem(l1=l1)
+    and ``1/2 w'Pw - w_lin'w`` is ``-(l(a) - 1/2 u'Ku)`` (for a+ a- = 0 with the l1 split).
+    Also with a non-zero lower bound (not split), where ``w_lo`` / ``w_hi`` scale both ends."""
+    pb = fake_problem(l1=l1, lower=None if lower is None else np.full(8, lower))
     n = pb.n
     m = MKLMaster(pb)
     K = psd(n, 4, 2)
@@ -236,11 +237,12 @@ def test_coordinates_map_the_inner_qp_exactly(l1):
     assert np.array_equal(m.w, m._to_w(pb.initial_point()))
 
 
-@pytest.mark.parametrize("l1", [0.0, 0.3])
+@pytest.mark.parametrize(("l1", "lower"), [(0.0, None), (0.3, None), (0.0, -0.4)])
 @pytest.mark.parametrize("rank", [2, 8])
-def test_inner_qp_matches_cvxpy(l1, rank):
-    """``_qp`` on a fixed kernel of low or full rank: the optimum of cvxpy's QP in ``a``."""
-    pb = fake_problem(l1=l1, seed=rank)
+def test_inner_qp_matches_cvxpy(l1, lower, rank):
+    """``_qp`` on a fixed kernel of low or full rank: the optimum of cvxpy's QP in ``a`` (also
+    with a non-zero lower bound)."""
+    pb = fake_problem(l1=l1, seed=rank, lower=None if lower is None else np.full(8, lower))
     m = MKLMaster(pb)
     K = psd(pb.n, rank, 7)
     w, iters, viol = m._qp(m._P(K), m.w_lin, m.w.copy())
@@ -302,10 +304,18 @@ def test_qp_rounds_and_final_smo_limit():
     assert dual_value(pb, K, m._alpha(w)) == pytest.approx(ref, abs=1e-7)
 
 
-def test_newton_polish_never_increases_and_solves_singular_qps():
+@pytest.mark.parametrize("shifted", [False, True])
+def test_newton_polish_never_increases_and_solves_singular_qps(shifted):
     """From a loose SMO point on a rank-2 kernel the polish lands on the optimum (cvxpy) without
-    leaving the box or the hyperplane."""
-    pb = fake_problem(n=10, seed=11)
+    leaving the box or the hyperplane; ``shifted``: lower bounds 0.1 and the hyperplane
+    ``eq'a = eq'lower != 0`` (``sum w`` is then not 0 and must be kept)."""
+    if shifted:
+        eq = np.random.default_rng(11).choice([-2.0, -0.5, 1.0, 3.0], size=10)
+        lower = np.full(10, 0.1)
+        pb = fake_problem(n=10, seed=11, lower=lower, rhs=float(eq @ lower))
+        assert abs(pb.eq_rhs) > 0.1 and np.array_equal(pb.eq_coef, eq)
+    else:
+        pb = fake_problem(n=10, seed=11)
     m = MKLMaster(pb)
     K = psd(pb.n, 2, 5)
     P, q = m._P(K), m.w_lin
@@ -320,6 +330,30 @@ def test_newton_polish_never_increases_and_solves_singular_qps():
     assert -after == pytest.approx(ref, abs=1e-7)
     # w and G are not modified in place
     assert np.allclose(G, P @ w - q)
+
+
+def test_newton_polish_from_points_with_fewer_than_two_free_variables():
+    """With no free variable there is no step and no multiplier to compare: the polish returns
+    the vertex unchanged (SMO, not the polish, leaves it). With one free variable there is no
+    direction on ``sum d = 0`` either: the polish releases bound variables and then descends,
+    never increasing the objective and staying on the box and the hyperplane."""
+    pb = fake_problem(n=10, seed=11)
+    m = MKLMaster(pb)
+    K = psd(pb.n, 2, 5)
+    P, q = m._P(K), m.w_lin
+    w = m.w.copy()  # a = 0: every w_v is at one of its bounds (lower = 0)
+    assert np.all((w == m.w_lo) | (w == m.w_hi))
+    assert np.array_equal(m._newton_polish(P, q, w, P @ w - q), w)
+    # one free variable: w_3 (equality coefficient -0.5) at its lower end, w_2 (3.0) inside
+    assert pb.eq_coef[2] == 3.0 and pb.eq_coef[3] == -0.5
+    w1 = w.copy()
+    w1[3] = m.w_lo[3]
+    w1[2] = -m.w_lo[3]
+    assert m.w_lo[2] < w1[2] < m.w_hi[2] and np.sum(w1) == 0.0
+    w2 = m._newton_polish(P, q, w1, P @ w1 - q)
+    obj = lambda v: 0.5 * v @ P @ v - q @ v  # noqa: E731
+    assert obj(w2) < obj(w1) - 1e-3
+    assert abs(np.sum(w2)) < 1e-13 and np.all(w2 >= m.w_lo) and np.all(w2 <= m.w_hi)
 
 
 # -- J, its gradient and Hessian ------------------------------------------------------------
@@ -385,12 +419,15 @@ def J_of(pb, kernels, lam):
     return ref + lam @ np.array([k.constant for k in kernels])
 
 
-def test_danskin_gradient_and_hessian_match_finite_differences():
+@pytest.mark.parametrize("l1", [0.0, 0.3])
+def test_danskin_gradient_and_hessian_match_finite_differences(l1):
     """``dJ/dlambda_i = L_i(a*)`` (Danskin) and ``d values / d lambda = H`` up to a shift common
     to all values (``H - 1 lambda'H``; steps on the simplex see only differences) on a fixed free
     set, by central differences of J and of the values evaluated by the master itself (and J by
-    cvxpy independently); ``d'Hd`` is J's second derivative along simplex directions ``d``."""
-    pb = fake_problem(n=10, seed=3, upper=np.full(10, 50.0))
+    cvxpy independently); ``d'Hd`` is J's second derivative along simplex directions ``d``.
+    With an l1 term (the ``a = a+ - a-`` split, 2n inner variables) as well."""
+    lower = np.full(10, -50.0) if l1 else None
+    pb = fake_problem(n=10, seed=3, upper=np.full(10, 50.0), l1=l1, lower=lower)
     kernels = [kernel(psd(pb.n, 10, s) + 0.5 * np.eye(pb.n), s, 0.1 * s) for s in range(3)]
     m = MKLMaster(pb, svm_tol=1e-13)
     lam = np.array([0.3, 0.5, 0.2])
@@ -702,8 +739,11 @@ def simplemkl_reference(lam, values, J, evaluate):
         if J2 >= cur_J:
             break
         cur_lam, cur_J = trial, J2
-        D[mu] -= D[nu]
+        # the direction stays on the simplex: the base weight's entry is minus the sum of the
+        # others (the authors' code; the printed "D_mu - D_nu" has the wrong sign), 0 if the
+        # base weight itself reached 0
         D[nu] = 0.0
+        D[mu] = 0.0 if nu == mu else -(D.sum() - D[mu])
     neg = np.flatnonzero(D < 0)
     if neg.size == 0:
         return cur_lam, cur_J
@@ -759,6 +799,129 @@ def test_simplemkl_step_replays_the_papers_algorithm(lam):
     assert out[1] == ref_J and np.allclose(out[0], ref_lam, rtol=1e-12, atol=1e-15)
 
 
+def synthetic_master(J_of_lam, values_of_lam, log=None):
+    """A master whose ``_evaluate`` is a given smooth J on the simplex (``w`` is ``10 + lam``,
+    distinct from the values): SimpleMKL's step sees J only through ``_evaluate``."""
+    m = MKLMaster(svc_problem(seed=8), step="reduced_gradient")
+
+    def evaluate(lam, kernels, w0):
+        if log is not None:
+            log.append(lam.copy())
+        return float(J_of_lam(lam)), values_of_lam(lam), 10.0 + lam, None, None
+
+    m._evaluate = evaluate
+    m.J_of = J_of_lam
+    return m
+
+
+def replay_simplemkl(m, lam, log):
+    """The step's output and its evaluated weights against ``simplemkl_reference`` on the same
+    J (evaluated independently)."""
+    J, values, w, _, _ = m._evaluate(lam, None, None)
+    log.clear()
+    out = m._simplemkl_step(lam, J, values, w, None)
+    ref_log = []
+
+    def evaluate(trial):
+        ref_log.append(trial.copy())
+        return float(m.J_of(trial))
+
+    ref_lam, ref_J = simplemkl_reference(lam, values, J, evaluate)
+    assert len(log) == len(ref_log)
+    for i, (a, b) in enumerate(zip(log, ref_log, strict=True)):
+        assert np.allclose(a, b, rtol=1e-12, atol=1e-15), i
+    assert out[1] == ref_J and np.allclose(out[0], ref_lam, rtol=1e-12, atol=1e-15)
+    return out
+
+
+def test_simplemkl_boundary_steps_keep_the_direction_on_the_simplex():
+    """A linear J: the smallest-ratio weight that reaches 0 first is not the base (largest)
+    weight, J keeps decreasing, so a second boundary step follows with the updated direction
+    ``D_mu = -(sum of the others)`` (sum D = 0, the authors' code). Every trial weight vector is
+    the reference's, and the step ends at the best vertex of the linear J."""
+    g = np.array([0.0, 1.0, 0.5, -0.2])
+    log = []
+    m = synthetic_master(lambda lam: g @ lam, lambda lam: g.copy(), log)
+    lam = np.array([0.4, 0.1, 0.2, 0.3])
+    out = replay_simplemkl(m, lam, log)
+    # the first boundary step zeroes weight 1 (ratio 0.1), not the base weight 0
+    assert np.isclose(log[0][1], 0.0) and log[0][0] > 0.4 and len(log) >= 2
+    assert out[1] < g @ lam
+
+
+def test_simplemkl_golden_section_moves_both_ends():
+    """A quadratic J with its minimum inside the last segment (the boundary step overshoots):
+    the golden-section search moves its lower end off 0 and its upper end down; every trial is
+    the reference's and the result is within the final bracket of the minimiser."""
+    c = np.array([0.55, 0.15, 0.15, 0.15])
+    log = []
+    m = synthetic_master(lambda lam: 0.5 * np.sum((lam - c) ** 2), lambda lam: lam - c, log)
+    lam = np.array([0.7, 0.1, 0.1, 0.1])
+    out = replay_simplemkl(m, lam, log)
+    assert np.allclose(out[0], c, atol=0.02) and out[1] < 0.5 * np.sum((lam - c) ** 2)
+
+
+def test_simplemkl_step_without_a_better_trial_returns_the_start():
+    """Values that promise a descent which J does not give (J grows away from lam): no trial is
+    better, and the step returns the start's weights, J, values and inner solution unchanged."""
+    lam = np.array([0.5, 0.3, 0.2])
+    v0 = np.array([0.0, 1.0, 2.0])
+    log = []
+    m = synthetic_master(lambda t: 1.0 + np.sum((t - lam) ** 2), lambda t: v0.copy(), log)
+    J, values, w, _, _ = m._evaluate(lam, None, None)
+    out = m._simplemkl_step(lam, J, values, w, None)
+    assert len(log) > 3  # the boundary trial and the golden-section trials were all worse
+    assert np.array_equal(out[0], lam) and out[1] == J
+    assert out[2] is values and out[3] is w and out[4] is None
+
+
+def test_simplemkl_deadline_in_the_golden_section_returns_the_best_so_far():
+    """The deadline passing during the golden-section search ends the search, and the step still
+    returns the best weights evaluated so far (not "no step")."""
+    c = np.array([0.55, 0.15, 0.15, 0.15])
+    log = []
+    m = synthetic_master(lambda lam: 0.5 * np.sum((lam - c) ** 2), lambda lam: lam - c, log)
+    lam = np.array([0.7, 0.1, 0.1, 0.1])
+    J, values, w, _, _ = m._evaluate(lam, None, None)
+    log.clear()
+    real = m._evaluate
+
+    def timed(trial, kernels, w0):
+        out = real(trial, kernels, w0)
+        if len(log) == 3:  # the boundary trial and one golden-section pair
+            m.deadline = time.perf_counter() - 1.0
+        return out
+
+    m._evaluate = timed
+    out = m._simplemkl_step(lam, J, values, w, None)
+    assert len(log) == 3 and out is not None
+    Js = [0.5 * np.sum((t - c) ** 2) for t in log]
+    k = int(np.argmin(Js))
+    assert Js[k] < J and out[1] == Js[k] and np.array_equal(out[0], log[k])
+
+
+def test_master_returns_its_point_when_a_step_gives_none():
+    """A step that returns no new weights (here: the deadline passes inside the Newton step,
+    before its line search) ends the solve, which still returns its weights, the inner solution
+    and the gap, and records the gap and the step."""
+    pb = svc_problem(seed=2)
+    kernels = proxy_kernels(pb, 3, 4)
+    m = MKLMaster(pb)
+    real = m._hessian
+
+    def late(*args):
+        m.deadline = time.perf_counter() - 1.0
+        return real(*args)
+
+    m._hessian = late
+    out = m.solve(kernels, 0.0)
+    assert out is not None
+    t, alpha, lam, gap = out
+    assert np.allclose(lam, 0.25) and gap > 0 and m.stats.gaps == [gap]
+    assert m.stats.master_iterations == 1 and m.stats.svm_solves == 1
+    assert np.array_equal(alpha, m._alpha(m.w)) and m.lam == dict.fromkeys(range(4), 0.25)
+
+
 def test_newton_step_solves_the_ridged_model_qp(monkeypatch):
     """The Newton step's model: ``min_x (grad - Hr lam)'x + 1/2 x'Hr x`` on the simplex with
     ``Hr = H + 1e-12 tr(H)/m I`` (H from ``_hessian``), started at lam."""
@@ -786,6 +949,36 @@ def test_newton_step_solves_the_ridged_model_qp(monkeypatch):
     grad = values - values.mean()
     assert np.allclose(c, grad - Hr @ lam, rtol=1e-12, atol=1e-15)
     assert np.array_equal(start, lam)
+
+
+def test_newton_target_minimises_the_quadratic_model_around_lam(monkeypatch):
+    """The Newton step's target is ``argmin_x grad'(x - lam) + 1/2 (x - lam)'Hr (x - lam)`` on
+    the simplex (cvxpy, written around ``lam``), on data where ``Hr lam`` is far from 0 (for
+    the SVC of the test above ``H lam`` vanishes to rounding, so the model's linear term
+    ``grad - Hr lam`` cannot be told from ``grad + Hr lam`` there)."""
+    pb = fake_problem(n=10, seed=3, upper=np.full(10, 50.0))
+    kernels = [kernel(psd(pb.n, 10, s) + 0.5 * np.eye(pb.n), s, 0.1 * s) for s in range(3)]
+    m = MKLMaster(pb, svm_tol=1e-13)
+    lam = np.array([0.3, 0.5, 0.2])
+    J, values, w, P, _ = m._evaluate(lam, kernels, m.w)
+    got = []
+    real = _mkl._simplex_qp
+
+    def spy(Hr, c, start):
+        x = real(Hr, c, start)
+        got.append((Hr.copy(), x.copy()))
+        return x
+
+    monkeypatch.setattr(_mkl, "_simplex_qp", spy)
+    m._newton_step(lam, J, values, w, P, kernels)
+    Hr, target = got[0]
+    assert np.linalg.norm(Hr @ lam) > 1.0
+    grad = values - values.mean()
+    x = cp.Variable(3)
+    d = x - lam
+    model = grad @ d + 0.5 * cp.quad_form(d, cp.psd_wrap(0.5 * (Hr + Hr.T)))
+    cp.Problem(cp.Minimize(model), [x >= 0, cp.sum(x) == 1]).solve(solver="CLARABEL")
+    assert np.allclose(target, x.value, atol=1e-6)
 
 
 def test_kernel_svm_stats_accumulate(monkeypatch):

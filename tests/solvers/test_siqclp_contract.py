@@ -831,6 +831,29 @@ def test_proximal_steps_are_logged_at_debug_level(caplog):
     )
 
 
+def test_proximal_log_line_shows_the_latest_master_gap(monkeypatch, caplog):
+    """Each proximal DEBUG line reports the gap of the master solve of its own iteration (the
+    last entry of the master's gap list). The real gaps of this run print alike at %.3e, so the
+    spy tags each solve's gap with a distinct value (1e-3 times the solve's number)."""
+    orig = siqclp.MKLMaster.solve
+
+    def tagged(self, kernels, gap_tol, prox=None):
+        out = orig(self, kernels, gap_tol, prox)
+        self.stats.gaps[-1] = 1e-3 * len(self.stats.gaps)
+        return out
+
+    monkeypatch.setattr(siqclp.MKLMaster, "solve", tagged)
+    with caplog.at_level(logging.DEBUG, logger="indefsvm.solvers.siqclp"):
+        res = run(prox_weight=1.0, max_iter=4, tol=0.0)
+    gaps = [
+        float(r.getMessage().split("master gap ")[1].split(",")[0])
+        for r in caplog.records
+        if r.getMessage().startswith("siqclp proximal")
+    ]
+    assert gaps == pytest.approx([2e-3, 3e-3, 4e-3])
+    assert res.info["master_gaps"] == pytest.approx([1e-3, 2e-3, 3e-3, 4e-3])
+
+
 def test_parametric_recompiles_only_when_a_block_is_exceeded():
     """Capacity exactly used (kernels == slots, rank == width) is not a reason to recompile; a
     larger slot block keeps the wider factor width; compile time accumulates over builds."""
@@ -978,6 +1001,43 @@ def test_kernel_bounds_are_computed_once_per_best_point(monkeypatch):
     assert len({a for a, _ in calls}) >= 3  # the bound follows the best point (7 here)
 
 
+def test_kernel_bound_is_not_repeated_while_the_best_point_stays(monkeypatch):
+    """With a loose exchange tolerance the exchange rule holds at every iteration, so a full
+    kernel bound is due at each; the second iterate is worse than the first, and the bound at
+    the unchanged best point is not computed again (one full bound per distinct best point,
+    the best points replicated from the offered evaluations)."""
+    calls, offered = [], []
+    orig = siqclp.MKLMaster.kernel_svm
+
+    def spy(self, K, alpha0, *, full=False):
+        calls.append((alpha0.tobytes(), full))
+        return orig(self, K, alpha0, full=full)
+
+    monkeypatch.setattr(siqclp.MKLMaster, "kernel_svm", spy)
+    run(tol=0.0, max_iter=4, record=offered, stabilise="none", exchange_tol=0.5)
+    bests, best = [], None
+    for ev in offered:
+        if best is None or ev.objective > best.objective:
+            best = ev
+        bests.append(best.alpha.tobytes())
+    assert bests[1] == bests[0]  # the second iterate is worse: the best point stays
+    distinct = list(dict.fromkeys(bests))
+    assert calls == [(a, True) for a in distinct]
+
+
+def test_history_records_the_current_iterate_not_only_the_best():
+    """The history's current objective is f(alpha_i) of each iteration's own iterate (the
+    offered evaluations), which differs from the best objective when an iterate is worse
+    (the second one here)."""
+    offered = []
+    res = run(tol=0.0, max_iter=4, record=offered, stabilise="none")
+    current = [ev.objective for ev in offered]
+    best = np.maximum.accumulate(current)
+    assert res.history["objective"] == pytest.approx(current, rel=1e-15)
+    assert res.history["best_objective"] == pytest.approx(best, rel=1e-15)
+    assert current[1] < best[1]
+
+
 def test_mixture_bound_time_accumulates(monkeypatch):
     real = siqclp._mixture_bound
 
@@ -990,13 +1050,17 @@ def test_mixture_bound_time_accumulates(monkeypatch):
     assert 0.06 <= res.info["time_mixture_bound"] <= res.time
 
 
-@pytest.mark.parametrize("stabilise", ["proximal", "none"])
-def test_kernel_bound_schedule(monkeypatch, stabilise):
+@pytest.mark.parametrize(
+    ("stabilise", "mixture"), [("proximal", True), ("none", True), ("none", False)]
+)
+def test_kernel_bound_schedule(monkeypatch, stabilise, mixture):
     """The kernel-SVM bound is computed at the best point exactly when the model promises at
     most a tenth of the certified gap (or the exchange rule holds) and that (best point,
     accuracy) pair has no bound yet. Replicated from the outside: the model gap from the
     callback's ``t_i``, the proximal centre by the serious-step rule, the gap at the check
-    between the history's gaps of this and the previous iteration (ambiguous cases skipped)."""
+    between the history's gaps of this and the previous iteration (ambiguous cases skipped).
+    Without the mixture bound the certified gap stays wide, so with ``stabilise="none"`` bounds
+    fall due by the model gap ``t_i - f(a_i)`` alone before the exchange rule holds."""
     calls = []
     offered, rows = [], []
     orig = siqclp.MKLMaster.kernel_svm
@@ -1006,12 +1070,19 @@ def test_kernel_bound_schedule(monkeypatch, stabilise):
         return orig(self, K, alpha0, full=full)
 
     monkeypatch.setattr(siqclp.MKLMaster, "kernel_svm", spy)
-    res = run(tol=0.0, max_iter=30, record=offered, rows=rows, stabilise=stabilise)
+    res = run(
+        tol=0.0,
+        max_iter=30,
+        record=offered,
+        rows=rows,
+        stabilise=stabilise,
+        certify_mixture=mixture,
+    )
     gaps = res.history["gap"]
     by_iter = dict(calls)
     assert len(by_iter) == len(calls)  # at most one bound per iteration
     bounded, best_f, best_tag, f_center = set(), -np.inf, 0, None
-    sure_false = 0
+    sure_false = due_by_model = 0
     for i, ev in enumerate(offered, start=1):
         t, f = rows[i - 1]["relaxation_value"], ev.objective
         if f > best_f:
@@ -1034,6 +1105,7 @@ def test_kernel_bound_schedule(monkeypatch, stabilise):
         if called:
             assert key not in bounded and by_iter[i] == done
             bounded.add(key)
+            due_by_model += not done
         if key in bounded and not called:
             continue
         if done or model_gap <= 0.1 * lo_gap:
@@ -1041,9 +1113,38 @@ def test_kernel_bound_schedule(monkeypatch, stabilise):
         elif model_gap > 0.1 * hi_gap:
             assert not called, i
             sure_false += 1
-    assert sure_false >= 20
+    assert sure_false >= (20 if mixture else 15)  # 19 without the mixture bound
+    if not mixture:
+        assert due_by_model >= 3  # 4 here (iterations 13, 18, 23, 27)
     if stabilise == "proximal":
         assert any(not full for _, full in calls)  # bounds before the exchange rule holds
+
+
+def test_kernel_bound_can_fall_due_at_the_second_iteration(monkeypatch):
+    """The model gap ``t_2 - f(a_2)`` is defined from the second iteration on (the first has a
+    one-kernel model, no gap): with rho = 10 and no mixture bound it is 1.2e-4 there, below a
+    tenth of the first iteration's certified gap (4.8e-3), so the kernel bound is computed at
+    iteration 2 already (checked from the callback's ``t_i`` and the history's gaps)."""
+    calls, offered, rows = [], [], []
+    orig = siqclp.MKLMaster.kernel_svm
+
+    def spy(self, K, alpha0, *, full=False):
+        calls.append((len(offered), full))
+        return orig(self, K, alpha0, full=full)
+
+    monkeypatch.setattr(siqclp.MKLMaster, "kernel_svm", spy)
+    res = run(
+        problem(rho=10.0),
+        tol=0.0,
+        max_iter=3,
+        record=offered,
+        rows=rows,
+        stabilise="none",
+        certify_mixture=False,
+    )
+    t2, f2 = rows[1]["relaxation_value"], offered[1].objective
+    assert 0 < t2 - f2 <= 0.1 * res.history["gap"][0]
+    assert (2, False) in calls
 
 
 def test_proximal_exchange_rule_is_relative_to_t():
@@ -1065,6 +1166,45 @@ def test_proximal_exchange_rule_is_relative_to_t():
         if f - f_center >= 0.1 * predicted:
             f_center = f
     assert done[-1] and not any(done[:-1])
+
+
+@pytest.mark.parametrize(
+    ("kw", "excess", "stops"),
+    [
+        ({}, 3e-13, True),  # |t| ~ 4.8: threshold 1e-13 |t| ~ 4.8e-13
+        ({}, 6e-13, False),
+        ({"C": 0.1, "rho": 0.05}, 0.5e-13, True),  # |t| < 1: threshold 1e-13
+        ({"C": 0.1, "rho": 0.05}, 1.5e-13, False),
+    ],
+)
+def test_proximal_exchange_rule_threshold(monkeypatch, kw, excess, stops):
+    """The proximal exchange rule ``max(t_i - f_centre, 0) <= 1e-13 max(1, |t_i|)`` on each side
+    of its threshold: the spy makes the third master report ``t_3 = f_centre + excess`` (the
+    centre replicated from the outside by the serious-step rule); with patience 0 the run stops
+    at iteration 3 exactly when the excess is below the threshold."""
+    offered, rows = [], []
+    orig = siqclp.MKLMaster.solve
+    seen = []
+
+    def spy(self, kernels, gap_tol, prox=None):
+        out = orig(self, kernels, gap_tol, prox)
+        seen.append(out[0])
+        if len(seen) == 3:
+            f_center = offered[0].objective
+            t2, f2 = rows[1]["relaxation_value"], offered[1].objective
+            if f2 - f_center >= 0.1 * (t2 - f_center):
+                f_center = f2
+            self.last_values = np.full_like(self.last_values, f_center + excess)
+            assert abs(f_center) < (1.0 if kw else 10.0) and (kw or abs(f_center) > 4.0)
+        return out
+
+    monkeypatch.setattr(siqclp.MKLMaster, "solve", spy)
+    res = run(
+        problem(**kw), tol=0.0, exchange_patience=0, max_iter=8, record=offered, rows=rows,
+        prox_weight=1.0,
+    )  # fmt: skip
+    assert (res.info["stop_rule"] == "exchange" and len(offered) == 3) == stops
+    assert len(offered) > 3 or stops
 
 
 def test_zero_prune_tol_keeps_kernels_with_zero_weight(monkeypatch):
