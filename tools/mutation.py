@@ -60,21 +60,6 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/test_proxy_contract.py",
         ],
     ),
-    # All of solvers/ at once (2000+ mutants; hours with the solver files); the per-solver
-    # modules below run one solver module against its own test files.
-    "solvers": (
-        ["indefsvm/solvers/*"],
-        [
-            "tests/test_api.py",
-            "tests/solvers/test_pg.py",
-            "tests/solvers/test_pg_restart.py",
-            "tests/solvers/test_accpm.py",
-            "tests/solvers/test_accpm_proximal.py",
-            "tests/solvers/test_siqclp.py",
-            "tests/integration/test_gap_certified.py",
-            "tests/solvers/test_monitor_contract.py",
-        ],
-    ),
     "solvers_pg": (
         ["indefsvm/solvers/pg.py"],
         [
@@ -181,8 +166,9 @@ def run(
     max_children: int,
     names: list[str] | None = None,
     tests: list[str] | None = None,
-) -> None:
-    """Run mutmut on ``module`` in ``workdir/module`` (only the mutants ``names`` if given)."""
+) -> tuple[float, tuple[int, int, int]]:
+    """Run mutmut on ``module`` in ``workdir/module`` (only the mutants ``names`` if given);
+    return the wall time and (detected, tested, mutants)."""
     dest = prepare(module, workdir, tests)
     t0 = time.perf_counter()
     print(f"== {module}: mutmut run in {dest}; load average {os.getloadavg()}", flush=True)
@@ -206,11 +192,9 @@ def run(
         check=False,
         env=env,
     )
-    print(
-        f"== {module}: {time.perf_counter() - t0:.0f} s wall; load average {os.getloadavg()}",
-        flush=True,
-    )
-    results(module, workdir)
+    wall = time.perf_counter() - t0
+    print(f"== {module}: {wall:.0f} s wall; load average {os.getloadavg()}", flush=True)
+    return wall, results(module, workdir)
 
 
 def rerun(
@@ -242,8 +226,10 @@ def rerun(
         run(module, workdir / "rerun", max_children, names, tests)
 
 
-def results(module: str, workdir: Path) -> None:
+def results(module: str, workdir: Path) -> tuple[int, int, int]:
+    """Print a finished module's counts and survivors; return (detected, tested, mutants)."""
     dest = workdir / module
+    killed = checked = total = 0
     subprocess.run([sys.executable, "-m", "mutmut", "export-cicd-stats"], cwd=dest, check=False)
     stats_file = dest / "mutants" / "mutmut-cicd-stats.json"
     if stats_file.exists():
@@ -256,6 +242,7 @@ def results(module: str, workdir: Path) -> None:
             int(stats.get(k, 0))
             for k in ("survived", "suspicious", "no_tests", "check_was_interrupted_by_user")
         )
+        total = int(stats.get("total", 0))
         score = 100.0 * killed / checked if checked else float("nan")
         print(
             f"== {module}: {json.dumps(stats)}; score {score:.1f}% ({killed}/{checked} tested,"
@@ -269,6 +256,7 @@ def results(module: str, workdir: Path) -> None:
         text=True,
     )
     print(out.stdout, flush=True)
+    return killed, checked, total
 
 
 #: Run inside a module's scratch copy: one line per mutant that was not killed (status, name,
@@ -375,7 +363,12 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("modules", nargs="*", help=f"modules to run (default all: {list(MODULES)})")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/indefsvm-mutation"))
-    parser.add_argument("--max-children", type=int, default=1, help="mutmut workers (default 1)")
+    parser.add_argument(
+        "--max-children",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="mutmut workers (default: one per core; use 1 on a machine shared with other work)",
+    )
     parser.add_argument("--results", action="store_true", help="only print stored results")
     parser.add_argument("--list", action="store_true", help="list modules and their tests")
     parser.add_argument(
@@ -411,6 +404,8 @@ def main(argv: list[str] | None = None) -> None:
     unknown = set(args.modules) - set(MODULES)
     if unknown:
         parser.error(f"unknown modules {sorted(unknown)}; choose from {list(MODULES)}")
+    summary: list[tuple[str, float, tuple[int, int, int]]] = []
+    started = time.perf_counter()
     for module in args.modules or list(MODULES):
         if args.survivors is not None:
             out = None
@@ -423,7 +418,30 @@ def main(argv: list[str] | None = None) -> None:
         elif args.results:
             results(module, args.workdir)
         else:
-            run(module, args.workdir, args.max_children, args.names, tests=args.tests)
+            wall, counts = run(module, args.workdir, args.max_children, args.names, args.tests)
+            summary.append((module, wall, counts))
+    if len(summary) > 1:
+        _print_summary(summary, time.perf_counter() - started, args.max_children)
+
+
+def _print_summary(
+    summary: list[tuple[str, float, tuple[int, int, int]]], wall: float, workers: int
+) -> None:
+    """The table docs/mutation.md quotes: per module and in all, with the whole wall time."""
+    print("\n| module | mutants | detected | score | wall s |\n| --- | --- | --- | --- | --- |")
+    for module, seconds, (killed, checked, total) in summary:
+        score = 100.0 * killed / checked if checked else float("nan")
+        print(f"| {module} | {total} | {killed} | {score:.1f} % | {seconds:.0f} |")
+    killed = sum(c[0] for _, _, c in summary)
+    checked = sum(c[1] for _, _, c in summary)
+    total = sum(c[2] for _, _, c in summary)
+    score = 100.0 * killed / checked if checked else float("nan")
+    print(
+        f"| **all** | {total} | {killed} | {score:.1f} % | {wall:.0f} |\n\n"
+        f"{total} mutants in {wall / 60:.1f} min with {workers} workers"
+        f" ({total / wall:.2f} mutants/s); load average at the end {os.getloadavg()}",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":
