@@ -801,6 +801,27 @@ def test_paper_failed_centre_stops_with_its_note(monkeypatch):
     assert res.info["time_center"] > 0 and res.info["n_cuts"] == 2
 
 
+def test_paper_failed_centre_still_counts_its_time(monkeypatch):
+    # the clock ticks once per reading, so each timed centre lasts exactly 1: the initial
+    # centre, the second and the failed third one add up to 3 (the failed centre's interval
+    # is added to, not written over, the earlier ones)
+    orig = _Localization.center
+    calls = []
+
+    def failing(self, x, *, tol, max_steps):
+        calls.append(max_steps)
+        if len(calls) == 3:
+            raise LocalizationSetEmpty("boom")
+        return orig(self, x, tol=tol, max_steps=max_steps)
+
+    monkeypatch.setattr(_Localization, "center", failing)
+    monkeypatch.setattr(A, "time", FakeClock())
+    res = quiet_run(QP(5, 4, bound_margin=1.0), variant="paper", tol=1e-9)
+    assert len(calls) == 3 and res.n_iter == 2 and res.status == "stalled"
+    assert res.info["time_center"] == 3.0
+    assert res.info["time_center_per_iter"] == 1.5
+
+
 def test_paper_centre_that_cannot_move_stops_with_its_note(monkeypatch):
     p = QP(5, 5, bound_margin=1.0)
     state = {"stuck": False}
