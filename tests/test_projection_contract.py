@@ -43,13 +43,17 @@ def _kkt_residual(x, v, a, lower, upper, l1=None):
     return float(np.max(np.abs(taus - taus.mean())))
 
 
+METHODS = pytest.mark.parametrize("method", ["newton", "sort"])
+
+
+@METHODS
 @settings(max_examples=30, deadline=None)
 @given(
     n=st.integers(2, 20),
     seed=st.integers(0, 2**31 - 1),
     with_l1=st.booleans(),
 )
-def test_general_normal_and_box_match_qp(n, seed, with_l1):
+def test_general_normal_and_box_match_qp(method, n, seed, with_l1):
     rng = np.random.default_rng(seed)
     a = rng.uniform(0.3, 3.0, size=n) * rng.choice([-1.0, 1.0], size=n)
     lower = -rng.uniform(0.1, 2.0, size=n)
@@ -59,7 +63,7 @@ def test_general_normal_and_box_match_qp(n, seed, with_l1):
     t = lo_val + rng.uniform(0.1, 0.9) * (hi_val - lo_val)
     v = 2.0 * rng.normal(size=n)
     l1 = float(rng.uniform(0.05, 1.0)) if with_l1 else None
-    x = project_hyperplane_box(v, a, t, lower, upper, l1=l1)
+    x = project_hyperplane_box(v, a, t, lower, upper, l1=l1, method=method)
     assert x.dtype == np.float64
     assert abs(a @ x - t) <= 1e-9 * max(1.0, abs(t), np.abs(a).sum())
     assert np.all(x >= lower) and np.all(x <= upper)
@@ -75,7 +79,8 @@ def test_general_normal_and_box_match_qp(n, seed, with_l1):
     assert _kkt_residual(x, v, a, lower, upper, l1) <= 1e-8
 
 
-def test_l1_prox_with_active_box_and_positive_lower_range():
+@METHODS
+def test_l1_prox_with_active_box_and_positive_lower_range(method):
     rng = np.random.default_rng(7)
     n = 12
     a = rng.uniform(0.5, 2.0, size=n)
@@ -83,14 +88,15 @@ def test_l1_prox_with_active_box_and_positive_lower_range():
     v = 3.0 * rng.normal(size=n)  # many components clipped at the box after shrinkage
     t = 0.25 * float(a @ upper)
     for l1 in (0.0, 0.2, np.linspace(0.0, 1.0, n)):
-        x = project_hyperplane_box(v, a, t, lower, upper, l1=l1)
+        x = project_hyperplane_box(v, a, t, lower, upper, l1=l1, method=method)
         ref = reference_projection(v, a, t, lower, upper, l1=np.asarray(l1))
         assert np.allclose(x, ref, atol=1e-5)
         assert np.any(x == upper) and np.any(x == lower)
 
 
+@METHODS
 @pytest.mark.parametrize("sign", [1.0, -1.0])
-def test_ends_of_the_feasible_range_give_the_box_corner(sign):
+def test_ends_of_the_feasible_range_give_the_box_corner(sign, method):
     n = 6
     a = sign * np.array([1.0, 2.0, 0.5, 3.0, 1.5, 0.7])
     lower, upper = np.full(n, -0.5), np.full(n, 1.5)
@@ -98,8 +104,9 @@ def test_ends_of_the_feasible_range_give_the_box_corner(sign):
     hi_corner = np.where(a > 0, upper, lower)
     lo_corner = np.where(a > 0, lower, upper)
     for l1 in (None, 0.3):
-        x_hi = project_hyperplane_box(v, a, float(a @ hi_corner), lower, upper, l1=l1)
-        x_lo = project_hyperplane_box(v, a, float(a @ lo_corner), lower, upper, l1=l1)
+        kw = {"l1": l1, "method": method}
+        x_hi = project_hyperplane_box(v, a, float(a @ hi_corner), lower, upper, **kw)
+        x_lo = project_hyperplane_box(v, a, float(a @ lo_corner), lower, upper, **kw)
         assert np.allclose(x_hi, hi_corner, atol=1e-12)
         assert np.allclose(x_lo, lo_corner, atol=1e-12)
 
@@ -113,6 +120,9 @@ def test_feasible_range_check_uses_the_box():
         assert a @ x == pytest.approx(t, abs=1e-12)
     # within rounding (1e-13 relative) of an end: accepted
     project_hyperplane_box(np.zeros(3), a, hi_val * (1 + 1e-13), lower, upper)
+    # exactly at the tolerance (1e-12 * max(1, 5, 3) = 5e-12 beyond an end): still accepted
+    project_hyperplane_box(np.zeros(3), a, lo_val - 1e-12 * 5.0, lower, upper)
+    project_hyperplane_box(np.zeros(3), a, hi_val + 1e-12 * 5.0, lower, upper)
     for t in (lo_val - 0.01, hi_val + 0.01, lo_val - 0.6, hi_val + 0.6):
         with pytest.raises(ValueError, match=r"feasible set .* is empty: a'x ranges over"):
             project_hyperplane_box(np.zeros(3), a, t, lower, upper)
@@ -159,3 +169,48 @@ def test_input_checks_and_dtypes():
     # list inputs are accepted and give a float64 result
     x = project_hyperplane_box([0.3, -1.7, 2.2], [1, 2, 1], 1, [0, 0, 0], [1, 1, 1], l1=0.1)
     assert x.dtype == np.float64 and float(np.array([1, 2, 1]) @ x) == pytest.approx(1.0)
+
+
+def _numpy_prox_point(v, a, tau, lower, upper, l1):
+    w = v - tau * a
+    if l1 is not None:
+        w = np.sign(w) * np.maximum(np.abs(w) - l1, 0.0)
+    return np.clip(w, lower, upper)
+
+
+@METHODS
+@pytest.mark.parametrize("with_l1", [False, True])
+def test_returned_multiplier_reproduces_the_point_and_warm_starts_agree(method, with_l1):
+    # the multiplier returned with return_tau=True is the tau of the KKT conditions:
+    # x = clip(soft(v - tau a, l1), lower, upper), and the free components give tau directly
+    rng = np.random.default_rng(11)
+    n = 40
+    a = rng.uniform(0.3, 3.0, size=n) * rng.choice([-1.0, 1.0], size=n)
+    lower, upper = -rng.uniform(0.1, 2.0, size=n), rng.uniform(0.1, 2.0, size=n)
+    v = 2.0 * rng.normal(size=n)
+    l1 = rng.uniform(0.0, 0.4, size=n) if with_l1 else None
+    lo_val = float(np.sum(np.where(a > 0, a * lower, a * upper)))
+    hi_val = float(np.sum(np.where(a > 0, a * upper, a * lower)))
+    t = lo_val + 0.37 * (hi_val - lo_val)
+    ref = reference_projection(v, a, t, lower, upper, l1=l1)
+    cold = project_hyperplane_box(v, a, t, lower, upper, l1=l1, method=method)
+    x, tau = project_hyperplane_box(v, a, t, lower, upper, l1=l1, method=method, return_tau=True)
+    assert isinstance(tau, float)
+    assert np.array_equal(x, cold) and np.allclose(x, ref, atol=1e-6)
+    assert np.allclose(_numpy_prox_point(v, a, tau, lower, upper, l1), x, atol=1e-12)
+    free = (x > lower + 1e-9) & (x < upper - 1e-9) & (np.abs(x) > 1e-9)
+    assert free.sum() >= 3
+    g = v - x - (0.0 if l1 is None else l1 * np.sign(x))
+    assert np.allclose(g[free] / a[free], tau, atol=1e-10)
+    for tau0 in (tau, tau + 0.5, -7.0, 0.0):
+        xw, tw = project_hyperplane_box(
+            v, a, t, lower, upper, l1=l1, method=method, tau0=tau0, return_tau=True
+        )
+        assert np.allclose(xw, x, atol=1e-12) and tw == pytest.approx(tau, abs=1e-10)
+
+
+def test_unknown_method_is_refused_with_the_choices():
+    with pytest.raises(
+        ValueError, match=r"^method must be one of \('newton', 'sort'\); got 'x'\.$"
+    ):
+        project_hyperplane_box(np.zeros(3), np.ones(3), 0.0, -1.0, 1.0, method="x")
