@@ -214,3 +214,28 @@ def test_unknown_method_is_refused_with_the_choices():
         ValueError, match=r"^method must be one of \('newton', 'sort'\); got 'x'\.$"
     ):
         project_hyperplane_box(np.zeros(3), np.ones(3), 0.0, -1.0, 1.0, method="x")
+
+
+def test_newton_is_the_default_method_and_receives_the_warm_start(monkeypatch):
+    # the default is the O(n) Newton method: the sorting method is not called, and tau0 reaches
+    # the compiled loop as its starting guess (NaN: no guess)
+    from indefsvm import _linear_time
+    from indefsvm import projection as module
+
+    guesses = []
+    newton = _linear_time.newton_multiplier
+
+    def recording(v, a, t, lower, upper, soft, has_soft, guess, hi_val, lo_val):
+        guesses.append(guess)
+        return newton(v, a, t, lower, upper, soft, has_soft, guess, hi_val, lo_val)
+
+    def no_sort(*args):
+        raise AssertionError("the sorting method ran")
+
+    monkeypatch.setattr(_linear_time, "newton_multiplier", recording)
+    monkeypatch.setattr(module, "_sort_projection", no_sort)
+    v, a = np.array([0.3, -1.2, 2.0, 0.7]), np.array([1.0, -1.0, 2.0, 1.0])
+    x = project_hyperplane_box(v, a, 0.5, -1.0, 1.0)
+    project_hyperplane_box(v, a, 0.5, -1.0, 1.0, tau0=1.5)
+    assert len(guesses) == 2 and np.isnan(guesses[0]) and guesses[1] == 1.5
+    assert np.allclose(x, reference_projection(v, a, 0.5, -np.ones(4), np.ones(4)), atol=1e-6)
