@@ -466,6 +466,25 @@ def test_nearly_equal_poles_are_merged_by_a_givens_rotation():
         assert np.allclose(V.T @ V, np.eye(3), atol=1e-15)
 
 
+@pytest.mark.parametrize("engine", ["lapack", "numba"])
+def test_a_repeated_pole_with_only_two_weights_left_is_merged(engine):
+    """A pole repeated exactly, and the third weight zero (deflated): the pair is the only two
+    candidates of the rotation and must still be merged, else the secular equation has a double
+    pole and the eigenvectors come out NaN (found by hypothesis in the session-6 mutation run,
+    ``rank_one._deflate`` with ``candidates.size > 2``)."""
+    d = np.array([0.34558419, 0.34558419, 0.82161814])
+    z = np.array([0.90535587, 0.44637457, 0.0])
+    sigma = -2.7524725014885667
+    res = rank_one_eigh(d, z, sigma, engine=engine)
+    assert res.n_deflated == 2
+    w, U = np.linalg.eigh(np.diag(d) + sigma * np.outer(z, z))
+    np.testing.assert_allclose(res.eigenvalues, w, rtol=0, atol=1e-14)
+    V = res.eigenvectors
+    assert np.all(np.isfinite(V))
+    np.testing.assert_allclose(V.T @ V, np.eye(3), rtol=0, atol=1e-14)
+    np.testing.assert_allclose(np.abs(U.T @ V), np.eye(3), rtol=0, atol=1e-12)
+
+
 def test_integer_and_boolean_inputs_are_converted_to_float64():
     """Integer poles and weights reach LAPACK through ctypes as float64 buffers."""
     d, z = [1, 2, 4], [1, 2, 2]
