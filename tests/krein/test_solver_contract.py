@@ -54,7 +54,9 @@ def test_sphere_minimiser_matches_the_eigenvalue_reference(seed):
     np.testing.assert_allclose(sol.x, x_ref, rtol=1e-7, atol=1e-9)
     assert np.linalg.norm(sol.x) == pytest.approx(radius, rel=1e-12)
     assert sol.objective == pytest.approx(x_ref @ (d * x_ref) - 2 * b @ x_ref, rel=1e-10)
-    assert 1 <= sol.n_iter < 60
+    # the safeguarded Newton iteration on the secular function converges in 5-10 steps here;
+    # a wrong Newton step falls back to the bracket's bisection, which needs ~50
+    assert 1 <= sol.n_iter <= 12
 
 
 def test_sphere_minimiser_with_repeated_bottom_and_tiny_radius():

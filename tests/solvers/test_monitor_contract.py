@@ -462,3 +462,59 @@ def test_equal_objectives_keep_the_first_point():
     m.offer(first)
     m.offer(ev(4.0, 9.0))
     assert m.best is first and m.upper_bound == 9.0
+
+
+class CompletingProblem(StubProblem):
+    """Stub whose full evaluation at ``alpha`` has a given objective and bound."""
+
+    def __init__(self, full_objective, full_bound):
+        super().__init__()
+        self.full = (full_objective, full_bound)
+        self.evaluated = []
+
+    def evaluate(self, alpha):
+        self.evaluated.append(np.array(alpha))
+        out = ev(self.full[0], self.full[1])
+        out.smooth_objective = self.full[0] + 0.25
+        out.partial = False
+        return out
+
+
+def _partial(objective, upper_bound):
+    out = ev(objective, upper_bound)
+    out.smooth_objective = objective + 0.5
+    out.partial = True
+    return out
+
+
+@pytest.mark.parametrize("full_objective", [0.9999, 1.0001])
+def test_complete_best_replaces_a_partial_best_by_its_full_evaluation(full_objective):
+    # the best point was offered objective-only (partial): complete_best evaluates it fully
+    # at the same alpha, takes its certified bound and keeps the larger of the two objectives
+    # (the lower bound never decreases)
+    p = CompletingProblem(full_objective, 1.5)
+    m = monitor(p)
+    best = _partial(1.0, 3.0)
+    m.offer(best)
+    out = m.complete_best()
+    assert len(p.evaluated) == 1 and np.array_equal(p.evaluated[0], best.alpha)
+    assert out is m.best and out is not best and out.partial is False
+    assert m.upper_bound == 1.5
+    if full_objective < 1.0:
+        assert out.objective == 1.0 and out.smooth_objective == 1.5
+    else:
+        assert out.objective == 1.0001 and out.smooth_objective == 1.0001 + 0.25
+    assert m.complete_best() is out and len(p.evaluated) == 1  # full now: not evaluated again
+
+
+def test_complete_best_leaves_a_full_best_and_no_best_alone():
+    p = CompletingProblem(5.0, 0.0)
+    m = monitor(p)
+    assert m.complete_best() is None
+    full = _partial(1.0, 3.0)
+    full.partial = False
+    m.offer(full)
+    assert m.complete_best() is full and p.evaluated == [] and m.upper_bound == 3.0
+    plain = ev(2.0, 2.5)  # an evaluation without the attribute counts as full
+    m.offer(plain)
+    assert m.complete_best() is plain and p.evaluated == []
