@@ -2034,3 +2034,24 @@ def test_proximal_reports_each_iteration_to_the_monitor(monkeypatch):
     values = [p.value(x) for x in p.points]
     assert np.array_equal(res.history["objective"], values)
     assert np.any(np.diff(values) < 0)  # a null step: current below best
+
+
+def test_epigraph_centre_backtracking_halves_a_rejected_step(monkeypatch):
+    # the first two trial points of the first Newton step are rejected (phi = inf): the trial
+    # steps must then shrink, 1 -> 1/2 -> max(1/4, floor) with floor = 1 / (1 + decrement),
+    # here the floor 0.38 (each trial's step is (t_trial - t) / (t_first_trial - t))
+    loc, a0, t0 = epigraph(6, 3, 0)
+    trials = []
+    orig_phi = _EpigraphLocalization._phi
+
+    def phi(self, a, t, s):
+        trials.append(t)
+        value = orig_phi(self, a, t, s)
+        return np.inf if len(trials) in (2, 3) else value  # the first call is the start
+
+    monkeypatch.setattr(_EpigraphLocalization, "_phi", phi)
+    loc.center(a0, t0, loc.cut_slacks(a0, t0), tol=1e-10, max_steps=1)
+    assert len(trials) == 4
+    steps = [(t - trials[0]) / (trials[1] - trials[0]) for t in trials[1:]]
+    assert steps[1] == pytest.approx(0.5, rel=1e-12)
+    assert 0.25 <= steps[2] < 0.5
