@@ -780,8 +780,9 @@ def test_nonfinite_gradient_is_an_error(variant):
     assert len(p.points) == 2
 
 
-def test_paper_failed_centre_stops_with_its_note(monkeypatch):
-    p = QP(5, 4, bound_margin=1.0)
+def fail_the_third_centre(monkeypatch):
+    """Make the third call of ``_Localization.center`` raise; returns the list of the calls'
+    ``max_steps``."""
     orig = _Localization.center
     calls = []
 
@@ -792,6 +793,12 @@ def test_paper_failed_centre_stops_with_its_note(monkeypatch):
         return orig(self, x, tol=tol, max_steps=max_steps)
 
     monkeypatch.setattr(_Localization, "center", failing)
+    return calls
+
+
+def test_paper_failed_centre_stops_with_its_note(monkeypatch):
+    p = QP(5, 4, bound_margin=1.0)
+    calls = fail_the_third_centre(monkeypatch)
     with pytest.warns(ConvergenceWarning, match="NOT certified"):
         res = run(p, variant="paper", tol=1e-9, max_newton=7)
     assert calls == [7, 7, 7]
@@ -805,16 +812,7 @@ def test_paper_failed_centre_still_counts_its_time(monkeypatch):
     # the clock ticks once per reading, so each timed centre lasts exactly 1: the initial
     # centre, the second and the failed third one add up to 3 (the failed centre's interval
     # is added to, not written over, the earlier ones)
-    orig = _Localization.center
-    calls = []
-
-    def failing(self, x, *, tol, max_steps):
-        calls.append(max_steps)
-        if len(calls) == 3:
-            raise LocalizationSetEmpty("boom")
-        return orig(self, x, tol=tol, max_steps=max_steps)
-
-    monkeypatch.setattr(_Localization, "center", failing)
+    calls = fail_the_third_centre(monkeypatch)
     monkeypatch.setattr(A, "time", FakeClock())
     res = quiet_run(QP(5, 4, bound_margin=1.0), variant="paper", tol=1e-9)
     assert len(calls) == 3 and res.n_iter == 2 and res.status == "stalled"
