@@ -260,6 +260,10 @@ DETECTED_EXIT_CODES = {
 }
 
 
+def _score(detected: int, tested: int) -> str:
+    return f"{100.0 * detected / tested:.1f} %" if tested else "n/a"
+
+
 def exit_codes(module: str, workdir: Path) -> dict[str, int | None]:
     """mutmut's exit code of every mutant of ``module`` in its scratch copy (None: not run)."""
     codes: dict[str, int | None] = {}
@@ -269,7 +273,7 @@ def exit_codes(module: str, workdir: Path) -> dict[str, int | None]:
 
 
 def results(module: str, workdir: Path) -> tuple[int, int, int]:
-    """Print a finished module's counts and survivors; return (detected, tested, mutants).
+    """Print a finished module's counts and score; return (detected, tested, mutants).
 
     Scored over the mutants tested in this copy (a --rerun copy tests only the named ones; the
     rest stay "not checked").
@@ -286,10 +290,9 @@ def results(module: str, workdir: Path) -> tuple[int, int, int]:
         counts[kind] = counts.get(kind, 0) + 1
     killed = sum(1 for code in codes.values() if code in DETECTED_EXIT_CODES)
     checked = sum(1 for code in codes.values() if code is not None)
-    score = 100.0 * killed / checked if checked else float("nan")
     print(
-        f"== {module}: {json.dumps(counts)}; score {score:.1f}% ({killed}/{checked} tested,"
-        f" {len(codes)} mutants)",
+        f"== {module}: {json.dumps(counts)}; score {_score(killed, checked)}"
+        f" ({killed}/{checked} tested, {len(codes)} mutants)",
         flush=True,
     )
     return killed, checked, len(codes)
@@ -298,6 +301,7 @@ def results(module: str, workdir: Path) -> tuple[int, int, int]:
 #: Run inside a module's scratch copy: one line per mutant that was not killed (status, name,
 #: removed lines, added lines), read from mutmut's own records.
 _SURVIVOR_DUMP = r"""
+DETECTED = __DETECTED__
 import sys
 from mutmut.mutation.data import SourceFileMutationData
 from mutmut.mutation.diff_apply import get_diff_for_mutant
@@ -315,13 +319,13 @@ for path in walk_mutatable_files():
             if status in keys_for:
                 print(key)
             continue
-        if code in (1, 3, 36, -24, 24, 152, 255, -11, -9, -6):  # DETECTED_EXIT_CODES
+        if code in DETECTED:
             continue
         diff = get_diff_for_mutant(key, path=m.path).splitlines()[2:]
         minus = " | ".join(x[1:].strip() for x in diff if x.startswith("-"))
         plus = " | ".join(x[1:].strip() for x in diff if x.startswith("+"))
         print(f"{key.rpartition('.')[2]}\t{status}\t- {minus}\t+ {plus}")
-"""
+""".replace("__DETECTED__", repr(set(DETECTED_EXIT_CODES)))
 
 
 def survivors(module: str, workdir: Path, out: Path | None) -> None:
@@ -466,14 +470,12 @@ def _print_summary(
     """The table docs/mutation.md quotes: per module and in all, with the whole wall time."""
     print("\n| module | mutants | detected | score | wall s |\n| --- | --- | --- | --- | --- |")
     for module, seconds, (killed, checked, total) in summary:
-        score = 100.0 * killed / checked if checked else float("nan")
-        print(f"| {module} | {total} | {killed} | {score:.1f} % | {seconds:.0f} |")
+        print(f"| {module} | {total} | {killed} | {_score(killed, checked)} | {seconds:.0f} |")
     killed = sum(c[0] for _, _, c in summary)
     checked = sum(c[1] for _, _, c in summary)
     total = sum(c[2] for _, _, c in summary)
-    score = 100.0 * killed / checked if checked else float("nan")
     print(
-        f"| **all** | {total} | {killed} | {score:.1f} % | {wall:.0f} |\n\n"
+        f"| **all** | {total} | {killed} | {_score(killed, checked)} | {wall:.0f} |\n\n"
         f"{total} mutants in {wall / 60:.1f} min with {workers} workers"
         f" ({total / wall:.2f} mutants/s); load average at the end {os.getloadavg()}",
         flush=True,
