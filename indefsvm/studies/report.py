@@ -26,7 +26,7 @@ import numpy as np
 
 from indefsvm.studies.harness import greater_is_better
 from indefsvm.studies.spec import Study
-from indefsvm.studies.store import Store
+from indefsvm.studies.store import Store, StoreError
 
 __all__ = ["significance_p", "summarize", "write_report"]
 
@@ -283,7 +283,7 @@ def write_report(directory: str | Path) -> Path:
     finally:
         store.close()
     if not records:
-        raise RuntimeError(f"{out} holds no finished test record yet; nothing to report.")
+        raise StoreError(f"{out} holds no finished test record yet; nothing to report.")
     timings = {
         (r["dataset"], r["kernel"], r["method"], r["outer_fold"]): (
             math.nan if r["fit_time"] is None else r["fit_time"]
