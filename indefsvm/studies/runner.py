@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 import sys
-import warnings
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,7 +87,7 @@ def _check_kernels(study: Study, data: dict[str, StudyData]) -> None:
 
     for d in study.datasets:
         idx = np.arange(min(data[d.name].n, 6))
-        for i, k in enumerate(study.kernels_for(d)):
+        for k in study.kernels_for(d):
             first = {name: values[0] for name, values in k.grid.items()}
             trials = [("", first)] + [
                 (f".grid.{name}", {**first, name: v})
