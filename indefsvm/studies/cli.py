@@ -64,8 +64,11 @@ def add_study_parser(subparsers: Any) -> argparse.ArgumentParser:
     r.add_argument("--n-jobs", type=_positive_int, default=1,
                    help="worker processes, >= 1 (default 1)")  # fmt: skip
     r.add_argument("--quiet", action="store_true", help="no progress bar; log lines only")
-    r.add_argument("--force-new", action="store_true",
-                   help="delete records of a different spec in --out instead of refusing")
+    r.add_argument(
+        "--force-new",
+        action="store_true",
+        help="delete records of a different spec in --out instead of refusing",
+    )
     r.add_argument("--no-report", action="store_true", help="skip the report at the end")
     rep = sub.add_parser("report", help="write report.md, summary.csv and plots of a results DIR")
     rep.add_argument("dir")

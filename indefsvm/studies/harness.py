@@ -239,9 +239,14 @@ def _cache_put(cache: OrderedDict, key: tuple, value: Any, max_bytes: int | None
     cache[key] = value
     cache.move_to_end(key)
     if max_bytes is not None:
-        while len(cache) > 1 and sum(
-            sum(a.nbytes for a in v) if isinstance(v, tuple) else v.nbytes for v in cache.values()
-        ) > max_bytes:
+        while (
+            len(cache) > 1
+            and sum(
+                sum(a.nbytes for a in v) if isinstance(v, tuple) else v.nbytes
+                for v in cache.values()
+            )
+            > max_bytes
+        ):
             cache.popitem(last=False)
     while len(cache) > max_items:
         cache.popitem(last=False)

@@ -254,11 +254,13 @@ def _plots(
         ax.set_xlim(-0.7, len(configs) - 0.3)
         ax.grid(axis="y", alpha=0.3)
         ax.tick_params(labelsize=8)
-    for ax in list(axes.flat)[len(datasets):]:
+    for ax in list(axes.flat)[len(datasets) :]:
         ax.set_visible(False)
     for ax in axes[:, 0]:
         ax.set_ylabel(f"{measure}{unit}", fontsize=9)
-    handles = [plt.Line2D([], [], color=colors[c], marker=marks[c], ls="", label=c) for c in configs]
+    handles = [
+        plt.Line2D([], [], color=colors[c], marker=marks[c], ls="", label=c) for c in configs
+    ]
     right = 1.0 - 2.6 / (3.2 + 2.6 * ncols)  # room for the legend
     fig.legend(handles=handles, loc="center left", bbox_to_anchor=(right + 0.01, 0.5),
                fontsize=8)  # fmt: skip
@@ -276,8 +278,11 @@ def _plots(
         xs = [r for r in records if r["method"] == c and r["iota"] is not None]
         ax.scatter([], [], color=colors[c], label=c, s=18)
         for d in datasets:
-            pts = [r for r in xs if _row_label(r["dataset"], r["kernel"], study) == d
-                   and r["score"] is not None]
+            pts = [
+                r
+                for r in xs
+                if _row_label(r["dataset"], r["kernel"], study) == d and r["score"] is not None
+            ]
             ax.scatter([r["iota"] for r in pts], [scale * r["score"] for r in pts],
                        color=colors[c], marker=ds_marker[d], s=18, alpha=0.8)  # fmt: skip
     for d in datasets:
@@ -364,8 +369,11 @@ def write_report(directory: str | Path) -> Path:
                             repr(r["std"]), r["n_folds"], r["n_failed"], r["rank"],
                             int(r["bold"]), repr(r["p_vs_best"])])  # fmt: skip
 
-    test_name = {"welch": "Welch's t-test", "paired-t": "the paired t-test over the shared "
-                 "outer folds", "wilcoxon": "the Wilcoxon signed-rank test"}[study.significance]
+    test_name = {
+        "welch": "Welch's t-test",
+        "paired-t": "the paired t-test over the shared outer folds",
+        "wilcoxon": "the Wilcoxon signed-rank test",
+    }[study.significance]
     budget = (
         "the full joint grid (kernel x method parameters)"
         if study.search == "grid"

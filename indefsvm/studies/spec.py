@@ -267,7 +267,8 @@ def _check_keys(table: Any, allowed: set[str], where: str) -> dict[str, Any]:
     unknown = sorted(set(table) - allowed)
     if unknown:
         raise SpecError(
-            f"unknown key {where}.{unknown[0]}" + (f" (and {unknown[1:]})" if unknown[1:] else "")
+            f"unknown key {where}.{unknown[0]}"
+            + (f" (and {unknown[1:]})" if unknown[1:] else "")
             + f"; allowed keys: {sorted(allowed)}."
         )
     return table
@@ -332,7 +333,7 @@ def _check_kernel_params(name: str, keys: set[str], where: str) -> None:
     if name == "precomputed":
         raise SpecError(
             f"{where}.name: 'precomputed' is not a kernel function. A precomputed kernel matrix "
-            "comes from a file in the data section: give the data set `kernel = \"K.npy\"` "
+            'comes from a file in the data section: give the data set `kernel = "K.npy"` '
             "(with `labels = ...`) instead of `features`, and it is used as it is (sliced per "
             "fold; no [[kernels]] entry is needed for it)."
         )
@@ -654,9 +655,7 @@ def parse_spec(raw: dict[str, Any], base: Path | str = ".", default_name: str = 
         _check_method_values(cls, params, grid, where)
         label = _str(mr.get("label", est), f"{where}.label")
         methods.append(MethodSpec(estimator=est, label=label, params=params, grid=grid))
-    _unique(
-        [m.label for m in methods], "methods: label", "; set a unique 'label' for each method"
-    )
+    _unique([m.label for m in methods], "methods: label", "; set a unique 'label' for each method")
     from indefsvm.studies.harness import check_measure_for_method
 
     for i, m in enumerate(methods):
@@ -678,8 +677,9 @@ def parse_spec(raw: dict[str, Any], base: Path | str = ".", default_name: str = 
         task=task,
         search=search,
         n_iter=n_iter,
-        significance=_str(st.get("significance", "welch"), "study.significance",
-                          SIGNIFICANCE_TESTS),  # fmt: skip
+        significance=_str(
+            st.get("significance", "welch"), "study.significance", SIGNIFICANCE_TESTS
+        ),  # fmt: skip
         alpha=float(alpha),
         datasets=tuple(datasets),
         kernels=tuple(kernels),

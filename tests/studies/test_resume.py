@@ -94,8 +94,7 @@ def _finished(db: Path) -> dict[tuple, float]:
         return {
             tuple(r[:5]): r[5]
             for r in con.execute(
-                "SELECT dataset, kernel, method, params, outer_fold, finished_at "
-                "FROM inner_records"
+                "SELECT dataset, kernel, method, params, outer_fold, finished_at FROM inner_records"
             )
         }
     finally:
