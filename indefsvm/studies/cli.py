@@ -67,7 +67,8 @@ def add_study_parser(subparsers: Any) -> argparse.ArgumentParser:
     r.add_argument(
         "--force-new",
         action="store_true",
-        help="delete records of a different spec in --out instead of refusing",
+        help="replace records of a different spec in --out instead of refusing (the new spec "
+        "is checked first; the old store is replaced atomically)",
     )
     r.add_argument("--no-report", action="store_true", help="skip the report at the end")
     rep = sub.add_parser("report", help="write report.md, summary.csv and plots of a results DIR")

@@ -27,6 +27,7 @@ budget for every method. The schema (every key not listed here is an error that 
     kernels = ["sigmoid"]      # restrict to these kernel names (default: all)
     max_samples = 300          # seeded stratified subsample (optional)
     options = { pair = [3, 5] }  # loader options
+    delimiter = ";"            # text files; default: .csv ",", .tsv tab, .txt whitespace
 
     [[kernels]]
     name = "sigmoid"           # a kernel of indefsvm.kernels (ignored for a precomputed kernel)
