@@ -74,8 +74,16 @@ _BINARY_ONLY = {
 }
 #: Scorers that read ``predict_proba`` (no estimator of the package had one when written:
 #: checked against each method at spec time).
-_NEEDS_PROBA = ("neg_log_loss", "neg_brier_score", "roc_auc_ovr", "roc_auc_ovo",
-                "roc_auc_ovr_weighted", "roc_auc_ovo_weighted")  # fmt: skip
+_NEEDS_PROBA = (
+    "neg_log_loss",
+    "neg_brier_score",
+    "d2_brier_score",
+    "d2_log_loss_score",
+    "roc_auc_ovr",
+    "roc_auc_ovo",
+    "roc_auc_ovr_weighted",
+    "roc_auc_ovo_weighted",
+)
 #: Scorers that read ``decision_function`` or, failing that, ``predict_proba``.
 _NEEDS_SCORE = ("roc_auc", "average_precision")
 
@@ -94,12 +102,51 @@ def check_scoring(name: str, task: str) -> str:
             return name
         raise ValueError(f"{name!r} is a classification measure; task is {task!r}.")
     if name in get_scorer_names():
+        kind = _scorer_task(name)
+        if kind is not None and kind != task:
+            raise ValueError(f"{name!r} is a {kind} measure; task is {task!r}.")
         return name
     own = list(_PREDICTION_MEASURES) if task == "classification" else []
     raise ValueError(
         f"unknown measure {name!r}; expected one of {own} or a scikit-learn scorer name "
         "(sklearn.metrics.get_scorer_names(), e.g. 'roc_auc', 'r2', 'neg_mean_squared_error')."
     )
+
+
+_CLASSIFICATION_PREFIXES = (
+    "accuracy",
+    "balanced_accuracy",
+    "top_k_accuracy",
+    "average_precision",
+    "neg_brier_score",
+    "f1",
+    "precision",
+    "recall",
+    "jaccard",
+    "roc_auc",
+    "neg_log_loss",
+    "matthews_corrcoef",
+    "d2_brier",
+    "d2_log_loss",
+)
+_REGRESSION_PREFIXES = (
+    "explained_variance",
+    "r2",
+    "neg_max_error",
+    "neg_mean",
+    "neg_median",
+    "neg_root",
+    "d2_",
+)
+
+
+def _scorer_task(name: str) -> str | None:
+    """The task a scikit-learn scorer is made for (None: unknown, e.g. clustering scores)."""
+    if name.startswith(_CLASSIFICATION_PREFIXES):
+        return "classification"
+    if name.startswith(_REGRESSION_PREFIXES):
+        return "regression"
+    return None
 
 
 def check_measure_for_method(name: str, estimator: Any) -> str | None:

@@ -278,6 +278,11 @@ def test_an_empty_store_of_another_spec_is_replaced(tmp_path):
             'inner_folds = 2\nmetrics = ["neg_log_loss"]',
             r"study.metrics\[0\]: 'neg_log_loss' needs predict_proba",
         ),
+        (
+            "inner_folds = 2",
+            'inner_folds = 2\nscoring = "r2"',
+            r"study.scoring: 'r2' is a regression",
+        ),
         # 19
         ("seed = 0", "seed = 4294967296", r"study.seed must be an integer in \[0, 4294967295\]"),
     ],
