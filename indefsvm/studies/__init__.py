@@ -12,21 +12,23 @@ See ``docs/studies.md``.
 
 from indefsvm.studies.data import LOADER_NAMES, StudyData, load_dataset
 from indefsvm.studies.report import write_report
-from indefsvm.studies.runner import StudyStatus, run_study, study_status
+from indefsvm.studies.runner import StudyStatus, prepare_study, run_study, study_status
 from indefsvm.studies.spec import SpecError, Study, load_spec, parse_spec
-from indefsvm.studies.store import SpecChangedError, Store
+from indefsvm.studies.store import SpecChangedError, Store, StoreError
 
 __all__ = [
     "LOADER_NAMES",
     "SpecChangedError",
     "SpecError",
     "Store",
+    "StoreError",
     "Study",
     "StudyData",
     "StudyStatus",
     "load_dataset",
     "load_spec",
     "parse_spec",
+    "prepare_study",
     "run_study",
     "study_status",
     "write_report",

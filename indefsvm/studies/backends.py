@@ -18,11 +18,23 @@ from indefsvm.studies.data import StudyData
 from indefsvm.studies.harness import Task, run_task
 from indefsvm.studies.spec import Study
 
-__all__ = ["BACKENDS", "DaskBackend", "LokyBackend", "make_backend"]
+__all__ = ["BACKENDS", "BackendError", "DaskBackend", "LokyBackend", "make_backend"]
 
 log = logging.getLogger(__name__)
 
 BACKENDS = ("loky", "dask")
+#: Seconds to wait for a Dask scheduler before giving up (distributed's default is 30 s).
+SCHEDULER_TIMEOUT = 10.0
+
+
+class BackendError(ValueError):
+    """A backend cannot be used as asked (bad worker count, unreachable scheduler, ...)."""
+
+
+def _check_n_jobs(n_jobs: int) -> int:
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1:
+        raise BackendError(f"n_jobs (--n-jobs) must be an integer >= 1; got {n_jobs!r}.")
+    return n_jobs
 
 
 class LokyBackend(AbstractContextManager):
@@ -36,9 +48,7 @@ class LokyBackend(AbstractContextManager):
     name = "loky"
 
     def __init__(self, n_jobs: int = 1, blas_threads: int | None = None) -> None:
-        if n_jobs < 1:
-            raise ValueError(f"n_jobs must be >= 1; got {n_jobs}.")
-        self.n_jobs = n_jobs
+        self.n_jobs = _check_n_jobs(n_jobs)
         self.blas_threads = blas_threads or 1
 
     def __exit__(self, *exc: Any) -> None:
@@ -70,13 +80,26 @@ class DaskBackend(AbstractContextManager):
 
     name = "dask"
 
-    def __init__(self, n_jobs: int = 1, scheduler: str | None = None, blas_threads: int = 1):
+    def __init__(
+        self,
+        n_jobs: int = 1,
+        scheduler: str | None = None,
+        blas_threads: int = 1,
+        *,
+        verbose: bool = False,
+        timeout: float = SCHEDULER_TIMEOUT,
+    ) -> None:
+        _check_n_jobs(n_jobs)
         try:
             from dask.distributed import Client, LocalCluster
         except ImportError as exc:  # pragma: no cover - the extra is in the test extra
             raise ImportError(
                 "the Dask backend needs dask.distributed: pip install 'indefsvm[dask]'."
             ) from exc
+        from indefsvm.studies.cli import quiet_third_party_loggers
+
+        # distributed sets its loggers to INFO on import: quiet them again now.
+        quiet_third_party_loggers(verbose)
         self.blas_threads = blas_threads
         self.cluster = None
         if scheduler is None:
@@ -84,12 +107,21 @@ class DaskBackend(AbstractContextManager):
                 n_workers=n_jobs,
                 threads_per_worker=1,
                 processes=True,
-                dashboard_address=None,
-                silence_logs=logging.WARNING,
+                # ":0" is any free port: no "port 8787 is already in use" warning when another
+                # cluster runs on the machine.
+                dashboard_address=":0",
+                silence_logs=logging.DEBUG if verbose else logging.WARNING,
             )
             self.client = Client(self.cluster)
         else:
-            self.client = Client(scheduler)
+            try:
+                self.client = Client(scheduler, timeout=timeout)
+            except (OSError, TimeoutError, ValueError) as exc:
+                raise BackendError(
+                    f"cannot reach the Dask scheduler {scheduler!r} within {timeout:g} s "
+                    f"({type(exc).__name__}: {exc}); check --scheduler (e.g. tcp://host:8786) "
+                    "and that the scheduler is running."
+                ) from None
         log.info("Dask backend: %s", self.client)
         self._scattered: dict[str, Any] = {}
 
@@ -119,16 +151,21 @@ class DaskBackend(AbstractContextManager):
 
 
 def make_backend(
-    name: str, *, n_jobs: int = 1, scheduler: str | None = None, blas_threads: int = 1
+    name: str,
+    *,
+    n_jobs: int = 1,
+    scheduler: str | None = None,
+    blas_threads: int = 1,
+    verbose: bool = False,
 ) -> LokyBackend | DaskBackend:
     """Backend by name (``"loky"`` or ``"dask"``)."""
     if name == "loky":
         if scheduler is not None:
-            raise ValueError("--scheduler applies to --backend dask only.")
+            raise BackendError("--scheduler applies to --backend dask only.")
         return LokyBackend(n_jobs, blas_threads)
     if name == "dask":
-        return DaskBackend(n_jobs, scheduler, blas_threads)
-    raise ValueError(f"backend must be one of {BACKENDS}; got {name!r}.")
+        return DaskBackend(n_jobs, scheduler, blas_threads, verbose=verbose)
+    raise BackendError(f"backend must be one of {BACKENDS}; got {name!r}.")
 
 
 def consume(results: Iterable[dict[str, Any]], callback: Callable[[dict[str, Any]], None]) -> int:

@@ -10,7 +10,37 @@ import logging
 import sys
 from typing import Any
 
-__all__ = ["add_study_parser", "handle", "main"]
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_INCOMPLETE",
+    "EXIT_INTERNAL_ERROR",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "add_study_parser",
+    "handle",
+    "main",
+]
+
+# The top-level CLI's codes (indefsvm/cli.py), with the study's meaning of 1.
+EXIT_OK = 0
+#: ``study status``: the study is incomplete (records missing); the top-level CLI's "finished
+#: without certified convergence" code, i.e. an outcome, not an error.
+EXIT_INCOMPLETE = 1
+EXIT_BAD_INPUT = 2
+EXIT_INTERNAL_ERROR = 3
+EXIT_INTERRUPTED = 130
+
+log = logging.getLogger("indefsvm.studies.cli")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1; got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1; got {value}")
+    return value
 
 
 def add_study_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -31,29 +61,46 @@ def add_study_parser(subparsers: Any) -> argparse.ArgumentParser:
     r.add_argument("--backend", choices=("loky", "dask"), default="loky")
     r.add_argument("--scheduler", default=None, help="Dask scheduler address (default: a local "
                    "cluster of --n-jobs workers)")  # fmt: skip
-    r.add_argument("--n-jobs", type=int, default=1, help="worker processes (default 1)")
+    r.add_argument("--n-jobs", type=_positive_int, default=1,
+                   help="worker processes, >= 1 (default 1)")  # fmt: skip
     r.add_argument("--quiet", action="store_true", help="no progress bar; log lines only")
-    r.add_argument("--force-new", action="store_true",
-                   help="delete records of a different spec in --out instead of refusing")
+    r.add_argument(
+        "--force-new",
+        action="store_true",
+        help="replace records of a different spec in --out instead of refusing (the new spec "
+        "is checked first; the old store is replaced atomically)",
+    )
     r.add_argument("--no-report", action="store_true", help="skip the report at the end")
     rep = sub.add_parser("report", help="write report.md, summary.csv and plots of a results DIR")
     rep.add_argument("dir")
-    st = sub.add_parser("status", help="show how many records of a study are finished")
+    st = sub.add_parser(
+        "status",
+        help="show how many records of a study are finished (exit 0 complete, 1 incomplete)",
+    )
     st.add_argument("dir")
+    for q in (r, rep, st):
+        q.add_argument("-v", "--verbose", action="store_true",
+                       help="debug output, Dask's INFO lines and tracebacks")  # fmt: skip
     p.set_defaults(study_handler=handle)
     return p
 
 
 def handle(args: argparse.Namespace) -> int:
-    """Execute a parsed ``study`` command; returns the exit code."""
+    """Execute a parsed ``study`` command; returns the exit code.
+
+    0 success (``status``: complete); 1 ``status`` of an incomplete study; 2 bad input or
+    usage (spec, data, results directory, scheduler address); 3 internal error; 130
+    interrupted -- the codes of the top-level CLI.
+    """
+    from indefsvm.studies.backends import BackendError
     from indefsvm.studies.spec import SpecError
-    from indefsvm.studies.store import SpecChangedError
+    from indefsvm.studies.store import SpecChangedError, StoreError
 
     quiet = getattr(args, "quiet", False)
-    for noisy in ("matplotlib", "distributed"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    verbose = getattr(args, "verbose", False)
+    quiet_third_party_loggers(verbose)
     logging.basicConfig(
-        level=logging.INFO,
+        level=logging.DEBUG if verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         datefmt="%H:%M:%S",
     )
@@ -70,22 +117,49 @@ def handle(args: argparse.Namespace) -> int:
                 progress=False if quiet else None,
                 force_new=args.force_new,
                 report=not args.no_report,
+                verbose=verbose,
             )
-            logging.getLogger("indefsvm.studies").info("results in %s", path.parent)
-            return 0
+            log.info("results in %s", path.parent)
+            return EXIT_OK
         if args.study_command == "report":
             from indefsvm.studies.report import write_report
 
             print(write_report(args.dir))
-            return 0
+            return EXIT_OK
         from indefsvm.studies.runner import study_status
 
         status = study_status(args.dir)
         print(status)
-        return 0 if status.complete else 3
-    except (SpecError, SpecChangedError, FileNotFoundError, ValueError, RuntimeError) as exc:
+        return EXIT_OK if status.complete else EXIT_INCOMPLETE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except (SpecError, SpecChangedError, StoreError, BackendError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
+    except Exception as exc:  # noqa: BLE001 - the command's last line of defence
+        log.debug("internal error", exc_info=True)
+        print(
+            f"internal error: {type(exc).__name__}: {exc}\nThis is a bug in indefsvm; please "
+            "report it with the command line (run with -v for the traceback).",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL_ERROR
+
+
+def quiet_third_party_loggers(verbose: bool = False) -> None:
+    """Dask's ``distributed`` and matplotlib log at WARNING unless ``verbose``.
+
+    ``distributed`` configures its loggers when it is imported (INFO), so this is called again
+    by the Dask backend after the import.
+    """
+    level = logging.DEBUG if verbose else logging.WARNING
+    logging.getLogger("matplotlib").setLevel(logging.WARNING)
+    names = ["distributed", "bokeh", "tornado"] + [
+        n for n in logging.root.manager.loggerDict if n.startswith("distributed.")
+    ]
+    for name in names:
+        logging.getLogger(name).setLevel(level)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from indefsvm.datasets import UCI_DATASETS, _read_array
+from indefsvm.datasets import UCI_DATASETS
 from indefsvm.studies.spec import DatasetSpec, SpecError
 
 __all__ = ["LOADER_NAMES", "LOADERS_WITH_KERNEL", "StudyData", "load_dataset"]
@@ -88,6 +88,41 @@ def _options(spec: DatasetSpec, allowed: set[str]) -> dict[str, Any]:
     return dict(spec.options)
 
 
+def _delimiter(path: str, given: str | None) -> str | None:
+    """The spec's delimiter, else the suffix's: the top-level CLI's convention."""
+    if given is not None:
+        return given
+    suffix = path.rsplit(".", 1)[-1].lower()
+    return {"csv": ",", "tsv": "\t"}.get(suffix)  # None: any whitespace (.txt, .dat)
+
+
+def _read_file(spec: DatasetSpec, key: str, numeric: bool) -> NDArray:
+    """Read ``spec.<key>`` (.npy, .csv, .tsv, .txt); errors name the data set, key and file."""
+    path = getattr(spec, key)
+    where = f"dataset {spec.name!r} ({key} = {path!r})"
+    suffix = path.rsplit(".", 1)[-1].lower()
+    try:
+        if suffix == "npy":
+            return np.load(path, allow_pickle=False)
+        if suffix not in ("csv", "tsv", "txt", "dat"):
+            raise SpecError(f"{where}: expected a .npy, .csv, .tsv or .txt file.")
+        delimiter = _delimiter(path, spec.delimiter)
+        if numeric:
+            return np.loadtxt(path, delimiter=delimiter, ndmin=1, dtype=np.float64)
+        # Labels may be text; numbers are converted by _labels.
+        return np.loadtxt(path, delimiter=delimiter, ndmin=1, dtype=str)
+    except SpecError:
+        raise
+    except (ValueError, OSError) as exc:
+        sep = {None: "whitespace", ",": "','", "\t": "tab"}.get(
+            _delimiter(path, spec.delimiter), repr(spec.delimiter)
+        )
+        raise SpecError(
+            f"{where}: cannot be read as a {'numeric ' if numeric else ''}table separated by "
+            f"{sep} ({exc}); set datasets.delimiter if the file uses another separator."
+        ) from None
+
+
 def _load_raw(spec: DatasetSpec) -> tuple[NDArray | None, NDArray | None, NDArray, bool, str]:
     """(X, K, y, default standardize, description)."""
     if spec.loader == "digits":
@@ -133,16 +168,19 @@ def _load_raw(spec: DatasetSpec) -> tuple[NDArray | None, NDArray | None, NDArra
         b = make_krein_regression(**opts)
         return None, b.K, b.y, False, b.description
     if spec.features is not None:
-        X = np.asarray(_read_array(spec.features, "features", spec.delimiter), dtype=np.float64)
+        X = _read_file(spec, "features", numeric=True)
         if X.ndim == 1:
             X = X[:, None]
         if X.ndim != 2 or not np.all(np.isfinite(X)):
+            bad = "" if X.ndim != 2 else f", {int(np.sum(~np.isfinite(X)))} non-finite entries"
             raise SpecError(
-                f"dataset {spec.name!r}: features must be a finite (n, d) array; got shape "
-                f"{X.shape}."
+                f"dataset {spec.name!r} (features = {spec.features!r}): expected a finite "
+                f"(n, d) array; got shape {X.shape}{bad}."
             )
         return X, None, _labels(spec), True, f"features from {spec.features}"
-    K = np.asarray(_read_array(spec.kernel, "kernel", spec.delimiter), dtype=np.float64)
+    K = _read_file(spec, "kernel", numeric=True)
+    if K.ndim == 1 and K.size == 1:
+        K = K.reshape(1, 1)
     if K.ndim != 2 or K.shape[0] != K.shape[1] or not np.all(np.isfinite(K)):
         raise SpecError(
             f"dataset {spec.name!r}: kernel must be a finite square (n, n) matrix; got shape "
@@ -154,16 +192,29 @@ def _load_raw(spec: DatasetSpec) -> tuple[NDArray | None, NDArray | None, NDArra
 
 
 def _labels(spec: DatasetSpec) -> NDArray:
-    y = np.asarray(_read_array(spec.labels, "labels", spec.delimiter))
+    y = np.asarray(_read_file(spec, "labels", numeric=False))
+    where = f"dataset {spec.name!r} (labels = {spec.labels!r})"
     if y.ndim == 2 and 1 in y.shape:
         y = y.ravel()
     if y.ndim != 1:
-        raise SpecError(f"dataset {spec.name!r}: labels must be a vector; got shape {y.shape}.")
+        raise SpecError(f"{where}: expected a vector (one label per line); got shape {y.shape}.")
     if y.dtype.kind in "US":
         try:
             y = y.astype(np.float64)
         except ValueError:
-            pass
+            text = np.char.strip(y.astype(str))
+            missing = np.isin(np.char.lower(text), ["", "nan", "na", "none", "null"])
+            if missing.any():
+                raise SpecError(
+                    f"{where}: label {int(np.flatnonzero(missing)[0]) + 1} is missing "
+                    f"({y[missing][0]!r}); expected a label for every object."
+                ) from None
+    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+        i = int(np.flatnonzero(~np.isfinite(y))[0])
+        raise SpecError(
+            f"{where}: {int(np.sum(~np.isfinite(y)))} labels are NaN or infinite (the first on "
+            f"line {i + 1}); expected a finite label for every object."
+        )
     return y
 
 

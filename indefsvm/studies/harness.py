@@ -60,21 +60,120 @@ log = logging.getLogger(__name__)
 _PREDICTION_MEASURES = ("accuracy", "recall", "average", "balanced_accuracy", "f1", "error_rate")
 
 
+#: Measures defined for two classes only (the positive class is the larger label), with the
+#: multi-class variant to use instead.
+_BINARY_ONLY = {
+    "recall": "'recall_macro' or 'balanced_accuracy'",
+    "average": "'balanced_accuracy'",
+    "f1": "'f1_macro' or 'f1_weighted'",
+    "precision": "'precision_macro' or 'precision_weighted'",
+    "jaccard": "'jaccard_macro' or 'jaccard_weighted'",
+    "roc_auc": "'roc_auc_ovr' or 'roc_auc_ovo'",
+    "average_precision": "'accuracy' or 'f1_macro'",
+    "neg_brier_score": "'neg_log_loss'",
+}
+#: Scorers that read ``predict_proba`` (no estimator of the package had one when written:
+#: checked against each method at spec time).
+_NEEDS_PROBA = (
+    "neg_log_loss",
+    "neg_brier_score",
+    "d2_brier_score",
+    "d2_log_loss_score",
+    "roc_auc_ovr",
+    "roc_auc_ovo",
+    "roc_auc_ovr_weighted",
+    "roc_auc_ovo_weighted",
+)
+#: Scorers that read ``decision_function`` or, failing that, ``predict_proba``.
+_NEEDS_SCORE = ("roc_auc", "average_precision")
+
+
 def check_scoring(name: str, task: str) -> str:
     """Validate a measure name for ``task``; raise ValueError naming the choices."""
     from sklearn.metrics import get_scorer_names
 
-    if name in _PREDICTION_MEASURES or name in ("roc_auc", "average_precision", "log_loss"):
+    if name in ("log_loss", "brier_score"):
+        raise ValueError(
+            f"{name!r} is not a scorer name; scikit-learn's is 'neg_{name}' (greater is better), "
+            "and it needs predict_proba, which the method must provide."
+        )
+    if name in _PREDICTION_MEASURES:
         if task == "classification":
             return name
         raise ValueError(f"{name!r} is a classification measure; task is {task!r}.")
     if name in get_scorer_names():
+        kind = _scorer_task(name)
+        if kind is not None and kind != task:
+            raise ValueError(f"{name!r} is a {kind} measure; task is {task!r}.")
         return name
     own = list(_PREDICTION_MEASURES) if task == "classification" else []
     raise ValueError(
         f"unknown measure {name!r}; expected one of {own} or a scikit-learn scorer name "
         "(sklearn.metrics.get_scorer_names(), e.g. 'roc_auc', 'r2', 'neg_mean_squared_error')."
     )
+
+
+_CLASSIFICATION_PREFIXES = (
+    "accuracy",
+    "balanced_accuracy",
+    "top_k_accuracy",
+    "average_precision",
+    "neg_brier_score",
+    "f1",
+    "precision",
+    "recall",
+    "jaccard",
+    "roc_auc",
+    "neg_log_loss",
+    "matthews_corrcoef",
+    "d2_brier",
+    "d2_log_loss",
+)
+_REGRESSION_PREFIXES = (
+    "explained_variance",
+    "r2",
+    "neg_max_error",
+    "neg_mean",
+    "neg_median",
+    "neg_root",
+    "d2_",
+)
+
+
+def _scorer_task(name: str) -> str | None:
+    """The task a scikit-learn scorer is made for (None: unknown, e.g. clustering scores)."""
+    if name.startswith(_CLASSIFICATION_PREFIXES):
+        return "classification"
+    if name.startswith(_REGRESSION_PREFIXES):
+        return "regression"
+    return None
+
+
+def check_measure_for_method(name: str, estimator: Any) -> str | None:
+    """Why ``estimator`` cannot be scored by ``name`` (None when it can).
+
+    A scorer reading probabilities needs ``predict_proba``; ``roc_auc`` and
+    ``average_precision`` need ``decision_function`` or ``predict_proba``.
+    """
+    proba = hasattr(estimator, "predict_proba")
+    if name in _NEEDS_PROBA and not proba:
+        return f"{name!r} needs predict_proba, which {type(estimator).__name__} does not have"
+    if name in _NEEDS_SCORE and not (proba or hasattr(estimator, "decision_function")):
+        return (
+            f"{name!r} needs decision_function or predict_proba, which "
+            f"{type(estimator).__name__} does not have"
+        )
+    return None
+
+
+def check_measure_for_classes(name: str, n_classes: int) -> str | None:
+    """Why ``name`` is not defined for ``n_classes`` classes (None when it is)."""
+    if n_classes > 2 and name in _BINARY_ONLY:
+        return (
+            f"{name!r} is defined for two classes and the data have {n_classes}; use "
+            f"{_BINARY_ONLY[name]}"
+        )
+    return None
 
 
 def _measure(name: str, est: Any, K_eval: NDArray, y: NDArray, pred: NDArray) -> float:
@@ -141,8 +240,14 @@ def params_key(kernel_params: dict[str, Any], method_params: dict[str, Any]) -> 
 
 
 def _product(grid: dict[str, list[Any]]) -> list[dict[str, Any]]:
-    keys = list(grid)
-    return [dict(zip(keys, values, strict=True)) for values in itertools.product(*grid.values())]
+    # Sorted keys: the canonical order of the grid, whatever order the spec (or the JSON kept
+    # in the store) lists them in, so that a run and `study status` enumerate -- and randomly
+    # draw from -- the same joint grid.
+    keys = sorted(grid)
+    return [
+        dict(zip(keys, values, strict=True))
+        for values in itertools.product(*(grid[k] for k in keys))
+    ]
 
 
 def candidates(
@@ -150,9 +255,11 @@ def candidates(
 ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """The (kernel parameters, method parameters) candidates evaluated for one method.
 
-    The joint grid ``kernel grid x method grid``; with ``search = "random"`` a seeded draw of
-    ``n_iter`` of its points without replacement (all of them when the grid is smaller), the
-    same budget for every method.
+    The joint grid ``kernel grid x method grid``, each grid enumerated in sorted key order
+    (the canonical form: the spec's key order does not matter); with ``search = "random"`` a
+    seeded draw of ``n_iter`` of its points without replacement (all of them when the grid is
+    smaller), the same budget for every method. ``study run`` and ``study status`` both plan
+    through this function.
     """
     kgrid = _product(kernel.grid) if kernel.name != "precomputed" else [{}]
     joint = [(k, m) for k in kgrid for m in _product(method.grid)]
@@ -179,9 +286,14 @@ def _cache_put(cache: OrderedDict, key: tuple, value: Any, max_bytes: int | None
     cache[key] = value
     cache.move_to_end(key)
     if max_bytes is not None:
-        while len(cache) > 1 and sum(
-            sum(a.nbytes for a in v) if isinstance(v, tuple) else v.nbytes for v in cache.values()
-        ) > max_bytes:
+        while (
+            len(cache) > 1
+            and sum(
+                sum(a.nbytes for a in v) if isinstance(v, tuple) else v.nbytes
+                for v in cache.values()
+            )
+            > max_bytes
+        ):
             cache.popitem(last=False)
     while len(cache) > max_items:
         cache.popitem(last=False)
@@ -252,6 +364,22 @@ def effective_params(
     return out
 
 
+def _block_key(
+    data: StudyData, kernel: KernelSpec, params: dict[str, Any], fit: NDArray, evaluate: NDArray
+) -> tuple:
+    import hashlib
+
+    folds = hashlib.sha256()
+    for idx in (fit, evaluate):
+        a = np.ascontiguousarray(idx, dtype=np.int64)
+        folds.update(len(a).to_bytes(8, "little"))
+        folds.update(a.tobytes())
+    spec = json.dumps(
+        [kernel.name, kernel.params, kernel.scale, params], sort_keys=True, default=repr
+    )
+    return (data.key, bool(data.standardize), spec, folds.hexdigest())
+
+
 def kernel_blocks(
     data: StudyData,
     kernel: KernelSpec,
@@ -274,9 +402,13 @@ def kernel_blocks(
     fit, evaluate : ndarray of int
         Indices of the fitted and evaluated objects.
     fold_tag : tuple
-        Identifies the fold in the worker's cache (empty: no caching).
+        Caches the blocks in the worker (empty: no caching). The cache key is made of what
+        the blocks depend on -- the data (content hash), ``standardize``, the kernel's name,
+        fixed parameters and scale rules, the candidate's parameters and the exact ``fit`` and
+        ``evaluate`` indices (hence the seed and fold layout) -- so two studies sharing a
+        worker never share blocks they should not.
     """
-    key = (data.key, kernel.label, json.dumps(params, sort_keys=True), fold_tag)
+    key = _block_key(data, kernel, params, fit, evaluate)
     if fold_tag and key in _BLOCK_CACHE:
         _BLOCK_CACHE.move_to_end(key)
         return _BLOCK_CACHE[key]
@@ -359,6 +491,7 @@ def _fit_score(
 ) -> dict[str, Any]:
     out: dict[str, Any] = {"status": "ok", "gap": math.nan, "relative_gap": math.nan}
     caught: list[str] = []
+    failed: list[str] = []
     try:
         est = make_estimator(method, mparams, seed)
         t0 = time.perf_counter()
@@ -368,7 +501,14 @@ def _fit_score(
             t1 = time.perf_counter()
             pred = est.predict(K_eval)
             t2 = time.perf_counter()
-            scores = {m: _measure(m, est, K_eval, y_eval, pred) for m in measures}
+            scores = {}
+            for m in measures:
+                # One measure that fails must not discard the fit's other measures.
+                try:
+                    scores[m] = _measure(m, est, K_eval, y_eval, pred)
+                except Exception as exc:  # recorded in the status, not fatal
+                    scores[m] = math.nan
+                    failed.append(f"measure {m} failed: {type(exc).__name__}: {str(exc)[:120]}")
         caught = sorted({type(x.message).__name__ if isinstance(x.message, Warning)
                          else x.category.__name__ for x in w})  # fmt: skip
         out.update(fit_time=t1 - t0, predict_time=t2 - t1, scores=scores)
@@ -384,6 +524,8 @@ def _fit_score(
             predict_time=math.nan,
             scores={m: math.nan for m in measures},
         )
+    if failed and not out["status"].startswith("error"):
+        out["status"] = "; ".join([out["status"], *failed])
     out["warnings"] = ",".join(caught)
     return out
 

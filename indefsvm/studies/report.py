@@ -26,7 +26,7 @@ import numpy as np
 
 from indefsvm.studies.harness import greater_is_better
 from indefsvm.studies.spec import Study
-from indefsvm.studies.store import Store
+from indefsvm.studies.store import Store, StoreError
 
 __all__ = ["significance_p", "summarize", "write_report"]
 
@@ -34,10 +34,20 @@ log = logging.getLogger(__name__)
 
 
 def significance_p(a: np.ndarray, b: np.ndarray, test: str) -> float:
-    """Two-sided p-value of ``mean(a) == mean(b)``; 1 when the samples are identical."""
+    """Two-sided p-value of ``mean(a) == mean(b)`` on the folds where both have a score.
+
+    ``a[i]`` and ``b[i]`` are the scores of outer fold ``i`` (NaN: the fit failed). Only the
+    complete pairs enter the test -- a NaN would make the statistic NaN, and dropping it on
+    one side only would compare different folds. Fewer than two complete pairs: 1 (no
+    evidence of a difference); identical samples: 1.
+    """
 
     a, b = np.asarray(a, float), np.asarray(b, float)
-    if len(a) < 2 or len(b) < 2:
+    if a.shape != b.shape:
+        raise ValueError(f"fold vectors differ in length: {a.shape} and {b.shape}.")
+    complete = np.isfinite(a) & np.isfinite(b)
+    a, b = a[complete], b[complete]
+    if len(a) < 2:
         return 1.0
     if np.array_equal(a, b):
         return 1.0
@@ -93,8 +103,11 @@ def summarize(records: list[dict[str, Any]], study: Study, measure: str) -> list
         )
     rows = []
     for key in sorted(groups, key=lambda k: order.get(k, 10**9)):
-        folds = sorted(groups[key])
-        vals = np.array([v for _, v in folds])
+        # Indexed by outer fold (NaN: failed or not yet run), so that two methods' vectors pair
+        # the same folds.
+        present = dict(groups[key])
+        n_total = max(study.outer_folds, max(present) + 1)
+        vals = np.array([present.get(f, math.nan) for f in range(n_total)], dtype=float)
         ok = vals[~np.isnan(vals)]
         rows.append(
             {
@@ -104,7 +117,8 @@ def summarize(records: list[dict[str, Any]], study: Study, measure: str) -> list
                 "row": _row_label(key[0], key[1], study),
                 "config": key[2],
                 "measure": measure,
-                "n_folds": len(vals),
+                "n_folds": n_total,
+                # failed fits (NaN score) and folds without a record yet
                 "n_failed": int(np.isnan(vals).sum()),
                 "mean": float(ok.mean()) if len(ok) else math.nan,
                 "std": float(ok.std(ddof=1)) if len(ok) > 1 else math.nan,
@@ -113,21 +127,25 @@ def summarize(records: list[dict[str, Any]], study: Study, measure: str) -> list
         )
     for row in dict.fromkeys(r["row"] for r in rows):
         sub = [r for r in rows if r["row"] == row]
-        for r, rank in zip(sub, _ranks([r["mean"] for r in sub], greater), strict=True):
+        # A cell with a failed fold cannot win: its mean is over the surviving folds only (a
+        # method that fails on the hard folds would look best). It ranks after every complete
+        # cell and is never bold.
+        complete = [r for r in sub if r["n_failed"] == 0 and not math.isnan(r["mean"])]
+        keys = [r["mean"] if r in complete else math.nan for r in sub]
+        for r, rank in zip(sub, _ranks(keys, greater), strict=True):
             r["rank"] = rank
-        valid = [r for r in sub if not math.isnan(r["mean"])]
-        if not valid:
+        if not complete:
             for r in sub:
                 r["bold"], r["p_vs_best"] = False, math.nan
             continue
-        best = max(valid, key=lambda r: r["mean"] if greater else -r["mean"])
+        best = max(complete, key=lambda r: r["mean"] if greater else -r["mean"])
         for r in sub:
             if math.isnan(r["mean"]):
                 r["bold"], r["p_vs_best"] = False, math.nan
                 continue
             p = 1.0 if r is best else significance_p(r["folds"], best["folds"], study.significance)
             r["p_vs_best"] = p
-            r["bold"] = r is best or p >= study.alpha
+            r["bold"] = r in complete and (r is best or p >= study.alpha)
     return rows
 
 
@@ -136,7 +154,25 @@ def _fmt_cell(r: dict[str, Any], scale: float) -> str:
         return "failed"
     std = "" if math.isnan(r["std"]) else f" ± {scale * r['std']:.2f}"
     text = f"{scale * r['mean']:.2f}{std}"
+    if r["n_failed"]:
+        # Mean over the surviving folds only; marked so that it is not read as a full result.
+        return f"{text} † ({r['n_failed']}/{r['n_folds']} folds failed or missing)"
     return f"**{text}**" if r["bold"] else text
+
+
+_DEFINITIONS = {
+    "accuracy": "fraction of the test objects classified correctly",
+    "error_rate": "fraction of the test objects misclassified (smaller is better)",
+    "recall": "fraction of the positive class (the larger label) classified correctly",
+    "average": "(accuracy + recall) / 2, recall of the positive class (the larger label); the "
+    "criterion of Luss & d'Aspremont (paper 004, Sect. 5.1)",
+    "balanced_accuracy": "mean over the classes of the per-class recall",
+    "f1": "F1 score of the positive class (the larger label)",
+}
+
+
+def _measure_definition(name: str) -> str:
+    return _DEFINITIONS.get(name, f"scikit-learn's scorer `{name}` (greater is better)")
 
 
 def _percent(measure: str) -> bool:
@@ -165,8 +201,15 @@ def _table(rows: list[dict[str, Any]], study: Study, measure: str) -> list[str]:
     return lines
 
 
-def _plots(records: list[dict[str, Any]], rows: list[dict[str, Any]], study: Study,
-           timings: dict[tuple, float], out: Path) -> list[tuple[str, str]]:  # fmt: skip
+def _plots(
+    records: list[dict[str, Any]],
+    rows: list[dict[str, Any]],
+    study: Study,
+    timings: dict[tuple, float],
+    out: Path,
+    figures: dict[str, Any] | None = None,
+) -> list[tuple[str, str]]:
+    """Write the PNG plots; with ``figures``, keep the Figure objects there (tests)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -179,7 +222,18 @@ def _plots(records: list[dict[str, Any]], rows: list[dict[str, Any]], study: Stu
     datasets = list(dict.fromkeys(r["row"] for r in rows))
     cmap = plt.get_cmap("tab10" if len(configs) <= 10 else "tab20")
     colors = {c: cmap(i % cmap.N) for i, c in enumerate(configs)}
+    # Methods differ by marker as well as colour: readable in grey print and for colour-blind
+    # readers.
+    method_markers = "osD^v<>pP*Xh"
+    marks = {c: method_markers[i % len(method_markers)] for i, c in enumerate(configs)}
     made = []
+
+    def save(fig: Any, name: str) -> None:
+        fig.savefig(out / name, dpi=110)
+        if figures is not None:
+            figures[name] = fig
+        else:
+            plt.close(fig)
 
     # 1. score per method, data set and kernel
     # One panel per row with its own y range: data sets differ more than methods do.
@@ -193,26 +247,27 @@ def _plots(records: list[dict[str, Any]], rows: list[dict[str, Any]], study: Stu
             if r is None or math.isnan(r["mean"]):
                 continue
             ax.errorbar([j], [scale * r["mean"]], yerr=[0.0 if math.isnan(r["std"])
-                        else scale * r["std"]], fmt="o", ms=6, capsize=3, color=colors[c],
+                        else scale * r["std"]], fmt=marks[c], ms=6, capsize=3, color=colors[c],
                         mfc=colors[c] if r["bold"] else "white")  # fmt: skip
         ax.set_title(d, fontsize=9)
         ax.set_xticks(range(len(configs)), [""] * len(configs))
         ax.set_xlim(-0.7, len(configs) - 0.3)
         ax.grid(axis="y", alpha=0.3)
         ax.tick_params(labelsize=8)
-    for ax in list(axes.flat)[len(datasets):]:
+    for ax in list(axes.flat)[len(datasets) :]:
         ax.set_visible(False)
     for ax in axes[:, 0]:
         ax.set_ylabel(f"{measure}{unit}", fontsize=9)
-    handles = [plt.Line2D([], [], color=colors[c], marker="o", ls="", label=c) for c in configs]
+    handles = [
+        plt.Line2D([], [], color=colors[c], marker=marks[c], ls="", label=c) for c in configs
+    ]
     right = 1.0 - 2.6 / (3.2 + 2.6 * ncols)  # room for the legend
     fig.legend(handles=handles, loc="center left", bbox_to_anchor=(right + 0.01, 0.5),
                fontsize=8)  # fmt: skip
     fig.suptitle(f"{study.name}: {measure}, mean ± std over {study.outer_folds} outer folds "
                  "(filled: bold in the table)", fontsize=10)  # fmt: skip
     fig.tight_layout(rect=(0, 0, right, 1))
-    fig.savefig(out / "scores.png", dpi=110)
-    plt.close(fig)
+    save(fig, "scores.png")
     made.append(("Score per method and data set", "scores.png"))
 
     # 2. score against indefiniteness of the training kernel
@@ -223,8 +278,11 @@ def _plots(records: list[dict[str, Any]], rows: list[dict[str, Any]], study: Stu
         xs = [r for r in records if r["method"] == c and r["iota"] is not None]
         ax.scatter([], [], color=colors[c], label=c, s=18)
         for d in datasets:
-            pts = [r for r in xs if _row_label(r["dataset"], r["kernel"], study) == d
-                   and r["score"] is not None]
+            pts = [
+                r
+                for r in xs
+                if _row_label(r["dataset"], r["kernel"], study) == d and r["score"] is not None
+            ]
             ax.scatter([r["iota"] for r in pts], [scale * r["score"] for r in pts],
                        color=colors[c], marker=ds_marker[d], s=18, alpha=0.8)  # fmt: skip
     for d in datasets:
@@ -235,32 +293,40 @@ def _plots(records: list[dict[str, Any]], rows: list[dict[str, Any]], study: Stu
     ax.legend(fontsize=7, bbox_to_anchor=(1.01, 1.0), loc="upper left")
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(out / "score_vs_indefiniteness.png", dpi=110)
-    plt.close(fig)
+    save(fig, "score_vs_indefiniteness.png")
     made.append(("Score against indefiniteness", "score_vs_indefiniteness.png"))
 
-    # 3. fit time against n
+    # 3. fit time against n: one point per (method, data set / kernel) -- markers only, since
+    # a line through points of different data sets would suggest a trend that is none.
     fig, ax = plt.subplots(figsize=(7.5, 4.2))
     for c in configs:
-        pts: dict[int, list[float]] = {}
-        for r in records:
-            t = timings.get((r["dataset"], r["kernel"], r["method"], r["outer_fold"]))
-            if r["method"] == c and t is not None and not math.isnan(t):
-                pts.setdefault(int(r["n_train"]), []).append(t)
-        if not pts:
-            continue
-        ns = sorted(pts)
-        ax.plot(ns, [np.median(pts[n]) for n in ns], "o-", color=colors[c], label=c, ms=4)
+        xs, ys = [], []
+        for d in datasets:
+            ns, ts = [], []
+            for r in records:
+                t = timings.get((r["dataset"], r["kernel"], r["method"], r["outer_fold"]))
+                if (
+                    r["method"] == c
+                    and _row_label(r["dataset"], r["kernel"], study) == d
+                    and t is not None
+                    and not math.isnan(t)
+                ):
+                    ns.append(int(r["n_train"]))
+                    ts.append(t)
+            if ts:
+                xs.append(float(np.median(ns)))
+                ys.append(float(np.median(ts)))
+        if xs:
+            ax.plot(xs, ys, ls="none", marker=marks[c], color=colors[c], label=c, ms=6)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("training points n (outer fold)")
+    ax.set_xlabel("training points n (outer fold; median over folds)")
     ax.set_ylabel("fit time (s), median over folds")
-    ax.set_title("Fit time of the selected model against n")
+    ax.set_title("Fit time of the selected model against n (one point per data set)")
     ax.legend(fontsize=8, bbox_to_anchor=(1.01, 1.0), loc="upper left")
     ax.grid(alpha=0.3, which="both")
     fig.tight_layout()
-    fig.savefig(out / "fit_time_vs_n.png", dpi=110)
-    plt.close(fig)
+    save(fig, "fit_time_vs_n.png")
     made.append(("Fit time against n", "fit_time_vs_n.png"))
     return made
 
@@ -283,7 +349,7 @@ def write_report(directory: str | Path) -> Path:
     finally:
         store.close()
     if not records:
-        raise RuntimeError(f"{out} holds no finished test record yet; nothing to report.")
+        raise StoreError(f"{out} holds no finished test record yet; nothing to report.")
     timings = {
         (r["dataset"], r["kernel"], r["method"], r["outer_fold"]): (
             math.nan if r["fit_time"] is None else r["fit_time"]
@@ -303,8 +369,11 @@ def write_report(directory: str | Path) -> Path:
                             repr(r["std"]), r["n_folds"], r["n_failed"], r["rank"],
                             int(r["bold"]), repr(r["p_vs_best"])])  # fmt: skip
 
-    test_name = {"welch": "Welch's t-test", "paired-t": "the paired t-test over the shared "
-                 "outer folds", "wilcoxon": "the Wilcoxon signed-rank test"}[study.significance]
+    test_name = {
+        "welch": "Welch's t-test",
+        "paired-t": "the paired t-test over the shared outer folds",
+        "wilcoxon": "the Wilcoxon signed-rank test",
+    }[study.significance]
     budget = (
         "the full joint grid (kernel x method parameters)"
         if study.search == "grid"
@@ -322,15 +391,35 @@ def write_report(directory: str | Path) -> Path:
         f"Cells: mean ± std over the outer folds{' (in %)' if _percent(study.scoring) else ''}. "
         f"**Bold**: the best method of the row (data set and kernel) and those not significantly "
         f"different from it ({test_name}, p >= {study.alpha:g}; as in Oglic & Gaertner 2018). "
-        "Last row: rank averaged across data sets (1 = best).",
+        "Tests pair the outer folds where both methods have a score. A cell marked † has "
+        "failed or missing folds: its mean is over the remaining folds only, so it is never bold "
+        "and ranks after every complete cell of its row. "
+        "Last row: *average rank*, the method's rank (1 = best, ties averaged) averaged over the "
+        "rows (data set and kernel).",
+        "",
+        "Measures (on the outer test fold):",
+        "",
+        *[f"* `{m}`: {_measure_definition(m)}" for m in measures],
         "",
     ]
     for m in measures:
         lines += [f"## {m}", "", *_table(summaries[m], study, m), ""]
 
     # Solver status and indefiniteness
-    lines += ["## Fits", "", "| data set / kernel | method | median fit time (s) | status | "
-              "mean iota | warnings |", "|---|---|---:|---|---:|---|"]  # fmt: skip
+    lines += [
+        "## Fits",
+        "",
+        "*mean iota*: the indefiniteness iota = sum |negative eigenvalues| / sum |eigenvalues| "
+        "of the outer training kernel, averaged over the outer folds (0: positive "
+        "semidefinite). Kernel parameters are tuned jointly with each method's parameters, so "
+        "each method is scored with the kernel at the parameters it selected: iota differs "
+        "between the methods of a row when the kernel has a tuned parameter (e.g. a sigmoid's "
+        "gamma), and is the same for all of them with fixed kernel parameters or a precomputed "
+        "kernel.",
+        "",
+        "| data set / kernel | method | median fit time (s) | status | mean iota | warnings |",
+        "|---|---|---:|---|---:|---|",
+    ]
     for r in summaries[study.scoring]:
         recs = [x for x in records if (x["dataset"], x["kernel"], x["method"]) ==
                 (r["dataset"], r["kernel"], r["method"])]  # fmt: skip
@@ -343,7 +432,7 @@ def write_report(directory: str | Path) -> Path:
         lines.append(
             f"| {r['row']} | {r['config']} | {np.nanmedian(times):.3g} | "
             + ", ".join(f"{k} x{v}" for k, v in sorted(statuses.items()))
-            + f" | {np.mean(iotas):.3f} | {', '.join(warns)} |"
+            + f" | {np.mean(iotas) if iotas else math.nan:.3f} | {', '.join(warns)} |"
         )
     lines.append("")
     plots = _plots(records, summaries[study.scoring], study, timings, out)

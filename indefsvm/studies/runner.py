@@ -5,16 +5,17 @@ from __future__ import annotations
 import logging
 import sys
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from indefsvm.studies.backends import make_backend
+from indefsvm.studies.backends import BACKENDS, BackendError, _check_n_jobs, make_backend
 from indefsvm.studies.data import StudyData, load_dataset
 from indefsvm.studies.harness import plan_inner, plan_outer_keys, select
 from indefsvm.studies.spec import SpecError, Study, load_spec
 from indefsvm.studies.store import Store
 
-__all__ = ["StudyStatus", "run_study", "study_status"]
+__all__ = ["StudyStatus", "prepare_study", "run_study", "study_status"]
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +76,11 @@ class StudyStatus:
 
 
 def _check_kernels(study: Study, data: dict[str, StudyData]) -> None:
-    """Compute every (data set, kernel) on a few objects first: a bad pairing fails here."""
+    """Compute every (data set, kernel, grid value) on a few objects first.
+
+    A bad pairing or a grid value the kernel function refuses fails here, naming the key,
+    before the store is created -- not as failed records in the middle of the run.
+    """
     import numpy as np
 
     from indefsvm.studies.harness import kernel_blocks
@@ -83,14 +88,86 @@ def _check_kernels(study: Study, data: dict[str, StudyData]) -> None:
     for d in study.datasets:
         idx = np.arange(min(data[d.name].n, 6))
         for k in study.kernels_for(d):
-            params = {name: values[0] for name, values in k.grid.items()}
+            first = {name: values[0] for name, values in k.grid.items()}
+            trials = [("", first)] + [
+                (f".grid.{name}", {**first, name: v})
+                for name, values in k.grid.items()
+                for v in values[1:]
+            ]
+            for where, params in trials:
+                try:
+                    Kf, Ke = kernel_blocks(data[d.name], k, params, idx[:4], idx[4:])
+                    finite = bool(np.all(np.isfinite(Kf)) and np.all(np.isfinite(Ke)))
+                except Exception as exc:
+                    what = f" with {params}" if params else ""
+                    hint = (
+                        f"kernels[{_kernel_index(study, k)}]{where}"
+                        if where
+                        else "(restrict the data set's kernels with datasets.kernels = [...])"
+                    )
+                    raise SpecError(
+                        f"kernel {k.label!r} cannot be computed on data set {d.name!r}{what}: "
+                        f"{exc} {hint}"
+                    ) from None
+                if not finite:
+                    raise SpecError(
+                        f"kernel {k.label!r} with {params} gives non-finite values on data set "
+                        f"{d.name!r} (kernels[{_kernel_index(study, k)}]{where})."
+                    )
+
+
+def _kernel_index(study: Study, kernel: object) -> int:
+    return next(i for i, k in enumerate(study.kernels) if k is kernel)
+
+
+def _check_data(study: Study, data: dict[str, StudyData]) -> None:
+    """Folds and measures that the loaded data allow, checked before anything runs."""
+    import numpy as np
+
+    from indefsvm.studies.harness import check_measure_for_classes, inner_splits, outer_splits
+
+    for d in data.values():
+        # The splits themselves, computed now: scikit-learn's refusal is re-raised naming the
+        # key (e.g. more folds than objects, or than members of every class).
+        try:
+            outer_splits(d.y, study)
+        except ValueError as exc:
+            raise SpecError(
+                f"study.outer_folds = {study.outer_folds} does not fit data set {d.name!r} "
+                f"(n = {d.n}): {exc}"
+            ) from None
+        for f in range(study.outer_folds):
             try:
-                kernel_blocks(data[d.name], k, params, idx[:4], idx[4:])
-            except Exception as exc:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UserWarning)
+                    inner_splits(d.y, study, f)
+            except ValueError as exc:
                 raise SpecError(
-                    f"kernel {k.label!r} cannot be computed on data set {d.name!r}: {exc} "
-                    "(restrict the data set's kernels with datasets.kernels = [...])"
+                    f"study.inner_folds = {study.inner_folds} does not fit the training part of "
+                    f"outer fold {f} of data set {d.name!r}: {exc}"
                 ) from None
+        if study.task == "classification":
+            n_classes = int(np.unique(d.y).size)
+            for j, name in enumerate([study.scoring, *study.metrics]):
+                why = check_measure_for_classes(name, n_classes)
+                if why is not None:
+                    where = "study.scoring" if j == 0 else f"study.metrics[{j - 1}]"
+                    raise SpecError(f"{where}: {why} (data set {d.name!r}).")
+
+
+def prepare_study(spec: str | Path | Study) -> tuple[Study, dict[str, StudyData]]:
+    """Load and check a spec and its data: everything that can fail before a record runs.
+
+    Nothing is written; :func:`run_study` creates (or replaces) the store only after this
+    succeeded, so a rejected spec leaves a results directory as it was.
+    """
+    study = spec if isinstance(spec, Study) else load_spec(spec)
+    data: dict[str, StudyData] = {
+        d.name: load_dataset(d, seed=study.seed, task=study.task) for d in study.datasets
+    }
+    _check_data(study, data)
+    _check_kernels(study, data)
+    return study, data
 
 
 def study_status(directory: str | Path) -> StudyStatus:
@@ -123,6 +200,7 @@ def run_study(
     force_new: bool = False,
     report: bool = True,
     blas_threads: int = 1,
+    verbose: bool = False,
 ) -> Path:
     """Run (or resume) a study and export its results.
 
@@ -141,29 +219,36 @@ def run_study(
     progress : bool, optional
         Show a tqdm bar (default: when stderr is a terminal).
     force_new : bool
-        Delete the records of a different spec found in ``out`` instead of refusing.
+        Replace the records of a different spec found in ``out`` instead of refusing. The
+        new spec and its data are checked first, and the old store is replaced atomically:
+        if anything is wrong with the new spec, the old records stay as they were.
     report : bool
         Write the report at the end.
     blas_threads : int
         BLAS/OpenMP threads per task (threadpoolctl); keep it equal across runs that are compared.
+    verbose : bool
+        Let Dask's ``distributed`` log at INFO (quiet at WARNING by default).
 
     Returns
     -------
     Path
         ``out/results.csv``.
     """
-    study = spec if isinstance(spec, Study) else load_spec(spec)
     out = Path(out)
+    Store.check_location(out)
+    # Checked before the data are loaded: a usage error costs nothing.
+    if backend not in BACKENDS:
+        raise BackendError(f"backend must be one of {BACKENDS}; got {backend!r}.")
+    if backend == "loky" and scheduler is not None:
+        raise BackendError("--scheduler applies to --backend dask only.")
+    _check_n_jobs(n_jobs)
+    study, data = prepare_study(spec)
+    for d in data.values():
+        log.info("data set %s: n=%d, %s", d.name, d.n, d.description)
     store = Store.create(out, study, force_new=force_new)
     if progress is None:
         progress = sys.stderr.isatty()
     try:
-        data: dict[str, StudyData] = {
-            d.name: load_dataset(d, seed=study.seed, task=study.task) for d in study.datasets
-        }
-        for d in data.values():
-            log.info("data set %s: n=%d, %s", d.name, d.n, d.description)
-        _check_kernels(study, data)
         inner_all = plan_inner(study)
         outer_keys = plan_outer_keys(study)
         done_inner = store.inner_done()
@@ -180,7 +265,11 @@ def run_study(
         t0 = time.perf_counter()
         try:
             with make_backend(
-                backend, n_jobs=n_jobs, scheduler=scheduler, blas_threads=blas_threads
+                backend,
+                n_jobs=n_jobs,
+                scheduler=scheduler,
+                blas_threads=blas_threads,
+                verbose=verbose,
             ) as engine:
                 for r in engine.map(inner_todo, data, study):
                     store.write_inner(r)

@@ -27,6 +27,7 @@ budget for every method. The schema (every key not listed here is an error that 
     kernels = ["sigmoid"]      # restrict to these kernel names (default: all)
     max_samples = 300          # seeded stratified subsample (optional)
     options = { pair = [3, 5] }  # loader options
+    delimiter = ";"            # text files; default: .csv ",", .tsv tab, .txt whitespace
 
     [[kernels]]
     name = "sigmoid"           # a kernel of indefsvm.kernels (ignored for a precomputed kernel)
@@ -126,7 +127,9 @@ class DatasetSpec:
     kernels: tuple[str, ...] | None = None
     max_samples: int | None = None
     options: dict[str, Any] = field(default_factory=dict)
-    delimiter: str = ","
+    #: Field separator of text files; None: by suffix (``.csv`` comma, ``.tsv`` tab, ``.txt``
+    #: whitespace, as the top-level CLI reads them).
+    delimiter: str | None = None
 
 
 @dataclass(frozen=True)
@@ -200,6 +203,11 @@ class Study:
                 if ds[key] is not None:
                     ds[key] = self.files.get(ds[key], ds[key])
         d.pop("files")
+        for ds in d["datasets"]:
+            # Before the delimiter followed the suffix, "," was the stored default: hashing the
+            # default as "," keeps the results directories of those specs valid.
+            if ds["delimiter"] is None:
+                ds["delimiter"] = ","
         text = json.dumps(d, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()
 
@@ -260,15 +268,22 @@ def _check_keys(table: Any, allowed: set[str], where: str) -> dict[str, Any]:
     unknown = sorted(set(table) - allowed)
     if unknown:
         raise SpecError(
-            f"unknown key {where}.{unknown[0]}" + (f" (and {unknown[1:]})" if unknown[1:] else "")
+            f"unknown key {where}.{unknown[0]}"
+            + (f" (and {unknown[1:]})" if unknown[1:] else "")
             + f"; allowed keys: {sorted(allowed)}."
         )
     return table
 
 
-def _int(value: Any, where: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise SpecError(f"{where} must be an integer >= {minimum}; got {value!r}.")
+def _int(value: Any, where: str, minimum: int, maximum: int | None = None) -> int:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or value < minimum
+        or (maximum is not None and value > maximum)
+    ):
+        bound = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
+        raise SpecError(f"{where} must be an integer {bound}; got {value!r}.")
     return value
 
 
@@ -308,16 +323,27 @@ def _grid(value: Any, where: str) -> dict[str, list[Any]]:
             if not _scalar_ok(x):
                 raise SpecError(f"{where}.{k} holds {x!r}; expected numbers, strings or booleans.")
         out[k] = list(v)
-    return out
+    # Canonical order: the store keeps the spec as JSON with sorted keys, and random search
+    # draws by position in the joint grid, so the run and `study status` must agree on it.
+    return {k: out[k] for k in sorted(out)}
 
 
 def _check_kernel_params(name: str, keys: set[str], where: str) -> None:
     from indefsvm.kernels.registry import resolve_kernel
 
+    if name == "precomputed":
+        raise SpecError(
+            f"{where}.name: 'precomputed' is not a kernel function. A precomputed kernel matrix "
+            'comes from a file in the data section: give the data set `kernel = "K.npy"` '
+            "(with `labels = ...`) instead of `features`, and it is used as it is (sliced per "
+            "fold; no [[kernels]] entry is needed for it)."
+        )
     try:
         fn = resolve_kernel(name)
     except ValueError as exc:
         raise SpecError(f"{where}.name: {exc}") from None
+    if not callable(fn):
+        raise SpecError(f"{where}.name: {name!r} is not a kernel function of indefsvm.kernels.")
     sig = inspect.signature(fn)
     accepted = {
         p.name
@@ -347,6 +373,93 @@ def _check_method_params(cls: type, keys: set[str], where: str) -> None:
         raise SpecError(
             f"{where}: {cls.__name__} has no parameter {bad[0]!r}; its parameters are "
             f"{sorted(accepted - _RESERVED)}."
+        )
+
+
+class _ParamsChecked(BaseException):
+    """Raised by :class:`_Probe` when ``fit`` reaches its data: the parameter checks passed.
+
+    A BaseException so that no ``except Exception`` inside ``fit`` can swallow it.
+    """
+
+
+class _Probe:
+    """Stand-in for ``X`` and ``y``: any use of it ends ``fit`` with :class:`_ParamsChecked`.
+
+    Every estimator of the package validates its parameters (its ``_parameter_constraints``
+    and the hand-written couplings) at the start of ``fit``, before it reads the data; fitting
+    on a probe runs exactly those checks, through the public ``fit``, and nothing else.
+    """
+
+    def __array__(self, *args: Any, **kwargs: Any) -> Any:
+        raise _ParamsChecked
+
+    def __len__(self) -> int:
+        raise _ParamsChecked
+
+    def __getattr__(self, name: str) -> Any:
+        raise _ParamsChecked
+
+
+def _parameter_error(cls: type, kwargs: dict[str, Any]) -> Exception | None:
+    """The error the estimator's own checks raise for ``kwargs`` (None when accepted)."""
+    import warnings
+
+    est = cls()
+    accepted = est.get_params(deep=False)
+    if "kernel" in accepted:
+        kwargs = {**kwargs, "kernel": "precomputed"}
+    try:
+        est.set_params(**kwargs)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est.fit(_Probe(), _Probe())
+    except _ParamsChecked:
+        return None
+    except Exception as exc:  # the estimator's own message is quoted to the user
+        return exc
+    return None
+
+
+def _check_method_values(
+    cls: type, params: dict[str, Any], grid: dict[str, list[Any]], where: str
+) -> None:
+    """Refuse parameter values the estimator itself refuses, before anything runs.
+
+    The fixed ``params`` are checked together; each grid value is checked with the fixed
+    parameters and the first value of every other grid key (one candidate per value, not the
+    whole product).
+    """
+    exc = _parameter_error(cls, dict(params))
+    if exc is not None:
+        raise SpecError(f"{where}.params: {cls.__name__} refuses {params}: {exc}")
+    first = {k: v[0] for k, v in grid.items()}
+    for key, values in grid.items():
+        for value in values:
+            exc = _parameter_error(cls, {**params, **first, key: value})
+            if exc is not None:
+                raise SpecError(
+                    f"{where}.grid.{key}: {cls.__name__} refuses {key} = {value!r}: {exc}"
+                )
+
+
+def _check_estimator_kind(cls: type, task: str, where: str) -> None:
+    """A method must predict labels (classification) or values (regression)."""
+    from sklearn.base import is_classifier, is_regressor
+
+    est = cls()
+    if not hasattr(est, "predict"):
+        raise SpecError(
+            f"{where}.estimator: {cls.__name__} is a transformer, not an estimator with "
+            "predict(); a study method must be a classifier or regressor (use a method's "
+            "n_components parameter for a Nystroem approximation)."
+        )
+    ok = is_classifier(est) if task == "classification" else is_regressor(est)
+    if not ok:
+        kind = "classifier" if task == "classification" else "regressor"
+        raise SpecError(
+            f"{where}.estimator: {cls.__name__} is not a {kind}; study.task = {task!r} needs "
+            f"a {kind}."
         )
 
 
@@ -503,7 +616,9 @@ def parse_spec(raw: dict[str, Any], base: Path | str = ".", default_name: str = 
         if max_samples is not None:
             max_samples = _int(max_samples, f"{where}.max_samples", 4)
         options = _params(dr.get("options"), f"{where}.options")
-        delimiter = _str(dr.get("delimiter", ","), f"{where}.delimiter")
+        delimiter = dr.get("delimiter")
+        if delimiter is not None:
+            delimiter = _str(delimiter, f"{where}.delimiter")
         datasets.append(
             DatasetSpec(
                 name=name,
@@ -537,15 +652,25 @@ def parse_spec(raw: dict[str, Any], base: Path | str = ".", default_name: str = 
         if both:
             raise SpecError(f"{where}: {both[0]!r} is in both params and grid.")
         _check_method_params(cls, set(params) | set(grid), where)
+        _check_estimator_kind(cls, task, where)
+        _check_method_values(cls, params, grid, where)
         label = _str(mr.get("label", est), f"{where}.label")
         methods.append(MethodSpec(estimator=est, label=label, params=params, grid=grid))
-    _unique(
-        [m.label for m in methods], "methods: label", "; set a unique 'label' for each method"
-    )
+    _unique([m.label for m in methods], "methods: label", "; set a unique 'label' for each method")
+    from indefsvm.studies.harness import check_measure_for_method
+
+    for i, m in enumerate(methods):
+        est = estimator_class(m.estimator)().set_params(**m.params)
+        for j, name in enumerate([scoring, *metrics]):
+            why = check_measure_for_method(name, est)
+            if why is not None:
+                where = "study.scoring" if j == 0 else f"study.metrics[{j - 1}]"
+                raise SpecError(f"{where}: {why} (methods[{i}], label {m.label!r}).")
 
     study = Study(
         name=_str(st.get("name", default_name), "study.name"),
-        seed=_int(st.get("seed", 0), "study.seed", 0),
+        # scikit-learn and numpy's legacy seeding take seeds below 2**32.
+        seed=_int(st.get("seed", 0), "study.seed", 0, 2**32 - 1),
         outer_folds=_int(st.get("outer_folds", 5), "study.outer_folds", 2),
         inner_folds=_int(st.get("inner_folds", 3), "study.inner_folds", 2),
         scoring=scoring,
@@ -553,8 +678,9 @@ def parse_spec(raw: dict[str, Any], base: Path | str = ".", default_name: str = 
         task=task,
         search=search,
         n_iter=n_iter,
-        significance=_str(st.get("significance", "welch"), "study.significance",
-                          SIGNIFICANCE_TESTS),  # fmt: skip
+        significance=_str(
+            st.get("significance", "welch"), "study.significance", SIGNIFICANCE_TESTS
+        ),  # fmt: skip
         alpha=float(alpha),
         datasets=tuple(datasets),
         kernels=tuple(kernels),

@@ -23,6 +23,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -30,7 +31,7 @@ from typing import Any
 
 from indefsvm.studies.spec import Study
 
-__all__ = ["RESULT_COLUMNS", "TIMING_COLUMNS", "SpecChangedError", "Store"]
+__all__ = ["RESULT_COLUMNS", "TIMING_COLUMNS", "SpecChangedError", "Store", "StoreError"]
 
 DB_NAME = "study.sqlite"
 
@@ -91,6 +92,30 @@ class SpecChangedError(RuntimeError):
     """The results directory was created by a different spec."""
 
 
+class StoreError(ValueError):
+    """The results directory cannot hold a store (not a directory, not writable, corrupt)."""
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    # A generous busy timeout: two runs on one directory wait for each other's transactions
+    # instead of failing with "database is locked".
+    try:
+        return sqlite3.connect(path, isolation_level=None, timeout=60.0)
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot open the study store {path}: {exc}") from None
+
+
+def _query(conn: sqlite3.Connection, path: Path, sql: str, args: tuple = ()) -> list[tuple]:
+    """Run a read query; a file that is not a SQLite database is a StoreError naming it."""
+    try:
+        return conn.execute(sql, args).fetchall()
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(
+            f"{path} is not a readable study store ({exc}); move it away or use another "
+            "--out directory."
+        ) from None
+
+
 def _num(x: float | None) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
 
@@ -115,47 +140,152 @@ class Store:
     def __init__(self, directory: str | Path) -> None:
         self.directory = Path(directory)
         self.path = self.directory / DB_NAME
+        if self.directory.exists() and not self.directory.is_dir():
+            raise StoreError(f"{self.directory} is a file, not a results directory.")
         if not self.path.is_file():
             raise FileNotFoundError(f"{self.directory} holds no study ({DB_NAME} is missing).")
-        self.conn = sqlite3.connect(self.path, isolation_level=None)
-        self.conn.execute("PRAGMA synchronous=FULL")
+        self.conn = _connect(self.path)
+        try:
+            _query(self.conn, self.path, "PRAGMA synchronous=FULL")
+            self._meta("spec_hash")
+        except StoreError:
+            self.conn.close()
+            raise
+
+    @staticmethod
+    def check_location(directory: str | Path) -> None:
+        """Refuse a results directory that is a file or cannot be written (before any work)."""
+        directory = Path(directory)
+        if directory.exists() and not directory.is_dir():
+            raise StoreError(f"--out {directory} is a file; expected a results directory.")
+        parent = directory
+        while not parent.exists():
+            parent = parent.parent
+        if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+            raise StoreError(
+                f"--out {directory}: {parent} is not writable; choose a directory you can write."
+            )
 
     @classmethod
     def create(cls, directory: str | Path, study: Study, *, force_new: bool = False) -> Store:
         """Open the store of ``directory`` for ``study``, creating it if needed.
 
+        Creation is race-safe: two runs starting on a fresh directory both end up with the
+        one store (``INSERT OR IGNORE`` of the spec, then a comparison, in one transaction). A
+        store of a different spec with no record is replaced; one with records is replaced
+        only with ``force_new``, atomically (a complete new file is renamed over the old one,
+        so the old records survive anything that fails before).
+
         Raises
         ------
         SpecChangedError
-            When the directory holds records of a different spec (unless ``force_new``, which
-            deletes them).
+            When the directory holds records of a different spec (and not ``force_new``).
+        StoreError
+            When the directory is a file, not writable, or holds a corrupt store.
         """
         directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
+        cls.check_location(directory)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the results directory {directory}: {exc}") from None
         path = directory / DB_NAME
-        if force_new and path.exists():
-            path.unlink()
-            for suffix in ("-journal", "-wal", "-shm"):
-                Path(str(path) + suffix).unlink(missing_ok=True)
-        conn = sqlite3.connect(path, isolation_level=None)
-        conn.executescript(_SCHEMA)
-        row = conn.execute("SELECT value FROM meta WHERE key = 'spec_hash'").fetchone()
-        if row is None:
-            with conn:
-                conn.execute("BEGIN")
+        try:
+            stored = cls._stored_hash(path)
+        except StoreError:
+            if not force_new:
+                raise
+            stored = ""  # a corrupt store is replaced on request like any other
+        if stored is not None and stored != study.hash:
+            n_records = cls._count_records(path) if stored else 0
+            if n_records and not force_new:
+                raise SpecChangedError(
+                    f"{directory} holds results of a different spec (stored hash {stored[:12]}, "
+                    f"this spec {study.hash[:12]}, {n_records} records): the study, its data "
+                    "files or their contents changed. Use another --out directory, or "
+                    "--force-new to replace the old records."
+                )
+            cls._replace(path, study)
+        else:
+            cls._initialise(path, study)
+        return cls(directory)
+
+    @staticmethod
+    def _initialise(path: Path, study: Study) -> None:
+        """Create the tables and the spec rows if missing; refuse a different stored spec."""
+        conn = _connect(path)
+        try:
+            try:
+                conn.execute("BEGIN IMMEDIATE")  # one writer at a time from here on
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
                 conn.execute(
-                    "INSERT INTO meta VALUES ('spec_hash', ?), ('spec', ?), ('created', ?)",
+                    "INSERT OR IGNORE INTO meta VALUES ('spec_hash', ?), ('spec', ?), "
+                    "('created', ?)",
                     (study.hash, json.dumps(study.to_dict(), sort_keys=True), repr(time.time())),
                 )
-        elif row[0] != study.hash:
+                stored = conn.execute("SELECT value FROM meta WHERE key = 'spec_hash'").fetchone()
+                conn.execute("COMMIT")
+            except sqlite3.DatabaseError as exc:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise StoreError(f"{path} is not a usable study store: {exc}") from None
+        finally:
             conn.close()
+        if stored[0] != study.hash:
+            # Another run created the store for a different spec in the meantime.
             raise SpecChangedError(
-                f"{directory} holds results of a different spec (stored hash {row[0][:12]}, this "
-                f"spec {study.hash[:12]}): the study, its data files or their contents changed. "
-                "Use another --out directory, or --force-new to delete the old records."
+                f"{path.parent} holds results of a different spec (stored hash "
+                f"{stored[0][:12]}, this spec {study.hash[:12]}); use another --out directory."
             )
-        conn.close()
-        return cls(directory)
+
+    @staticmethod
+    def _replace(path: Path, study: Study) -> None:
+        """Build a new store beside the old one and rename it over it (atomic on POSIX)."""
+        tmp = path.with_name(f"{DB_NAME}.new-{os.getpid()}")
+        tmp.unlink(missing_ok=True)
+        try:
+            Store._initialise(tmp, study)
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+        for suffix in ("-journal", "-wal", "-shm"):
+            Path(str(path) + suffix).unlink(missing_ok=True)
+
+    @staticmethod
+    def _stored_hash(path: Path) -> str | None:
+        """The spec hash of an existing store (None when there is no store or no spec yet)."""
+        if not path.exists():
+            return None
+        conn = _connect(path)
+        try:
+            tables = {r[0] for r in _query(conn, path, "SELECT name FROM sqlite_master")}
+            if "meta" not in tables:
+                return None
+            row = _query(conn, path, "SELECT value FROM meta WHERE key = 'spec_hash'")
+            return row[0][0] if row else None
+        finally:
+            conn.close()
+
+    @staticmethod
+    def _count_records(path: Path) -> int:
+        conn = _connect(path)
+        try:
+            tables = {r[0] for r in _query(conn, path, "SELECT name FROM sqlite_master")}
+            return sum(
+                _query(conn, path, f"SELECT COUNT(*) FROM {t}")[0][0]
+                for t in ("inner_records", "outer_records")
+                if t in tables
+            )
+        finally:
+            conn.close()
+
+    def _meta(self, key: str) -> str:
+        rows = _query(self.conn, self.path, "SELECT value FROM meta WHERE key = ?", (key,))
+        if not rows:
+            raise StoreError(f"{self.path} holds no spec ({key!r} is missing): not a study store.")
+        return rows[0][0]
 
     def close(self) -> None:
         """Close the connection."""
@@ -165,12 +295,15 @@ class Store:
 
     def study(self) -> Study:
         """The stored spec."""
-        row = self.conn.execute("SELECT value FROM meta WHERE key = 'spec'").fetchone()
-        return Study.from_dict(json.loads(row[0]))
+        text = self._meta("spec")
+        try:
+            return Study.from_dict(json.loads(text))
+        except (ValueError, TypeError, KeyError) as exc:
+            raise StoreError(f"{self.path}: the stored spec cannot be read ({exc}).") from None
 
     def spec_hash(self) -> str:
         """The stored spec hash."""
-        return self.conn.execute("SELECT value FROM meta WHERE key = 'spec_hash'").fetchone()[0]
+        return self._meta("spec_hash")
 
     # ---- writing (one transaction per record)
 

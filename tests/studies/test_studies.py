@@ -89,12 +89,15 @@ def _spec(tmp_path, text=SPEC):
         ("C = [0.1, 1.0]", "C = 0.1", "methods[0].grid.C"),
         ("coef0 = -0.5", "coef = -0.5", "'coef'"),
         ("params = { tol = 1e-5 }", 'params = { kernel = "rbf" }', "'kernel' is set by"),
-        ('scale = { gamma = "inverse_n_features" }', 'scale = { gamma = "mean" }',
-         "kernels[0].scale.gamma"),
+        (
+            'scale = { gamma = "inverse_n_features" }',
+            'scale = { gamma = "mean" }',
+            "kernels[0].scale.gamma",
+        ),
         ('scoring = "accuracy"', 'scoring = "acuracy"', "study.scoring"),
         ('features = "X.npy"', 'features = "missing.npy"', "datasets[0].features"),
         ('name = "sigmoid"', 'name = "sigmod"', "kernels[0].name"),
-        ('outer_folds = 3', 'outer_folds = 1', "study.outer_folds"),
+        ("outer_folds = 3", "outer_folds = 1", "study.outer_folds"),
     ],
 )
 def test_spec_errors_name_the_bad_key(tmp_path, old, new, message):
