@@ -613,12 +613,12 @@ def _predict(args: argparse.Namespace) -> int:
     name = type(estimator).__name__
     if not hasattr(estimator, "predict"):
         raise InputError(
-            f"model {args.model!r} is a {name}, a transformer without predict; 'indefsvm "
+            f"model {args.model!r} holds {name}, a transformer (no predict); 'indefsvm "
             "predict' applies predictors (IndefiniteSVC, KreinRegressor, ...)."
         )
     if args.decision and not hasattr(estimator, "decision_function"):
         raise InputError(
-            f"--decision: model {args.model!r} is a {name}, which has no decision_function "
+            f"--decision: model {args.model!r} holds {name}, which has no decision_function "
             "(a regressor's predictions are its decision values); drop --decision."
         )
     X = load_array(args.data, what="data")
