@@ -186,7 +186,12 @@ def _add_solver_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _add_logging_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    p.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress lines and no summary on stdout (the exit code tells the outcome)",
+    )
     p.add_argument("-v", "--verbose", action="store_true", help="debug output and tracebacks")
     p.add_argument("--every", type=int, default=50, help="a progress line every N iterations")
 
