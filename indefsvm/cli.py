@@ -2,10 +2,11 @@
 
 ``indefsvm solve KERNEL [LABELS] [options]`` solves one problem and writes the result;
 ``indefsvm compare KERNEL [LABELS] --methods pg accpm siqclp [--plot gaps.png]`` runs several
-solvers on it; ``indefsvm fit DATA LABELS --model M.joblib [--estimator NAME] [--set C=1 ...]``
-trains any estimator of indefsvm or indefsvm.krein and saves it, ``indefsvm predict M.joblib DATA
-[--out predictions.txt]`` applies it; ``indefsvm example-data DIR`` writes an example
-``kernel.npy``/``labels.txt`` pair.
+solvers on it; ``indefsvm fit DATA LABELS --model M.skops [--estimator NAME] [--set C=1 ...]``
+trains any predictor of indefsvm or indefsvm.krein and saves it in the skops format
+(:mod:`indefsvm.persistence`: loading it cannot run code), ``indefsvm predict M.skops DATA
+[--out predictions.txt]`` applies it (a pickle/joblib model only with ``--allow-pickle``);
+``indefsvm example-data DIR`` writes an example ``kernel.npy``/``labels.txt`` pair.
 Matrices are read from ``.npy``, ``.csv`` (comma-separated), ``.tsv`` or ``.txt``
 (whitespace-separated) files; labels likewise (one per line, any two distinct values; integers
 stay integers).
@@ -23,8 +24,9 @@ Exit codes (also in ``indefsvm --help``):
 ====  ==========================================================================================
 
 Heavy modules (scikit-learn, cvxpy) are imported only when a command needs them, so ``--help``
-and ``--version`` return at once. Progress lines go through :mod:`logging` to stderr (``-q``
-silences them, ``-v`` adds debug output); results go to stdout.
+and ``--version`` return at once. Progress lines go through :mod:`logging` to stderr, results and
+summaries to stdout; ``-q`` silences both (the exit code still tells the outcome; ``predict``
+without ``--out`` still prints its predictions, which are its output), ``-v`` adds debug output.
 """
 
 from __future__ import annotations
@@ -65,6 +67,8 @@ def load_array(path: str, *, what: str, labels: bool = False) -> np.ndarray:
     p = Path(path)
     if not p.exists():
         raise InputError(f"{what} file {path!r} does not exist.")
+    if p.is_dir():
+        raise InputError(f"{what} file {path!r} is a directory; expected a file.")
     suffix = p.suffix.lower()
     try:
         if suffix == ".npy":
@@ -74,7 +78,7 @@ def load_array(path: str, *, what: str, labels: bool = False) -> np.ndarray:
             if labels:
                 return _parse_labels(np.loadtxt(p, delimiter=delimiter, dtype=str, ndmin=1))
             return np.loadtxt(p, delimiter=delimiter, dtype=np.float64, ndmin=2)
-    except ValueError as exc:
+    except (ValueError, OSError) as exc:
         raise InputError(f"could not read {what} file {path!r}: {exc}") from exc
     raise InputError(f"{what} file {path!r}: expected .npy, .csv, .tsv or .txt.")
 
@@ -117,6 +121,22 @@ def _check_outputs(args: argparse.Namespace) -> None:
             f"--save-kernel {save_kernel!r}: the kernel is written in NumPy's .npy format; "
             "give a file name ending in .npy."
         )
+
+
+def _say(args: argparse.Namespace, text: Any) -> None:
+    """Print a summary line on stdout unless ``-q`` (the exit code still tells the outcome)."""
+    if not args.quiet:
+        print(text)
+
+
+def _write(path: str | Path, writer: Any, *, binary: bool = False) -> None:
+    """Write an output file atomically; a file-system refusal is bad input, not a bug."""
+    from indefsvm._io import atomic_write
+
+    try:
+        atomic_write(path, writer, binary=binary)
+    except OSError as exc:
+        raise InputError(f"could not write {str(path)!r}: {exc}") from exc
 
 
 # -- arguments shared by the sub-commands ---------------------------------------------------------
@@ -166,7 +186,12 @@ def _add_solver_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _add_logging_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    p.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress lines and no summary on stdout (the exit code tells the outcome)",
+    )
     p.add_argument("-v", "--verbose", action="store_true", help="debug output and tracebacks")
     p.add_argument("--every", type=int, default=50, help="a progress line every N iterations")
 
@@ -225,17 +250,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="train an estimator (indefsvm or indefsvm.krein) and save it to a model file",
         description=(
             "Train a scikit-learn style estimator on features (with --kernel NAME) or a "
-            "precomputed n x n kernel (the default, --kernel precomputed) and save it with joblib."
+            "precomputed n x n kernel (the default, --kernel precomputed) and save it in the "
+            "skops format (.skops), which 'indefsvm predict' loads without running code."
         ),
         epilog=_EPILOG,
     )
     f.add_argument("data", help="n x n kernel (precomputed) or n x d features (.npy/.csv/.txt)")
     f.add_argument("labels", nargs="?", default=None, help="labels/targets (omit if unsupervised)")
-    f.add_argument("--model", required=True, help="model file to write (.joblib)")
+    f.add_argument("--model", required=True, help="model file to write (.skops)")
     f.add_argument(
         "--estimator",
         default="IndefiniteSVC",
-        help="estimator class exported by indefsvm or indefsvm.krein (default IndefiniteSVC)",
+        help="predictor class exported by indefsvm or indefsvm.krein (default IndefiniteSVC)",
     )
     f.add_argument(
         "--kernel",
@@ -261,13 +287,19 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         epilog=_EPILOG,
     )
-    pr.add_argument("model", help="model file written by 'indefsvm fit'")
+    pr.add_argument("model", help="model file written by 'indefsvm fit' (.skops)")
     pr.add_argument("data", help="m x n test-vs-train kernel or m x d features")
     pr.add_argument("--out", default=None, help="write predictions here (.txt, .csv or .npy)")
     pr.add_argument(
         "--decision",
         action="store_true",
         help="write decision_function values instead of predicted labels",
+    )
+    pr.add_argument(
+        "--allow-pickle",
+        action="store_true",
+        help="also load a pickle/joblib model file; loading a pickle can run arbitrary code, "
+        "so use this only for files whose origin you trust",
     )
     _add_logging_arguments(pr)
 
@@ -279,8 +311,10 @@ def build_parser() -> argparse.ArgumentParser:
             "its labels (labels.txt), the input format of 'solve' and 'compare'."
         ),
     )
-    e.add_argument("directory", help="directory to write kernel.npy and labels.txt into")
-    e.add_argument("--n", type=int, default=200, help="number of samples (default 200)")
+    e.add_argument(
+        "directory", help="directory to write kernel.npy and labels.txt into (created if missing)"
+    )
+    e.add_argument("--n", type=int, default=200, help="number of samples, 4 to 365 (default 200)")
     _add_logging_arguments(e)
 
     from indefsvm.studies.cli import add_study_parser  # comparative studies (docs/studies.md)
@@ -372,8 +406,6 @@ def _monitor_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _solve(args: argparse.Namespace) -> int:
-    from indefsvm._io import atomic_write
-
     _check_outputs(args)
     solver_options = _solver_options(args)
     monitor_options = _monitor_options(args)
@@ -382,25 +414,33 @@ def _solve(args: argparse.Namespace) -> int:
     from indefsvm.api import solve_problem
 
     result = solve_problem(problem, method=args.method, **monitor_options, **solver_options)
-    print(result)
+    _say(args, result)
     if args.out:
-        result.to_json(args.out)
-        print(f"wrote {args.out}")
+        try:
+            result.to_json(args.out)
+        except OSError as exc:
+            raise InputError(f"could not write {args.out!r}: {exc}") from exc
+        _say(args, f"wrote {args.out}")
     if args.save_kernel:
         kernel = result.kernel
-        atomic_write(args.save_kernel, lambda fh: np.save(fh, kernel), binary=True)
-        print(f"wrote {args.save_kernel}")
+        _write(args.save_kernel, lambda fh: np.save(fh, kernel), binary=True)
+        _say(args, f"wrote {args.save_kernel}")
     if args.plot:
         import matplotlib.pyplot as plt
 
         from indefsvm.plotting import plot_solve
 
         plt.close(plot_solve(result, args.plot))
-        print(f"wrote {args.plot}")
+        _say(args, f"wrote {args.plot}")
     return EXIT_OK if result.converged else EXIT_NOT_CONVERGED
 
 
 def _compare(args: argparse.Namespace) -> int:
+    repeated = sorted({m for m in args.methods if args.methods.count(m) > 1})
+    if repeated:
+        raise InputError(
+            f"--methods names {', '.join(repeated)} more than once; give each method once."
+        )
     _check_outputs(args)
     monitor_options = _monitor_options(args)
     problem = _build_problem(args)
@@ -410,14 +450,16 @@ def _compare(args: argparse.Namespace) -> int:
     results = {}
     for method in args.methods:
         results[method] = solve_problem(problem, method=method, **monitor_options)
-    print(
+    _say(
+        args,
         f"{'method':>8} {'status':>16} {'objective':>18} {'upper bound':>18} {'rel gap':>10} "
-        f"{'iterations':>10} {'time (s)':>9}"
+        f"{'iterations':>10} {'time (s)':>9}",
     )
     for method, res in results.items():
-        print(
+        _say(
+            args,
             f"{method:>8} {res.status:>16} {res.objective:18.10g} {res.upper_bound:18.10g} "
-            f"{res.relative_gap:10.3g} {res.n_iter:10d} {res.time:9.3f}"
+            f"{res.relative_gap:10.3g} {res.n_iter:10d} {res.time:9.3f}",
         )
     if args.plot:
         import matplotlib.pyplot as plt
@@ -430,28 +472,44 @@ def _compare(args: argparse.Namespace) -> int:
         fig.tight_layout()
         save_figure(fig, args.plot)
         plt.close(fig)
-        print(f"wrote {args.plot}")
+        _say(args, f"wrote {args.plot}")
     return EXIT_OK if all(r.converged for r in results.values()) else EXIT_NOT_CONVERGED
 
 
 def _example_data(args: argparse.Namespace) -> int:
-    from indefsvm._io import atomic_write
+    from indefsvm._io import check_writable
     from indefsvm.datasets import load_digits_pair
     from indefsvm.kernels import sigmoid_kernel
 
     directory = Path(args.directory)
-    if not directory.is_dir():
-        raise InputError(f"directory {str(directory)!r} does not exist.")
+    if directory.exists() and not directory.is_dir():
+        raise InputError(f"{str(directory)!r} exists and is not a directory.")
     if args.n < 4:
         raise InputError(f"--n must be at least 4; got {args.n}.")
     digits = load_digits_pair((3, 5))
+    available = digits.data.shape[0]
+    if args.n > available:
+        raise InputError(
+            f"--n {args.n}: the example data (scikit-learn's digits 3 vs 5) has {available} "
+            f"points; choose --n between 4 and {available}."
+        )
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"could not create directory {str(directory)!r}: {exc}") from exc
+    for name in ("kernel.npy", "labels.txt"):
+        try:
+            check_writable(directory / name, what="example-data")
+        except ValueError as exc:
+            raise InputError(str(exc)) from exc
     X, y = digits.data[: args.n], digits.digit[: args.n]
     K = sigmoid_kernel(X, gamma=1.0 / (X.shape[1] * X.var()), coef0=-1.0)
-    atomic_write(directory / "kernel.npy", lambda fh: np.save(fh, K), binary=True)
-    atomic_write(directory / "labels.txt", lambda fh: fh.write("\n".join(map(str, y)) + "\n"))
-    print(
+    _write(directory / "kernel.npy", lambda fh: np.save(fh, K), binary=True)
+    _write(directory / "labels.txt", lambda fh: fh.write("\n".join(map(str, y)) + "\n"))
+    _say(
+        args,
         f"wrote {directory / 'kernel.npy'} ({K.shape[0]} x {K.shape[1]}) and "
-        f"{directory / 'labels.txt'}"
+        f"{directory / 'labels.txt'}",
     )
     return EXIT_OK
 
@@ -460,17 +518,24 @@ def _estimator_class(name: str) -> type:
     import indefsvm
     import indefsvm.krein
 
-    for module in (indefsvm, indefsvm.krein):
-        if name in module.__all__:
-            cls = getattr(module, name)
-            if isinstance(cls, type) and hasattr(cls, "fit"):
-                return cls
+    # Predictors only: 'indefsvm predict' applies the model (a transformer such as
+    # IndefiniteNystroem has no predict).
     names = sorted(
         n
         for module in (indefsvm, indefsvm.krein)
         for n in module.__all__
-        if isinstance(getattr(module, n), type) and hasattr(getattr(module, n), "fit")
+        if isinstance(getattr(module, n), type) and hasattr(getattr(module, n), "predict")
     )
+    for module in (indefsvm, indefsvm.krein):
+        if name in module.__all__:
+            cls = getattr(module, name)
+            if isinstance(cls, type) and hasattr(cls, "predict"):
+                return cls
+            if isinstance(cls, type) and hasattr(cls, "transform"):
+                raise InputError(
+                    f"--estimator {name} is a transformer (fit/transform, no predict), which "
+                    f"'indefsvm predict' could not apply; choose a predictor from {names}."
+                )
     raise InputError(f"--estimator {name!r} is not an estimator of indefsvm; choose from {names}.")
 
 
@@ -489,17 +554,21 @@ def _parse_params(items: Sequence[str]) -> dict[str, Any]:
     return params
 
 
-_MODEL_FORMAT = "indefsvm-model-1"
+_PICKLE_SUFFIXES = (".joblib", ".pkl", ".pickle", ".jbl")
 
 
 def _fit(args: argparse.Namespace) -> int:
     import warnings
 
-    from indefsvm._io import atomic_open
+    from indefsvm._io import check_writable
+    from indefsvm.persistence import save_model
 
+    if Path(args.model).suffix.lower() in _PICKLE_SUFFIXES:
+        raise InputError(
+            f"--model {args.model!r}: 'indefsvm fit' writes the skops format, which is safe to "
+            "load (a pickle/joblib file can run code when loaded); name the file *.skops."
+        )
     try:
-        from indefsvm._io import check_writable
-
         check_writable(args.model, what="--model")
     except ValueError as exc:
         raise InputError(str(exc)) from exc
@@ -523,40 +592,40 @@ def _fit(args: argparse.Namespace) -> int:
         logger.warning("%s: %s", w.category.__name__, w.message)
         if w.category.__name__ == "ConvergenceWarning":
             converged = False
-    import joblib
-
-    payload = {
-        "format": _MODEL_FORMAT,
-        "indefsvm_version": _version(),
-        "estimator": estimator,
-        "kernel": args.kernel,
-        "n_train": X.shape[0],
-    }
-    with atomic_open(args.model, "wb") as fh:
-        joblib.dump(payload, fh)
-    print(f"wrote {args.model} ({args.estimator}, {X.shape[0]} training points)")
+    try:
+        save_model(estimator, args.model)
+    except ValueError as exc:
+        raise InputError(str(exc)) from exc
+    except OSError as exc:
+        raise InputError(f"could not write {args.model!r}: {exc}") from exc
+    _say(args, f"wrote {args.model} ({args.estimator}, {X.shape[0]} training points)")
     return EXIT_OK if converged else EXIT_NOT_CONVERGED
 
 
 def _predict(args: argparse.Namespace) -> int:
-    import joblib
-
-    from indefsvm._io import atomic_write, check_writable
+    from indefsvm._io import check_writable
+    from indefsvm.persistence import load_model
 
     if args.out is not None:
         try:
             check_writable(args.out, what="--out")
         except ValueError as exc:
             raise InputError(str(exc)) from exc
-    if not Path(args.model).exists():
-        raise InputError(f"model file {args.model!r} does not exist.")
     try:
-        payload = joblib.load(args.model)
-    except Exception as exc:  # noqa: BLE001 - any unreadable file is bad input here
-        raise InputError(f"could not read model file {args.model!r}: {exc}") from exc
-    if not isinstance(payload, dict) or payload.get("format") != _MODEL_FORMAT:
-        raise InputError(f"{args.model!r} is not a model file written by 'indefsvm fit'.")
-    estimator = payload["estimator"]
+        estimator = load_model(args.model, allow_pickle=args.allow_pickle)
+    except ValueError as exc:
+        raise InputError(str(exc)) from exc
+    name = type(estimator).__name__
+    if not hasattr(estimator, "predict"):
+        raise InputError(
+            f"model {args.model!r} holds {name}, a transformer (no predict); 'indefsvm "
+            "predict' applies predictors (IndefiniteSVC, KreinRegressor, ...)."
+        )
+    if args.decision and not hasattr(estimator, "decision_function"):
+        raise InputError(
+            f"--decision: model {args.model!r} holds {name}, which has no decision_function "
+            "(a regressor's predictions are its decision values); drop --decision."
+        )
     X = load_array(args.data, what="data")
     try:
         values = estimator.decision_function(X) if args.decision else estimator.predict(X)
@@ -569,12 +638,12 @@ def _predict(args: argparse.Namespace) -> int:
         return EXIT_OK
     suffix = Path(args.out).suffix.lower()
     if suffix == ".npy":
-        atomic_write(args.out, lambda fh: np.save(fh, values), binary=True)
+        _write(args.out, lambda fh: np.save(fh, values), binary=True)
     else:
         sep = "," if suffix == ".csv" else " "
         lines = [sep.join(map(str, np.atleast_1d(v))) for v in values]
-        atomic_write(args.out, lambda fh: fh.write("\n".join(lines) + "\n"))
-    print(f"wrote {args.out} ({values.shape[0]} predictions)")
+        _write(args.out, lambda fh: fh.write("\n".join(lines) + "\n"))
+    _say(args, f"wrote {args.out} ({values.shape[0]} predictions)")
     return EXIT_OK
 
 
@@ -593,6 +662,7 @@ def _configure_logging(args: argparse.Namespace) -> None:
     console_logger(
         logging.DEBUG if args.verbose else (logging.WARNING if args.quiet else logging.INFO)
     )
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``indefsvm`` command; returns the exit code (see module docstring)."""

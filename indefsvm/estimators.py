@@ -336,9 +336,10 @@ _COMMON_DOC = """
         memory and time per iteration, no n x n array). Prediction goes through the Nystroem
         map: ``decision(x) = phi(x) @ feature_coef_ + intercept_``, the inductive
         ``(P_+ k_x)'u`` of the Nystroem kernel row. ``proxy_kernel_`` is then a
-        :class:`~indefsvm.lowrank.LowRankProxyKernel` (a factor) and ``nystroem_`` the fitted
-        transformer. Needs ``out_of_sample="projection"``. With ``kernel="precomputed"`` only
-        the landmark columns of the given kernels are used.
+        :class:`~indefsvm.lowrank.LowRankProxyKernel` (a factor; kept only with
+        ``keep_training_state=True``, else None) and ``nystroem_`` the fitted transformer.
+        Needs ``out_of_sample="projection"``. With ``kernel="precomputed"`` only the landmark
+        columns of the given kernels are used.
     landmarks : {"uniform", "kmeans++", "leverage"} or array of int
         Landmark selection of the Nystroem map (paper 003, Sect. 2.3); ``n_components`` only.
     nystroem_params : dict, optional

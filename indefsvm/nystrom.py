@@ -413,6 +413,10 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
             self.n_features_in_ = X.shape[1]
         rows = self._kernel_rows()
         rng = _check_rng(self.random_state)
+        if self.verbose:  # the timings are logged: visible even if nobody configured logging
+            from indefsvm.solvers._monitor import _ensure_visible
+
+            _ensure_visible(logger)
         t0 = time.perf_counter()
         idx, sketch = select_landmarks(
             X,

@@ -157,7 +157,6 @@ def test_cli_solve_plot_and_compare(tmp_path, capsys, kernel_files):
             "accpm",
             "--plot",
             str(png2),
-            "--quiet",
             "--tol",
             "1e-6",
         ]

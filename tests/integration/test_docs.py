@@ -40,6 +40,7 @@ DOCUMENTED_MODULES = (
     "indefsvm.proxy",
     "indefsvm.projection",
     "indefsvm.rank_one",
+    "indefsvm.persistence",
 )
 
 

@@ -225,7 +225,7 @@ def test_cli_save_kernel_writes_the_given_name(cli_files, capsys):
     assert code == 2 and ".npy" in capsys.readouterr().err
     target = cli_files / "proxy.npy"
     code = main(
-        ["solve", str(cli_files / "K.npy"), str(cli_files / "y.txt"), "-q",
+        ["solve", str(cli_files / "K.npy"), str(cli_files / "y.txt"),
          "--save-kernel", str(target)]
     )
     assert code == 0 and target.exists() and not (cli_files / "proxy.npy.npy").exists()
