@@ -57,9 +57,7 @@ class IndefiniteKernelWarning(UserWarning):
     """LIBSVM was trained on an indefinite kernel: the solution is only a stationary point."""
 
 
-class _LibsvmKernelClassifier(
-    OneVsOneMixin, ClassifierMixin, KernelInputMixin, IndefsvmEstimator
-):
+class _LibsvmKernelClassifier(OneVsOneMixin, ClassifierMixin, KernelInputMixin, IndefsvmEstimator):
     """C-SVC by LIBSVM on a kernel derived from the training kernel; subclasses define it.
 
     Subclasses implement ``_train_kernel(K) -> K_fit`` (the PSD or raw kernel LIBSVM sees) and
@@ -253,6 +251,9 @@ class SpectrumSVC(_LibsvmKernelClassifier):
     def _train_kernel(self, K: NDArray[np.float64]) -> NDArray[np.float64]:
         shift = self.shift if self.spectrum == "shift" else None
         self.transform_: SpectrumTransform = spectrum_transform(K, self.spectrum, shift=shift)
+        # LIBSVM on a numerically zero kernel (clip of a kernel without positive eigenvalues)
+        # would fit rounding noise: refuse.
+        self.transform_.check_nonzero(owner=f"SpectrumSVC(spectrum={self.spectrum!r})")
         return self.transform_.kernel
 
     def _test_coefficients(

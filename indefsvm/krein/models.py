@@ -205,10 +205,7 @@ class _KernelEstimatorMixin(KernelInputMixin):
         params = self._kernel_arguments()
         function = self._kernel_function()
         return np.array(
-            [
-                float(function(X[i : i + 1], X[i : i + 1], **params)[0, 0])
-                for i in range(X.shape[0])
-            ]
+            [float(function(X[i : i + 1], X[i : i + 1], **params)[0, 0]) for i in range(X.shape[0])]
         )
 
     def _prepare_train(self, X: ArrayLike) -> NDArray[np.float64]:
@@ -408,13 +405,17 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
                 K, self.formulation, shift=self.shift if self.formulation == "shift" else None
             )
             self.transform_ = tr
-            new = tr.transformed_eigenvalues
             tol = K.shape[0] * np.finfo(np.float64).eps if self.eig_tol is None else self.eig_tol
-            scale = float(np.max(np.abs(new)))
+            # Zero tolerance relative to the ORIGINAL spectrum: after clipping a kernel without
+            # positive eigenvalues only rounding noise is left, and a tolerance relative to that
+            # noise would fit it (||alpha|| ~ 1e16).
+            active = tr.check_nonzero(
+                tol, owner=f"{type(self).__name__}(formulation={self.formulation!r})"
+            )
             eig = KernelEigen(
-                eigenvalues=new,
+                eigenvalues=tr.transformed_eigenvalues,
                 eigenvectors=tr.eigenvectors,
-                active=np.abs(new) > tol * scale,
+                active=active,
                 tol=tol,
             )
             sol = omcs_krein_least_squares(eig, yc, lam=self.lam, r=r)
@@ -486,6 +487,17 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         self.r_ = r
         self.transform_ = None
         F, reg = self._low_rank_features(Phi, s, absl)
+        if F.shape[1] == 0:
+            # clip of a factor without positive columns (the Nystroem map drops numerically
+            # zero eigenvalues, so every column left is signal or none is).
+            raise ValueError(
+                f"{type(self).__name__}(formulation={self.formulation!r}, n_components="
+                f"{self.n_components}): the clipped kernel is zero: the Nystroem factor has no "
+                f"positive eigenvalue above the zero tolerance (largest "
+                f"{float(np.max(self.feature_eigenvalues_, initial=-np.inf)):.3g}); there is "
+                "nothing to fit. Use formulation='flip', 'square', 'krein' or 'omcs', which "
+                "keep the negative part of the spectrum."
+            )
         sol = lowrank_variance_constrained(F, yc, reg, r, tol=self.eig_tol)
         self.solution_ = sol
         self.coef_ = sol.z
