@@ -23,6 +23,15 @@ it returns the rows of ``K*`` exactly. The decision is ``(P_+ k_x)' u + b``; sin
 fixed after fitting, this is ``k_x' c + b`` with ``c = P_+ u`` (``dual_coef_``), one mat-vec per
 prediction.
 
+A training point passed to ``predict`` is a point like any other: its kernel row is its row of
+``K0``, not of ``M``, so its decision is ``(K0 P_+ u)_i + b``, which differs from the certified
+``(K* u)_i + b`` by ``sigma u_i (u'P_+ u)`` on every support vector (and not at all elsewhere).
+The model is a function of the input (as every scikit-learn estimator, and a precomputed kernel
+row cannot say which point it belongs to anyway); the rank-one term is part of the learned
+kernel on the training sample only. :class:`IndefiniteOneClassSVM` fits its offset to this
+function (its ``nu`` is a statement about ``predict``); the classifier and the regressor keep
+the certified intercept.
+
 ``out_of_sample="transductive"`` is the paper's heuristic (Sect. 2.3; published
 ``Ktest_heuristic.m``): add the rank-one update to the training block of the full train+test
 kernel, clip its negative eigenvalues and read the test-vs-train rows. It needs the
@@ -66,7 +75,7 @@ from indefsvm.out_of_sample import (
     projection_coefficients,
     transductive_rows,
 )
-from indefsvm.problems import ProxyKernelProblem, make_problem
+from indefsvm.problems import ProxyKernelProblem, make_problem, minimize_piecewise_linear
 from indefsvm.result import SolveResult
 
 __all__ = [
@@ -80,6 +89,7 @@ __all__ = [
     "resolve_kernel",
     "transductive_rows",
 ]
+
 
 class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
     """Shared fitting and prediction of the estimators built on a :class:`ProxyKernelProblem`."""
@@ -335,7 +345,8 @@ _COMMON_DOC = """
         low-rank proxy-kernel SVM on ``K ~= Phi diag(s) Phi'`` (:mod:`indefsvm.lowrank`; O(nm)
         memory and time per iteration, no n x n array). Prediction goes through the Nystroem
         map: ``decision(x) = phi(x) @ feature_coef_ + intercept_``, the inductive
-        ``(P_+ k_x)'u`` of the Nystroem kernel row. ``proxy_kernel_`` is then a
+        ``(P_+ k_x)'u`` of the Nystroem kernel row (on a training point ``(K0 P_+ u)_i``, not
+        ``(K* u)_i``: see the module docstring). ``proxy_kernel_`` is then a
         :class:`~indefsvm.lowrank.LowRankProxyKernel` (a factor) and ``nystroem_`` the fitted
         transformer. Needs ``out_of_sample="projection"``. With ``kernel="precomputed"`` only
         the landmark columns of the given kernels are used.
@@ -770,14 +781,31 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
 
     Maximises ``-1/2 alpha'K*alpha + rho ||K* - K0||_F^2`` over ``{e'alpha = 1,
     0 <= alpha <= 1/(nu n)}`` with ``K* = (K0 + alpha alpha'/(4 rho))_+``. The decision is
-    ``(proxy row) @ alpha + intercept_`` with ``intercept_ = -r``, ``r`` the best offset of the
-    one-class primal; it is >= 0 on inliers. Coefficients sum to 1 (LIBSVM's sum to ``nu n``, so
-    LIBSVM's decision values are ``nu n`` times these).
+    ``(proxy row) @ alpha + intercept_`` with ``intercept_ = -r``; it is >= 0 on inliers.
+    Coefficients sum to 1 (LIBSVM's sum to ``nu n``, so LIBSVM's decision values are ``nu n``
+    times these).
+
+    **Decision on a training point.** ``predict`` and ``decision_function`` apply the same map
+    to every input, training points included (module docstring): with the default
+    ``out_of_sample="projection"`` a training point's decision is ``(K0 P_+ alpha)_i - r``, not
+    the row ``(K* alpha)_i - r`` of the learned training kernel (which adds
+    ``alpha_i alpha'P_+ alpha / (4 rho) > 0`` on each support vector). The offset ``r`` is
+    fitted to that function: the exact minimiser of the one-class primal
+    ``-r + 1/(nu n) sum_i max(0, r - g_i)`` (eq. 18; Schoelkopf et al. 2001) over the training
+    scores ``g_i`` that ``decision_function`` gives. Hence the nu-property holds for
+    ``predict`` on the training set: at most ``nu n`` training points are outliers
+    (``decision < 0``) and at least ``nu n`` are support vectors. The certified offset of the
+    solver (on the ``K*`` rows) stays in ``result_.intercept``; with ``rho -> inf`` and a PSD
+    kernel the two coincide and the model is the one-class SVM of LIBSVM. With
+    ``out_of_sample="transductive"`` the training block of the map is ``K*`` itself and the
+    certified offset is used.
 
     Parameters
     ----------
     nu : float
-        Upper bound on the fraction of outliers, in (0, 1].
+        In (0, 1]: an upper bound on the fraction of training points that ``predict`` flags as
+        outliers and a lower bound on the fraction of support vectors (the nu-property of
+        Schoelkopf et al. 2001, Prop. 4, for the decision function ``predict`` uses).
     rho : float or array_like of shape (n_train,)
         Kernel penalty.
 {COMMON}
@@ -788,7 +816,8 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
     dual_coef_ : ndarray of shape (n_train,)
         ``P_+ alpha`` (projection map).
     intercept_ : float
-        ``-r``.
+        ``-r``, the nu-optimal offset for the training scores of the prediction map (see
+        above; ``result_.intercept`` is the solver's certified offset on ``K*``).
     offset_ : float
         ``r = -intercept_``, so that ``decision_function = score_samples - offset_``
         (scikit-learn's convention).
@@ -854,9 +883,36 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
         problem = make_problem("oneclass", K, nu=self.nu, rho=self.rho)
         result = self._solve(problem)
         self._finish_fit(problem, result)
-        self.intercept_ = float(result.intercept)
+        if self.out_of_sample == "projection":
+            self.intercept_ = self._inductive_intercept(K)
+        else:
+            # The transductive map applied to the training set alone gives the rows of K*: the
+            # certified offset is already the nu-optimal one for it.
+            self.intercept_ = float(result.intercept)
         self.offset_ = -self.intercept_
         return self
+
+    def _inductive_intercept(self, K: Any) -> float:
+        """``-r`` with ``r`` the nu-optimal offset for the scores the inductive map gives.
+
+        The inductive decision of a training point is ``(P_+ k_i)'alpha = (K0 P_+ alpha)_i``,
+        not the row ``(K* alpha)_i`` the solver certified its offset on: ``K* = M P_+`` with
+        ``M = K0 + sigma alpha alpha'``, so the two differ by ``sigma alpha_i (alpha'P_+ alpha)
+        > 0`` on every support vector (the rank-one term belongs to the training sample; a new
+        point, and a training point seen again, has no dual coefficient). With the certified
+        offset every margin support vector would fall below 0 (40 % outliers at nu = 0.1).
+        The offset is therefore the exact minimiser over ``r`` of the one-class primal
+        (eq. 18; Schoelkopf et al. 2001) with ``w`` fixed and these scores,
+        ``-r + 1/(nu n) sum max(0, r - g_i)``: a weighted median, so at most ``nu n`` training
+        points score below it (the nu-property).
+        """
+        if getattr(self, "_nystroem_fitted", False):
+            g = np.asarray(K.features @ self.feature_coef_, dtype=np.float64)
+        else:
+            g = np.asarray(K, dtype=np.float64) @ self.dual_coef_
+        n = g.shape[0]
+        r, _ = minimize_piecewise_linear(-1.0, np.full(n, 1.0 / (self.nu * n)), np.ones(n), -g)
+        return -float(r)
 
     def decision_function(
         self, X: ArrayLike, K_test_test: ArrayLike | None = None

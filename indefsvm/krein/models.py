@@ -291,9 +291,10 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         None (default): the full-rank method on the dense ``n x n`` kernel. An int ``m``: the
         low-rank method of Oglic & Gaertner (2019, Sect. 2.4-2.5) on the Nystroem features of
         ``m`` landmarks (:class:`indefsvm.nystrom.IndefiniteNystroem`, one-shot
-        eigendecomposition; memory O(n m), no ``n x n`` array). Needs a kernel name or a
-        callable (not ``"precomputed"``). With every training point as a landmark it reproduces
-        the full-rank method.
+        eigendecomposition; memory O(n m), no ``n x n`` array with a kernel name or a
+        callable). With ``kernel="precomputed"`` the map reads only the landmark columns of
+        the given training kernel (``fit``) and of the test-vs-train kernel (``predict``).
+        With every training point as a landmark it reproduces the full-rank method.
     landmarks : {"uniform", "kmeans++", "leverage"} or array of int
         Landmark selection of the low-rank method (paper 003, Sect. 2.3) or explicit indices.
     random_state : int, Generator or None
@@ -795,7 +796,8 @@ class KreinSquaredHingeSVC(
     Parameters
     ----------
     kernel, gamma, coef0, degree, kernel_params : see :class:`KreinRegressor`.
-        ``kernel="precomputed"`` only with ``n_components=None``.
+        ``kernel="precomputed"`` works with both (with ``n_components`` only the landmark
+        columns of the given kernels are read).
     lambda_plus, lambda_minus : float
         Regularisation of the two decomposition components (> 0).
     fit_intercept : bool

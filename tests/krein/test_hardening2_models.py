@@ -114,3 +114,54 @@ def test_zero_kernel_ridge_and_sh_svm_fit_the_zero_function():
     assert np.allclose(
         KreinSquaredHingeSVC(fit_intercept=False).fit(K, labels).decision_function(K), 0
     )
+
+
+# --------------------------------------------- item 22: precomputed kernels with n_components
+
+
+def _sigmoid(A: np.ndarray, B: np.ndarray | None = None) -> np.ndarray:
+    B = A if B is None else B
+    return np.tanh(0.5 * A @ B.T - 0.3)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda **kw: KreinRegressor(formulation="krein", **kw),
+        lambda **kw: KreinRegressor(formulation="omcs", **kw),
+        lambda **kw: KreinRegressor(formulation="flip", **kw),
+        lambda **kw: KreinRegressor(formulation="square", **kw),
+        lambda **kw: KreinKernelRidge(**kw),
+    ],
+)
+def test_precomputed_kernel_with_n_components_equals_the_callable(make):
+    """The docs said n_components needs a kernel name or a callable. A precomputed kernel
+    works: same landmarks, same predictions as the callable kernel on the raw points."""
+    rng = np.random.default_rng(3)
+    X, Xt = rng.normal(size=(60, 3)), rng.normal(size=(15, 3))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=60)
+    landmarks = np.arange(0, 60, 3)
+    pre = make(kernel="precomputed", n_components=20, landmarks=landmarks).fit(_sigmoid(X), y)
+    raw = make(kernel=_sigmoid, n_components=20, landmarks=landmarks).fit(X, y)
+    np.testing.assert_allclose(pre.predict(_sigmoid(Xt, X)), raw.predict(Xt), atol=1e-9)
+
+
+def test_precomputed_sh_svm_with_n_components_equals_the_callable():
+    rng = np.random.default_rng(4)
+    X, Xt = rng.normal(size=(60, 3)), rng.normal(size=(15, 3))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    landmarks = np.arange(0, 60, 2)
+    pre = KreinSquaredHingeSVC(kernel="precomputed", n_components=30, landmarks=landmarks)
+    raw = KreinSquaredHingeSVC(kernel=_sigmoid, n_components=30, landmarks=landmarks)
+    pre.fit(_sigmoid(X), y)
+    raw.fit(X, y)
+    np.testing.assert_allclose(
+        pre.decision_function(_sigmoid(Xt, X)), raw.decision_function(Xt), atol=1e-9
+    )
+
+
+def test_docstrings_no_longer_say_precomputed_excludes_n_components():
+    assert 'not ``"precomputed"``' not in KreinRegressor.__doc__
+    assert '``kernel="precomputed"`` only with ``n_components=None``' not in (
+        KreinSquaredHingeSVC.__doc__
+    )
