@@ -54,6 +54,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import ClassifierMixin, OutlierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -66,6 +67,7 @@ from indefsvm._base import (
     nystroem_test_features,
 )
 from indefsvm._multiclass import OneVsOneMixin
+from indefsvm._probability import PlattProbabilityMixin
 from indefsvm.api import SOLVERS, solve_problem
 from indefsvm.kernels.registry import KERNEL_ALIASES, KERNEL_NAMES, resolve_kernel
 from indefsvm.nystrom import LANDMARK_METHODS
@@ -361,7 +363,7 @@ def _doc(text: str) -> str:
     return text.replace("{COMMON}", _COMMON_DOC)
 
 
-class IndefiniteSVC(OneVsOneMixin, ClassifierMixin, _ProxyKernelEstimator):
+class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _ProxyKernelEstimator):
     __doc__ = _doc(
         """Indefinite SVM classifier of Luss & d'Aspremont (paper 004, eq. 4/7).
 
@@ -386,6 +388,10 @@ class IndefiniteSVC(OneVsOneMixin, ClassifierMixin, _ProxyKernelEstimator):
         ``"paper"``: the published ``estimate_b.m`` on the original ``K0``
         (:func:`estimate_intercept_paper`).
 {COMMON}
+    probability : bool
+        Enable :meth:`predict_proba` (Platt scaling on an internal stratified 5-fold
+        cross-validation seeded by ``random_state``, as ``sklearn.svm.SVC(probability=True)``;
+        fitting costs 5 more fits, per pair with more than two classes).
 
     Attributes
     ----------
@@ -409,6 +415,9 @@ class IndefiniteSVC(OneVsOneMixin, ClassifierMixin, _ProxyKernelEstimator):
         ``n_train`` for a precomputed kernel, else the number of features.
     X_fit_ : ndarray
         Training features (only when the kernel is computed from features).
+    probA_, probB_ : ndarray of shape (1,) or (n_pairs,)
+        Platt's sigmoid ``P(classes_[1] | f) = 1 / (1 + exp(probA_ f + probB_))`` (one per
+        one-vs-one pair; ``probability=True`` only).
 
     Examples
     --------
@@ -449,7 +458,9 @@ class IndefiniteSVC(OneVsOneMixin, ClassifierMixin, _ProxyKernelEstimator):
         landmarks: str | ArrayLike = "uniform",
         nystroem_params: Mapping[str, Any] | None = None,
         keep_training_state: bool = False,
+        probability: bool = False,
     ) -> None:
+        self.probability = probability
         self.n_components = n_components
         self.landmarks = landmarks
         self.nystroem_params = nystroem_params
@@ -479,6 +490,7 @@ class IndefiniteSVC(OneVsOneMixin, ClassifierMixin, _ProxyKernelEstimator):
         "class_weight": [StrOptions({"balanced", "paper"}), Mapping, None],
         "decision_function_shape": [StrOptions({"ovr", "ovo"})],
         "intercept": [StrOptions({"certified", "paper"})],
+        "probability": ["boolean"],
     }
 
     def __sklearn_tags__(self):
@@ -508,6 +520,10 @@ class IndefiniteSVC(OneVsOneMixin, ClassifierMixin, _ProxyKernelEstimator):
         self
         """
         if self._fit_multiclass(X, y):
+            if self.probability:
+                # One sigmoid per pair, each fitted by the pair's own clone (as LIBSVM).
+                self.probA_ = np.array([float(e.probA_[0]) for e in self.estimators_])
+                self.probB_ = np.array([float(e.probB_[0]) for e in self.estimators_])
             return self
         self._check_common()
         if y is not None:
@@ -530,6 +546,7 @@ class IndefiniteSVC(OneVsOneMixin, ClassifierMixin, _ProxyKernelEstimator):
             self.intercept_ = estimate_intercept_paper(self.alpha_, K, problem.y, problem.box)
         else:
             self.intercept_ = float(result.intercept)
+        self._fit_probability(X, y, problem.y)
         return self
 
     def decision_function(
@@ -554,6 +571,40 @@ class IndefiniteSVC(OneVsOneMixin, ClassifierMixin, _ProxyKernelEstimator):
             return self._multiclass_decision(X, K_test_test)
         return self._raw_decision(X, K_test_test)
 
+    @available_if(PlattProbabilityMixin._check_probability_available)
+    def predict_proba(
+        self, X: ArrayLike, K_test_test: ArrayLike | None = None
+    ) -> NDArray[np.float64]:
+        """Class probabilities (``probability=True``): Platt scaling, pairwise coupling.
+
+        Platt's sigmoid (Lin, Lin & Weng 2007) fitted on the decision values of an internal
+        stratified 5-fold cross-validation seeded by ``random_state``; more than two classes
+        couple the one-vs-one sigmoids (Wu, Lin & Weng 2004, method 2), as
+        ``sklearn.svm.SVC(probability=True)`` (:mod:`indefsvm._probability`). As there,
+        ``predict`` uses the decision function, so on rare points near a boundary the argmax of
+        the probabilities can differ from ``predict``.
+
+        Parameters
+        ----------
+        X : array_like of shape (m, n_train) or (m, n_features)
+            Test-vs-train kernel (``kernel="precomputed"``) or features.
+        K_test_test : array_like of shape (m, m), optional
+            As in :meth:`decision_function` (binary problems only).
+
+        Returns
+        -------
+        ndarray of shape (m, n_classes)
+            Columns in the order of ``classes_``; rows sum to 1.
+        """
+        return self._predict_proba(X, K_test_test)
+
+    @available_if(PlattProbabilityMixin._check_probability_available)
+    def predict_log_proba(
+        self, X: ArrayLike, K_test_test: ArrayLike | None = None
+    ) -> NDArray[np.float64]:
+        """``log(predict_proba(X))``."""
+        return np.log(self._predict_proba(X, K_test_test))
+
     def predict(self, X: ArrayLike, K_test_test: ArrayLike | None = None) -> NDArray:
         """Predicted labels in the user's label space (``classes_``)."""
         if self._is_multiclass():
@@ -574,7 +625,7 @@ class PerturbSVC(IndefiniteSVC):
 
     Parameters
     ----------
-    C, rho, class_weight, intercept
+    C, rho, class_weight, intercept, probability
         As in :class:`IndefiniteSVC`.
     psd_tol : float
         Relative tolerance of the PSD check: eigenvalues above ``-psd_tol * max|lambda|`` count as
@@ -616,6 +667,7 @@ class PerturbSVC(IndefiniteSVC):
         random_state: int | np.random.Generator | None = None,
         verbose: bool | int = False,
         keep_training_state: bool = False,
+        probability: bool = False,
     ) -> None:
         super().__init__(
             C=C,
@@ -637,6 +689,7 @@ class PerturbSVC(IndefiniteSVC):
             random_state=random_state,
             verbose=verbose,
             keep_training_state=keep_training_state,
+            probability=probability,
         )
         self.psd_tol = psd_tol
 
