@@ -249,7 +249,10 @@ class PlattProbabilityMixin:
             est = clone(self).set_params(probability=False)
             if pairwise:
                 est.fit(Xa[np.ix_(train, train)], y[train])
-                decision[test] = est.decision_function(Xa[np.ix_(test, train)])
+                extra = ()
+                if getattr(self, "out_of_sample", None) == "transductive":
+                    extra = (Xa[np.ix_(test, test)],)  # the heuristic needs the test block
+                decision[test] = est.decision_function(Xa[np.ix_(test, train)], *extra)
             else:
                 est.fit(Xa[train], y[train])
                 decision[test] = est.decision_function(Xa[test])

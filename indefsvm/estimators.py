@@ -338,7 +338,9 @@ _COMMON_DOC = """
         paper's Algorithm 1, or ``{"libsvm_every": 50}``).
     random_state : int, Generator or None
         Seed for solvers that make random choices. The solvers available are deterministic
-        (the value is recorded, not used), so refits give identical results.
+        (the value is recorded, not used), so refits give identical results. It seeds the
+        landmark selection with ``n_components`` and, with ``probability=True``, the internal
+        cross-validation of the classifiers.
     verbose : bool or int
         Solver progress lines (every ``verbose`` iterations; True: every 50).
     n_components : int or None

@@ -202,3 +202,21 @@ def test_spectrum_svc_probabilities():
                 P = model.fit(K, y3).predict_proba(K)
         assert P.shape == (90, 3)
         np.testing.assert_allclose(P.sum(axis=1), 1.0)
+
+
+def test_transductive_precomputed_probabilities_pass_the_test_block():
+    X, K, y = _binary_data(n=60)
+    pre = IndefiniteSVC(out_of_sample="transductive", probability=True, random_state=0)
+    pre.fit(K, y)
+    raw = IndefiniteSVC(
+        kernel="sigmoid",
+        gamma=0.5,
+        coef0=-0.2,
+        out_of_sample="transductive",
+        probability=True,
+        random_state=0,
+    ).fit(X, y)
+    np.testing.assert_allclose(pre.probA_, raw.probA_, rtol=1e-8)
+    np.testing.assert_allclose(
+        pre.predict_proba(K[:4], K_test_test=K[:4, :4]), raw.predict_proba(X[:4]), atol=1e-10
+    )
