@@ -188,7 +188,12 @@ def pairwise_coupling(r: ArrayLike) -> NDArray[np.float64]:
     kkt[:, k, :k] = 1.0
     rhs = np.zeros((m, k + 1, 1))
     rhs[:, k, 0] = 1.0
-    p = np.linalg.solve(kkt, rhs)[:, :k, 0]
+    try:
+        p = np.linalg.solve(kkt, rhs)[:, :k, 0]
+    except np.linalg.LinAlgError:
+        # Some r_ij = 0 exactly (callers that do not clip like MIN_PROB): the minimiser is then
+        # not unique; take the minimum-norm solution of each KKT system.
+        p = np.stack([np.linalg.lstsq(kkt[i], rhs[i, :, 0], rcond=None)[0][:k] for i in range(m)])
     # Rounding can leave -1e-17 entries; the exact solution is >= 0 and sums to 1.
     p = np.clip(p, 0.0, None)
     p /= p.sum(axis=1, keepdims=True)
