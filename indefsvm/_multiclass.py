@@ -15,11 +15,11 @@ use the binary estimator directly, so the binary results are unchanged.
 pairwise decision values in the order of ``estimators_``. With two classes the decision is the
 usual 1-D signed value either way.
 
-Probability estimates: wrap the classifier in
-:class:`sklearn.calibration.CalibratedClassifierCV` (Platt scaling with ``method="sigmoid"``, what
-``SVC(probability=True)`` does internally, with cross-validated calibration folds). The calibrator
-splits rows only, so give the classifier features and a kernel function (``kernel="sigmoid"`` or a
-callable) rather than ``kernel="precomputed"``.
+Probability estimates: ``probability=True`` on :class:`~indefsvm.estimators.IndefiniteSVC` and
+the LIBSVM baselines (:mod:`indefsvm._probability`: each pair's clone fits Platt's sigmoid on its
+own internal cross-validation, and the pairs are coupled as LIBSVM does; precomputed kernels are
+split pairwise). :class:`sklearn.calibration.CalibratedClassifierCV` also works but splits rows
+only, so it needs features and a kernel function rather than ``kernel="precomputed"``.
 """
 
 from __future__ import annotations

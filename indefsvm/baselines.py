@@ -31,6 +31,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
@@ -42,6 +43,7 @@ from indefsvm._base import (
     fit_context,
 )
 from indefsvm._multiclass import OneVsOneMixin
+from indefsvm._probability import PlattProbabilityMixin
 from indefsvm._validation import check_binary_labels, class_weights_to_C
 from indefsvm.spectrum import TRANSFORM_METHODS, SpectrumTransform, spectrum_transform
 
@@ -58,7 +60,7 @@ class IndefiniteKernelWarning(UserWarning):
 
 
 class _LibsvmKernelClassifier(
-    OneVsOneMixin, ClassifierMixin, KernelInputMixin, IndefsvmEstimator
+    PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, KernelInputMixin, IndefsvmEstimator
 ):
     """C-SVC by LIBSVM on a kernel derived from the training kernel; subclasses define it.
 
@@ -74,6 +76,8 @@ class _LibsvmKernelClassifier(
         "decision_function_shape": [StrOptions({"ovr", "ovo"})],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "symmetrize": ["boolean"],
+        "probability": ["boolean"],
+        "random_state": ["random_state"],
     }
 
     def __sklearn_tags__(self):
@@ -105,6 +109,9 @@ class _LibsvmKernelClassifier(
         self
         """
         if self._fit_multiclass(X, y):
+            if self.probability:
+                self.probA_ = np.array([float(e.probA_[0]) for e in self.estimators_])
+                self.probB_ = np.array([float(e.probB_[0]) for e in self.estimators_])
             return self
         tol = float(self.tol)
         if y is not None:
@@ -134,6 +141,7 @@ class _LibsvmKernelClassifier(
         self.alpha_ = labels.y * coef
         self.support_ = np.flatnonzero(coef != 0)
         self.dual_coef_ = self._test_coefficients(K, coef)
+        self._fit_probability(X, y, labels.y)
         return self
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
@@ -149,6 +157,21 @@ class _LibsvmKernelClassifier(
         if self._is_multiclass():
             return self._multiclass_decision(X)
         return self._test_kernel(X) @ self.dual_coef_ + self.intercept_
+
+    @available_if(PlattProbabilityMixin._check_probability_available)
+    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Class probabilities (``probability=True``), columns in the order of ``classes_``.
+
+        Platt scaling on an internal stratified 5-fold cross-validation seeded by
+        ``random_state`` and pairwise coupling for more than two classes, as
+        :meth:`indefsvm.estimators.IndefiniteSVC.predict_proba`.
+        """
+        return self._predict_proba(X)
+
+    @available_if(PlattProbabilityMixin._check_probability_available)
+    def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
+        """``log(predict_proba(X))``."""
+        return np.log(self._predict_proba(X))
 
     def predict(self, X: ArrayLike) -> NDArray:
         """Predicted labels in the user's label space (``classes_``)."""
@@ -173,6 +196,11 @@ _BASE_PARAMS_DOC = """
         Kernel parameters when the kernel is computed from features.
     symmetrize : bool
         Accept a non-symmetric training kernel and use ``(K + K')/2``.
+    probability : bool
+        Enable ``predict_proba`` (Platt scaling on an internal stratified 5-fold
+        cross-validation, pairwise coupling; as ``sklearn.svm.SVC(probability=True)``).
+    random_state : int, Generator or None
+        Seed of that cross-validation (used only with ``probability=True``).
 
     Attributes
     ----------
@@ -236,6 +264,8 @@ class SpectrumSVC(_LibsvmKernelClassifier):
         degree: int | None = None,
         kernel_params: Mapping[str, Any] | None = None,
         symmetrize: bool = False,
+        probability: bool = False,
+        random_state: int | np.random.Generator | None = None,
     ) -> None:
         self.spectrum = spectrum
         self.C = C
@@ -249,10 +279,15 @@ class SpectrumSVC(_LibsvmKernelClassifier):
         self.degree = degree
         self.kernel_params = kernel_params
         self.symmetrize = symmetrize
+        self.probability = probability
+        self.random_state = random_state
 
     def _train_kernel(self, K: NDArray[np.float64]) -> NDArray[np.float64]:
         shift = self.shift if self.spectrum == "shift" else None
         self.transform_: SpectrumTransform = spectrum_transform(K, self.spectrum, shift=shift)
+        # LIBSVM on a numerically zero kernel (clip of a kernel without positive eigenvalues)
+        # would fit rounding noise: refuse.
+        self.transform_.check_nonzero(owner=f"SpectrumSVC(spectrum={self.spectrum!r})")
         return self.transform_.kernel
 
     def _test_coefficients(
@@ -301,6 +336,8 @@ class ModSVC(_LibsvmKernelClassifier):
         degree: int | None = None,
         kernel_params: Mapping[str, Any] | None = None,
         symmetrize: bool = False,
+        probability: bool = False,
+        random_state: int | np.random.Generator | None = None,
     ) -> None:
         self.C = C
         self.class_weight = class_weight
@@ -312,6 +349,8 @@ class ModSVC(_LibsvmKernelClassifier):
         self.degree = degree
         self.kernel_params = kernel_params
         self.symmetrize = symmetrize
+        self.probability = probability
+        self.random_state = random_state
 
     def _train_kernel(self, K: NDArray[np.float64]) -> NDArray[np.float64]:
         G = K @ K.T
@@ -374,6 +413,8 @@ class DirectSVC(_LibsvmKernelClassifier):
         degree: int | None = None,
         kernel_params: Mapping[str, Any] | None = None,
         symmetrize: bool = False,
+        probability: bool = False,
+        random_state: int | np.random.Generator | None = None,
     ) -> None:
         self.C = C
         self.class_weight = class_weight
@@ -386,6 +427,8 @@ class DirectSVC(_LibsvmKernelClassifier):
         self.degree = degree
         self.kernel_params = kernel_params
         self.symmetrize = symmetrize
+        self.probability = probability
+        self.random_state = random_state
 
     def _train_kernel(self, K: NDArray[np.float64]) -> NDArray[np.float64]:
         lam = np.linalg.eigvalsh(K)

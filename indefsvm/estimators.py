@@ -23,6 +23,15 @@ it returns the rows of ``K*`` exactly. The decision is ``(P_+ k_x)' u + b``; sin
 fixed after fitting, this is ``k_x' c + b`` with ``c = P_+ u`` (``dual_coef_``), one mat-vec per
 prediction.
 
+A training point passed to ``predict`` is a point like any other: its kernel row is its row of
+``K0``, not of ``M``, so its decision is ``(K0 P_+ u)_i + b``, which differs from the certified
+``(K* u)_i + b`` by ``sigma u_i (u'P_+ u)`` on every support vector (and not at all elsewhere).
+The model is a function of the input (as every scikit-learn estimator, and a precomputed kernel
+row cannot say which point it belongs to anyway); the rank-one term is part of the learned
+kernel on the training sample only. :class:`IndefiniteOneClassSVM` fits its offset to this
+function (its ``nu`` is a statement about ``predict``); the classifier and the regressor keep
+the certified intercept.
+
 ``out_of_sample="transductive"`` is the paper's heuristic (Sect. 2.3; published
 ``Ktest_heuristic.m``): add the rank-one update to the training block of the full train+test
 kernel, clip its negative eigenvalues and read the test-vs-train rows. It needs the
@@ -45,6 +54,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import ClassifierMixin, OutlierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -57,6 +67,7 @@ from indefsvm._base import (
     nystroem_test_features,
 )
 from indefsvm._multiclass import OneVsOneMixin
+from indefsvm._probability import PlattProbabilityMixin
 from indefsvm.api import SOLVERS, solve_problem
 from indefsvm.kernels.registry import KERNEL_ALIASES, KERNEL_NAMES, resolve_kernel
 from indefsvm.nystrom import LANDMARK_METHODS
@@ -66,7 +77,7 @@ from indefsvm.out_of_sample import (
     projection_coefficients,
     transductive_rows,
 )
-from indefsvm.problems import ProxyKernelProblem, make_problem
+from indefsvm.problems import ProxyKernelProblem, make_problem, minimize_piecewise_linear
 from indefsvm.result import SolveResult
 
 __all__ = [
@@ -80,6 +91,7 @@ __all__ = [
     "resolve_kernel",
     "transductive_rows",
 ]
+
 
 class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
     """Shared fitting and prediction of the estimators built on a :class:`ProxyKernelProblem`."""
@@ -326,7 +338,9 @@ _COMMON_DOC = """
         paper's Algorithm 1, or ``{"libsvm_every": 50}``).
     random_state : int, Generator or None
         Seed for solvers that make random choices. The solvers available are deterministic
-        (the value is recorded, not used), so refits give identical results.
+        (the value is recorded, not used), so refits give identical results. It seeds the
+        landmark selection with ``n_components`` and, with ``probability=True``, the internal
+        cross-validation of the classifiers.
     verbose : bool or int
         Solver progress lines (every ``verbose`` iterations; True: every 50).
     n_components : int or None
@@ -335,7 +349,8 @@ _COMMON_DOC = """
         low-rank proxy-kernel SVM on ``K ~= Phi diag(s) Phi'`` (:mod:`indefsvm.lowrank`; O(nm)
         memory and time per iteration, no n x n array). Prediction goes through the Nystroem
         map: ``decision(x) = phi(x) @ feature_coef_ + intercept_``, the inductive
-        ``(P_+ k_x)'u`` of the Nystroem kernel row. ``proxy_kernel_`` is then a
+        ``(P_+ k_x)'u`` of the Nystroem kernel row (on a training point ``(K0 P_+ u)_i``, not
+        ``(K* u)_i``: see the module docstring). ``proxy_kernel_`` is then a
         :class:`~indefsvm.lowrank.LowRankProxyKernel` (a factor; kept only with
         ``keep_training_state=True``, else None) and ``nystroem_`` the fitted transformer.
         Needs ``out_of_sample="projection"``. With ``kernel="precomputed"`` only the landmark
@@ -351,7 +366,7 @@ def _doc(text: str) -> str:
     return text.replace("{COMMON}", _COMMON_DOC)
 
 
-class IndefiniteSVC(OneVsOneMixin, ClassifierMixin, _ProxyKernelEstimator):
+class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _ProxyKernelEstimator):
     __doc__ = _doc(
         """Indefinite SVM classifier of Luss & d'Aspremont (paper 004, eq. 4/7).
 
@@ -376,6 +391,10 @@ class IndefiniteSVC(OneVsOneMixin, ClassifierMixin, _ProxyKernelEstimator):
         ``"paper"``: the published ``estimate_b.m`` on the original ``K0``
         (:func:`estimate_intercept_paper`).
 {COMMON}
+    probability : bool
+        Enable :meth:`predict_proba` (Platt scaling on an internal stratified 5-fold
+        cross-validation seeded by ``random_state``, as ``sklearn.svm.SVC(probability=True)``;
+        fitting costs 5 more fits, per pair with more than two classes).
 
     Attributes
     ----------
@@ -399,6 +418,9 @@ class IndefiniteSVC(OneVsOneMixin, ClassifierMixin, _ProxyKernelEstimator):
         ``n_train`` for a precomputed kernel, else the number of features.
     X_fit_ : ndarray
         Training features (only when the kernel is computed from features).
+    probA_, probB_ : ndarray of shape (1,) or (n_pairs,)
+        Platt's sigmoid ``P(classes_[1] | f) = 1 / (1 + exp(probA_ f + probB_))`` (one per
+        one-vs-one pair; ``probability=True`` only).
 
     Examples
     --------
@@ -439,7 +461,9 @@ class IndefiniteSVC(OneVsOneMixin, ClassifierMixin, _ProxyKernelEstimator):
         landmarks: str | ArrayLike = "uniform",
         nystroem_params: Mapping[str, Any] | None = None,
         keep_training_state: bool = False,
+        probability: bool = False,
     ) -> None:
+        self.probability = probability
         self.n_components = n_components
         self.landmarks = landmarks
         self.nystroem_params = nystroem_params
@@ -469,6 +493,7 @@ class IndefiniteSVC(OneVsOneMixin, ClassifierMixin, _ProxyKernelEstimator):
         "class_weight": [StrOptions({"balanced", "paper"}), Mapping, None],
         "decision_function_shape": [StrOptions({"ovr", "ovo"})],
         "intercept": [StrOptions({"certified", "paper"})],
+        "probability": ["boolean"],
     }
 
     def __sklearn_tags__(self):
@@ -498,6 +523,10 @@ class IndefiniteSVC(OneVsOneMixin, ClassifierMixin, _ProxyKernelEstimator):
         self
         """
         if self._fit_multiclass(X, y):
+            if self.probability:
+                # One sigmoid per pair, each fitted by the pair's own clone (as LIBSVM).
+                self.probA_ = np.array([float(e.probA_[0]) for e in self.estimators_])
+                self.probB_ = np.array([float(e.probB_[0]) for e in self.estimators_])
             return self
         self._check_common()
         if y is not None:
@@ -520,6 +549,7 @@ class IndefiniteSVC(OneVsOneMixin, ClassifierMixin, _ProxyKernelEstimator):
             self.intercept_ = estimate_intercept_paper(self.alpha_, K, problem.y, problem.box)
         else:
             self.intercept_ = float(result.intercept)
+        self._fit_probability(X, y, problem.y)
         return self
 
     def decision_function(
@@ -544,6 +574,40 @@ class IndefiniteSVC(OneVsOneMixin, ClassifierMixin, _ProxyKernelEstimator):
             return self._multiclass_decision(X, K_test_test)
         return self._raw_decision(X, K_test_test)
 
+    @available_if(PlattProbabilityMixin._check_probability_available)
+    def predict_proba(
+        self, X: ArrayLike, K_test_test: ArrayLike | None = None
+    ) -> NDArray[np.float64]:
+        """Class probabilities (``probability=True``): Platt scaling, pairwise coupling.
+
+        Platt's sigmoid (Lin, Lin & Weng 2007) fitted on the decision values of an internal
+        stratified 5-fold cross-validation seeded by ``random_state``; more than two classes
+        couple the one-vs-one sigmoids (Wu, Lin & Weng 2004, method 2), as
+        ``sklearn.svm.SVC(probability=True)`` (:mod:`indefsvm._probability`). As there,
+        ``predict`` uses the decision function, so on rare points near a boundary the argmax of
+        the probabilities can differ from ``predict``.
+
+        Parameters
+        ----------
+        X : array_like of shape (m, n_train) or (m, n_features)
+            Test-vs-train kernel (``kernel="precomputed"``) or features.
+        K_test_test : array_like of shape (m, m), optional
+            As in :meth:`decision_function` (binary problems only).
+
+        Returns
+        -------
+        ndarray of shape (m, n_classes)
+            Columns in the order of ``classes_``; rows sum to 1.
+        """
+        return self._predict_proba(X, K_test_test)
+
+    @available_if(PlattProbabilityMixin._check_probability_available)
+    def predict_log_proba(
+        self, X: ArrayLike, K_test_test: ArrayLike | None = None
+    ) -> NDArray[np.float64]:
+        """``log(predict_proba(X))``."""
+        return np.log(self._predict_proba(X, K_test_test))
+
     def predict(self, X: ArrayLike, K_test_test: ArrayLike | None = None) -> NDArray:
         """Predicted labels in the user's label space (``classes_``)."""
         if self._is_multiclass():
@@ -564,7 +628,7 @@ class PerturbSVC(IndefiniteSVC):
 
     Parameters
     ----------
-    C, rho, class_weight, intercept
+    C, rho, class_weight, intercept, probability
         As in :class:`IndefiniteSVC`.
     psd_tol : float
         Relative tolerance of the PSD check: eigenvalues above ``-psd_tol * max|lambda|`` count as
@@ -606,6 +670,7 @@ class PerturbSVC(IndefiniteSVC):
         random_state: int | np.random.Generator | None = None,
         verbose: bool | int = False,
         keep_training_state: bool = False,
+        probability: bool = False,
     ) -> None:
         super().__init__(
             C=C,
@@ -627,6 +692,7 @@ class PerturbSVC(IndefiniteSVC):
             random_state=random_state,
             verbose=verbose,
             keep_training_state=keep_training_state,
+            probability=probability,
         )
         self.psd_tol = psd_tol
 
@@ -771,14 +837,31 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
 
     Maximises ``-1/2 alpha'K*alpha + rho ||K* - K0||_F^2`` over ``{e'alpha = 1,
     0 <= alpha <= 1/(nu n)}`` with ``K* = (K0 + alpha alpha'/(4 rho))_+``. The decision is
-    ``(proxy row) @ alpha + intercept_`` with ``intercept_ = -r``, ``r`` the best offset of the
-    one-class primal; it is >= 0 on inliers. Coefficients sum to 1 (LIBSVM's sum to ``nu n``, so
-    LIBSVM's decision values are ``nu n`` times these).
+    ``(proxy row) @ alpha + intercept_`` with ``intercept_ = -r``; it is >= 0 on inliers.
+    Coefficients sum to 1 (LIBSVM's sum to ``nu n``, so LIBSVM's decision values are ``nu n``
+    times these).
+
+    **Decision on a training point.** ``predict`` and ``decision_function`` apply the same map
+    to every input, training points included (module docstring): with the default
+    ``out_of_sample="projection"`` a training point's decision is ``(K0 P_+ alpha)_i - r``, not
+    the row ``(K* alpha)_i - r`` of the learned training kernel (which adds
+    ``alpha_i alpha'P_+ alpha / (4 rho) > 0`` on each support vector). The offset ``r`` is
+    fitted to that function: the exact minimiser of the one-class primal
+    ``-r + 1/(nu n) sum_i max(0, r - g_i)`` (eq. 18; Schoelkopf et al. 2001) over the training
+    scores ``g_i`` that ``decision_function`` gives. Hence the nu-property holds for
+    ``predict`` on the training set: at most ``nu n`` training points are outliers
+    (``decision < 0``) and at least ``nu n`` are support vectors. The certified offset of the
+    solver (on the ``K*`` rows) stays in ``result_.intercept``; with ``rho -> inf`` and a PSD
+    kernel the two coincide and the model is the one-class SVM of LIBSVM. With
+    ``out_of_sample="transductive"`` the training block of the map is ``K*`` itself and the
+    certified offset is used.
 
     Parameters
     ----------
     nu : float
-        Upper bound on the fraction of outliers, in (0, 1].
+        In (0, 1]: an upper bound on the fraction of training points that ``predict`` flags as
+        outliers and a lower bound on the fraction of support vectors (the nu-property of
+        Schoelkopf et al. 2001, Prop. 4, for the decision function ``predict`` uses).
     rho : float or array_like of shape (n_train,)
         Kernel penalty.
 {COMMON}
@@ -789,7 +872,8 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
     dual_coef_ : ndarray of shape (n_train,)
         ``P_+ alpha`` (projection map).
     intercept_ : float
-        ``-r``.
+        ``-r``, the nu-optimal offset for the training scores of the prediction map (see
+        above; ``result_.intercept`` is the solver's certified offset on ``K*``).
     offset_ : float
         ``r = -intercept_``, so that ``decision_function = score_samples - offset_``
         (scikit-learn's convention).
@@ -855,9 +939,36 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
         problem = make_problem("oneclass", K, nu=self.nu, rho=self.rho)
         result = self._solve(problem)
         self._finish_fit(problem, result)
-        self.intercept_ = float(result.intercept)
+        if self.out_of_sample == "projection":
+            self.intercept_ = self._inductive_intercept(K)
+        else:
+            # The transductive map applied to the training set alone gives the rows of K*: the
+            # certified offset is already the nu-optimal one for it.
+            self.intercept_ = float(result.intercept)
         self.offset_ = -self.intercept_
         return self
+
+    def _inductive_intercept(self, K: Any) -> float:
+        """``-r`` with ``r`` the nu-optimal offset for the scores the inductive map gives.
+
+        The inductive decision of a training point is ``(P_+ k_i)'alpha = (K0 P_+ alpha)_i``,
+        not the row ``(K* alpha)_i`` the solver certified its offset on: ``K* = M P_+`` with
+        ``M = K0 + sigma alpha alpha'``, so the two differ by ``sigma alpha_i (alpha'P_+ alpha)
+        > 0`` on every support vector (the rank-one term belongs to the training sample; a new
+        point, and a training point seen again, has no dual coefficient). With the certified
+        offset every margin support vector would fall below 0 (40 % outliers at nu = 0.1).
+        The offset is therefore the exact minimiser over ``r`` of the one-class primal
+        (eq. 18; Schoelkopf et al. 2001) with ``w`` fixed and these scores,
+        ``-r + 1/(nu n) sum max(0, r - g_i)``: a weighted median, so at most ``nu n`` training
+        points score below it (the nu-property).
+        """
+        if getattr(self, "_nystroem_fitted", False):
+            g = np.asarray(K.features @ self.feature_coef_, dtype=np.float64)
+        else:
+            g = np.asarray(K, dtype=np.float64) @ self.dual_coef_
+        n = g.shape[0]
+        r, _ = minimize_piecewise_linear(-1.0, np.full(n, 1.0 / (self.nu * n)), np.ones(n), -g)
+        return -float(r)
 
     def decision_function(
         self, X: ArrayLike, K_test_test: ArrayLike | None = None

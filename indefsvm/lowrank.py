@@ -692,8 +692,10 @@ class _LowRankProblemMixin:
 
         A point with factor row ``phi`` (e.g. its Nyström features) has the kernel row
         ``k_x = Phi diag(s) phi``; its proxy-kernel decision ``(P_+ k_x)'u`` (the map of
-        :meth:`out_of_sample_rows`) equals ``phi @ c``. On a training point it is
-        ``(K* u)_i``. Cost O(nm).
+        :meth:`out_of_sample_rows`) equals ``phi @ c``. On a training point (``phi`` its row of
+        ``Phi``) it is ``(P_+ k_i)'u = (K0 P_+ u)_i``, not the row ``(K* u)_i`` of the learned
+        kernel: ``K* = M P_+`` adds ``sigma u_i (u'P_+ u)`` on every support vector (the
+        rank-one term of ``M`` belongs to the training sample). Cost O(nm).
         """
         alpha = np.asarray(alpha, dtype=np.float64)
         op = self.operator

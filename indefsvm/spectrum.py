@@ -259,6 +259,76 @@ class SpectrumTransform:
     kernel: NDArray[np.float64]
     shift: float = 0.0
 
+    def active(self, tol: float | None = None) -> NDArray[np.bool_]:
+        """Transformed eigenvalues that are not rounding noise.
+
+        The noise level of a transformed eigenvalue is that of the ORIGINAL spectrum: clipping
+        a kernel with no positive eigenvalue leaves only its rounding errors (``~ n eps
+        max|lambda|``), and measuring them against their own maximum (as a zero tolerance
+        relative to the transformed spectrum would) keeps them as signal. ``square`` squares
+        the noise too, so its tolerance stays relative to ``max lambda**2``.
+
+        Parameters
+        ----------
+        tol : float, optional
+            Relative zero tolerance (default ``n eps``, as :func:`numpy.linalg.matrix_rank`).
+
+        Returns
+        -------
+        ndarray of bool, shape (n,)
+            ``|transformed| > tol * scale`` with ``scale = max|lambda**2|`` for square and
+            ``max(max|lambda|, max|transformed|)`` otherwise.
+        """
+        n = self.eigenvalues.shape[0]
+        tol = max(n, 1) * np.finfo(np.float64).eps if tol is None else _check_tol(tol)
+        new = np.abs(self.transformed_eigenvalues)
+        scale = float(np.max(new, initial=0.0))
+        if self.method != "square":
+            scale = max(scale, float(np.max(np.abs(self.eigenvalues), initial=0.0)))
+        return new > tol * scale
+
+    def check_nonzero(self, tol: float | None = None, *, owner: str = "") -> NDArray[np.bool_]:
+        """:meth:`active`, raising a ``ValueError`` when no transformed eigenvalue is active.
+
+        A numerically zero transformed kernel (``clip`` of a kernel without a positive
+        eigenvalue, any transform of a zero kernel, ``shift`` of ``c I``) has no signal to fit:
+        a learner on it fits rounding noise.
+
+        Parameters
+        ----------
+        tol : float, optional
+            See :meth:`active`.
+        owner : str
+            Name used in the error (e.g. ``"KreinRegressor(formulation='clip')"``).
+
+        Returns
+        -------
+        ndarray of bool, shape (n,)
+        """
+        active = self.active(tol)
+        if np.any(active):
+            return active
+        lam = self.eigenvalues
+        lam_max = float(lam[-1]) if lam.shape[0] else 0.0
+        where = f"{owner}: " if owner else ""
+        if self.method == "clip":
+            why = (
+                "the clipped kernel is zero: the training kernel has no positive eigenvalue "
+                f"above the zero tolerance (largest eigenvalue {lam_max:.3g}, "
+                f"max|lambda| = {float(np.max(np.abs(lam), initial=0.0)):.3g})"
+            )
+        else:
+            why = (
+                f"the {self.method}-transformed kernel is numerically zero (eigenvalues of the "
+                f"training kernel in [{float(lam[0]) if lam.shape[0] else 0.0:.3g}, "
+                f"{lam_max:.3g}], shift {self.shift:.3g})"
+            )
+        raise ValueError(
+            f"{where}{why}; there is nothing to fit. Use a transformation that keeps the "
+            "negative part of the spectrum ('flip', 'square'), the Krein formulations ('krein', "
+            "'omcs'), or check the kernel."
+        )
+
     def _map_factors(self) -> NDArray[np.float64]:
         """Diagonal ``f`` of the test map ``k -> U diag(f) U' k`` (clip, flip, square)."""
         lam = self.eigenvalues

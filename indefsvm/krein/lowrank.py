@@ -275,8 +275,18 @@ def lowrank_variance_constrained(
     reg = check_finite_matrix(reg, name="reg", ndim=1)
     r = check_positive(r, "r")
     tol = n * _EPS if tol is None else float(tol)
+    if reg.shape[0] != F.shape[1]:
+        raise ValueError(f"reg has {reg.shape[0]} entries but F has {F.shape[1]} columns.")
     w, B = scipy.linalg.eigh(_gram(F), check_finite=False)
-    keep = w > tol * max(float(w.max()), 0.0)
+    keep = w > tol * max(float(np.max(w, initial=0.0)), 0.0)
+    if not np.any(keep):
+        # No column (e.g. the clipped factor of a kernel without positive eigenvalues) or a
+        # numerically zero F: no f satisfies the variance constraint ||F z||^2 = n r^2.
+        raise ValueError(
+            f"F (shape {F.shape}) is numerically zero: the variance constraint "
+            "||F z||^2 = n r^2 has no solution (is the factor's kernel zero, e.g. clipped "
+            "without positive eigenvalues?)."
+        )
     w, B = w[keep], B[:, keep]
     sigma = np.sqrt(w)
     C = (B / sigma[None, :]).T  # Sigma^{-1} B'

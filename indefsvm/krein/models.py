@@ -205,10 +205,7 @@ class _KernelEstimatorMixin(KernelInputMixin):
         params = self._kernel_arguments()
         function = self._kernel_function()
         return np.array(
-            [
-                float(function(X[i : i + 1], X[i : i + 1], **params)[0, 0])
-                for i in range(X.shape[0])
-            ]
+            [float(function(X[i : i + 1], X[i : i + 1], **params)[0, 0]) for i in range(X.shape[0])]
         )
 
     def _prepare_train(self, X: ArrayLike) -> NDArray[np.float64]:
@@ -294,9 +291,10 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         None (default): the full-rank method on the dense ``n x n`` kernel. An int ``m``: the
         low-rank method of Oglic & Gaertner (2019, Sect. 2.4-2.5) on the Nystroem features of
         ``m`` landmarks (:class:`indefsvm.nystrom.IndefiniteNystroem`, one-shot
-        eigendecomposition; memory O(n m), no ``n x n`` array). Needs a kernel name or a
-        callable (not ``"precomputed"``). With every training point as a landmark it reproduces
-        the full-rank method.
+        eigendecomposition; memory O(n m), no ``n x n`` array with a kernel name or a
+        callable). With ``kernel="precomputed"`` the map reads only the landmark columns of
+        the given training kernel (``fit``) and of the test-vs-train kernel (``predict``).
+        With every training point as a landmark it reproduces the full-rank method.
     landmarks : {"uniform", "kmeans++", "leverage"} or array of int
         Landmark selection of the low-rank method (paper 003, Sect. 2.3) or explicit indices.
     random_state : int, Generator or None
@@ -408,13 +406,17 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
                 K, self.formulation, shift=self.shift if self.formulation == "shift" else None
             )
             self.transform_ = tr
-            new = tr.transformed_eigenvalues
             tol = K.shape[0] * np.finfo(np.float64).eps if self.eig_tol is None else self.eig_tol
-            scale = float(np.max(np.abs(new)))
+            # Zero tolerance relative to the ORIGINAL spectrum: after clipping a kernel without
+            # positive eigenvalues only rounding noise is left, and a tolerance relative to that
+            # noise would fit it (||alpha|| ~ 1e16).
+            active = tr.check_nonzero(
+                tol, owner=f"{type(self).__name__}(formulation={self.formulation!r})"
+            )
             eig = KernelEigen(
-                eigenvalues=new,
+                eigenvalues=tr.transformed_eigenvalues,
                 eigenvectors=tr.eigenvectors,
-                active=np.abs(new) > tol * scale,
+                active=active,
                 tol=tol,
             )
             sol = omcs_krein_least_squares(eig, yc, lam=self.lam, r=r)
@@ -486,6 +488,17 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         self.r_ = r
         self.transform_ = None
         F, reg = self._low_rank_features(Phi, s, absl)
+        if F.shape[1] == 0:
+            # clip of a factor without positive columns (the Nystroem map drops numerically
+            # zero eigenvalues, so every column left is signal or none is).
+            raise ValueError(
+                f"{type(self).__name__}(formulation={self.formulation!r}, n_components="
+                f"{self.n_components}): the clipped kernel is zero: the Nystroem factor has no "
+                f"positive eigenvalue above the zero tolerance (largest "
+                f"{float(np.max(self.feature_eigenvalues_, initial=-np.inf)):.3g}); there is "
+                "nothing to fit. Use formulation='flip', 'square', 'krein' or 'omcs', which "
+                "keep the negative part of the spectrum."
+            )
         sol = lowrank_variance_constrained(F, yc, reg, r, tol=self.eig_tol)
         self.solution_ = sol
         self.coef_ = sol.z
@@ -783,7 +796,8 @@ class KreinSquaredHingeSVC(
     Parameters
     ----------
     kernel, gamma, coef0, degree, kernel_params : see :class:`KreinRegressor`.
-        ``kernel="precomputed"`` only with ``n_components=None``.
+        ``kernel="precomputed"`` works with both (with ``n_components`` only the landmark
+        columns of the given kernels are read).
     lambda_plus, lambda_minus : float
         Regularisation of the two decomposition components (> 0).
     fit_intercept : bool
