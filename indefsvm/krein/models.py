@@ -41,6 +41,7 @@ from indefsvm._base import (
     IndefsvmEstimator,
     KernelInputMixin,
     PrecomputedColumns,
+    check_landmark_parameters,
     fit_context,
     nystroem_test_features,
 )
@@ -130,6 +131,7 @@ class _KernelEstimatorMixin(KernelInputMixin):
     # ------------------------------------------------------------- low rank (paper 003)
 
     def _low_rank(self) -> bool:
+        check_landmark_parameters(self)
         return getattr(self, "n_components", None) is not None
 
     def _low_rank_points(self, X: Any) -> tuple[Any, Any]:
@@ -156,8 +158,14 @@ class _KernelEstimatorMixin(KernelInputMixin):
             "landmarks": self.landmarks,
             "random_state": self.random_state,
         }
+        if not isinstance(self.landmarks, str):
+            params["n_components"] = None  # explicit indices fix m (checked by _low_rank)
         params.update(overrides)
         return IndefiniteNystroem(**params)
+
+    def _landmark_map(self, kernel: Any, n: int | None = None):
+        """The unfitted Nystroem map of ``n_components`` (shared by one-vs-one pairs)."""
+        return self._nystroem(kernel=kernel)
 
     def _prepare_train_factor(
         self, X: Any
@@ -170,9 +178,16 @@ class _KernelEstimatorMixin(KernelInputMixin):
         """
         from indefsvm.krein.lowrank import rediagonalize
 
-        kernel, X = self._low_rank_points(X)
-        ny = self._nystroem(kernel=kernel)
-        Phi = ny.fit_transform(X)
+        shared = getattr(self, "_ovo_factor", None)
+        if shared is not None:
+            # A one-vs-one pair: X holds its rows of the landmark columns k(X, Z) of the
+            # multi-class model, whose Nystroem map factorised them (indefsvm._multiclass).
+            validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+            ny, Phi = shared
+        else:
+            kernel, X = self._low_rank_points(X)
+            ny = self._nystroem(kernel=kernel)
+            Phi = ny.fit_transform(X)
         s = ny.signature_
         lam = ny.eigenvalues_
         self.nystroem_ = ny
@@ -371,6 +386,10 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         self.shift = shift
         self.square_test_map = square_test_map
         self.eig_tol = eig_tol
+
+    def _ovo_kernel_shared(self) -> bool:
+        # The Wu et al. test map needs k(x, x) of test points: one-vs-one pairs keep their rows.
+        return not (self.formulation == "square" and self.square_test_map == "wu")
 
     def _fit_targets(self, X: ArrayLike, y: NDArray[np.float64]) -> KreinRegressor:
         if (
@@ -1008,15 +1027,27 @@ class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
 
     center = False  # features are raw similarities; Ridge fits the intercept
 
+    def _landmark_map(self, kernel: Any, n: int | None = None):
+        # Landmarks only: the "plain" factorisation touches K_ZZ, not the n rows.
+        return self._nystroem(kernel=kernel, factorization="plain")
+
     def _fit_targets(self, X: ArrayLike, y: NDArray[np.float64]) -> SimilarityRidge:
         lam = float(self.lam)
         if self._low_rank():
-            kernel, X = self._low_rank_points(X)
-            # Landmarks only: the "plain" factorisation touches K_ZZ, not the n rows.
-            ny = self._nystroem(kernel=kernel, factorization="plain").fit(X)
-            self.nystroem_ = ny
-            self.landmark_points_ = ny.landmark_points_
-            K = self._landmark_similarities(X, fitting=True)
+            shared = getattr(self, "_ovo_factor", None)
+            if shared is not None:
+                # A one-vs-one pair: X holds its rows of the landmark similarities k(X, Z) of
+                # the multi-class model (indefsvm._multiclass), the features themselves.
+                K = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+                self.nystroem_ = shared[0]
+                self.landmark_points_ = None
+            else:
+                kernel, X = self._low_rank_points(X)
+                # Landmarks only: the "plain" factorisation touches K_ZZ, not the n rows.
+                ny = self._landmark_map(kernel).fit(X)
+                self.nystroem_ = ny
+                self.landmark_points_ = ny.landmark_points_
+                K = self._landmark_similarities(X, fitting=True)
         else:
             K = self._prepare_train(X)
         y = _regression_targets(y, K.shape[0])
