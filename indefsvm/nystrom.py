@@ -372,9 +372,7 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
                 f"{landmarks!r}."
             )
         m = self.n_components
-        if m is not None and (
-            isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1
-        ):
+        if m is not None and (isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1):
             raise ValueError(f"n_components must be a positive integer or None; got {m!r}.")
         if explicit:
             count = int(np.size(landmarks))
