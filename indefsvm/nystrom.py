@@ -202,6 +202,36 @@ def _one_shot(
     return T, lam, sigma
 
 
+def _one_shot_few_rows(
+    R: NDArray[np.float64], S: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """:func:`_one_shot` for fewer rows than kernel directions (``L = A Sigma B'`` with a
+    non-square ``B``, e.g. a few points against many landmarks).
+
+    ``T = B Sigma^{-1} P |Lambda|^{1/2}`` still factorises the training kernel, but a new row
+    ``l`` would lose its part outside ``range(B)``: ``l T sign(Lambda) T' L' = l B B' S L'``
+    instead of the Nystroem row ``l S L'``. ``T = S B Sigma P |Lambda|^{-1/2} sign(Lambda)``
+    gives the same training features (``L T = A M P |Lambda|^{-1/2} sign = A P |Lambda|^{1/2}``)
+    and the exact rows ``l T sign(Lambda) Phi' = l S B Sigma A' = l S L'`` for every ``l``.
+    Directions with ``|Lambda|`` at rounding level are dropped (they carry no kernel mass).
+    """
+    _, sigma, Bt = scipy.linalg.svd(R, full_matrices=False, check_finite=False)
+    if sigma[-1] <= 0.0:
+        raise np.linalg.LinAlgError(
+            "the Nystroem factor L is rank deficient (zero singular value)."
+        )
+    C = Bt * sigma[:, None]  # Sigma B'
+    M = (C * S[None, :]) @ C.T
+    M = 0.5 * (M + M.T)
+    lam, P = scipy.linalg.eigh(M, check_finite=False)
+    order = np.argsort(-np.abs(lam), kind="stable")
+    lam, P = lam[order], P[:, order]
+    keep = np.abs(lam) > max(R.shape) * np.finfo(np.float64).eps * np.max(np.abs(lam))
+    lam, P = lam[keep], P[:, keep]
+    T = ((Bt.T * S[:, None]) * sigma[None, :]) @ (P * (np.sign(lam) / np.sqrt(np.abs(lam))))
+    return T, lam, sigma
+
+
 def _sample_without_replacement(
     rng: np.random.Generator, n: int, size: int, p: NDArray[np.float64] | None = None
 ) -> NDArray[np.intp]:
@@ -375,14 +405,24 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         if m is not None and (isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1):
             raise ValueError(f"n_components must be a positive integer or None; got {m!r}.")
         if explicit:
-            count = int(np.size(landmarks))
+            indices = np.asarray(landmarks)
+            if (
+                indices.ndim != 1
+                or indices.size == 0
+                or not np.issubdtype(indices.dtype, np.integer)
+            ):
+                raise ValueError(
+                    f"landmarks must be one of {LANDMARK_METHODS} or a non-empty 1-D array of "
+                    f"integer indices; got {landmarks!r}."
+                )
+            count = int(indices.size)
             if m is not None and int(m) != count:
                 raise ValueError(
                     f"n_components = {m} but {count} landmark indices were given: explicit "
                     "landmarks fix the number of landmarks. Drop n_components (or set it to "
                     f"{count})."
                 )
-            m = max(count, 1)  # an empty array is refused with the index checks
+            m = count
         elif m is None:
             m = 100
         rcond = self.rcond
@@ -616,7 +656,10 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
             new.signature_ = self.signature_
         else:
             R0 = scipy.linalg.qr(C, mode="r", check_finite=False)[0][: min(C.shape)]
-            T, lam, sigma = _one_shot(R0 @ W0, S)
+            if C.shape[0] >= W0.shape[1]:
+                T, lam, sigma = _one_shot(R0 @ W0, S)
+            else:
+                T, lam, sigma = _one_shot_few_rows(R0 @ W0, S)
             new.components_ = W0 @ T
             new.eigenvalues_ = lam
             new.signature_ = np.where(lam >= 0.0, 1.0, -1.0)
