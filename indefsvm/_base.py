@@ -73,9 +73,22 @@ class PrecomputedColumns:
     """
 
     def __init__(self, K: NDArray[np.float64]) -> None:
-        self.K = K
+        self.K: NDArray[np.float64] | None = K
+
+    def release(self) -> None:
+        """Drop the reference to the ``(n, n)`` kernel once the map is fitted.
+
+        Prediction reads the landmark columns of the test kernel, never the training kernel;
+        keeping it would store O(n^2) numbers in every fitted (and pickled) model.
+        """
+        self.K = None
 
     def __call__(self, A: Any, B: Any, **params: Any) -> NDArray[np.float64]:
+        if self.K is None:
+            raise ValueError(
+                "the training kernel of this precomputed Nystroem map was released after "
+                "fitting; give the estimator the (m, n_train) test-vs-train kernel instead."
+            )
         i = np.asarray(A, dtype=np.float64).ravel().astype(np.intp)
         j = np.asarray(B, dtype=np.float64).ravel().astype(np.intp)
         return self.K[np.ix_(i, j)]

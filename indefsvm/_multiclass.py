@@ -2,12 +2,30 @@
 
 The proxy-kernel SVM, the spectrum baselines and the Krein classifiers are binary problems. A
 classifier that lists :class:`OneVsOneMixin` first among its bases accepts any number of classes:
-with more than two it fits one clone of itself per pair of classes (on the sub-kernel
-``K[np.ix_(idx, idx)]`` for ``kernel="precomputed"``, the columns ``K_test_train[:, idx]`` at
-prediction) and predicts by majority vote with ties broken by the summed confidences, exactly as
+with more than two it fits one clone of itself per pair of classes and predicts by majority vote
+with ties broken by the summed confidences, exactly as
 :class:`sklearn.multiclass.OneVsOneClassifier` (whose ``_ovr_decision_function`` it uses). It does
-not use that class because a ``class_weight`` dict must be restricted to each pair. Two classes
+not use that class because a ``class_weight`` dict must be restricted to each pair, and a
+per-point parameter (a vector ``rho``, Theorem 3 of paper 004) to each pair's rows. Two classes
 use the binary estimator directly, so the binary results are unchanged.
+
+The training data are held once, by the multi-class model; the pair models are
+``kernel="precomputed"`` models on blocks of data computed once:
+
+* dense models: the training kernel ``K`` (given, or computed once from the features, which the
+  multi-class model keeps as ``X_fit_``); pair ``idx`` is fitted on ``K[np.ix_(idx, idx)]`` and
+  predicts from ``K_test_train[:, idx]``, the test kernel being computed once for all pairs. The
+  test-vs-test kernel of ``out_of_sample="transductive"`` is the same for every pair: it is passed
+  on (``predict(K_test_train, K_test_test)``) or computed once from the features;
+* low-rank models (``n_components``): one Nystroem map is fitted on the whole training set, so
+  ``landmarks`` (a scheme, or explicit indices into the training set) choose the same landmark
+  points ``Z`` for every pair (``landmarks_``). A pair's input is its rows of the landmark
+  columns ``k(X, Z)`` and its factor the one-shot eigendecomposition of its own ``K_pair|Z``
+  (:meth:`indefsvm.nystrom.IndefiniteNystroem.factor_rows`): each pair is the binary low-rank
+  model of its rows with the landmark points ``Z``, which need not be among them;
+* estimators whose test map needs more than kernel rows (``KreinClassifier`` with
+  ``formulation="square", square_test_map="wu"`` needs ``k(x, x)``) keep the old layout: each
+  pair is fitted on its own rows of ``X``.
 
 ``decision_function_shape`` follows ``SVC``: ``"ovr"`` (default) returns
 ``(n_samples, n_classes)`` scores (votes plus bounded confidences, scikit-learn's
@@ -193,9 +211,11 @@ class OneVsOneMixin:
                 points: Any = np.arange(K.shape[0], dtype=np.float64)[:, None]
             else:
                 kernel, points = self.kernel, Xa
-            landmark_map = self._landmark_map(kernel)
+            landmark_map = self._landmark_map(kernel, points.shape[0])
             landmark_map.fit(points)
             C = landmark_map.landmark_columns(points)
+            if pairwise:
+                kernel.release()  # the pairs read landmark columns only
             self.landmarks_ = landmark_map.landmarks_
             # Named kernels: the landmark points are all prediction needs of the training set.
             self.landmark_points_ = None if pairwise else landmark_map.landmark_points_

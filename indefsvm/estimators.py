@@ -170,6 +170,8 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
                 X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, **check)
             nys = self._landmark_map(kernel, X.shape[0])
             Phi = nys.fit_transform(X)
+            if isinstance(kernel, PrecomputedColumns):
+                kernel.release()
         self.nystroem_ = nys
         self._nystroem_fitted = True
         return LowRankKernel(Phi, nys.signature_), y
@@ -362,10 +364,15 @@ _COMMON_DOC = """
         transformer. Needs ``out_of_sample="projection"``. With ``kernel="precomputed"`` only
         the landmark columns of the given kernels are used.
     landmarks : {"uniform", "kmeans++", "leverage"} or array of int
-        Landmark selection of the Nystroem map (paper 003, Sect. 2.3); ``n_components`` only.
+        Landmark selection of the Nystroem map (paper 003, Sect. 2.3), or explicit indices into
+        the training set (then ``n_components`` must equal their number). ``n_components``
+        only: with ``n_components=None`` anything but the default is an error. With more than
+        two classes the landmarks are chosen once, on the whole training set, and shared by
+        every one-vs-one pair (:mod:`indefsvm._multiclass`).
     nystroem_params : dict, optional
         Further parameters of the :class:`~indefsvm.nystrom.IndefiniteNystroem` (e.g.
-        ``{"rcond": 1e-6, "dtype": "float32", "sketch_size": 1000}``); ``n_components`` only."""
+        ``{"rcond": 1e-6, "dtype": "float32", "sketch_size": 1000}``); ``n_components`` only
+        (an error otherwise), and not the estimator's own kernel/landmark parameters."""
 
 
 def _doc(text: str) -> str:

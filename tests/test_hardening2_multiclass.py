@@ -403,3 +403,26 @@ def test_low_rank_multiclass_model_stores_neither_rows_nor_kernel():
     assert len(pickle.dumps(named)) <= len(pickle.dumps(pre)) + 40 * X.shape[1] * 8 + 4096
     Kt = sigmoid_kernel(X[:20], X, **DIGIT_KERNEL)
     assert np.allclose(pre.decision_function(Kt), named.decision_function(X[:20]), atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda **k: indefsvm.IndefiniteSVC(tol=1e-6, **k),
+        lambda **k: KreinClassifier(**k),
+        lambda **k: SimilarityRidgeClassifier(**k),
+    ],
+    ids=["IndefiniteSVC", "KreinClassifier", "SimilarityRidgeClassifier"],
+)
+def test_binary_low_rank_precomputed_model_does_not_keep_the_kernel(make):
+    """A binary low-rank model on a precomputed kernel reads only landmark columns: the fitted
+    (and pickled) model keeps no reference to the n x n training kernel, and predicts alike."""
+    X, y, Xt = _three_classes(n_per=100)
+    keep = y < 2
+    K = sigmoid_kernel(X[keep], **SIG)
+    Kt = sigmoid_kernel(Xt, X[keep], **SIG)
+    clf = make(n_components=20, random_state=0).fit(K, y[keep])
+    blob = pickle.dumps(clf)
+    assert len(blob) < 0.25 * K.nbytes, (len(blob), K.nbytes)
+    again = pickle.loads(blob)
+    assert np.array_equal(again.decision_function(Kt), clf.decision_function(Kt))

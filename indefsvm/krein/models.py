@@ -188,6 +188,8 @@ class _KernelEstimatorMixin(KernelInputMixin):
             kernel, X = self._low_rank_points(X)
             ny = self._nystroem(kernel=kernel)
             Phi = ny.fit_transform(X)
+            if isinstance(kernel, PrecomputedColumns):
+                kernel.release()  # prediction reads test-kernel columns (model size)
         s = ny.signature_
         lam = ny.eigenvalues_
         self.nystroem_ = ny
@@ -313,7 +315,10 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         callable (not ``"precomputed"``). With every training point as a landmark it reproduces
         the full-rank method.
     landmarks : {"uniform", "kmeans++", "leverage"} or array of int
-        Landmark selection of the low-rank method (paper 003, Sect. 2.3) or explicit indices.
+        Landmark selection of the low-rank method (paper 003, Sect. 2.3) or explicit indices
+        into the training set (``n_components`` must then equal their number). Only with
+        ``n_components`` (anything but the default is an error without it). A multi-class
+        classifier chooses the landmarks once, on the whole training set, for every pair.
     random_state : int, Generator or None
         Seed of the landmark selection.
 
@@ -1048,6 +1053,8 @@ class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
                 self.nystroem_ = ny
                 self.landmark_points_ = ny.landmark_points_
                 K = self._landmark_similarities(X, fitting=True)
+                if isinstance(kernel, PrecomputedColumns):
+                    kernel.release()  # prediction reads test-kernel columns (model size)
         else:
             K = self._prepare_train(X)
         y = _regression_targets(y, K.shape[0])
