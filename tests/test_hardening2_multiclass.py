@@ -426,3 +426,20 @@ def test_binary_low_rank_precomputed_model_does_not_keep_the_kernel(make):
     assert len(blob) < 0.25 * K.nbytes, (len(blob), K.nbytes)
     again = pickle.loads(blob)
     assert np.array_equal(again.decision_function(Kt), clf.decision_function(Kt))
+
+
+def test_pairs_keep_their_rows_when_the_test_map_needs_features():
+    """KreinClassifier(formulation="square", square_test_map="wu") needs k(x, x) of test points:
+    its pairs stay feature models (the documented exception), equal to hand-made pair fits."""
+    X, y, Xt = _three_classes()
+
+    def kernel(A, B=None):
+        return sigmoid_kernel(A, B, **SIG)
+
+    params = {"formulation": "square", "square_test_map": "wu", "kernel": kernel}
+    clf = KreinClassifier(**params).fit(X, y)
+    ovo = clf._pair_decisions(Xt)
+    for k, idx in enumerate(_pairs(y)):
+        alone = KreinClassifier(**params).fit(X[idx], y[idx])
+        assert np.allclose(ovo[:, k], alone.decision_function(Xt), rtol=1e-8, atol=1e-10)
+        assert hasattr(clf.estimators_[k], "X_fit_")

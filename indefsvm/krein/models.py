@@ -392,10 +392,6 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         self.square_test_map = square_test_map
         self.eig_tol = eig_tol
 
-    def _ovo_kernel_shared(self) -> bool:
-        # The Wu et al. test map needs k(x, x) of test points: one-vs-one pairs keep their rows.
-        return not (self.formulation == "square" and self.square_test_map == "wu")
-
     def _fit_targets(self, X: ArrayLike, y: NDArray[np.float64]) -> KreinRegressor:
         if (
             self.square_test_map == "wu"
@@ -584,6 +580,10 @@ class KreinClassifier(_SignClassifierMixin, KreinRegressor):
 
     The larger class label (sorted) is +1. See :class:`KreinRegressor` for the parameters.
     """
+
+    def _ovo_kernel_shared(self) -> bool:
+        # The Wu et al. test map needs k(x, x) of test points: one-vs-one pairs keep their rows.
+        return not (self.formulation == "square" and self.square_test_map == "wu")
 
 
 class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
