@@ -20,7 +20,7 @@ Every estimator of :mod:`indefsvm.estimators` (proxy-kernel SVMs, paper 004),
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from numbers import Real
+from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
@@ -41,6 +41,7 @@ __all__ = [
     "IndefsvmEstimator",
     "KernelInputMixin",
     "PrecomputedColumns",
+    "check_landmark_parameters",
     "fit_context",
     "nystroem_test_features",
 ]
@@ -72,12 +73,82 @@ class PrecomputedColumns:
     """
 
     def __init__(self, K: NDArray[np.float64]) -> None:
-        self.K = K
+        self.K: NDArray[np.float64] | None = K
+
+    def release(self) -> None:
+        """Drop the reference to the ``(n, n)`` kernel once the map is fitted.
+
+        Prediction reads the landmark columns of the test kernel, never the training kernel;
+        keeping it would store O(n^2) numbers in every fitted (and pickled) model.
+        """
+        self.K = None
 
     def __call__(self, A: Any, B: Any, **params: Any) -> NDArray[np.float64]:
+        if self.K is None:
+            raise ValueError(
+                "the training kernel of this precomputed Nystroem map was released after "
+                "fitting; give the estimator the (m, n_train) test-vs-train kernel instead."
+            )
         i = np.asarray(A, dtype=np.float64).ravel().astype(np.intp)
         j = np.asarray(B, dtype=np.float64).ravel().astype(np.intp)
         return self.K[np.ix_(i, j)]
+
+
+#: Parameters the estimators pass to their Nystroem map themselves (``nystroem_params`` must not
+#: set them a second time, with another value).
+_OWN_NYSTROEM_PARAMETERS = (
+    "kernel",
+    "gamma",
+    "coef0",
+    "degree",
+    "kernel_params",
+    "n_components",
+    "landmarks",
+    "random_state",
+)
+
+
+def check_landmark_parameters(estimator: Any) -> None:
+    """Refuse landmark parameters that the estimator's other parameters would silently ignore.
+
+    ``landmarks`` and ``nystroem_params`` configure the Nystroem map, which only
+    ``n_components`` switches on; explicit landmark indices fix the number of landmarks, so an
+    ``n_components`` that disagrees with them is a conflict; ``nystroem_params`` may not repeat
+    the estimator's own parameters.
+    """
+    m = getattr(estimator, "n_components", None)
+    landmarks = getattr(estimator, "landmarks", "uniform")
+    extra = getattr(estimator, "nystroem_params", None)
+    explicit = not isinstance(landmarks, str)
+    name = type(estimator).__name__
+    if m is None:
+        given = []
+        if explicit or landmarks != "uniform":
+            given.append("landmarks")
+        if extra is not None:
+            given.append("nystroem_params")
+        if given:
+            count = f"={int(np.size(landmarks))}" if explicit else "=<number of landmarks>"
+            raise ValueError(
+                f"{name}: {' and '.join(given)} configure the Nystroem map, which "
+                "n_components=None (the dense n x n kernel) does not use. Set "
+                f"n_components{count} for the low-rank model, or drop {' and '.join(given)}."
+            )
+        return
+    if explicit:
+        count = int(np.size(landmarks))
+        if isinstance(m, Integral) and not isinstance(m, bool) and int(m) != count:
+            raise ValueError(
+                f"{name}: n_components={m} but landmarks gives {count} indices; explicit "
+                f"landmarks fix the number of landmarks. Set n_components={count}."
+            )
+    if extra is not None:
+        clash = sorted(set(extra) & set(_OWN_NYSTROEM_PARAMETERS))
+        if clash:
+            raise ValueError(
+                f"{name}: nystroem_params may not set {clash}; they are parameters of {name} "
+                "itself (set them there)."
+            )
 
 
 def nystroem_test_features(estimator: Any, X: Any) -> NDArray[np.float64]:

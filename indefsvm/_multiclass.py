@@ -2,12 +2,30 @@
 
 The proxy-kernel SVM, the spectrum baselines and the Krein classifiers are binary problems. A
 classifier that lists :class:`OneVsOneMixin` first among its bases accepts any number of classes:
-with more than two it fits one clone of itself per pair of classes (on the sub-kernel
-``K[np.ix_(idx, idx)]`` for ``kernel="precomputed"``, the columns ``K_test_train[:, idx]`` at
-prediction) and predicts by majority vote with ties broken by the summed confidences, exactly as
+with more than two it fits one clone of itself per pair of classes and predicts by majority vote
+with ties broken by the summed confidences, exactly as
 :class:`sklearn.multiclass.OneVsOneClassifier` (whose ``_ovr_decision_function`` it uses). It does
-not use that class because a ``class_weight`` dict must be restricted to each pair. Two classes
+not use that class because a ``class_weight`` dict must be restricted to each pair, and a
+per-point parameter (a vector ``rho``, Theorem 3 of paper 004) to each pair's rows. Two classes
 use the binary estimator directly, so the binary results are unchanged.
+
+The training data are held once, by the multi-class model; the pair models are
+``kernel="precomputed"`` models on blocks of data computed once:
+
+* dense models: the training kernel ``K`` (given, or computed once from the features, which the
+  multi-class model keeps as ``X_fit_``); pair ``idx`` is fitted on ``K[np.ix_(idx, idx)]`` and
+  predicts from ``K_test_train[:, idx]``, the test kernel being computed once for all pairs. The
+  test-vs-test kernel of ``out_of_sample="transductive"`` is the same for every pair: it is passed
+  on (``predict(K_test_train, K_test_test)``) or computed once from the features;
+* low-rank models (``n_components``): one Nystroem map is fitted on the whole training set, so
+  ``landmarks`` (a scheme, or explicit indices into the training set) choose the same landmark
+  points ``Z`` for every pair (``landmarks_``). A pair's input is its rows of the landmark
+  columns ``k(X, Z)`` and its factor the one-shot eigendecomposition of its own ``K_pair|Z``
+  (:meth:`indefsvm.nystrom.IndefiniteNystroem.factor_rows`): each pair is the binary low-rank
+  model of its rows with the landmark points ``Z``, which need not be among them;
+* estimators whose test map needs more than kernel rows (``KreinClassifier`` with
+  ``formulation="square", square_test_map="wu"`` needs ``k(x, x)``) keep the old layout: each
+  pair is fitted on its own rows of ``X``.
 
 ``decision_function_shape`` follows ``SVC``: ``"ovr"`` (default) returns
 ``(n_samples, n_classes)`` scores (votes plus bounded confidences, scikit-learn's
@@ -44,8 +62,32 @@ class OneVsOneMixin:
     Attributes set by ``fit`` with more than two classes: ``estimators_`` (one fitted binary clone
     per pair of classes ``(classes_[i], classes_[j])``, i < j, in lexicographic order),
     ``pairwise_classes_`` (their pairs) and ``n_iter_`` (one entry per pair, as ``SVC``).
-    A ``class_weight`` dict is restricted to each pair's two classes.
+    A ``class_weight`` dict is restricted to each pair's two classes, and a per-point parameter
+    (``_ovo_per_sample_params``, e.g. a vector ``rho``) to each pair's rows.
+
+    The training data are stored once, by the multi-class model (see the module docstring):
+    the pair models are fitted on blocks of one kernel (or of one set of landmark columns)
+    computed once, and prediction computes the test kernel once for all pairs.
     """
+
+    #: Parameters that may hold one value per training point (sliced to each pair's rows).
+    _ovo_per_sample_params: tuple[str, ...] = ()
+
+    def _ovo_kernel_shared(self) -> bool:
+        """Whether the pairs may be fitted on blocks of one precomputed kernel (the default).
+
+        An estimator whose test map needs more than the test-vs-train kernel (e.g. ``k(x, x)``)
+        returns False: its pairs then keep their own training rows.
+        """
+        return True
+
+    def _ovo_low_rank(self) -> bool:
+        # n_components must be a parameter (PerturbSVC inherits the attribute, not the option).
+        return (
+            hasattr(self, "_landmark_map")
+            and "n_components" in self.get_params(deep=False)
+            and self.n_components is not None
+        )
 
     def _fit_multiclass(self, X: ArrayLike, y: ArrayLike | None) -> bool:
         """Fit one-vs-one if ``y`` has more than two classes; return whether it did."""
@@ -65,14 +107,17 @@ class OneVsOneMixin:
         from sklearn.base import clone
         from sklearn.utils.validation import validate_data
 
+        from indefsvm._base import check_landmark_parameters
+
+        check_landmark_parameters(self)
         pairwise = _is_pairwise(self)
         Xa = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
-        if Xa.shape[0] != y_arr.shape[0]:
+        n = Xa.shape[0]
+        if n != y_arr.shape[0]:
             raise ValueError(
-                f"X has {Xa.shape[0]} rows but y has {y_arr.shape[0]} labels; expected one label "
-                "per row."
+                f"X has {n} rows but y has {y_arr.shape[0]} labels; expected one label per row."
             )
-        if pairwise and Xa.shape[0] != Xa.shape[1]:
+        if pairwise and n != Xa.shape[1]:
             raise ValueError(
                 "with kernel='precomputed', X must be the square (n, n) training kernel; "
                 f"got shape {Xa.shape}."
@@ -84,22 +129,46 @@ class OneVsOneMixin:
                 raise ValueError(
                     f"class_weight has keys {unknown} that are not class labels {classes.tolist()}."
                 )
+        per_sample = self._ovo_per_sample_values(n)
+        mode, train, landmark_map = self._ovo_training_input(Xa, pairwise)
+        overrides: dict[str, Any] = {}
+        if mode != "features" and not pairwise:
+            # The pairs read blocks of the kernel (or landmark columns) computed here once.
+            overrides = {"kernel": "precomputed", "gamma": None, "coef0": None, "degree": None}
+            overrides["kernel_params"] = None
+        if mode == "landmarks":
+            # The landmarks are chosen once, on the whole training set (shared by every pair).
+            overrides["landmarks"] = "uniform"
+            if "nystroem_params" in self.get_params():
+                overrides["nystroem_params"] = None
         estimators, indices, pairs = [], [], []
         for i in range(classes.shape[0]):
             for j in range(i + 1, classes.shape[0]):
                 idx = np.flatnonzero((y_arr == classes[i]) | (y_arr == classes[j]))
-                est = clone(self)
+                est = clone(self).set_params(
+                    **overrides, **{name: value[idx] for name, value in per_sample.items()}
+                )
                 if isinstance(weights, Mapping):
                     est.set_params(
                         class_weight={
                             k: v for k, v in weights.items() if k in (classes[i], classes[j])
                         }
                     )
-                Xs = Xa[np.ix_(idx, idx)] if pairwise else Xa[idx]
-                estimators.append(est.fit(Xs, y_arr[idx]))
+                if mode == "landmarks":
+                    Xs = train[idx]
+                    # The pair's own one-shot factor of K_pair|Z with the shared landmarks Z.
+                    est._ovo_factor = landmark_map.factor_rows(Xs)
+                elif mode == "kernel":
+                    Xs = train[np.ix_(idx, idx)]
+                else:
+                    Xs = train[np.ix_(idx, idx)] if pairwise else train[idx]
+                try:
+                    estimators.append(est.fit(Xs, y_arr[idx]))
+                finally:
+                    est.__dict__.pop("_ovo_factor", None)
                 indices.append(idx)
                 pairs.append((classes[i], classes[j]))
-        self.ovo_ = {"indices": indices, "pairwise": pairwise}
+        self.ovo_ = {"indices": indices, "pairwise": pairwise, "mode": mode}
         self.classes_ = classes
         self.estimators_ = estimators
         self.pairwise_classes_ = pairs
@@ -107,26 +176,99 @@ class OneVsOneMixin:
             self.n_iter_ = np.array([np.max(e.n_iter_) for e in estimators])
         return True
 
+    def _ovo_per_sample_values(self, n: int) -> dict[str, NDArray[Any]]:
+        """Per-point parameters given as vectors, checked against the full training size."""
+        values = {}
+        for name in self._ovo_per_sample_params:
+            value = getattr(self, name, None)
+            if value is None or np.ndim(value) == 0:
+                continue
+            arr = np.asarray(value)
+            if arr.ndim != 1 or arr.shape[0] != n:
+                raise ValueError(
+                    f"{name} must be a scalar or a vector of length n = {n} (one value per "
+                    f"training point); got shape {arr.shape}."
+                )
+            values[name] = arr
+        return values
+
+    def _ovo_training_input(self, Xa: NDArray[np.float64], pairwise: bool):
+        """``(mode, data, landmark_map)``: what the pair models are fitted on.
+
+        ``"kernel"``: the training kernel, computed once (pairs take principal blocks);
+        ``"landmarks"``: the kernel columns ``k(X, Z)`` of landmarks chosen once on the whole
+        training set (pairs take their rows; ``landmark_map`` is the fitted Nystroem map);
+        ``"features"``: the raw rows (estimators whose test map needs more than kernel rows).
+        """
+        if self._ovo_low_rank():
+            from indefsvm._base import PrecomputedColumns
+
+            if hasattr(self, "_low_rank_requested"):
+                self._low_rank_requested()  # refuses out_of_sample="transductive"
+            if pairwise:
+                K, _ = self._fit_kernel(Xa)
+                kernel: Any = PrecomputedColumns(K)
+                points: Any = np.arange(K.shape[0], dtype=np.float64)[:, None]
+            else:
+                kernel, points = self.kernel, Xa
+            landmark_map = self._landmark_map(kernel, points.shape[0])
+            landmark_map.fit(points)
+            C = landmark_map.landmark_columns(points)
+            if pairwise:
+                kernel.release()  # the pairs read landmark columns only
+            self.landmarks_ = landmark_map.landmarks_
+            # Named kernels: the landmark points are all prediction needs of the training set.
+            self.landmark_points_ = None if pairwise else landmark_map.landmark_points_
+            return "landmarks", C, landmark_map
+        if self._ovo_kernel_shared():
+            K, _ = self._fit_kernel(Xa)
+            return "kernel", K, None
+        return "features", Xa, None
+
     def _is_multiclass(self) -> bool:
         return getattr(self, "ovo_", None) is not None
 
-    def _pair_decisions(self, X: ArrayLike) -> NDArray[np.float64]:
+    def _pair_decisions(self, X: ArrayLike, *extra: Any) -> NDArray[np.float64]:
         """``(m, n_pairs)`` binary decisions; positive means the pair's second class."""
         from sklearn.utils.validation import check_is_fitted, validate_data
 
         check_is_fitted(self)
-        Xa = validate_data(self, X, dtype=np.float64, reset=False)
-        if self.ovo_["pairwise"]:
-            parts = [Xa[:, idx] for idx in self.ovo_["indices"]]
+        mode = self.ovo_.get("mode", "features")
+        given = [value for value in extra if value is not None]
+        if mode == "landmarks":
+            _refuse_extra(extra)
+            if self.ovo_["pairwise"]:
+                C = validate_data(self, X, dtype=np.float64, reset=False)[:, self.landmarks_]
+            else:
+                Xa = validate_data(self, X, dtype=np.float64, reset=False)
+                C = self._call_kernel(Xa, self.landmark_points_)
+            parts = [C] * len(self.estimators_)
+        elif mode == "kernel":
+            K_test = self._test_kernel(X)
+            parts = [K_test[:, idx] for idx in self.ovo_["indices"]]
+            if (
+                not given
+                and not self.ovo_["pairwise"]
+                and getattr(self, "out_of_sample", None) == "transductive"
+            ):
+                # The pairs are precomputed models now: the test-vs-test block (the same for
+                # every pair) is computed here once from the features.
+                given = [self._test_test_kernel(X, None)]
         else:
-            parts = [Xa] * len(self.estimators_)
+            Xa = validate_data(self, X, dtype=np.float64, reset=False)
+            if self.ovo_["pairwise"]:
+                parts = [Xa[:, idx] for idx in self.ovo_["indices"]]
+            else:
+                parts = [Xa] * len(self.estimators_)
         return np.column_stack(
-            [est.decision_function(Xs) for est, Xs in zip(self.estimators_, parts, strict=True)]
+            [
+                est.decision_function(Xs, *given)
+                for est, Xs in zip(self.estimators_, parts, strict=True)
+            ]
         )
 
     def _multiclass_decision(self, X: ArrayLike, *extra: Any) -> NDArray[np.float64]:
-        _refuse_extra(extra)
-        d = self._pair_decisions(X)
+        d = self._pair_decisions(X, *extra)
         if getattr(self, "decision_function_shape", "ovr") == "ovo":
             return d
         from sklearn.multiclass import _ovr_decision_function
@@ -134,10 +276,9 @@ class OneVsOneMixin:
         return _ovr_decision_function(d > 0, d, len(self.classes_))
 
     def _multiclass_predict(self, X: ArrayLike, *extra: Any) -> NDArray:
-        _refuse_extra(extra)
         from sklearn.multiclass import _ovr_decision_function
 
-        d = self._pair_decisions(X)
+        d = self._pair_decisions(X, *extra)
         scores = _ovr_decision_function(d > 0, d, len(self.classes_))
         return self.classes_[np.argmax(scores, axis=1)]
 
@@ -150,8 +291,8 @@ def _is_pairwise(estimator: Any) -> bool:
 def _refuse_extra(extra: tuple[Any, ...]) -> None:
     if any(value is not None for value in extra):
         raise ValueError(
-            "extra arguments such as K_test_test apply to binary problems only; the one-vs-one "
-            "estimators need the test-vs-train kernel alone."
+            "K_test_test is used only by out_of_sample='transductive', which the low-rank "
+            "(n_components) model does not support; pass the test-vs-train kernel alone."
         )
 
 

@@ -63,6 +63,7 @@ from indefsvm._base import (
     IndefsvmEstimator,
     KernelInputMixin,
     PrecomputedColumns,
+    check_landmark_parameters,
     fit_context,
     nystroem_test_features,
 )
@@ -127,6 +128,7 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
 
     def _check_common(self) -> None:
         # Single parameters are checked by _parameter_constraints; this is the coupling.
+        check_landmark_parameters(self)
         rho = np.asarray(self.rho, dtype=np.float64)
         if self.out_of_sample == "transductive" and rho.ndim > 0:
             raise ValueError(
@@ -156,36 +158,58 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
             self._nystroem_fitted = False
             return self._fit_kernel(X, y, **check)
         from indefsvm.lowrank import LowRankKernel
-        from indefsvm.nystrom import IndefiniteNystroem
 
         self._kernel_arguments()
-        kernel: Any = self.kernel
-        if isinstance(kernel, str) and kernel == "precomputed":
-            # The Nystroem map reads only the landmark columns of the given kernel; the
-            # "points" are row indices (useful for m << n when K is already in memory).
-            K, y = self._fit_kernel(X, y, **check)
-            kernel, X = PrecomputedColumns(K), np.arange(K.shape[0], dtype=np.float64)[:, None]
-        elif isinstance(y, str) and y == "no_validation":
-            X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        shared = getattr(self, "_ovo_factor", None)
+        if shared is not None:
+            # A one-vs-one pair: X holds its rows of the landmark columns k(X, Z) of the
+            # multi-class model, whose Nystroem map factorised them (indefsvm._multiclass).
+            if isinstance(y, str) and y == "no_validation":
+                validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+            else:
+                _, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, **check)
+            nys, Phi = shared
         else:
-            X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, **check)
+            kernel: Any = self.kernel
+            if isinstance(kernel, str) and kernel == "precomputed":
+                # The Nystroem map reads only the landmark columns of the given kernel; the
+                # "points" are row indices (useful for m << n when K is already in memory).
+                K, y = self._fit_kernel(X, y, **check)
+                kernel, X = PrecomputedColumns(K), np.arange(K.shape[0], dtype=np.float64)[:, None]
+            elif isinstance(y, str) and y == "no_validation":
+                X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+            else:
+                X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, **check)
+            nys = self._landmark_map(kernel, X.shape[0])
+            Phi = nys.fit_transform(X)
+            if isinstance(kernel, PrecomputedColumns):
+                kernel.release()
+        self.nystroem_ = nys
+        self._nystroem_fitted = True
+        return LowRankKernel(Phi, nys.signature_), y
+
+    def _landmark_map(self, kernel: Any, n: int | None = None):
+        """The unfitted :class:`~indefsvm.nystrom.IndefiniteNystroem` of ``n_components``."""
+        from indefsvm.nystrom import IndefiniteNystroem
+
+        m = int(self.n_components)
+        explicit = not isinstance(self.landmarks, str)
         nys = IndefiniteNystroem(
             kernel=kernel,
             gamma=self.gamma,
             coef0=self.coef0,
             degree=self.degree,
             kernel_params=self.kernel_params,
-            n_components=min(int(self.n_components), X.shape[0]),
+            # Explicit indices fix m (checked against n_components before); a scheme is
+            # clipped to n quietly, as documented for n_components.
+            n_components=None if explicit else (m if n is None else min(m, n)),
             landmarks=self.landmarks,
             random_state=self.random_state,
             verbose=bool(self.verbose),
         )
         if self.nystroem_params is not None:
             nys.set_params(**dict(self.nystroem_params))
-        Phi = nys.fit_transform(X)
-        self.nystroem_ = nys
-        self._nystroem_fitted = True
-        return LowRankKernel(Phi, nys.signature_), y
+        return nys
 
     def _finish_fit(self, problem: ProxyKernelProblem, result: SolveResult) -> None:
         if getattr(problem, "low_rank", False):
@@ -356,10 +380,15 @@ _COMMON_DOC = """
         Needs ``out_of_sample="projection"``. With ``kernel="precomputed"`` only the landmark
         columns of the given kernels are used.
     landmarks : {"uniform", "kmeans++", "leverage"} or array of int
-        Landmark selection of the Nystroem map (paper 003, Sect. 2.3); ``n_components`` only.
+        Landmark selection of the Nystroem map (paper 003, Sect. 2.3), or explicit indices into
+        the training set (then ``n_components`` must equal their number). ``n_components``
+        only: with ``n_components=None`` anything but the default is an error. With more than
+        two classes the landmarks are chosen once, on the whole training set, and shared by
+        every one-vs-one pair (:mod:`indefsvm._multiclass`).
     nystroem_params : dict, optional
         Further parameters of the :class:`~indefsvm.nystrom.IndefiniteNystroem` (e.g.
-        ``{"rcond": 1e-6, "dtype": "float32", "sketch_size": 1000}``); ``n_components`` only."""
+        ``{"rcond": 1e-6, "dtype": "float32", "sketch_size": 1000}``); ``n_components`` only
+        (an error otherwise), and not the estimator's own kernel/landmark parameters."""
 
 
 def _doc(text: str) -> str:
@@ -435,6 +464,7 @@ class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _Prox
     )
 
     _problem_kind = "svc"
+    _ovo_per_sample_params = ("rho",)
 
     def __init__(
         self,

@@ -202,6 +202,36 @@ def _one_shot(
     return T, lam, sigma
 
 
+def _one_shot_few_rows(
+    R: NDArray[np.float64], S: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """:func:`_one_shot` for fewer rows than kernel directions (``L = A Sigma B'`` with a
+    non-square ``B``, e.g. a few points against many landmarks).
+
+    ``T = B Sigma^{-1} P |Lambda|^{1/2}`` still factorises the training kernel, but a new row
+    ``l`` would lose its part outside ``range(B)``: ``l T sign(Lambda) T' L' = l B B' S L'``
+    instead of the Nystroem row ``l S L'``. ``T = S B Sigma P |Lambda|^{-1/2} sign(Lambda)``
+    gives the same training features (``L T = A M P |Lambda|^{-1/2} sign = A P |Lambda|^{1/2}``)
+    and the exact rows ``l T sign(Lambda) Phi' = l S B Sigma A' = l S L'`` for every ``l``.
+    Directions with ``|Lambda|`` at rounding level are dropped (they carry no kernel mass).
+    """
+    _, sigma, Bt = scipy.linalg.svd(R, full_matrices=False, check_finite=False)
+    if sigma[-1] <= 0.0:
+        raise np.linalg.LinAlgError(
+            "the Nystroem factor L is rank deficient (zero singular value)."
+        )
+    C = Bt * sigma[:, None]  # Sigma B'
+    M = (C * S[None, :]) @ C.T
+    M = 0.5 * (M + M.T)
+    lam, P = scipy.linalg.eigh(M, check_finite=False)
+    order = np.argsort(-np.abs(lam), kind="stable")
+    lam, P = lam[order], P[:, order]
+    keep = np.abs(lam) > max(R.shape) * np.finfo(np.float64).eps * np.max(np.abs(lam))
+    lam, P = lam[keep], P[:, keep]
+    T = ((Bt.T * S[:, None]) * sigma[None, :]) @ (P * (np.sign(lam) / np.sqrt(np.abs(lam))))
+    return T, lam, sigma
+
+
 def _sample_without_replacement(
     rng: np.random.Generator, n: int, size: int, p: NDArray[np.float64] | None = None
 ) -> NDArray[np.intp]:
@@ -244,14 +274,18 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         Kernel parameters, passed only when not None.
     kernel_params : dict, optional
         Further keyword arguments of the kernel.
-    n_components : int, default 100
-        Number ``m`` of landmarks (clipped to ``n`` with a warning). The number of features
+    n_components : int, optional
+        Number ``m`` of landmarks (clipped to ``n`` with a warning). Default: the number of
+        explicit landmark indices, or 100 with a selection scheme. With explicit indices a
+        different ``n_components`` is an error (the indices fix ``m``). The number of features
         ``r = n_components_`` is at most ``m`` (fewer when ``K_ZZ`` is singular).
     landmarks : {"uniform", "kmeans++", "leverage"} or array of int, default "uniform"
         Landmark selection of Sect. 2.3, or explicit indices into the training ``X``.
     sketch_size : int, optional
         Size ``s`` of the uniform sketch used by ``"kmeans++"`` and ``"leverage"`` (the paper
-        does not fix it; default ``min(n, max(50, m // 2))``).
+        does not fix it; default ``min(n, max(50, m // 2))``). A positive integer or None; with
+        ``"uniform"`` or explicit landmarks there is no sketch and a given ``sketch_size`` is
+        ignored with a ``UserWarning``.
     random_state : int, Generator or None
         Seed of every random choice (landmarks and sketch).
     verbose : bool, default False
@@ -283,6 +317,10 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         ``r``, the number of feature columns.
     landmark_eigenvalues_ : ndarray, shape (m,)
         All eigenvalues of ``K_ZZ`` (ascending).
+    landmark_basis_ : ndarray, shape (m, r)
+        ``W0 = U_r |D_r|^{-1/2}`` of the kept eigenpairs of ``K_ZZ`` (``L = K_XZ W0``).
+    landmark_signature_ : ndarray of +-1.0, shape (r,)
+        ``sign(D_r)``.
     sketch_landmarks_ : ndarray of int or None
         Indices of the uniform sketch used by the landmark selection.
     fit_time_ : dict
@@ -302,7 +340,7 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         coef0: float | None = None,
         degree: int | None = None,
         kernel_params: Mapping[str, Any] | None = None,
-        n_components: int = 100,
+        n_components: int | None = None,
         landmarks: str | ArrayLike = "uniform",
         sketch_size: int | None = None,
         random_state: Any = None,
@@ -353,29 +391,81 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
             )
         return X
 
-    def _check_params(self, n: int) -> tuple[int, float, np.dtype]:
+    def _check_params(self) -> tuple[int, float, np.dtype]:
+        """Validate every parameter before any data is touched (clear messages, no numpy
+        errors from deep inside); returns ``(m, rcond, dtype)`` with ``m`` not yet clipped."""
+        landmarks = self.landmarks
+        explicit = not isinstance(landmarks, str)
+        if not explicit and landmarks not in LANDMARK_METHODS:
+            raise ValueError(
+                f"landmarks must be one of {LANDMARK_METHODS} or an array of indices; got "
+                f"{landmarks!r}."
+            )
         m = self.n_components
-        if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1:
-            raise ValueError(f"n_components must be a positive integer; got {m!r}.")
-        m = int(m)
+        if m is not None and (isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1):
+            raise ValueError(f"n_components must be a positive integer or None; got {m!r}.")
+        if explicit:
+            indices = np.asarray(landmarks)
+            if (
+                indices.ndim != 1
+                or indices.size == 0
+                or not np.issubdtype(indices.dtype, np.integer)
+            ):
+                raise ValueError(
+                    f"landmarks must be one of {LANDMARK_METHODS} or a non-empty 1-D array of "
+                    f"integer indices; got {landmarks!r}."
+                )
+            count = int(indices.size)
+            if m is not None and int(m) != count:
+                raise ValueError(
+                    f"n_components = {m} but {count} landmark indices were given: explicit "
+                    "landmarks fix the number of landmarks. Drop n_components (or set it to "
+                    f"{count})."
+                )
+            m = count
+        elif m is None:
+            m = 100
+        rcond = self.rcond
+        if rcond is None:
+            rcond = DEFAULT_RCOND
+        elif isinstance(rcond, bool) or not isinstance(rcond, numbers.Real):
+            raise ValueError(f"rcond must be a real number in [0, 1) or None; got {rcond!r}.")
+        rcond = float(rcond)
+        if not (0.0 <= rcond < 1.0):
+            raise ValueError(f"rcond must be in [0, 1); got {self.rcond!r}.")
+        try:
+            # np.dtype(None) is float64: None is no valid choice here.
+            dtype = None if self.dtype is None else np.dtype(self.dtype)
+        except TypeError:
+            dtype = None
+        if dtype is None or dtype not in (np.dtype(np.float64), np.dtype(np.float32)):
+            raise ValueError(f"dtype must be 'float64' or 'float32'; got {self.dtype!r}.")
+        if not isinstance(self.factorization, str) or self.factorization not in FACTORIZATIONS:
+            raise ValueError(
+                f"factorization must be one of {FACTORIZATIONS}; got {self.factorization!r}."
+            )
+        s = self.sketch_size
+        if s is not None:
+            if isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 1:
+                raise ValueError(f"sketch_size must be a positive integer or None; got {s!r}.")
+            if explicit or landmarks == "uniform":
+                warnings.warn(
+                    f"sketch_size = {s} is ignored: only landmarks='kmeans++' and 'leverage' "
+                    f"sample a sketch (landmarks={'<indices>' if explicit else repr(landmarks)}).",
+                    UserWarning,
+                    stacklevel=4,
+                )
+        return int(m), rcond, dtype
+
+    def _clip_components(self, m: int, n: int) -> int:
         if m > n:
             warnings.warn(
                 f"n_components = {m} > n = {n} training points; using all {n} points as landmarks.",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
-            m = n
-        rcond = DEFAULT_RCOND if self.rcond is None else float(self.rcond)
-        if not (0.0 <= rcond < 1.0):
-            raise ValueError(f"rcond must be in [0, 1); got {self.rcond!r}.")
-        dtype = np.dtype(self.dtype)
-        if dtype not in (np.dtype(np.float64), np.dtype(np.float32)):
-            raise ValueError(f"dtype must be 'float64' or 'float32'; got {self.dtype!r}.")
-        if self.factorization not in FACTORIZATIONS:
-            raise ValueError(
-                f"factorization must be one of {FACTORIZATIONS}; got {self.factorization!r}."
-            )
-        return m, rcond, dtype
+            return n
+        return m
 
     # ---------------------------------------------------------------------------- fitting
 
@@ -406,9 +496,11 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         return Phi
 
     def _fit(self, X: Any, *, keep_features: bool) -> NDArray[np.floating] | None:
+        m, rcond, dtype = self._check_params()
         X = self._check_X(X, fitting=True)
         n = len(X)
-        m, rcond, dtype = self._check_params(n)
+        if isinstance(self.landmarks, str):
+            m = self._clip_components(m, n)
         if not callable(self.kernel):
             self.n_features_in_ = X.shape[1]
         rows = self._kernel_rows()
@@ -435,6 +527,8 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         self.landmark_points_ = Z
         W0, S, d = _landmark_factor(rows(Z, Z), rcond)
         self.landmark_eigenvalues_ = d
+        self.landmark_basis_ = W0
+        self.landmark_signature_ = S.astype(np.float64)
         r = W0.shape[1]
         if r < len(idx):
             logger.info(
@@ -496,6 +590,87 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         for start, stop in _blocks(n, step):
             C_all[start:stop, :r] = C_all[start:stop] @ W_cast
         return C_all if r == m_l else compact_columns(C_all, r)
+
+    def landmark_columns(self, X: Any) -> NDArray[np.float64]:
+        """Kernel columns ``k(X, Z)`` between points and the fitted landmarks ``Z``.
+
+        Every feature map of this transformer is linear in these columns
+        (``transform(X) = landmark_columns(X) @ components_``).
+
+        Returns
+        -------
+        ndarray of shape (n, m), float64
+        """
+        check_is_fitted(self, "components_")
+        X = self._check_X(X, fitting=False)
+        rows = self._kernel_rows()
+        out = np.empty((len(X), len(self.landmarks_)), dtype=np.float64)
+        for start, stop in _blocks(len(X), _rows_per_block(len(self.landmarks_))):
+            out[start:stop] = rows(X[start:stop], self.landmark_points_)
+        return out
+
+    def factor_rows(self, C: ArrayLike) -> tuple[IndefiniteNystroem, NDArray[np.floating]]:
+        """The same landmarks, factorised on other points: ``K_{X'}|Z`` from ``C = k(X', Z)``.
+
+        The Nystroem approximation of eq. (3) on a set ``X'`` (e.g. a subset of the training
+        points, as the one-vs-one pairs of a multi-class model) with the fitted landmarks ``Z``,
+        which need not belong to ``X'``: the one-shot eigendecomposition of Sect. 2.2 of
+        ``K_{X'}|Z = C K_ZZ^+ C'`` (or the plain factor), exactly what :meth:`fit` computes on
+        ``X'`` with landmark points ``Z``.
+
+        Parameters
+        ----------
+        C : array_like of shape (n', m)
+            Kernel columns ``k(X', Z)`` (see :meth:`landmark_columns`).
+
+        Returns
+        -------
+        (nystroem, Phi)
+            ``nystroem`` is a fitted transformer whose input is the landmark columns: its
+            ``landmarks_`` are ``arange(m)`` (column indices of ``C``) and
+            ``C_new @ nystroem.components_`` are the features of new points; its ``kernel`` is
+            ``"precomputed"`` (it cannot evaluate the kernel itself). ``Phi`` (shape
+            ``(n', r')``) satisfies ``Phi diag(nystroem.signature_) Phi' = K_{X'}|Z``.
+        """
+        check_is_fitted(self, "landmark_basis_")
+        W0, S = self.landmark_basis_, self.landmark_signature_
+        m = W0.shape[0]
+        C = np.asarray(C, dtype=np.float64)
+        if C.ndim != 2 or C.shape[1] != m or C.shape[0] == 0:
+            raise ValueError(f"C must be the (n, {m}) kernel columns k(X, Z); got {C.shape}.")
+        dtype = np.dtype(self.dtype)
+        new = IndefiniteNystroem(
+            kernel="precomputed",
+            n_components=m,
+            landmarks=np.arange(m),
+            dtype=self.dtype,
+            rcond=self.rcond,
+            factorization=self.factorization,
+        )
+        new.landmarks_ = np.arange(m, dtype=np.intp)
+        new.sketch_landmarks_ = None
+        new.landmark_points_ = None
+        new.landmark_eigenvalues_ = self.landmark_eigenvalues_
+        new.landmark_basis_ = W0
+        new.landmark_signature_ = S
+        t0 = time.perf_counter()
+        if self.factorization == "plain":
+            new.components_ = W0
+            new.eigenvalues_ = self.eigenvalues_
+            new.signature_ = self.signature_
+        else:
+            R0 = scipy.linalg.qr(C, mode="r", check_finite=False)[0][: min(C.shape)]
+            if C.shape[0] >= W0.shape[1]:
+                T, lam, sigma = _one_shot(R0 @ W0, S)
+            else:
+                T, lam, sigma = _one_shot_few_rows(R0 @ W0, S)
+            new.components_ = W0 @ T
+            new.eigenvalues_ = lam
+            new.signature_ = np.where(lam >= 0.0, 1.0, -1.0)
+            new.singular_values_ = sigma
+        new.n_components_ = new.components_.shape[1]
+        new.fit_time_ = {"landmarks": 0.0, "factorization": time.perf_counter() - t0}
+        return new, (C @ new.components_).astype(dtype, copy=False)
 
     def _fit_sketch(self, X: Any, rng: np.random.Generator) -> None:
         """Fit a uniform one-shot sketch (landmark selection) with the caller's generator."""

@@ -41,6 +41,7 @@ from indefsvm._base import (
     IndefsvmEstimator,
     KernelInputMixin,
     PrecomputedColumns,
+    check_landmark_parameters,
     fit_context,
     nystroem_test_features,
 )
@@ -130,6 +131,7 @@ class _KernelEstimatorMixin(KernelInputMixin):
     # ------------------------------------------------------------- low rank (paper 003)
 
     def _low_rank(self) -> bool:
+        check_landmark_parameters(self)
         return getattr(self, "n_components", None) is not None
 
     def _low_rank_points(self, X: Any) -> tuple[Any, Any]:
@@ -156,8 +158,14 @@ class _KernelEstimatorMixin(KernelInputMixin):
             "landmarks": self.landmarks,
             "random_state": self.random_state,
         }
+        if not isinstance(self.landmarks, str):
+            params["n_components"] = None  # explicit indices fix m (checked by _low_rank)
         params.update(overrides)
         return IndefiniteNystroem(**params)
+
+    def _landmark_map(self, kernel: Any, n: int | None = None):
+        """The unfitted Nystroem map of ``n_components`` (shared by one-vs-one pairs)."""
+        return self._nystroem(kernel=kernel)
 
     def _prepare_train_factor(
         self, X: Any
@@ -170,9 +178,18 @@ class _KernelEstimatorMixin(KernelInputMixin):
         """
         from indefsvm.krein.lowrank import rediagonalize
 
-        kernel, X = self._low_rank_points(X)
-        ny = self._nystroem(kernel=kernel)
-        Phi = ny.fit_transform(X)
+        shared = getattr(self, "_ovo_factor", None)
+        if shared is not None:
+            # A one-vs-one pair: X holds its rows of the landmark columns k(X, Z) of the
+            # multi-class model, whose Nystroem map factorised them (indefsvm._multiclass).
+            validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+            ny, Phi = shared
+        else:
+            kernel, X = self._low_rank_points(X)
+            ny = self._nystroem(kernel=kernel)
+            Phi = ny.fit_transform(X)
+            if isinstance(kernel, PrecomputedColumns):
+                kernel.release()  # prediction reads test-kernel columns (model size)
         s = ny.signature_
         lam = ny.eigenvalues_
         self.nystroem_ = ny
@@ -296,7 +313,10 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         the given training kernel (``fit``) and of the test-vs-train kernel (``predict``).
         With every training point as a landmark it reproduces the full-rank method.
     landmarks : {"uniform", "kmeans++", "leverage"} or array of int
-        Landmark selection of the low-rank method (paper 003, Sect. 2.3) or explicit indices.
+        Landmark selection of the low-rank method (paper 003, Sect. 2.3) or explicit indices
+        into the training set (``n_components`` must then equal their number). Only with
+        ``n_components`` (anything but the default is an error without it). A multi-class
+        classifier chooses the landmarks once, on the whole training set, for every pair.
     random_state : int, Generator or None
         Seed of the landmark selection.
 
@@ -573,6 +593,10 @@ class KreinClassifier(_SignClassifierMixin, KreinRegressor):
 
     The larger class label (sorted) is +1. See :class:`KreinRegressor` for the parameters.
     """
+
+    def _ovo_kernel_shared(self) -> bool:
+        # The Wu et al. test map needs k(x, x) of test points: one-vs-one pairs keep their rows.
+        return not (self.formulation == "square" and self.square_test_map == "wu")
 
 
 class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
@@ -1022,15 +1046,29 @@ class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
 
     center = False  # features are raw similarities; Ridge fits the intercept
 
+    def _landmark_map(self, kernel: Any, n: int | None = None):
+        # Landmarks only: the "plain" factorisation touches K_ZZ, not the n rows.
+        return self._nystroem(kernel=kernel, factorization="plain")
+
     def _fit_targets(self, X: ArrayLike, y: NDArray[np.float64]) -> SimilarityRidge:
         lam = float(self.lam)
         if self._low_rank():
-            kernel, X = self._low_rank_points(X)
-            # Landmarks only: the "plain" factorisation touches K_ZZ, not the n rows.
-            ny = self._nystroem(kernel=kernel, factorization="plain").fit(X)
-            self.nystroem_ = ny
-            self.landmark_points_ = ny.landmark_points_
-            K = self._landmark_similarities(X, fitting=True)
+            shared = getattr(self, "_ovo_factor", None)
+            if shared is not None:
+                # A one-vs-one pair: X holds its rows of the landmark similarities k(X, Z) of
+                # the multi-class model (indefsvm._multiclass), the features themselves.
+                K = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+                self.nystroem_ = shared[0]
+                self.landmark_points_ = None
+            else:
+                kernel, X = self._low_rank_points(X)
+                # Landmarks only: the "plain" factorisation touches K_ZZ, not the n rows.
+                ny = self._landmark_map(kernel).fit(X)
+                self.nystroem_ = ny
+                self.landmark_points_ = ny.landmark_points_
+                K = self._landmark_similarities(X, fitting=True)
+                if isinstance(kernel, PrecomputedColumns):
+                    kernel.release()  # prediction reads test-kernel columns (model size)
         else:
             K = self._prepare_train(X)
         y = _regression_targets(y, K.shape[0])
