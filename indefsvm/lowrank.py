@@ -53,7 +53,14 @@ from indefsvm.problems import (
     ProxyKernelProblem,
     RegressionProblem,
 )
-from indefsvm.proxy import _EPS, _TINY, _Z_ERROR_LIMIT, ProxyState, smoothing_correction
+from indefsvm.proxy import (
+    _EPS,
+    _TINY,
+    _Z_ERROR_LIMIT,
+    ProxyState,
+    neg_sq_change_fields,
+    smoothing_correction,
+)
 from indefsvm.rank_one import rank_one_eigh
 
 __all__ = [
@@ -532,6 +539,7 @@ class LowRankProxyOperator:
             u_norm_sq=u_norm_sq,
             u_mneg_u=float(np.sum(lam[neg] * wz**2)),
             neg_sq_sum=float(np.sum(lam[neg] ** 2)),
+            **neg_sq_change_fields(d, z, sigma, lam[neg], u_norm_sq),
             residual_norm=rn,
             residual=residual,
         )
@@ -719,10 +727,13 @@ class _LowRankProblemMixin:
             g = g - corr
         return self.kernel0.signature * g
 
-    def libsvm_upper_bound(
-        self, evaluation: Evaluation, *, tol: float = 1e-3
-    ) -> tuple[float, float, NDArray[np.float64]]:
-        """Upper bound from an external SVM solver on ``K*(alpha)`` (notes §3-4).
+    def _libsvm_primal(
+        self, evaluation: Evaluation, tol: float
+    ) -> tuple[float, float, NDArray[np.float64], NDArray[np.float64]]:
+        """Primal value, intercept, alpha and decision values of an external SVM on ``K*``.
+
+        The hook of :meth:`~indefsvm.problems.ProxyKernelProblem.libsvm_upper_bound` (notes §3-4),
+        which adds ``rho ||K* - K0||_F^2``.
 
         Up to :data:`DENSE_LIMIT` this is the dense problem's LIBSVM check on the n x n ``K*``.
         Above it, ``K* = F F'`` with ``F`` the (m'+1)-column factor of
@@ -736,18 +747,18 @@ class _LowRankProblemMixin:
         """
         state = evaluation.state
         if self.n > DENSE_LIMIT:
-            return self._linear_upper_bound(state, tol)
+            return self._linear_primal(state, tol)
         K = self.operator.kernel(state)
         if self.scale is not None:
             K = (K / self.scale[:, None]) / self.scale[None, :]
         u_lib = self._libsvm_solution(K, tol)  # type: ignore[attr-defined]
         g = K @ u_lib
         primal, b = self._primal_from(g, float(u_lib @ g))  # type: ignore[attr-defined]
-        return primal + self._penalty(state), b, self.sign * u_lib  # type: ignore[attr-defined]
+        return primal, b, self.sign * u_lib, g  # type: ignore[attr-defined]
 
-    def _linear_upper_bound(
+    def _linear_primal(
         self, state: ProxyState, tol: float
-    ) -> tuple[float, float, NDArray[np.float64]]:
+    ) -> tuple[float, float, NDArray[np.float64], NDArray[np.float64]]:
         kind = getattr(self, "kind", "")
         if kind not in ("svc", "perturb", "svr"):
             _check_dense(self.n, DENSE_LIMIT, "a LIBSVM check of the one-class problem")
@@ -761,7 +772,7 @@ class _LowRankProblemMixin:
             w = self._liblinear_w(kind, F, common)
         g = F @ w
         primal, b = self._primal_from(g, float(w @ w))  # type: ignore[attr-defined]
-        return primal + self._penalty(state), b, np.full(self.n, np.nan)  # type: ignore
+        return primal, b, np.full(self.n, np.nan), g
 
     def _liblinear_w(self, kind: str, F: NDArray[np.float64], common: dict) -> NDArray:
         from sklearn.svm import LinearSVC, LinearSVR
