@@ -299,6 +299,13 @@ class ProxyKernelProblem:
     def check_method(self, method: str) -> None:
         """Raise a clear error if solver ``method`` cannot run on this problem (all can here)."""
 
+    def check_options(self, *, method: str, libsvm_every: int | None = None) -> None:
+        """Raise, before solving, for options this problem could only refuse after iterating.
+
+        Every option works on a dense problem; the low-rank problems refuse LIBSVM checks they
+        cannot run above their dense limit (:mod:`indefsvm.lowrank`).
+        """
+
     def reset_warm_start(self) -> None:
         """Forget state kept between evaluations (the secular solver's warm start).
 

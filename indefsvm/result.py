@@ -126,7 +126,14 @@ class SolveResult:
         )
 
     def to_dict(self, *, include_kernel: bool = False) -> dict[str, Any]:
-        """A JSON-serialisable dictionary (the kernel only on request: it is n x n)."""
+        """A JSON-serialisable dictionary (the kernel only on request: it is n x n).
+
+        With ``include_kernel=True`` the ``"kernel"`` entry is the n x n proxy kernel as nested
+        lists, or, for a low-rank problem (``kernel`` a
+        :class:`~indefsvm.lowrank.LowRankProxyKernel`), its factor
+        ``{"format": "factor", "features": F}`` with ``K* = F F'`` (n x k, k <= m + 1): the
+        factored kernel is never formed n x n.
+        """
 
         def conv(v: Any) -> Any:
             if isinstance(v, np.ndarray):
@@ -163,7 +170,17 @@ class SolveResult:
             "info": self.info,
         }
         if include_kernel:
-            out["kernel"] = self.kernel
+            kernel = self.kernel
+            features = getattr(kernel, "features", None)
+            if callable(features):
+                out["kernel"] = {"format": "factor", "features": features()}
+            elif kernel is None or isinstance(kernel, np.ndarray):
+                out["kernel"] = kernel
+            else:
+                raise TypeError(
+                    f"the kernel of this result is a {type(kernel).__name__}, which to_dict "
+                    "cannot write; convert it (np.asarray(result.kernel)) and save it yourself."
+                )
         return conv(out)
 
     def to_json(self, path: str | os.PathLike[str], *, include_kernel: bool = False) -> None:

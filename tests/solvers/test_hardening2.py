@@ -22,7 +22,8 @@ from indefsvm.solvers import SolverMonitor
 from indefsvm.solvers._monitor import UNCERTIFIED_STATUSES
 
 mp = pytest.importorskip("mpmath")
-DPS = 60
+from mp_reference import DPS, mp_excess  # noqa: E402  (after the mpmath skip)
+
 METHODS = ("pg", "accpm", "siqclp")
 
 
@@ -33,43 +34,6 @@ def reproducer(scale: float) -> tuple[np.ndarray, np.ndarray]:
     y = np.where(X[:, 0] + 0.3 * rng.normal(size=12) > 0, 1, -1)
     K = scale * np.tanh(0.8 * X @ X.T - 0.5)
     return 0.5 * (K + K.T), y
-
-
-def mp_excess(K: np.ndarray, y: np.ndarray, alpha: np.ndarray, rho: float, C: float = 1.0):
-    """``f(alpha) - f(0)`` and ``UB(alpha) - f(0)`` of the SVC problem to 60 digits.
-
-    Objective (7) by its closed form (notes §1) with the eigenvalues of ``M = K0 + u u'/(4 rho)``,
-    and the certified bound of notes §3: the hinge primal of ``w = sum u_j phi(x_j)`` in the
-    space of ``K* = M_+`` with the best intercept plus ``rho ||K* - K0||_F^2``. Everything from
-    the float64 inputs, exactly, then in 60-digit arithmetic.
-    """
-    with mp.workdps(DPS):
-        n = len(y)
-        Km = mp.matrix(K.tolist())
-        a = [mp.mpf(float(v)) for v in alpha]
-        u = mp.matrix([int(y[i]) * a[i] for i in range(n)])
-        r = mp.mpf(rho)
-        M = Km + (u * u.T) / (4 * r)
-        lam, Q = mp.eigsy(M)
-        d0, _ = mp.eigsy(Km)
-        f0 = r * sum(min(0, v) ** 2 for v in d0)
-        u_sq = sum(v**2 for v in u)
-        f = sum(a) - (u.T * Km * u)[0] / 2 - u_sq**2 / (16 * r)
-        f += r * sum(min(0, v) ** 2 for v in lam)
-        Kstar = mp.matrix(n, n)
-        for k in range(n):
-            if lam[k] > 0:
-                Kstar += lam[k] * Q[:, k] * Q[:, k].T
-        g = Kstar * u
-        # the hinge sum is convex piecewise linear in b: its minimum is at a breakpoint
-        hinge = min(
-            sum(C * max(0, 1 - int(y[j]) * (g[j] + int(y[i]) - g[i])) for j in range(n))
-            for i in range(n)
-        )
-        D = Kstar - Km
-        penalty = r * sum(D[i, j] ** 2 for i in range(n) for j in range(n))
-        ub = (u.T * g)[0] / 2 + hinge + penalty
-        return f - f0, ub - f0
 
 
 CASES = [
