@@ -7,7 +7,6 @@ References are independent of the MKL code: LIBSVM and cvxpy for the inner SVM, 
 from __future__ import annotations
 
 import time
-import warnings
 
 import numpy as np
 import pytest
@@ -17,8 +16,8 @@ from sklearn.exceptions import ConvergenceWarning
 
 import indefsvm
 from indefsvm import _libsvm, api
-from indefsvm.solvers import _mkl, _monitor, siqclp
 from indefsvm.problems import make_problem
+from indefsvm.solvers import _mkl, _monitor, siqclp
 from indefsvm.solvers._mkl import MKLMaster
 from indefsvm.solvers.siqclp import _QCLP, _Kernel, _psd_factor
 
