@@ -434,6 +434,22 @@ class ProxyKernelProblem:
         )
         return value, error
 
+    def _eigen_scale(self) -> float:
+        """``max |lambda(K0)|`` of the working kernel (its Gershgorin bound on the PSD path).
+
+        The scale of the rounding bounds of the excesses; computed once (the Gershgorin bound
+        is O(n^2), too much per evaluation).
+        """
+        cached = getattr(self, "_eigen_scale_value", None)
+        if cached is None:
+            d = getattr(self.operator, "eigenvalues", None)
+            if d is not None and np.size(d):
+                cached = float(np.max(np.abs(d)))
+            else:
+                cached = float(self.operator.spectral_scale())
+            self._eigen_scale_value = cached
+        return cached
+
     def _objective_excess(
         self, alpha: NDArray[np.float64], state: ProxyState
     ) -> tuple[float, float]:
@@ -445,7 +461,7 @@ class ProxyKernelProblem:
         penalty = self.penalty_rho * state.neg_sq_change
         value = linear - l1 - quad - quartic + penalty
         # u'K0u = z'Dz with z = V'u rounded: its error is bounded through |lambda|max ||u||^2.
-        spread = self.operator.spectral_scale() * state.u_norm_sq
+        spread = self._eigen_scale() * state.u_norm_sq
         error = (
             _ROUNDING * (abs(linear) + l1 + abs(quad) + spread + quartic + abs(penalty))
             + self.penalty_rho * state.neg_sq_change_error
@@ -519,7 +535,7 @@ class ProxyKernelProblem:
         primal_size = (
             abs(primal)
             + box * float(np.sum(np.abs(decision)))
-            + self.operator.spectral_scale() * state.u_norm_sq
+            + self._eigen_scale() * state.u_norm_sq
             + self.operator.sigma * state.u_norm_sq**2
         )
         return primal + penalty, _ROUNDING * primal_size + penalty_error

@@ -232,19 +232,47 @@ def neg_sq_change_fields(
     return {"neg_sq_change": change, "neg_sq_change_error": error}
 
 
+@functools.lru_cache(maxsize=1)
+def _compiled_refinement() -> Any:
+    """The compiled refinement kernel (:mod:`indefsvm._penalty_numba`), or None without Numba."""
+    try:
+        from indefsvm import _penalty_numba
+    except ImportError:  # numba missing or broken: the NumPy path below is complete
+        return None
+    return _penalty_numba
+
+
 def _refine_offsets(
     d: NDArray[np.float64],
     z: NDArray[np.float64],
     sigma: float,
     idx: NDArray[np.intp],
     lam: NDArray[np.float64],
+    *,
+    compiled: bool = True,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.bool_]]:
     """``lambda_i - d_i`` to high relative accuracy for the roots ``lam`` in ``(d_i, d_{i+1})``.
 
     See :func:`negative_square_change`. Returns the offsets, bounds on their errors and a mask
     of the roots whose bracket the secular function confirmed (the others are left alone).
+    ``compiled`` uses the Numba kernel when available (same algorithm, one root at a time).
     """
     n = d.shape[0]
+    scale = max(float(np.max(np.abs(d))), sigma * float(z @ z), _TINY)
+    width = 64.0 * n * _EPS * scale
+    kernel = _compiled_refinement() if compiled else None
+    if kernel is not None:
+        k = idx.shape[0]
+        offset, error = np.empty(k), np.empty(k)
+        ok = np.empty(k, dtype=np.bool_)
+        kernel.refine_offsets(
+            np.ascontiguousarray(d, dtype=np.float64),
+            np.ascontiguousarray(sigma * z * z, dtype=np.float64),
+            np.ascontiguousarray(idx, dtype=np.int64),
+            np.ascontiguousarray(lam, dtype=np.float64),
+            float(width), offset, error, ok,
+        )  # fmt: skip
+        return offset, error, ok
     k = idx.shape[0]
     lo_pole = d[idx]
     nxt = np.minimum(idx + 1, n - 1)
@@ -258,8 +286,6 @@ def _refine_offsets(
     lo = np.where(upper_origin, lo_pole - d_o, 0.0)
     hi = np.where(upper_origin, 0.0, hi_pole - d_o)
     t0 = lam - d_o
-    scale = max(float(np.max(np.abs(d))), sigma * float(z @ z), _TINY)
-    width = 64.0 * n * _EPS * scale
     a = np.maximum(t0 - width, lo)
     b = np.minimum(t0 + width, hi)
     z2 = sigma * z * z
