@@ -17,6 +17,7 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 import indefsvm
+from indefsvm import proxy
 from indefsvm.proxy import negative_square_change
 from indefsvm.solvers import SolverMonitor
 from indefsvm.solvers._monitor import UNCERTIFIED_STATUSES
@@ -144,12 +145,17 @@ def _random_update(seed: int, n: int, spread: float):
     return d, z
 
 
+@pytest.mark.parametrize("compiled", [True, False], ids=["numba", "numpy"])
 @pytest.mark.parametrize(
     ("seed", "spread", "sigma"),
     [(0, 1.0, 0.3), (1, 1e5, 0.25), (2, 1.0, 2.5e-14), (3, 1e3, 10.0), (4, 1e6, 1e-3)],
 )
-def test_negative_square_change_matches_mpmath(seed, spread, sigma):
+def test_negative_square_change_matches_mpmath(monkeypatch, seed, spread, sigma, compiled):
     """``sum min(0, lambda)^2 - sum min(0, d)^2`` of ``diag(d) + sigma z z'`` to its bound."""
+    if not compiled:
+        monkeypatch.setattr(proxy, "_compiled_refinement", lambda: None)
+    elif proxy._compiled_refinement() is None:
+        pytest.skip("numba is not available")
     d, z = _random_update(seed, 9, spread)
     lam = np.linalg.eigvalsh(np.diag(d) + sigma * np.outer(z, z))
     # scale 0: every root is refined (the solvers refine those that matter for their scale)
