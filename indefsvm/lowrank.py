@@ -571,7 +571,9 @@ class LowRankProxyOperator:
             u_norm_sq=u_norm_sq,
             u_mneg_u=float(np.sum(lam[neg] * wz**2)),
             neg_sq_sum=float(np.sum(lam[neg] ** 2)),
-            **neg_sq_change_fields(d, z, sigma, lam[neg], u_norm_sq),
+            **neg_sq_change_fields(
+                d, z, sigma, lam[neg], u_norm_sq, getattr(self, "excess_accuracy", 0.0)
+            ),
             residual_norm=rn,
             residual=residual,
         )

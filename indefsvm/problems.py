@@ -317,6 +317,16 @@ class ProxyKernelProblem:
         if reset is not None:
             reset()
 
+    def set_excess_accuracy(self, tol: float) -> None:
+        """Ask for ``f - f(0)`` and ``UB - f(0)`` accurate to ``1e-3 tol`` of their size.
+
+        The monitor calls it with its ``tol``: the penalty's change is then refined root by root
+        only where the plain difference's rounding could reach a thousandth of what the
+        certificate resolves (:func:`~indefsvm.proxy.neg_sq_change_fields`); ``tol = 0`` refines
+        wherever rounding shows. The objective and gradient do not depend on it.
+        """
+        self.operator.excess_accuracy = 1e-3 * max(float(tol), 0.0)
+
     def lipschitz_estimate(self) -> float:
         """Scale of the gradient's Lipschitz constant in the problem's metric.
 

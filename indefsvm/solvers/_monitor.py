@@ -148,6 +148,10 @@ class SolverMonitor:
         self.baseline = float(problem.baseline_objective)
         # Evaluations may warm-start from earlier ones (secular roots): a solve starts cold.
         problem.reset_warm_start()
+        # The excesses over f(0) that certify need only be accurate to a fraction of tol.
+        set_accuracy = getattr(problem, "set_excess_accuracy", None)
+        if set_accuracy is not None:
+            set_accuracy(self.tol)
         self.verbose = 50 if verbose is True else int(verbose or 0)
         if self.verbose:
             _ensure_visible(logger)

@@ -170,3 +170,22 @@ def test_negative_square_change_matches_mpmath(monkeypatch, seed, spread, sigma,
     # and the change is accurate relative to ITSELF, not to sum d_i^2 (the plain difference
     # of the two sums is not: it carries eps * sum d_i^2)
     assert abs(change - ref) <= 1e-12 * abs(ref) + 1e-300, (change, ref)
+
+
+def test_excess_accuracy_follows_tol_and_keeps_the_gap_certified():
+    """The penalty change is refined only as far as tol needs (set by the monitor); the gap's
+    rounding bound stays far below tol either way, and a problem evaluated outside a solve
+    refines fully."""
+    from conftest import sigmoid_problem
+
+    K0, y = sigmoid_problem(60, 2)
+    for tol in (1e-4, 1e-9):
+        res = indefsvm.solve(K0, y, rho=1e3, tol=tol, max_iter=50000)
+        scale = max(1.0, abs(res.objective - res.baseline_objective))
+        assert res.converged and res.gap_error <= 1e-2 * tol * scale, (tol, res.gap_error)
+    problem = indefsvm.make_problem("svc", K0, y, rho=1e3)
+    alpha = problem.initial_point() + 0.01
+    full = problem.evaluate(problem.project(alpha)).state.neg_sq_change_error
+    problem.set_excess_accuracy(1e-4)
+    coarse = problem.evaluate(problem.project(alpha)).state.neg_sq_change_error
+    assert full <= coarse
