@@ -26,6 +26,92 @@ SOLVERS: dict[str, str] = {
 #: Solvers known to :func:`solve` (names of :data:`SOLVERS`).
 METHODS = tuple(SOLVERS)
 
+#: Named arguments of :func:`solve_problem`: a solver option with one of these names would be
+#: passed twice (Python's "multiple values for keyword" deep inside a fit).
+NAMED_OPTIONS = (
+    "method",
+    "tol",
+    "max_iter",
+    "libsvm_every",
+    "libsvm_tol",
+    "verbose",
+    "callback",
+    "max_time",
+    "start_time",
+    "progress",
+)
+
+
+def check_solver_options(
+    solver_options: Mapping[str, Any] | None,
+    *,
+    named: tuple[str, ...] = NAMED_OPTIONS,
+    owner: str = "solve",
+) -> dict[str, Any]:
+    """A copy of ``solver_options`` after refusing keys that clash with named arguments.
+
+    Estimators pass ``tol``, ``max_iter``, ... themselves and forward ``solver_options`` to
+    :func:`solve_problem`; a key such as ``"tol"`` in it would otherwise fail with Python's
+    "got multiple values for keyword argument 'tol'".
+
+    Parameters
+    ----------
+    solver_options : mapping or None
+        Options for the solver.
+    named : tuple of str
+        Names given as their own arguments (refused as keys).
+    owner : str
+        Who takes those arguments (for the message, e.g. ``"IndefiniteSVC"``).
+
+    Raises
+    ------
+    TypeError
+        If ``solver_options`` is not a mapping with string keys.
+    ValueError
+        Naming every clashing key.
+    """
+    if solver_options is None:
+        return {}
+    if not isinstance(solver_options, Mapping):
+        raise TypeError(
+            f"solver_options must be a dict of solver options; got {type(solver_options).__name__}."
+        )
+    options = dict(solver_options)
+    bad_keys = [key for key in options if not isinstance(key, str)]
+    if bad_keys:
+        raise TypeError(f"solver_options keys must be option names (str); got {bad_keys!r}.")
+    clash = [key for key in options if key in named]
+    if clash:
+        raise ValueError(
+            f"solver_options has {', '.join(repr(k) for k in clash)}, which {owner} takes as its "
+            f"own argument{'s' if len(clash) > 1 else ''}: pass "
+            f"{', '.join(f'{k}=...' for k in clash)} to {owner} directly, not in solver_options."
+        )
+    return options
+
+
+def _check_solver_keywords(method: str, solver: Callable[..., Any], options: Mapping) -> None:
+    """Refuse options the solver does not take, with the ones it does (before any work)."""
+    import inspect
+
+    params = inspect.signature(solver).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return
+    accepted = [name for name, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    unknown = [key for key in options if key not in accepted]
+    if not unknown:
+        return
+    if unknown == ["solver_options"] and isinstance(options["solver_options"], Mapping):
+        raise TypeError(
+            "indefsvm.solve takes the solver's options as keyword arguments "
+            "(solve(K0, y, step='paper')), not as solver_options={...}; unpack the dict: "
+            "solve(K0, y, **solver_options)."
+        )
+    raise TypeError(
+        f"method={method!r} takes no option {', '.join(repr(k) for k in unknown)}; its options "
+        f"are {', '.join(accepted)}."
+    )
+
 
 def get_solver(method: str) -> Callable[..., SolveResult]:
     """The solver function registered as ``method`` in :data:`SOLVERS`."""
@@ -195,7 +281,13 @@ def solve_problem(
 ) -> SolveResult:
     """Run a solver on an already-built problem object (same options as :func:`solve`)."""
     solver = get_solver(method)
+    _check_solver_keywords(method, solver, solver_options)
     problem.check_method(method)  # e.g. a large low-rank problem refuses n x n solvers
+    # A check the solve would reach only after its iterations (e.g. a LIBSVM check that this
+    # problem cannot run) is refused now, before any work is thrown away.
+    check_options = getattr(problem, "check_options", None)
+    if check_options is not None:
+        check_options(method=method, libsvm_every=libsvm_every)
     monitor = SolverMonitor(
         problem,
         method=method,

@@ -69,7 +69,7 @@ from indefsvm._base import (
 )
 from indefsvm._multiclass import OneVsOneMixin
 from indefsvm._probability import PlattProbabilityMixin
-from indefsvm.api import SOLVERS, solve_problem
+from indefsvm.api import SOLVERS, check_solver_options, solve_problem
 from indefsvm.kernels.registry import KERNEL_ALIASES, KERNEL_NAMES, resolve_kernel
 from indefsvm.nystrom import LANDMARK_METHODS
 from indefsvm.out_of_sample import (
@@ -116,7 +116,13 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
     }
 
     def _solve(self, problem: ProxyKernelProblem) -> SolveResult:
-        options = dict(self.solver_options or {})
+        # tol, max_iter, verbose are the estimator's own parameters: the same keys in
+        # solver_options are refused by name (issue 22), not Python's "multiple values".
+        options = check_solver_options(
+            self.solver_options,
+            named=("method", "tol", "max_iter", "verbose"),
+            owner=type(self).__name__,
+        )
         return solve_problem(
             problem,
             method=self.solver,

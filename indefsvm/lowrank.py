@@ -53,7 +53,14 @@ from indefsvm.problems import (
     ProxyKernelProblem,
     RegressionProblem,
 )
-from indefsvm.proxy import _EPS, _TINY, _Z_ERROR_LIMIT, ProxyState, smoothing_correction
+from indefsvm.proxy import (
+    _EPS,
+    _TINY,
+    _Z_ERROR_LIMIT,
+    ProxyState,
+    neg_sq_change_fields,
+    smoothing_correction,
+)
 from indefsvm.rank_one import rank_one_eigh
 
 __all__ = [
@@ -73,6 +80,8 @@ logger = logging.getLogger(__name__)
 #: Largest n for which a low-rank problem agrees to form n x n matrices (dense ``K0``/``K*``,
 #: LIBSVM checks, ACCPM's Newton systems, SIQCLP): 5,000 x 5,000 float64 is 200 MB.
 DENSE_LIMIT = 5000
+#: Problems whose LIBSVM check has a linear (LIBLINEAR) form above :data:`DENSE_LIMIT`.
+_LINEAR_CHECK_KINDS = ("svc", "perturb", "svr")
 
 # Rows of Phi converted to float64 at once when Phi is stored in float32 (64 MB for m = 500).
 _BLOCK_ROWS = 16384
@@ -295,6 +304,7 @@ class LowRankProxyOperator:
         self.sigma = float(sigma)
         self.row_scale = row_scale
         self.engine_threads = 1
+        self._check_scale(kernel, row_scale)
         G = self._gram(None)
         self.gram = G
         # Orthonormal basis U = Phi_w T of range(Phi_w) from the Gram matrix after Jacobi
@@ -329,6 +339,35 @@ class LowRankProxyOperator:
         self._z_history: list[tuple[NDArray[np.float64], NDArray[np.float64], float]] = []
         self.n_linear_z = 0
         logger.debug("low-rank operator: n=%d, m=%d, rank=%d", self.n, kernel.rank, self.rank)
+
+    @staticmethod
+    def _check_scale(kernel: LowRankKernel, row_scale: NDArray[np.float64] | None) -> None:
+        """Refuse a factor whose kernel overflows, as the dense path does (before any product).
+
+        ``|K0_ij| <= m max|Phi|^2 max|s|``; the dense problem refuses ``n max|K0| > 1e150``
+        (its squared eigenvalues overflow), and the Gram matrix of a factor at that scale
+        overflows too (numpy's eigh then failed with a bare ``LinAlgError``).
+        """
+        Phi = kernel.features
+        peak = 0.0
+        for sl in _blocks(Phi.shape[0]):
+            block = np.abs(np.asarray(Phi[sl], dtype=np.float64))
+            if row_scale is not None:
+                block = block * row_scale[sl, None]
+            peak = max(peak, float(np.max(block)) if block.size else 0.0)
+        with np.errstate(over="ignore"):
+            weight = float(np.max(np.abs(kernel.signature))) if kernel.signature.size else 0.0
+            entry = np.float64(peak) ** 2 * weight
+            bound = entry * Phi.shape[1] * Phi.shape[0]
+        if not np.isfinite(bound) or bound > 1e150:
+            size = f"{entry:.3g}" if np.isfinite(entry) else "more than 1.8e308 (overflow)"
+            raise ValueError(
+                f"the low-rank kernel's factor has entries up to {peak:.3g} (signature up to "
+                f"{weight:.3g}): K0 = Phi diag(s) Phi' reaches about {size} "
+                "per entry, and at this scale the squared eigenvalues in the objective overflow "
+                "double precision. Rescale the factor (e.g. Phi / np.abs(Phi).max()) and choose "
+                "C and rho on that scale."
+            )
 
     def reset_warm_start(self) -> None:
         """Forget the stored ``U'u`` products (a solve starts from nothing remembered)."""
@@ -532,6 +571,9 @@ class LowRankProxyOperator:
             u_norm_sq=u_norm_sq,
             u_mneg_u=float(np.sum(lam[neg] * wz**2)),
             neg_sq_sum=float(np.sum(lam[neg] ** 2)),
+            **neg_sq_change_fields(
+                d, z, sigma, lam[neg], u_norm_sq, getattr(self, "excess_accuracy", 0.0)
+            ),
             residual_norm=rn,
             residual=residual,
         )
@@ -676,6 +718,42 @@ class _LowRankProblemMixin:
                 "Use method='pg' (O(nm) per iteration)."
             )
 
+    def check_options(self, *, method: str, libsvm_every: int | None = None) -> None:
+        """Refuse, before solving, options that would fail only after the iterations.
+
+        Above :data:`DENSE_LIMIT` the LIBSVM checks run as a linear SVM (LIBLINEAR) on the
+        factor of ``K*``, which exists for classification and regression only: a one-class
+        problem with ``libsvm_every`` would iterate and then fail at its first check (the
+        result thrown away), so it is refused here with the way out.
+        """
+        kind = getattr(self, "kind", "")
+        if libsvm_every is not None and self.n > DENSE_LIMIT and kind not in _LINEAR_CHECK_KINDS:
+            what = "the one-class problem" if kind == "oneclass" else f"problem={kind!r}"
+            raise ValueError(
+                f"libsvm_every needs a LIBSVM check of {what} on the n x n proxy "
+                f"kernel, which the low-rank problem forms only up to n = {DENSE_LIMIT}; here "
+                f"n = {self.n}, and above the limit only {', '.join(_LINEAR_CHECK_KINDS)} have "
+                "the linear (LIBLINEAR) check. Leave libsvm_every=None: the certified gap does "
+                "not need it."
+            )
+
+    @property
+    def working_eigh(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``(eigenvalues, eigenvectors)`` of the dense working kernel (up to ``DENSE_LIMIT``).
+
+        The dense view that the cutting-plane solvers need (SIQCLP's initial constraint
+        ``(K0)_+`` and its certified kernel bounds; :class:`~indefsvm.protocols.DenseProblem`):
+        the factored operator has no n x n eigenbasis, so one is computed here, once, from the
+        dense ``K0`` (refused above :data:`DENSE_LIMIT` with the reason).
+        """
+        cached = getattr(self, "_dense_eigh", None)
+        if cached is None:
+            _check_dense(self.n, DENSE_LIMIT, "the eigendecomposition of K0 (needed by SIQCLP)")
+            d, V = np.linalg.eigh(self.operator.K0)
+            cached = (d, V)
+            self._dense_eigh = cached
+        return cached
+
     def objective_at_zero(self) -> float:
         """``f(0) = rho ||(K0)_-||_F^2`` (notes §10), the alpha-free part of the objective."""
         d = self.operator.eigenvalues
@@ -721,10 +799,13 @@ class _LowRankProblemMixin:
             g = g - corr
         return self.kernel0.signature * g
 
-    def libsvm_upper_bound(
-        self, evaluation: Evaluation, *, tol: float = 1e-3
-    ) -> tuple[float, float, NDArray[np.float64]]:
-        """Upper bound from an external SVM solver on ``K*(alpha)`` (notes §3-4).
+    def _libsvm_primal(
+        self, evaluation: Evaluation, tol: float
+    ) -> tuple[float, float, NDArray[np.float64], NDArray[np.float64]]:
+        """Primal value, intercept, alpha and decision values of an external SVM on ``K*``.
+
+        The hook of :meth:`~indefsvm.problems.ProxyKernelProblem.libsvm_upper_bound` (notes §3-4),
+        which adds ``rho ||K* - K0||_F^2``.
 
         Up to :data:`DENSE_LIMIT` this is the dense problem's LIBSVM check on the n x n ``K*``.
         Above it, ``K* = F F'`` with ``F`` the (m'+1)-column factor of
@@ -738,20 +819,20 @@ class _LowRankProblemMixin:
         """
         state = evaluation.state
         if self.n > DENSE_LIMIT:
-            return self._linear_upper_bound(state, tol)
+            return self._linear_primal(state, tol)
         K = self.operator.kernel(state)
         if self.scale is not None:
             K = (K / self.scale[:, None]) / self.scale[None, :]
         u_lib = self._libsvm_solution(K, tol)  # type: ignore[attr-defined]
         g = K @ u_lib
         primal, b = self._primal_from(g, float(u_lib @ g))  # type: ignore[attr-defined]
-        return primal + self._penalty(state), b, self.sign * u_lib  # type: ignore[attr-defined]
+        return primal, b, self.sign * u_lib, g  # type: ignore[attr-defined]
 
-    def _linear_upper_bound(
+    def _linear_primal(
         self, state: ProxyState, tol: float
-    ) -> tuple[float, float, NDArray[np.float64]]:
+    ) -> tuple[float, float, NDArray[np.float64], NDArray[np.float64]]:
         kind = getattr(self, "kind", "")
-        if kind not in ("svc", "perturb", "svr"):
+        if kind not in _LINEAR_CHECK_KINDS:
             _check_dense(self.n, DENSE_LIMIT, "a LIBSVM check of the one-class problem")
         F = self.kernel_from_state(state).features()
         # LIBLINEAR regularises the intercept as an extra feature: a large scale makes that
@@ -763,7 +844,7 @@ class _LowRankProblemMixin:
             w = self._liblinear_w(kind, F, common)
         g = F @ w
         primal, b = self._primal_from(g, float(w @ w))  # type: ignore[attr-defined]
-        return primal + self._penalty(state), b, np.full(self.n, np.nan)  # type: ignore
+        return primal, b, np.full(self.n, np.nan), g
 
     def _liblinear_w(self, kind: str, F: NDArray[np.float64], common: dict) -> NDArray:
         from sklearn.svm import LinearSVC, LinearSVR

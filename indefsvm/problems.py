@@ -33,6 +33,10 @@ from indefsvm._validation import (
 from indefsvm.projection import project_hyperplane_box
 from indefsvm.proxy import ProxyKernelOperator, ProxyState
 
+#: Rounding error of a sum of a few terms, relative to the sum of their magnitudes (a small
+#: multiple of the unit roundoff; the bounds of the excesses are first-order estimates).
+_ROUNDING = 16.0 * float(np.finfo(np.float64).eps)
+
 
 def _check_input_scale(K: NDArray[np.float64], rho: float) -> None:
     """Refuse a kernel so large that its squared eigenvalues overflow (before any eigh)."""
@@ -132,6 +136,13 @@ class Evaluation:
         True for an objective-only evaluation (:meth:`ProxyKernelProblem.evaluate_objective`):
         ``gradient`` is None, ``upper_bound`` is +inf (no bound computed), ``intercept`` NaN and
         ``state`` has no eigenvectors. :meth:`ProxyKernelProblem.evaluate` completes it.
+    objective_excess, upper_excess : float
+        ``f(alpha) - f(0)`` and ``upper_bound - f(0)``, computed WITHOUT the constant
+        ``f(0) = rho ||(K0)_-||_F^2`` (from :attr:`ProxyState.neg_sq_change`, notes §10): the
+        difference that certifies, accurate even when ``f(0)`` swamps the alpha-dependent part
+        (NaN when not computed: the monitor then subtracts ``f(0)`` itself).
+    objective_error, upper_error : float
+        Bounds on the rounding errors of the two excesses.
     """
 
     alpha: NDArray[np.float64]
@@ -142,6 +153,10 @@ class Evaluation:
     intercept: float
     state: ProxyState
     partial: bool = False
+    objective_excess: float = float("nan")
+    upper_excess: float = float("nan")
+    objective_error: float = 0.0
+    upper_error: float = 0.0
 
     @property
     def gap(self) -> float:
@@ -284,6 +299,13 @@ class ProxyKernelProblem:
     def check_method(self, method: str) -> None:
         """Raise a clear error if solver ``method`` cannot run on this problem (all can here)."""
 
+    def check_options(self, *, method: str, libsvm_every: int | None = None) -> None:
+        """Raise, before solving, for options this problem could only refuse after iterating.
+
+        Every option works on a dense problem; the low-rank problems refuse LIBSVM checks they
+        cannot run above their dense limit (:mod:`indefsvm.lowrank`).
+        """
+
     def reset_warm_start(self) -> None:
         """Forget state kept between evaluations (the secular solver's warm start).
 
@@ -294,6 +316,16 @@ class ProxyKernelProblem:
         reset = getattr(self.operator, "reset_warm_start", None)
         if reset is not None:
             reset()
+
+    def set_excess_accuracy(self, tol: float) -> None:
+        """Ask for ``f - f(0)`` and ``UB - f(0)`` accurate to ``1e-3 tol`` of their size.
+
+        The monitor calls it with its ``tol``: the penalty's change is then refined root by root
+        only where the plain difference's rounding could reach a thousandth of what the
+        certificate resolves (:func:`~indefsvm.proxy.neg_sq_change_fields`); ``tol = 0`` refines
+        wherever rounding shows. The objective and gradient do not depend on it.
+        """
+        self.operator.excess_accuracy = 1e-3 * max(float(tol), 0.0)
 
     def lipschitz_estimate(self) -> float:
         """Scale of the gradient's Lipschitz constant in the problem's metric.
@@ -395,6 +427,57 @@ class ProxyKernelProblem:
             sigma**2 * state.u_norm_sq**2 - 2.0 * sigma * state.u_mneg_u + state.neg_sq_sum
         )
 
+    def _penalty_excess(self, state: ProxyState) -> tuple[float, float]:
+        """``rho ||K* - K0||_F^2 - f(0)`` and a bound on its rounding error (notes §10).
+
+        The penalty is ``f(0)`` plus alpha-dependent terms; the constant is left out (the
+        negative eigenvalues enter through :attr:`ProxyState.neg_sq_change`), so a certified gap
+        formed from it does not cancel against ``f(0)``.
+        """
+        sigma = self.operator.sigma
+        rho = self.penalty_rho
+        a = sigma**2 * state.u_norm_sq**2
+        b = 2.0 * sigma * state.u_mneg_u
+        value = rho * (a - b + state.neg_sq_change)
+        error = rho * (
+            _ROUNDING * (a + abs(b) + abs(state.neg_sq_change)) + state.neg_sq_change_error
+        )
+        return value, error
+
+    def _eigen_scale(self) -> float:
+        """``max |lambda(K0)|`` of the working kernel (its Gershgorin bound on the PSD path).
+
+        The scale of the rounding bounds of the excesses; computed once (the Gershgorin bound
+        is O(n^2), too much per evaluation).
+        """
+        cached = getattr(self, "_eigen_scale_value", None)
+        if cached is None:
+            d = getattr(self.operator, "eigenvalues", None)
+            if d is not None and np.size(d):
+                cached = float(np.max(np.abs(d)))
+            else:
+                cached = float(self.operator.spectral_scale())
+            self._eigen_scale_value = cached
+        return cached
+
+    def _objective_excess(
+        self, alpha: NDArray[np.float64], state: ProxyState
+    ) -> tuple[float, float]:
+        """``f(alpha) - f(0)`` (notes §1, §10) without the constant, and its error bound."""
+        linear = float(self.linear_coef @ alpha)
+        l1 = self.l1_weight * float(np.sum(np.abs(alpha)))
+        quad = 0.5 * state.u_k0_u
+        quartic = 0.25 * self.operator.sigma * state.u_norm_sq**2
+        penalty = self.penalty_rho * state.neg_sq_change
+        value = linear - l1 - quad - quartic + penalty
+        # u'K0u = z'Dz with z = V'u rounded: its error is bounded through |lambda|max ||u||^2.
+        spread = self._eigen_scale() * state.u_norm_sq
+        error = (
+            _ROUNDING * (abs(linear) + l1 + abs(quad) + spread + quartic + abs(penalty))
+            + self.penalty_rho * state.neg_sq_change_error
+        )
+        return value, error
+
     def state(self, alpha: NDArray[np.float64], *, smoothing: float = 0.0) -> ProxyState:
         """Proxy kernel quantities at ``alpha`` (in the scaled coordinates if rho is a vector)."""
         return self.operator.state(self.u_coef * alpha, smoothing=smoothing)
@@ -430,8 +513,11 @@ class ProxyKernelProblem:
             self.operator.smoothed_kstar_u(state, smoothing) if smoothing > 0 else state.kstar_u
         )
         gradient = self.linear_coef - self.u_coef * kstar_u
-        primal, intercept = self._primal_from(self.decision_values(state), state.u_kstar_u)
+        decision = self.decision_values(state)
+        primal, intercept = self._primal_from(decision, state.u_kstar_u)
         upper_bound = primal + self._penalty(state)
+        excess, excess_error = self._objective_excess(alpha, state)
+        upper_excess, upper_error = self._upper_excess(primal, decision, state)
         return Evaluation(
             alpha=alpha,
             objective=objective,
@@ -440,7 +526,29 @@ class ProxyKernelProblem:
             upper_bound=upper_bound,
             intercept=intercept,
             state=state,
+            objective_excess=excess,
+            upper_excess=upper_excess,
+            objective_error=excess_error,
+            upper_error=upper_error,
         )
+
+    def _upper_excess(
+        self, primal: float, decision: NDArray[np.float64], state: ProxyState
+    ) -> tuple[float, float]:
+        """``primal + rho ||K* - K0||_F^2 - f(0)`` and its rounding error bound (notes §3, §10).
+
+        The primal (hinge or epsilon-insensitive sum) is rounded in each term: its error is
+        bounded through ``max box * ||K* u||_1`` (plus its own size).
+        """
+        penalty, penalty_error = self._penalty_excess(state)
+        box = float(np.max(np.maximum(np.abs(self.lower), np.abs(self.upper)))) if self.n else 0.0
+        primal_size = (
+            abs(primal)
+            + box * float(np.sum(np.abs(decision)))
+            + self._eigen_scale() * state.u_norm_sq
+            + self.operator.sigma * state.u_norm_sq**2
+        )
+        return primal + penalty, _ROUNDING * primal_size + penalty_error
 
     def evaluate_objective(self, alpha: NDArray[np.float64]) -> Evaluation:
         """Objective only at ``alpha``: a PARTIAL :class:`Evaluation` (no gradient, no bound).
@@ -463,6 +571,7 @@ class ProxyKernelProblem:
             - 0.25 * self.operator.sigma * state.u_norm_sq**2
             + self.penalty_rho * state.neg_sq_sum
         )
+        excess, excess_error = self._objective_excess(alpha, state)
         return Evaluation(
             alpha=alpha,
             objective=smooth - self.l1_weight * float(np.sum(np.abs(alpha))),
@@ -472,6 +581,9 @@ class ProxyKernelProblem:
             intercept=np.nan,
             state=state,
             partial=True,
+            objective_excess=excess,
+            upper_excess=np.inf,
+            objective_error=excess_error,
         )
 
     def objective(self, alpha: ArrayLike) -> float:
@@ -569,6 +681,62 @@ class ProxyKernelProblem:
         primal, _ = self.primal_value(decision, float(u @ g))
         return primal + self.penalty_rho * float(np.sum((K - self.operator.K0) ** 2))
 
+    def bound_for_kernel_excess(
+        self, K: NDArray[np.float64], alpha: NDArray[np.float64]
+    ) -> tuple[float, float, float]:
+        """:meth:`bound_for_kernel` less ``f(0)``, formed without it (notes §3, §10).
+
+        With ``K0 = P - N`` (``P = (K0)_+``, ``N = (K0)_-`` from the eigendecomposition the
+        objective uses) and ``<P, N> = 0``:
+        ``||K - K0||_F^2 - ||N||_F^2 = ||K - P||_F^2 + 2 <K, N>``, a sum of two non-negative
+        terms (``K`` PSD), so the penalty's excess over ``f(0) = rho ||N||_F^2`` keeps its digits
+        however large ``f(0)`` is.
+
+        Returns
+        -------
+        excess, error, value : float
+            ``bound - f(0)``, a bound on its rounding error and the bound itself.
+        """
+        eigh = self.working_eigh
+        if eigh is None:  # PSD path: f(0) = 0, nothing cancels
+            value = self.bound_for_kernel(K, alpha)
+            return value, _ROUNDING * abs(value), value
+        d, V = eigh
+        u = self.u_coef * np.asarray(alpha, dtype=np.float64)
+        g = K @ u
+        decision = g if self.scale is None else g / self.scale
+        primal, _ = self.primal_value(decision, float(u @ g))
+        neg = d < 0
+        P = self._positive_part()
+        Vn = V[:, neg]
+        kn = float(np.sum(-d[neg] * np.sum((K @ Vn) * Vn, axis=0)))
+        diff_sq = float(np.sum((K - P) ** 2))
+        rho = self.penalty_rho
+        excess = primal + rho * (diff_sq + 2.0 * kn)
+        # P, and a K formed in floating point (a mixture of factors, the dense K*), carry
+        # rounding errors of about n eps max|d| per entry: the first through ||K - P||^2, the
+        # second through <K, N>, which rho multiplies (at rho = 1e13 a K* formed to 1e-16
+        # gave an excess 2e-3 below the objective's). Both are counted, so such a bound is
+        # only preferred where it is precise (the monitor compares excess + error).
+        entry_error = self.n * _ROUNDING * float(np.max(np.abs(d)))
+        n_norm = float(np.sqrt(np.sum(d[neg] ** 2)))
+        box = float(np.max(np.maximum(np.abs(self.lower), np.abs(self.upper))))
+        error = _ROUNDING * (
+            abs(primal) + box * float(np.sum(np.abs(decision))) + rho * (diff_sq + 2.0 * abs(kn))
+        ) + rho * self.n * entry_error * (2.0 * np.sqrt(diff_sq) + 2.0 * n_norm)
+        return excess, error, primal + rho * float(np.sum((K - self.operator.K0) ** 2))
+
+    def _positive_part(self) -> NDArray[np.float64]:
+        """``(K0)_+`` of the working kernel from its eigendecomposition (cached)."""
+        P = getattr(self, "_k0_positive", None)
+        if P is None:
+            d, V = self.working_eigh
+            pos = d > 0
+            P = (V[:, pos] * d[pos]) @ V[:, pos].T
+            P = 0.5 * (P + P.T)
+            self._k0_positive = P
+        return P
+
     def primal_value(self, g: NDArray[np.float64], w_norm_sq: float) -> tuple[float, float]:
         """Primal value and intercept of ``w = sum_j u_j phi(x_j)`` (see :meth:`_primal_from`)."""
         return self._primal_from(g, w_norm_sq)
@@ -599,12 +767,31 @@ class ProxyKernelProblem:
         -------
         upper_bound, intercept, alpha_libsvm
         """
+        primal, b, alpha_lib, _ = self._libsvm_primal(evaluation, tol)
+        return primal + self._penalty(evaluation.state), b, alpha_lib
+
+    def libsvm_bound_excess(
+        self, evaluation: Evaluation, *, tol: float = 1e-3
+    ) -> tuple[float, float, float]:
+        """:meth:`libsvm_upper_bound` less ``f(0)``, formed without it, and its error bound.
+
+        Returns ``(upper_bound - f(0), error bound, upper_bound)`` (notes §10: the monitor
+        certifies with the excess, which keeps its digits when ``f(0)`` is huge).
+        """
+        primal, _, _, decision = self._libsvm_primal(evaluation, tol)
         state = evaluation.state
-        K = self.kernel_from_state(state)
+        excess, error = self._upper_excess(primal, decision, state)
+        return excess, error, primal + self._penalty(state)
+
+    def _libsvm_primal(
+        self, evaluation: Evaluation, tol: float
+    ) -> tuple[float, float, NDArray[np.float64], NDArray[np.float64]]:
+        """LIBSVM on the dense ``K*``: its primal value, intercept, alpha and decision values."""
+        K = self.kernel_from_state(evaluation.state)
         u_lib = self._libsvm_solution(K, tol)
         g = K @ u_lib
         primal, b = self._primal_from(g, float(u_lib @ g))
-        return primal + self._penalty(state), b, self.sign * u_lib
+        return primal, b, self.sign * u_lib, g
 
 
 class ClassificationProblem(ProxyKernelProblem):

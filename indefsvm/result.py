@@ -38,7 +38,9 @@ class SolveResult:
     upper_bound : float
         Best certified upper bound on the optimum seen during the run (notes §3 and §4).
     gap : float
-        ``upper_bound - objective >= OPT - objective`` (certified, up to rounding).
+        ``upper_bound - objective >= OPT - objective`` (certified, up to rounding; formed as
+        ``(upper_bound - f(0)) - (objective - f(0))`` with both excesses computed without
+        ``f(0)``, so a huge constant ``f(0)`` does not swamp it; ``gap_error`` bounds its rounding).
     relative_gap : float
         ``gap / max(1, |objective - f(0)|)``: the gap relative to the part of the objective that
         depends on alpha (``f(0) = rho ||(K0)_-||_F^2`` is a constant); the stopping rule is
@@ -53,9 +55,12 @@ class SolveResult:
     status : str
         ``"converged"`` (certified relative gap <= tol), ``"max_iter"``, ``"max_time"``,
         ``"callback"`` (stopped by the callback), ``"stalled"`` (ACCPM/SIQCLP's own rule holds
-        but the certified gap does not), ``"numerical_error"`` (non-finite values) or
-        ``"solver_error"`` (the conic solver of SIQCLP failed); every status but ``"converged"``
-        and ``"callback"`` warns.
+        but the certified gap does not), ``"numerical_error"`` (non-finite values),
+        ``"solver_error"`` (the conic solver of SIQCLP failed) or ``"precision_limit"`` (the
+        computed gap is within tol but its rounding error bound ``gap_error`` is not: double
+        precision cannot certify this tolerance); every status but ``"converged"`` and
+        ``"callback"`` warns. ``"converged"`` means ``max(gap, 0) + gap_error <= tol *
+        max(1, |objective - f(0)|)``.
     message : str
         Human-readable explanation of ``status``.
     method : str
@@ -77,6 +82,8 @@ class SolveResult:
         Solver-specific details (step policy, timings, ...).
     baseline_objective : float
         ``f(0)``, the alpha-free part against which ``relative_gap`` is measured.
+    gap_error : float
+        A bound (first order) on the rounding error of ``gap``.
     """
 
     alpha: NDArray[np.float64]
@@ -98,6 +105,7 @@ class SolveResult:
     classes: NDArray[Any] | None = None
     info: dict[str, Any] = field(default_factory=dict)
     baseline_objective: float = 0.0
+    gap_error: float = 0.0
 
     @property
     def converged(self) -> bool:
@@ -118,7 +126,14 @@ class SolveResult:
         )
 
     def to_dict(self, *, include_kernel: bool = False) -> dict[str, Any]:
-        """A JSON-serialisable dictionary (the kernel only on request: it is n x n)."""
+        """A JSON-serialisable dictionary (the kernel only on request: it is n x n).
+
+        With ``include_kernel=True`` the ``"kernel"`` entry is the n x n proxy kernel as nested
+        lists, or, for a low-rank problem (``kernel`` a
+        :class:`~indefsvm.lowrank.LowRankProxyKernel`), its factor
+        ``{"format": "factor", "features": F}`` with ``K* = F F'`` (n x k, k <= m + 1): the
+        factored kernel is never formed n x n.
+        """
 
         def conv(v: Any) -> Any:
             if isinstance(v, np.ndarray):
@@ -140,6 +155,7 @@ class SolveResult:
             "gap": self.gap,
             "relative_gap": self.relative_gap,
             "baseline_objective": self.baseline_objective,
+            "gap_error": self.gap_error,
             "intercept": self.intercept,
             "n_iter": self.n_iter,
             "status": self.status,
@@ -154,7 +170,17 @@ class SolveResult:
             "info": self.info,
         }
         if include_kernel:
-            out["kernel"] = self.kernel
+            kernel = self.kernel
+            features = getattr(kernel, "features", None)
+            if callable(features):
+                out["kernel"] = {"format": "factor", "features": features()}
+            elif kernel is None or isinstance(kernel, np.ndarray):
+                out["kernel"] = kernel
+            else:
+                raise TypeError(
+                    f"the kernel of this result is a {type(kernel).__name__}, which to_dict "
+                    "cannot write; convert it (np.asarray(result.kernel)) and save it yourself."
+                )
         return conv(out)
 
     def to_json(self, path: str | os.PathLike[str], *, include_kernel: bool = False) -> None:

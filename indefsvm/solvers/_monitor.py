@@ -31,7 +31,34 @@ from indefsvm.result import HISTORY_KEYS, SolveResult
 logger = logging.getLogger("indefsvm.solvers")
 
 #: Statuses that end a run without a certificate of optimality (they warn).
-UNCERTIFIED_STATUSES = ("max_iter", "max_time", "stalled", "numerical_error", "solver_error")
+UNCERTIFIED_STATUSES = (
+    "max_iter",
+    "max_time",
+    "stalled",
+    "numerical_error",
+    "solver_error",
+    "precision_limit",
+)
+#: Rounding error of an absolute value offered without its excess over ``f(0)``, relative to
+#: ``|f(0)|``: a value that holds the constant ``f(0)`` has lost the digits below ``eps |f(0)|``
+#: (none when ``f(0) = 0``), and its excess is formed by a subtraction.
+_OFFER_ROUNDING = 16.0 * float(np.finfo(np.float64).eps)
+
+
+def _excess(evaluation: Any, name: str, baseline: float) -> tuple[float, float]:
+    """``(value - f(0), error bound)`` of an evaluation's objective or upper bound.
+
+    Evaluations of :class:`~indefsvm.problems.ProxyKernelProblem` carry the excess computed
+    without ``f(0)`` (notes §10); for others (NaN) it is formed by a subtraction whose rounding
+    is counted in the bound.
+    """
+    excess = getattr(evaluation, f"{name}_excess", float("nan"))
+    value = evaluation.objective if name == "objective" else evaluation.upper_bound
+    if excess is None or np.isnan(excess):
+        if not np.isfinite(value):
+            return float(value), 0.0
+        return float(value) - baseline, _OFFER_ROUNDING * abs(baseline)
+    return float(excess), float(getattr(evaluation, f"{name}_error", 0.0))
 
 
 def _ensure_visible(log: logging.Logger) -> None:
@@ -121,6 +148,10 @@ class SolverMonitor:
         self.baseline = float(problem.baseline_objective)
         # Evaluations may warm-start from earlier ones (secular roots): a solve starts cold.
         problem.reset_warm_start()
+        # The excesses over f(0) that certify need only be accurate to a fraction of tol.
+        set_accuracy = getattr(problem, "set_excess_accuracy", None)
+        if set_accuracy is not None:
+            set_accuracy(self.tol)
         self.verbose = 50 if verbose is True else int(verbose or 0)
         if self.verbose:
             _ensure_visible(logger)
@@ -129,6 +160,12 @@ class SolverMonitor:
         self.start = time.perf_counter() if start_time is None else start_time
         self.best: Evaluation | None = None
         self.upper_bound = np.inf
+        # The certifying quantities, formed without f(0) (notes §10): UB - f(0) and f - f(0) of
+        # the best point, with bounds on their rounding errors.
+        self.upper_excess = np.inf
+        self.upper_error = 0.0
+        self.best_excess = -np.inf
+        self.best_error = 0.0
         self.best_intercept = np.nan
         self.libsvm_upper_bound = np.nan
         self.n_iter = 0
@@ -151,14 +188,20 @@ class SolverMonitor:
 
     @property
     def gap(self) -> float:
-        return self.upper_bound - self.objective
+        """``UB - f(alpha)``, formed as ``(UB - f(0)) - (f(alpha) - f(0))`` (notes §10)."""
+        return self.upper_excess - self.best_excess
+
+    @property
+    def gap_error(self) -> float:
+        """A bound on the rounding error of :attr:`gap` (first order)."""
+        return self.upper_error + self.best_error
 
     @property
     def scale(self) -> float:
         """``max(1, |f(alpha) - f(0)|)``: what the relative gap is measured against."""
         if self.best is None:
             return 1.0
-        return max(1.0, abs(self.objective - self.baseline))
+        return max(1.0, abs(self.best_excess))
 
     @property
     def relative_gap(self) -> float:
@@ -171,17 +214,35 @@ class SolverMonitor:
         """True when ``max_time`` has passed; inner loops of solvers poll it."""
         return self.max_time is not None and self.elapsed() >= self.max_time
 
-    def offer_upper_bound(self, value: float) -> None:
-        """Take a certified upper bound computed anywhere (e.g. at an infeasible point)."""
-        if value < self.upper_bound:
+    def offer_upper_bound(
+        self, value: float, *, excess: float | None = None, error: float | None = None
+    ) -> None:
+        """Take a certified upper bound computed anywhere (e.g. at an infeasible point).
+
+        ``excess`` is ``value - f(0)`` formed without ``f(0)`` and ``error`` its rounding error
+        bound; when omitted, the excess is the subtraction and its error ``16 eps |f(0)|`` (an
+        absolute bound that holds ``f(0)`` cannot certify more finely).
+        """
+        if excess is None or not np.isfinite(excess):
+            excess = value - self.baseline
+            error = _OFFER_ROUNDING * abs(self.baseline) if np.isfinite(value) else 0.0
+        # Compare certified values (excess plus its rounding error): a bound known only to a
+        # few digits must not replace a tighter, precise one because of its noise.
+        if excess + (error or 0.0) < self.upper_excess + self.upper_error:
+            self.upper_excess = float(excess)
+            self.upper_error = float(error or 0.0)
             self.upper_bound = value
 
     def offer(self, evaluation: Evaluation, *, feasible: bool = True) -> None:
         """Take an evaluation: its bound always, its objective only if the point is feasible."""
         self.n_evaluations += 1
-        self.offer_upper_bound(evaluation.upper_bound)
-        if feasible and (self.best is None or evaluation.objective > self.best.objective):
-            self.best = evaluation
+        excess, error = _excess(evaluation, "upper", self.baseline)
+        self.offer_upper_bound(evaluation.upper_bound, excess=excess, error=error)
+        if feasible:
+            value, value_error = _excess(evaluation, "objective", self.baseline)
+            if self.best is None or value > self.best_excess:
+                self.best = evaluation
+                self.best_excess, self.best_error = value, value_error
 
     def complete_best(self) -> Evaluation | None:
         """Make the best evaluation a full one (gradient, bound, eigenvectors) if it is partial.
@@ -194,12 +255,18 @@ class SolverMonitor:
         best = self.best
         if best is not None and getattr(best, "partial", False):
             full = self.problem.evaluate(best.alpha)
-            self.offer_upper_bound(full.upper_bound)
+            excess, error = _excess(full, "upper", self.baseline)
+            self.offer_upper_bound(full.upper_bound, excess=excess, error=error)
             # Same point, same roots: the objective agrees to rounding; keep the larger so the
             # reported lower bound never decreases.
-            if full.objective < best.objective:
+            value, value_error = _excess(full, "objective", self.baseline)
+            if value < self.best_excess:
                 full.objective = best.objective
                 full.smooth_objective = best.smooth_objective
+                full.objective_excess = self.best_excess
+                full.objective_error = self.best_error
+            else:
+                self.best_excess, self.best_error = value, value_error
             self.best = full
         return self.best
 
@@ -207,11 +274,30 @@ class SolverMonitor:
         """LIBSVM bound at the best point (notes §4); returns it and keeps the best."""
         assert self.best is not None
         self.complete_best()
-        ub, _, _ = self.problem.libsvm_upper_bound(self.best, tol=self.libsvm_tol)
+        bound_excess = getattr(self.problem, "libsvm_bound_excess", None)
+        if bound_excess is not None:
+            excess, error, ub = bound_excess(self.best, tol=self.libsvm_tol)
+        else:
+            ub, _, _ = self.problem.libsvm_upper_bound(self.best, tol=self.libsvm_tol)
+            excess, error = None, None
         if not np.isfinite(self.libsvm_upper_bound) or ub < self.libsvm_upper_bound:
             self.libsvm_upper_bound = ub
-        self.offer_upper_bound(ub)
+        self.offer_upper_bound(ub, excess=excess, error=error)
         return ub
+
+    def certified(self) -> bool:
+        """True when the gap, its rounding error included, is within ``tol`` (notes §3, §10)."""
+        return max(self.gap, 0.0) + self.gap_error <= self.tol * self.scale
+
+    def precision_lost(self) -> bool:
+        """True when rounding, not the solver, keeps the gap from being certified within tol.
+
+        The computed gap is within ``tol`` but its rounding error bound is more than half of
+        ``tol * scale``: further iterations cannot certify more than the arithmetic resolves
+        (e.g. a huge ``f(0)`` whose own rounding exceeds the tolerance).
+        """
+        limit = self.tol * self.scale
+        return self.gap <= limit and not self.certified() and self.gap_error > 0.5 * limit
 
     # -- per-iteration ---------------------------------------------------------------------------
     def end_iteration(self, current_objective: float | None = None, **extra: Any) -> bool:
@@ -227,8 +313,10 @@ class SolverMonitor:
             self._log_progress(k, lib)
         if self._bar is not None:
             self._update_bar()
-        if self.relative_gap <= self.tol:
+        if self.certified():
             self.status = "converged"
+        elif self.precision_lost():
+            self.status = "precision_limit"
         elif self.callback is not None and self.callback(
             {
                 "iteration": k,
@@ -300,9 +388,12 @@ class SolverMonitor:
         """
         if self.status is not None:
             return
-        if self.relative_gap > self.tol and check_libsvm and self.best is not None:
+        if not self.certified() and check_libsvm and self.best is not None:
             self.libsvm_check()
-        self.stop("converged" if self.relative_gap <= self.tol else otherwise, note)
+        if self.certified():
+            self.stop("converged", note)
+        else:
+            self.stop("precision_limit" if self.precision_lost() else otherwise, note)
 
     # -- result -----------------------------------------------------------------------------------
     def finish(
@@ -316,8 +407,15 @@ class SolverMonitor:
         lib = np.nan
         if self.libsvm_every and final_libsvm:
             lib = self.libsvm_check()
-            if self.status != "converged" and self.relative_gap <= self.tol:
+            if self.status != "converged" and self.certified():
                 self.status = "converged"
+        if self.status == "converged" and self.gap < -self.gap_error:
+            # An upper bound below the objective by more than rounding: some bound is wrong.
+            self.status = "numerical_error"
+            self.note = (
+                f"the best upper bound lies {-self.gap:.3g} below the objective, beyond its "
+                f"rounding error bound {self.gap_error:.3g}"
+            )
         if self._rows and np.isfinite(lib):
             row = list(self._rows[-1])
             row[4], row[5], row[6] = self.upper_bound, self.gap, lib
@@ -333,6 +431,14 @@ class SolverMonitor:
                 f"{self.relative_gap:.3g} > tol {self.tol:g}"
             ),
             "callback": f"stopped by the callback with relative gap {self.relative_gap:.3g}",
+            "precision_limit": (
+                f"the certified gap cannot be resolved to tol in double precision: relative gap "
+                f"{self.relative_gap:.3g} with a rounding error bound of "
+                f"{self.gap_error / self.scale:.3g} (relative) > tol {self.tol:g} / 2, so the "
+                "gap is not certified below tol (e.g. "
+                "f(0) = rho ||(K0)_-||_F^2 or the kernel's scale dwarfs the alpha-dependent part "
+                "of the objective; rescale the kernel, lower rho or loosen tol)"
+            ),
         }
         message = messages.get(self.status, self.status)
         if self.note:
@@ -342,10 +448,15 @@ class SolverMonitor:
             # here because importing scikit-learn costs seconds at CLI start-up.
             from sklearn.exceptions import ConvergenceWarning
 
+            if self.status == "precision_limit":
+                advice = "loosen tol, or rescale the kernel / lower rho."
+            else:
+                advice = (
+                    f"(certified relative gap {self.relative_gap:.3g} > tol {self.tol:g}); "
+                    "increase max_iter/max_time, loosen tol or try another method."
+                )
             warnings.warn(
-                f"{self.method}: {message}. The result is NOT certified optimal "
-                f"(certified relative gap {self.relative_gap:.3g} > tol {self.tol:g}); "
-                "increase max_iter/max_time, loosen tol or try another method.",
+                f"{self.method}: {message}. The result is NOT certified optimal {advice}",
                 ConvergenceWarning,
                 stacklevel=3,
             )
@@ -382,4 +493,5 @@ class SolverMonitor:
             classes=getattr(problem, "classes", None),
             info=info or {},
             baseline_objective=self.baseline,
+            gap_error=self.gap_error,
         )

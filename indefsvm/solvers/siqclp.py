@@ -343,15 +343,59 @@ def _mixture_bound(
     the QCLP solution and ``mu`` its multipliers this is at most ``t_i`` (Jensen) up to the
     solver's accuracy, and it is valid whatever that accuracy is.
     """
+    K_mu = _mixture_kernel(problem, kernels, multipliers)
+    return np.inf if K_mu is None else _kernel_bound(problem, K_mu, alpha)
+
+
+def _mixture_kernel(
+    problem: DenseProblem, kernels: list[_Kernel], multipliers: NDArray[np.float64]
+) -> NDArray[np.float64] | None:
+    """``K_mu = sum_i mu_i K_i`` with the normalised multipliers (None if they are unusable)."""
     mu = np.maximum(multipliers, 0.0)
     if not np.isfinite(mu).all() or mu.sum() <= 0:
-        return np.inf
+        return None
     mu = mu / mu.sum()
     K_mu = np.zeros((problem.n, problem.n))
     for weight, k in zip(mu, kernels, strict=True):
         if weight > 0:
             K_mu += weight * (k.factor @ k.factor.T)
-    return problem.bound_for_kernel(K_mu, alpha)
+    return K_mu
+
+
+class _Bound(float):
+    """A certified upper bound that also carries its excess over ``f(0)`` and its error bound.
+
+    A float (callers that want the number use it as one); :func:`_offer_bound` hands the excess,
+    formed without ``f(0)`` (notes §10), to the monitor.
+    """
+
+    excess: float | None = None
+    error: float | None = None
+
+
+def _kernel_bound(
+    problem: DenseProblem, K: NDArray[np.float64], alpha: NDArray[np.float64]
+) -> float:
+    """``problem.bound_for_kernel(K, alpha)`` with its excess over ``f(0)`` (notes §3, §10).
+
+    The excess is formed without ``f(0)`` when the problem offers it
+    (``bound_for_kernel_excess``): the monitor certifies with it, and an absolute bound that holds
+    ``f(0) = rho ||(K0)_-||_F^2`` loses the digits the gap needs when ``f(0)`` is large.
+    """
+    excess_of = getattr(problem, "bound_for_kernel_excess", None)
+    if excess_of is None:
+        return problem.bound_for_kernel(K, alpha)
+    excess, error, value = excess_of(K, alpha)
+    bound = _Bound(value)
+    bound.excess, bound.error = excess, error
+    return bound
+
+
+def _offer_bound(monitor: Any, bound: float) -> None:
+    """Offer a bound of :func:`_kernel_bound` (with its excess, if it carries one)."""
+    monitor.offer_upper_bound(
+        float(bound), excess=getattr(bound, "excess", None), error=getattr(bound, "error", None)
+    )
 
 
 def _initial_factor(problem: DenseProblem) -> NDArray[np.float64]:
@@ -619,7 +663,7 @@ def _exchange(
             best_tag = iteration
         if certify_mixture:
             t0 = time.perf_counter()
-            monitor.offer_upper_bound(_mixture_bound(problem, kernels, mult, alpha))
+            _offer_bound(monitor, _mixture_bound(problem, kernels, mult, alpha))
             time_bound += time.perf_counter() - t0
         # What the model still promises over the best point it knows: t_i - f(alpha_i), or over
         # the proximal centre.
@@ -674,7 +718,7 @@ def _exchange(
                 t0 = time.perf_counter()
                 K_best = problem.working_proxy_kernel(best.state)
                 a_svm = mkl.kernel_svm(K_best, best.alpha, full=full)
-                monitor.offer_upper_bound(problem.bound_for_kernel(K_best, a_svm))
+                _offer_bound(monitor, _kernel_bound(problem, K_best, a_svm))
                 bounded.add(key)
                 n_kernel_bounds += 1
                 time_kernel_bound += time.perf_counter() - t0

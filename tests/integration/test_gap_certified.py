@@ -130,10 +130,14 @@ class CheckingMonitor:
                 checker.n_feasible += 1
             return offer(monitor, evaluation, feasible=feasible)
 
-        def checked_offer_ub(monitor, value):
+        def checked_offer_ub(monitor, value, *, excess=None, error=None):
             assert value >= opt - checker.slack, (value, opt)
+            if excess is not None and np.isfinite(excess):
+                # the excess over f(0) that certifies is the same bound (issue 22)
+                assert monitor.baseline + excess >= opt - checker.slack, (excess, opt)
+                assert monitor.baseline + excess == pytest.approx(value, rel=1e-9, abs=1e-9)
             checker.n_bounds += 1
-            return offer_ub(monitor, value)
+            return offer_ub(monitor, value, excess=excess, error=error)
 
         monkeypatch.setattr(SolverMonitor, "offer", checked_offer)
         monkeypatch.setattr(SolverMonitor, "offer_upper_bound", checked_offer_ub)
