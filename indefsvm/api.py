@@ -285,9 +285,7 @@ def solve_problem(
     problem.check_method(method)  # e.g. a large low-rank problem refuses n x n solvers
     # A check the solve would reach only after its iterations (e.g. a LIBSVM check that this
     # problem cannot run) is refused now, before any work is thrown away.
-    check_options = getattr(problem, "check_options", None)
-    if check_options is not None:
-        check_options(method=method, libsvm_every=libsvm_every)
+    problem.check_options(method=method, libsvm_every=libsvm_every)
     monitor = SolverMonitor(
         problem,
         method=method,

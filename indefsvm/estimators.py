@@ -999,12 +999,22 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
         points score below it (the nu-property).
         """
         if getattr(self, "_nystroem_fitted", False):
-            g = np.asarray(K.features @ self.feature_coef_, dtype=np.float64)
+            F = np.asarray(K.features)
+            g = np.asarray(F @ self.feature_coef_, dtype=np.float64)
+            size, inner = np.abs(F) @ np.abs(self.feature_coef_), F.shape[1]
         else:
-            g = np.asarray(K, dtype=np.float64) @ self.dual_coef_
+            K = np.asarray(K, dtype=np.float64)
+            g = K @ self.dual_coef_
+            size, inner = np.abs(K) @ np.abs(self.dual_coef_), K.shape[1]
         n = g.shape[0]
         r, _ = minimize_piecewise_linear(-1.0, np.full(n, 1.0 / (self.nu * n)), np.ones(n), -g)
-        return -float(r)
+        # The minimiser is a breakpoint, some training point's score, whose decision is then 0
+        # (an inlier). predict recomputes that score from the caller's rows, which may differ
+        # from the symmetrised training kernel by rounding (1e-22 below the offset was seen):
+        # lower the offset by the rounding bound of one such product, so that the point on the
+        # boundary stays an inlier and the nu-property holds for predict.
+        rounding = 4.0 * inner * np.finfo(np.float64).eps * float(size.max(initial=0.0))
+        return -(float(r) - rounding)
 
     def decision_function(
         self, X: ArrayLike, K_test_test: ArrayLike | None = None

@@ -90,8 +90,24 @@ class Problem(Protocol):
         """Raise a clear ``ValueError`` if solver ``method`` cannot run on this problem."""
         ...
 
+    def check_options(self, *, method: str, libsvm_every: int | None = None) -> None:
+        """Raise before solving for options the problem could only refuse after iterating."""
+        ...
+
     def reset_warm_start(self) -> None:
         """Forget state kept between evaluations (called once when a solve starts)."""
+        ...
+
+    def set_excess_accuracy(self, tol: float) -> None:
+        """Accuracy the certifying excesses over ``f(0)`` need (called once when a solve starts:
+        a fraction of the solve's ``tol``)."""
+        ...
+
+    def libsvm_bound_excess(
+        self, evaluation: Evaluation, *, tol: float = 1e-3
+    ) -> tuple[float, float, float]:
+        """:meth:`libsvm_upper_bound` as ``(bound - f(0), its rounding error bound, bound)``, the
+        excess formed without ``f(0)`` (notes §10: the monitor certifies with it)."""
         ...
 
     def lipschitz_estimate(self) -> float:
@@ -140,6 +156,13 @@ class DenseProblem(Problem, Protocol):
 
     def bound_for_kernel(self, K: NDArray[np.float64], alpha: NDArray[np.float64]) -> float:
         """Certified upper bound on the optimum from ANY PSD working kernel ``K`` (notes §3)."""
+        ...
+
+    def bound_for_kernel_excess(
+        self, K: NDArray[np.float64], alpha: NDArray[np.float64]
+    ) -> tuple[float, float, float]:
+        """:meth:`bound_for_kernel` as ``(bound - f(0), its rounding error bound, bound)``, the
+        excess formed without ``f(0)`` (notes §10)."""
         ...
 
 

@@ -149,6 +149,7 @@ class SolverMonitor:
         # Evaluations may warm-start from earlier ones (secular roots): a solve starts cold.
         problem.reset_warm_start()
         # The excesses over f(0) that certify need only be accurate to a fraction of tol.
+        # An optional hint of the contract (protocols.Problem): minimal problems may lack it.
         set_accuracy = getattr(problem, "set_excess_accuracy", None)
         if set_accuracy is not None:
             set_accuracy(self.tol)
@@ -274,6 +275,8 @@ class SolverMonitor:
         """LIBSVM bound at the best point (notes §4); returns it and keeps the best."""
         assert self.best is not None
         self.complete_best()
+        # Registered problems form the excess without f(0) (protocols.Problem); a minimal
+        # problem with only the absolute bound is certified on that.
         bound_excess = getattr(self.problem, "libsvm_bound_excess", None)
         if bound_excess is not None:
             excess, error, ub = bound_excess(self.best, tol=self.libsvm_tol)

@@ -378,14 +378,11 @@ def _kernel_bound(
 ) -> float:
     """``problem.bound_for_kernel(K, alpha)`` with its excess over ``f(0)`` (notes §3, §10).
 
-    The excess is formed without ``f(0)`` when the problem offers it
-    (``bound_for_kernel_excess``): the monitor certifies with it, and an absolute bound that holds
-    ``f(0) = rho ||(K0)_-||_F^2`` loses the digits the gap needs when ``f(0)`` is large.
+    The excess is formed without ``f(0)`` (``bound_for_kernel_excess``): the monitor certifies
+    with it, and an absolute bound that holds ``f(0) = rho ||(K0)_-||_F^2`` loses the digits the
+    gap needs when ``f(0)`` is large.
     """
-    excess_of = getattr(problem, "bound_for_kernel_excess", None)
-    if excess_of is None:
-        return problem.bound_for_kernel(K, alpha)
-    excess, error, value = excess_of(K, alpha)
+    excess, error, value = problem.bound_for_kernel_excess(K, alpha)
     bound = _Bound(value)
     bound.excess, bound.error = excess, error
     return bound

@@ -101,6 +101,9 @@ class _Stub:
     def reset_warm_start(self):
         pass
 
+    def set_excess_accuracy(self, tol):
+        pass
+
 
 class _Ev:
     def __init__(self, objective, upper_bound):
