@@ -154,18 +154,22 @@ def _effective_size(n: int, m: int | None) -> float:
 
 def _explicit(kind: str) -> int | None:
     """The user's explicit thread count for ``kind`` (:data:`THREADS`), None when automatic."""
-    value = THREADS.get(kind) if isinstance(THREADS, Mapping) else THREADS
+    if isinstance(THREADS, Mapping):
+        unknown = sorted(set(THREADS) - set(_KINDS))
+        if unknown:
+            raise ValueError(
+                f"indefsvm._threads.THREADS has unknown pools {unknown}; expected keys among "
+                f"{_KINDS}."
+            )
+        value = THREADS.get(kind)
+    else:
+        value = THREADS
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
         raise ValueError(
             "indefsvm._threads.THREADS must be None, a positive integer or a mapping from "
             f"{_KINDS} to positive integers; got {THREADS!r}."
-        )
-    if isinstance(THREADS, Mapping) and set(THREADS) - set(_KINDS):
-        raise ValueError(
-            f"indefsvm._threads.THREADS has unknown pools {sorted(set(THREADS) - set(_KINDS))}; "
-            f"expected keys among {_KINDS}."
         )
     return int(value)
 
@@ -239,8 +243,10 @@ def _current_controller() -> Any:
 
 
 def _current_threads(controller: Any, user_api: str) -> int | None:
+    # The largest: a library that cannot be raised (an old OpenBLAS loaded with 1 thread) does
+    # not lower the others.
     counts = [lib["num_threads"] for lib in controller.select(user_api=user_api).info()]
-    return min(counts) if counts else None
+    return max(counts) if counts else None
 
 
 @contextlib.contextmanager
