@@ -5,7 +5,9 @@ in a GridSearchCV) with the package's default threads (:mod:`indefsvm._threads`)
 explicit setting of 1 or 2 threads for each pool the estimator uses (BLAS, the Numba engine,
 LIBSVM's OpenMP; the other pools at 1), and prints per size the default time, the best explicit
 setting and the ratio default / best. The settings are interleaved round by round (the machine
-is shared: a burst of load hits every setting alike). To keep a run within minutes, an explicit
+is shared: a burst of load hits every setting alike); fits shorter than 0.2 s are repeated
+until each setting has about 1 s of fits (at most 31), because the best of several noisy
+medians is biased low. To keep a run within minutes, an explicit
 setting's fit is abandoned once it takes 1.5x the fastest fit so far (two threads on busy cores
 can be 5-10x slower), and after two rounds a setting whose fastest fit is 1.15x slower than the
 best median is not timed further (both only when fits take 0.5 s or more); the defaults are
@@ -58,6 +60,9 @@ PRUNE = 1.15
 ABANDON = 1.5
 #: ... when the fastest fit so far took at least this long (seconds).
 ABANDON_FROM = 0.5
+#: Fits shorter than this are repeated more often (``repeats`` is the minimum).
+SECONDS_PER_SETTING = 1.0
+MAX_REPEATS = 31
 
 
 def _problem(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -175,11 +180,15 @@ def time_settings(
     repeats: int,
     abandon: bool = True,
 ) -> list[list[float]]:
-    """Fit times of every setting, interleaved round by round (module docstring)."""
+    """Fit times of every setting, interleaved round by round (module docstring).
+
+    ``abandon=False`` (``--smoke``): exactly ``repeats`` rounds, nothing abandoned or dropped.
+    """
     times: list[list[float]] = [[] for _ in settings]
     active = list(range(len(settings)))
     rng = np.random.default_rng(0)
-    for round_ in range(repeats):
+    round_ = 0
+    while round_ < repeats:
         # The defaults first in the first round (every explicit setting then has a time limit);
         # then a new order every round, so no setting always runs after the same other one.
         order = active if round_ == 0 else list(rng.permutation(active))
@@ -193,9 +202,13 @@ def time_settings(
         if round_ >= 1 and abandon and best >= ABANDON_FROM:
             # The default (index 0) is always timed to the end.
             active = [i for i in active if i == 0 or min(times[i]) <= PRUNE * best]
-        elif abandon:
+        elif abandon:  # (not in --smoke)
             # One fit each: only what was abandoned is dropped.
             active = [i for i in active if times[i][0] < math.inf]
+            # Short fits are noisy and the best of several settings' medians is biased low: time
+            # them for about SECONDS_PER_SETTING each (at most MAX_REPEATS fits).
+            repeats = max(repeats, min(MAX_REPEATS, math.ceil(SECONDS_PER_SETTING / best)))
+        round_ += 1
     return times
 
 
