@@ -217,3 +217,24 @@ def test_a_test_can_ask_for_threads():
     assert numba.get_num_threads() == 2
     # numpy's OpenBLAS (an older one loaded with 1 thread, e.g. scs's, may not grow)
     assert max(count for api, _, count in _pools() if api == "blas") == 2
+
+
+def test_study_tasks_cap_every_pool(monkeypatch):
+    """``harness.run_task(blas_threads=1)``: no pool gets a second thread inside a task, also
+    the Numba engine and LIBSVM's OpenMP, which a fit sizes itself (issue 22)."""
+    from indefsvm.studies import harness
+
+    monkeypatch.setattr(T, "_others_running", lambda: 0)
+    monkeypatch.setattr(T, "CROSSOVER", {"blas": 1.0, "engine": 1.0, "openmp": 1.0})
+    monkeypatch.setattr(T, "usable_cores", lambda: 2)
+    seen = {}
+
+    def fake_task(task, data, study):
+        seen["inside"] = {kind: T.threads_for(10**4, kind) for kind in ("blas", "engine", "openmp")}
+        return {}
+
+    monkeypatch.setattr(harness, "_run_task", fake_task)
+    harness.run_task(None, None, None, blas_threads=1)
+    assert seen["inside"] == {"blas": 1, "engine": 1, "openmp": 1}
+    harness.run_task(None, None, None, blas_threads=None)
+    assert seen["inside"] == {"blas": 2, "engine": 2, "openmp": 2}
