@@ -7,11 +7,11 @@ LIBSVM's OpenMP; the other pools at 1), and prints per size the default time, th
 setting and the ratio default / best. The settings are interleaved round by round (the machine
 is shared: a burst of load hits every setting alike); fits shorter than 0.2 s are repeated
 until each setting has about 1 s of fits (at most 31), because the best of several noisy
-medians is biased low. To keep a run within minutes, an explicit
+medians is biased low. To keep a run within minutes, for fits of 0.5 s or more: an explicit
 setting's fit is abandoned once it takes 1.5x the fastest fit so far (two threads on busy cores
-can be 5-10x slower), and after two rounds a setting whose fastest fit is 1.15x slower than the
-best median is not timed further (both only when fits take 0.5 s or more); the defaults are
-always timed in full.
+can be 5-10x slower), a setting 1.3x slower than the fastest after the first round or 1.15x
+slower than the best median after the second is not timed further. The defaults are always
+timed in full.
 
 Estimators: IndefiniteSVC, SpectrumSVC and KreinSVC on a precomputed sigmoid kernel (dense), and
 IndefiniteSVC and KreinSquaredHingeSVC with ``n_components = min(n, 200)`` on the sigmoid kernel
@@ -56,6 +56,8 @@ GAMMA, COEF0, DIM = 0.1, -0.5, 10
 #: After two rounds a setting is dropped when its fastest fit exceeds this multiple of the best
 #: median (it cannot be the best; the defaults are always timed to the end).
 PRUNE = 1.15
+#: After the first round (one fit each) a long setting this much slower than the fastest is dropped.
+FIRST_ROUND_PRUNE = 1.3
 #: A fit of an explicit setting is abandoned once it runs this multiple of the fastest fit so far.
 ABANDON = 1.5
 #: ... when the fastest fit so far took at least this long (seconds).
@@ -203,8 +205,9 @@ def time_settings(
             # The default (index 0) is always timed to the end.
             active = [i for i in active if i == 0 or min(times[i]) <= PRUNE * best]
         elif abandon:  # (not in --smoke)
-            # One fit each: only what was abandoned is dropped.
-            active = [i for i in active if times[i][0] < math.inf]
+            # One fit each: what was abandoned is dropped, and among long fits what is far off.
+            keep = FIRST_ROUND_PRUNE * best if best >= ABANDON_FROM else math.inf
+            active = [i for i in active if i == 0 or times[i][0] <= keep]
             # Short fits are noisy and the best of several settings' medians is biased low: time
             # them for about SECONDS_PER_SETTING each (at most MAX_REPEATS fits).
             repeats = max(repeats, min(MAX_REPEATS, math.ceil(SECONDS_PER_SETTING / best)))

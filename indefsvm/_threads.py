@@ -62,6 +62,10 @@ CROSSOVER: dict[str, float] = {"blas": 600.0, "engine": 1500.0, "openmp": math.i
 #: cross-over).
 LOAD_AWARE: bool = True
 _KINDS = ("blas", "engine", "openmp")
+#: BLAS threads set by the innermost :func:`limit_threads` (None: outside a fit).
+_BLAS_INSIDE: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "indefsvm_blas_inside", default=None
+)
 #: The innermost :func:`cap_threads` (per thread / task: a ContextVar).
 _CAP: contextvars.ContextVar[int | None] = contextvars.ContextVar(
     "indefsvm_thread_cap", default=None
@@ -298,6 +302,8 @@ def limit_threads(n: int, *, m: int | None = None) -> Iterator[dict[str, int]]:
             if wanted != current:
                 stack.enter_context(controller.limit(limits=wanted, user_api=user_api))
             chosen[kind] = wanted
+        token = _BLAS_INSIDE.set(chosen["blas"])
+        stack.callback(_BLAS_INSIDE.reset, token)
         if _explicit("engine") is not None and "numba" in sys.modules:
             # An explicit setting may raise Numba's count (up to what it was started with).
             numba = sys.modules["numba"]
@@ -345,6 +351,11 @@ def limit_openmp(n: int) -> Iterator[int]:
         return
     with controller.limit(limits=wanted, user_api="openmp"):
         yield wanted
+
+
+def blas_threads_inside() -> int | None:
+    """BLAS threads the enclosing fit set (:func:`limit_threads`); None outside a fit."""
+    return _BLAS_INSIDE.get()
 
 
 def engine_threads(n: int) -> int:

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from indefsvm._threads import engine_threads, usable_cores
+from indefsvm._threads import blas_threads_inside, engine_threads, usable_cores
 from indefsvm.rank_one import SecularWarmStart, rank_one_eigh, rank_one_eigvals_below
 
 
@@ -65,6 +65,10 @@ def _blas_controller() -> Any:
 def _gemv_threads() -> contextlib.AbstractContextManager:
     """Limit BLAS to :data:`GEMV_BLAS_THREADS` threads for the products of one evaluation."""
     if GEMV_BLAS_THREADS is None:
+        return contextlib.nullcontext()
+    inside = blas_threads_inside()
+    if inside is not None and inside <= GEMV_BLAS_THREADS:
+        # The fit already runs BLAS with that few threads: no limiter per evaluation (~35 us).
         return contextlib.nullcontext()
     return _blas_controller().limit(limits=GEMV_BLAS_THREADS, user_api="blas")
 
