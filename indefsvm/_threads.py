@@ -13,10 +13,11 @@ package's estimators therefore runs inside :func:`limit_threads`, which
 * above it, uses the cores this process may use (``os.sched_getaffinity``), lowered by
   ``OMP_NUM_THREADS`` / ``NUMBA_NUM_THREADS`` and by the caller's own limits (a surrounding
   ``threadpoolctl.threadpool_limits``, ``numba.set_num_threads``, a study worker's limit),
-  **and only the cores that are free**: other processes' runnable tasks (``/proc/loadavg``,
-  minus this process's own running threads) are subtracted, because on a busy core a second
-  thread makes BLAS and OpenMP threads wait for each other (``eigh`` at n = 1000 on 2 busy
-  cores: 0.42 s with one thread, 3.7 s with two);
+  **and only the cores that are free**: the cores other processes keep busy are subtracted
+  (the larger of their runnable tasks now, from ``/proc/loadavg``, and the 1-minute load
+  average minus this process's own CPU use), because on a busy core a second thread makes BLAS
+  and OpenMP threads wait for each other (``eigh`` at n = 1000 on 2 busy cores: 0.42 s with
+  one thread, 3.7 s with two);
 * restores the caller's settings on exit (BLAS, OpenMP and Numba's thread count).
 
 An explicit choice always wins: set :data:`THREADS` (every pool, every fit, whatever the size
@@ -32,6 +33,7 @@ import functools
 import math
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator, Mapping
 from numbers import Integral
 from typing import Any
@@ -119,13 +121,12 @@ def _own_running_threads() -> int:
     return max(1, running)
 
 
-def _others_running() -> int | None:
-    """Runnable tasks of other processes now (None: unknown, e.g. no ``/proc``).
+def _others_running_now() -> int | None:
+    """Runnable tasks of other processes at this instant (None: unknown, e.g. no ``/proc``).
 
-    The fourth field of ``/proc/loadavg`` counts the runnable tasks of the whole system at this
-    instant (the 1-minute average lags by a minute and includes this process's own threads, so a
-    fit that used two threads would make the next one use one). The median of three readings
-    drops a short-lived task that happened to run at one of them.
+    The fourth field of ``/proc/loadavg`` counts the runnable tasks of the whole system; this
+    process's own running threads are subtracted. The median of three readings drops a
+    short-lived task that happened to run at one of them.
     """
     readings = []
     for _ in range(3):
@@ -137,6 +138,51 @@ def _others_running() -> int | None:
             return None
         readings.append(max(0, total - _own_running_threads()))
     return sorted(readings)[1]
+
+
+#: This process's CPU use (cores) averaged like the 1-minute load average: (monotonic time, CPU
+#: seconds, average or None before the first estimate).
+_OWN_LOAD: list[Any] = [time.monotonic(), sum(os.times()[:2]), None]
+
+
+def _own_load() -> float:
+    """This process's CPU use in cores, an exponential average over about a minute.
+
+    It is what this process adds to the 1-minute load average (the kernel averages runnable
+    tasks with the same time constant); subtracted from it, the rest is the other processes'.
+    """
+    last_wall, last_cpu, average = _OWN_LOAD
+    now, cpu = time.monotonic(), sum(os.times()[:2])
+    elapsed = now - last_wall
+    if elapsed < 1.0:
+        # Too short to measure: the last estimate, or one busy thread (the caller's).
+        return 1.0 if average is None else average
+    rate = max(0.0, (cpu - last_cpu) / elapsed)
+    if average is None:
+        average = rate
+    else:
+        average += (1.0 - math.exp(-elapsed / 60.0)) * (rate - average)
+    _OWN_LOAD[:] = [now, cpu, average]
+    return average
+
+
+def _others_running() -> int | None:
+    """Cores other processes keep busy (None: unknown, e.g. no ``/proc``).
+
+    The larger of two estimates: the runnable tasks of other processes now
+    (:func:`_others_running_now`), and the 1-minute load average minus this process's own
+    share (:func:`_own_load`). The first sees a load that has just started (the average lags by
+    a minute); the second sees other processes that run in bursts (test runs, other fits) and
+    may be idle at the instant of the reading. A share of 0.7 core or more counts as busy.
+    """
+    now = _others_running_now()
+    if now is None:
+        return None
+    try:
+        average = os.getloadavg()[0] - _own_load()
+    except OSError:  # pragma: no cover - no load average
+        return now
+    return max(now, int(average + 0.3))
 
 
 def free_cores() -> int:

@@ -191,6 +191,34 @@ def test_others_running_sees_a_busy_process():
         loop.wait()
 
 
+def test_others_combine_the_instant_count_and_the_load_average(monkeypatch):
+    """A load that just started shows in the instant count, a bursty one in the average."""
+    import os
+
+    monkeypatch.setattr(T, "_own_load", lambda: 1.0)
+    for now, average, expected in [(0, 1.2, 0), (0, 1.8, 1), (0, 3.1, 2), (2, 1.0, 2), (1, 0.0, 1)]:
+        monkeypatch.setattr(T, "_others_running_now", lambda now=now: now)
+        monkeypatch.setattr(os, "getloadavg", lambda average=average: (average, 0.0, 0.0))
+        assert T._others_running() == expected
+    monkeypatch.setattr(T, "_others_running_now", lambda: None)
+    assert T._others_running() is None
+
+
+def test_own_load_is_this_process_cpu_use(monkeypatch):
+    """``_own_load``: CPU seconds per second of this process, averaged over about a minute."""
+    import os
+
+    clock = {"wall": 100.0, "cpu": 10.0}
+    monkeypatch.setattr(T.time, "monotonic", lambda: clock["wall"])
+    monkeypatch.setattr(os, "times", lambda: (clock["cpu"], 0.0, 0.0, 0.0, 0.0))
+    monkeypatch.setattr(T, "_OWN_LOAD", [100.0, 10.0, None])
+    assert T._own_load() == 1.0  # no time has passed: one busy thread assumed
+    clock.update(wall=110.0, cpu=25.0)  # 1.5 cores over 10 s
+    assert T._own_load() == pytest.approx(1.5)
+    clock.update(wall=170.0, cpu=25.0)  # idle for a minute: the average decays by 1/e
+    assert T._own_load() == pytest.approx(1.5 * np.exp(-1.0))
+
+
 def test_explicit_engine_threads_override_still_works(monkeypatch):
     import indefsvm.proxy as proxy_module
     from indefsvm.proxy import ProxyKernelOperator
