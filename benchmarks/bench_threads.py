@@ -21,7 +21,8 @@ The issue's target: with the defaults every fit takes at most 1.2x the best sett
 an idle machine and at load 2 (``--load 2`` starts two busy-loop processes for the run).
 
 Run: ``python benchmarks/bench_threads.py [--load 2] [--sizes 50 200 1000 3000] [--repeats 5]
-[--out table.md]``; ``--smoke`` runs one tiny size in seconds (tests/test_benchmarks_smoke.py).
+[--out table.md]``; ``--smoke`` runs one tiny size in seconds (tests/test_benchmarks_smoke.py);
+``--first-call`` times the first fit of a fresh process with an empty and a warm Numba cache.
 """
 
 from __future__ import annotations
@@ -215,6 +216,48 @@ def time_settings(
     return times
 
 
+_FIRST_CALL = """
+import time
+start = time.perf_counter()
+import numpy as np
+from indefsvm import IndefiniteSVC
+imported = time.perf_counter()
+rng = np.random.default_rng(0)
+X = rng.normal(size=(60, 10))
+y = np.where(X[:, 0] > 0, 1, -1)
+K = np.tanh(0.1 * X @ X.T - 0.5)
+times = []
+for _ in range(2):
+    begin = time.perf_counter()
+    IndefiniteSVC(kernel="precomputed").fit(K, y)
+    times.append(time.perf_counter() - begin)
+print(f"import {imported - start:.2f} s, first fit {times[0]:.2f} s, second fit {times[1]:.3f} s")
+"""
+
+
+def first_call() -> None:
+    """First ``IndefiniteSVC.fit`` in fresh processes: empty Numba cache, then warm.
+
+    The cache is a new ``NUMBA_CACHE_DIR`` (empty: every compiled function is compiled; second
+    process: loaded from it), so the package's own cache is neither used nor changed.
+    """
+    import tempfile
+
+    root = Path(__file__).resolve().parents[1]
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")]))
+        for label in ("empty cache", "warm cache"):
+            result = subprocess.run(
+                [sys.executable, "-c", _FIRST_CALL],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            print(f"{label}: {result.stdout.strip()}   [{load_line()}]", flush=True)
+
+
 def _busy_loops(count: int) -> list[subprocess.Popen]:
     code = "while True:\n    pass\n"
     return [subprocess.Popen([sys.executable, "-c", code]) for _ in range(count)]
@@ -325,7 +368,15 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser.add_argument("--out", type=Path, help="write the markdown table here")
     parser.add_argument("--only", nargs="+", help="estimators whose label contains a word")
     parser.add_argument("--smoke", action="store_true", help="one tiny size, 2 repeats")
+    parser.add_argument(
+        "--first-call",
+        action="store_true",
+        help="only time the first fit of fresh processes, with an empty and a warm Numba cache",
+    )
     args = parser.parse_args(argv)
+    if args.first_call:
+        first_call()
+        return []
     if args.smoke:
         args.sizes, args.repeats = [40], 2
     if args.repeats < 1 or any(n < 8 for n in args.sizes) or args.load < 0:
