@@ -182,10 +182,14 @@ def time_settings(
     settings: list[dict[str, int] | None],
     repeats: int,
     abandon: bool = True,
+    keep: frozenset[int] = frozenset({0}),
 ) -> list[list[float]]:
     """Fit times of every setting, interleaved round by round (module docstring).
 
     ``abandon=False`` (``--smoke``): exactly ``repeats`` rounds, nothing abandoned or dropped.
+    The settings in ``keep`` (the defaults, index 0, and the explicit setting equal to their
+    choice) are never abandoned or dropped: a burst of load on one of their fits must not drop
+    the honest baseline and flatter the defaults.
     """
     times: list[list[float]] = [[] for _ in settings]
     active = list(range(len(settings)))
@@ -199,16 +203,16 @@ def time_settings(
             done = [t for i in active for t in times[i] if t < math.inf]
             # Only long fits are abandoned (that is where the time goes); short ones are noisy.
             long = abandon and done and min(done) >= ABANDON_FROM
-            limit = ABANDON * min(done) if index != 0 and long else None
+            limit = ABANDON * min(done) if index not in keep and long else None
             times[index].append(_fit_once(factory, data, y, settings[index], limit))
         best = min(statistics.median(times[i]) for i in active)
         if round_ >= 1 and abandon and best >= ABANDON_FROM:
             # The default (index 0) is always timed to the end.
-            active = [i for i in active if i == 0 or min(times[i]) <= PRUNE * best]
+            active = [i for i in active if i in keep or min(times[i]) <= PRUNE * best]
         elif abandon:  # (not in --smoke)
             # One fit each: what was abandoned is dropped, and among long fits what is far off.
-            keep = FIRST_ROUND_PRUNE * best if best >= ABANDON_FROM else math.inf
-            active = [i for i in active if i == 0 or times[i][0] <= keep]
+            far = FIRST_ROUND_PRUNE * best if best >= ABANDON_FROM else math.inf
+            active = [i for i in active if i in keep or times[i][0] <= far]
             # Short fits are noisy and the best of several settings' medians is biased low: time
             # them for about SECONDS_PER_SETTING each (at most MAX_REPEATS fits).
             repeats = max(repeats, min(MAX_REPEATS, math.ceil(SECONDS_PER_SETTING / best)))
@@ -281,11 +285,6 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                 _fit_once(factory, K_warm if kind == "K" else X_warm, y_warm, None)
                 warm.add(family)
             chosen = {pool: threads_module.threads_for(n, pool, m=m) for pool in pools}
-            times = time_settings(factory, data, y, settings, args.repeats, not args.smoke)
-            medians = [statistics.median(t) for t in times]
-            # Every explicit setting competes with the median of the fits it got (an abandoned
-            # fit counts as infinitely slow).
-            best = min(range(1, len(settings)), key=lambda i: (medians[i], -len(times[i])))
             # The explicit setting equal to the defaults' choice: default / it is the noise.
             matches = [
                 i
@@ -293,6 +292,12 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                 if all(settings[i][p] == chosen[p] for p in pools)
             ]
             same = matches[0] if matches else None
+            keep = frozenset({0} if same is None else {0, same})
+            times = time_settings(factory, data, y, settings, args.repeats, not args.smoke, keep)
+            medians = [statistics.median(t) for t in times]
+            # Every explicit setting competes with the median of the fits it got (an abandoned
+            # fit counts as infinitely slow).
+            best = min(range(1, len(settings)), key=lambda i: (medians[i], -len(times[i])))
             row = {
                 "same": medians[same] if same is not None else math.nan,
                 "n": n,
