@@ -59,7 +59,7 @@ THREADS: int | Mapping[str, int] | None = None
 #: dense ``eigh``/products of the training kernel; ``"engine"``: the secular-root loops;
 #: ``"openmp"``: LIBSVM's loops, which on a precomputed kernel only look entries up, so a second
 #: thread never paid (docs/benchmarks.md, "Threads").
-CROSSOVER: dict[str, float] = {"blas": 600.0, "engine": 1500.0, "openmp": math.inf}
+CROSSOVER: dict[str, float] = {"blas": 600.0, "engine": 700.0, "openmp": math.inf}
 #: Subtract the cores other processes keep busy (False: use every usable core above the
 #: cross-over).
 LOAD_AWARE: bool = True
