@@ -5,8 +5,8 @@ in a GridSearchCV) with the package's default threads (:mod:`indefsvm._threads`)
 explicit setting of 1 or 2 threads for each pool the estimator uses (BLAS, the Numba engine,
 LIBSVM's OpenMP; the other pools at 1), and prints per size the default time, the best explicit
 setting and the ratio default / best. The settings are interleaved round by round (the machine
-is shared: a burst of load hits every setting alike); fits shorter than 0.2 s are repeated
-until each setting has about 1 s of fits (at most 31), because the best of several noisy
+is shared: a burst of load hits every setting alike); fits shorter than 0.12 s are repeated
+until each setting has about 0.6 s of fits (at most 21), because the best of several noisy
 medians is biased low. To keep a run within minutes, for fits of 0.5 s or more: an explicit
 setting's fit is abandoned once it takes 1.5x the fastest fit so far (two threads on busy cores
 can be 5-10x slower), a setting 1.3x slower than the fastest after the first round or 1.15x
@@ -64,8 +64,8 @@ ABANDON = 1.5
 #: ... when the fastest fit so far took at least this long (seconds).
 ABANDON_FROM = 0.5
 #: Fits shorter than this are repeated more often (``repeats`` is the minimum).
-SECONDS_PER_SETTING = 1.0
-MAX_REPEATS = 31
+SECONDS_PER_SETTING = 0.6
+MAX_REPEATS = 21
 
 
 def _problem(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -284,9 +284,9 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                 X_warm, y_warm, K_warm = _problem(min(n, 60))
                 _fit_once(factory, K_warm if kind == "K" else X_warm, y_warm, None)
                 warm.add(family)
-            if n <= 1000:
+            if n <= 1000 or m is not None:
                 # One untimed fit on this problem: the first one also pays for page faults and
-                # cold caches (not worth its time at n = 3000, where a fit takes seconds).
+                # cold caches (not worth its time for a dense fit at n = 3000: seconds).
                 _fit_once(factory, data, y, None)
             chosen = {pool: threads_module.threads_for(n, pool, m=m) for pool in pools}
             # The explicit setting equal to the defaults' choice: default / it is the noise.
