@@ -196,9 +196,13 @@ def time_settings(
     rng = np.random.default_rng(0)
     round_ = 0
     while round_ < repeats:
-        # The defaults first in the first round (every explicit setting then has a time limit);
-        # then a new order every round, so no setting always runs after the same other one.
-        order = active if round_ == 0 else list(rng.permutation(active))
+        # The kept settings first in the first round, in random order (the others then have a
+        # time limit); then a new order every round, so no setting always runs after another.
+        if round_ == 0:
+            first = [int(i) for i in rng.permutation(sorted(keep))]
+            order = first + [i for i in active if i not in keep]
+        else:
+            order = [int(i) for i in rng.permutation(active)]
         for index in order:
             done = [t for i in active for t in times[i] if t < math.inf]
             # Only long fits are abandoned (that is where the time goes); short ones are noisy.
