@@ -11,8 +11,8 @@ medians is biased low. To keep a run within minutes, for fits of 0.5 s or more: 
 setting's fit is abandoned once it takes 1.5x the fastest fit so far (two threads on busy cores
 can be 5-10x slower), and a setting 1.15x slower than the fastest fit after the first round
 or than the best median after the second is not timed further. The defaults and the explicit
-setting equal to their choice are always timed in full. A full run takes about 10 minutes on
-an idle 2-core machine (n = 3000 about half of it); ``--sizes`` and ``--only`` split it.
+setting equal to their choice are always timed in full. ``--sizes 1000 3000`` took 14 minutes
+at load 1-2.5 on 2 cores (n = 3000 three quarters of it); ``--sizes`` and ``--only`` split a run.
 
 Estimators: IndefiniteSVC, SpectrumSVC and KreinSVC on a precomputed sigmoid kernel (dense), and
 IndefiniteSVC and KreinSquaredHingeSVC with ``n_components = min(n, 200)`` on the sigmoid kernel
