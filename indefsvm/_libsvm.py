@@ -16,6 +16,8 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from indefsvm._threads import limit_openmp
+
 
 @dataclass
 class LibsvmFit:
@@ -106,7 +108,8 @@ def train_precomputed(
         np.asarray(target, dtype=np.float64), _full_pattern_csr(K), isKernel=True
     )
     param = svmutil.svm_parameter(options)
-    with _silence_stdout():
+    # LIBSVM's OpenMP loops only look kernel entries up here: one thread unless asked for more.
+    with _silence_stdout(), limit_openmp(n):
         model = svmutil.svm_train(prob, param)
     sv = np.asarray(model.get_sv_indices(), dtype=np.int64) - 1
     sv_coef = np.array([c[0] for c in model.get_sv_coef()], dtype=np.float64)

@@ -441,7 +441,7 @@ class DirectSVC(_LibsvmKernelClassifier):
                 "converges to a stationary point of the non-convex dual, which is not "
                 "guaranteed to be optimal.",
                 IndefiniteKernelWarning,
-                stacklevel=5,  # fit_context wraps fit: user -> wrapper -> fit -> here
+                stacklevel=6,  # user -> fit_context -> threaded_fit -> fit -> _train_kernel
             )
         return K
 

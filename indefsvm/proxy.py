@@ -14,39 +14,33 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
-import os
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from indefsvm._threads import blas_threads_inside, engine_threads, usable_cores
 from indefsvm.rank_one import SecularWarmStart, rank_one_eigh, rank_one_eigvals_below
 
 
 def _default_engine_threads() -> int:
-    """Threads of the secular-root loop by default: the cores this process may use, like BLAS.
+    """The most threads the secular-root loop may use: the cores this process may use.
 
     ``OMP_NUM_THREADS`` and ``NUMBA_NUM_THREADS`` lower it (as they lower OpenBLAS's and Numba's
-    own pools). On an idle 2-core machine two threads make a PG iteration at n = 2000 about 1.3x
-    faster than one; on a machine whose cores are all busy with other work one thread is faster
-    (docs/benchmarks.md): set ``OMP_NUM_THREADS=1`` or ``indefsvm.proxy.ENGINE_THREADS = 1``.
+    own pools); :func:`indefsvm._threads.usable_cores`. How many of them an operator uses
+    depends on its size and on the machine's load (:func:`indefsvm._threads.threads_for`).
     """
-    try:
-        threads = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        threads = os.cpu_count() or 1
-    for name in ("OMP_NUM_THREADS", "NUMBA_NUM_THREADS"):
-        value = os.environ.get(name, "").strip()
-        if value.isdigit() and int(value) > 0:
-            threads = min(threads, int(value))
-    return max(1, threads)
+    return usable_cores()
 
 
-#: Default threads of the secular-root loop of every new operator (Numba threads over chunks of
-#: roots with the compiled engine; dlaed4 calls split over Python threads with the LAPACK one).
-#: The result does not depend on it (the threaded engine is bitwise identical).
-ENGINE_THREADS = _default_engine_threads()
+#: Threads of the secular-root loop of every new operator (Numba threads over chunks of roots
+#: with the compiled engine; dlaed4 calls split over Python threads with the LAPACK one). None
+#: (default): chosen per operator by its size and the free cores
+#: (:func:`indefsvm._threads.engine_threads`: one thread below ``CROSSOVER["engine"]``); an
+#: integer overrides that for every operator. The result does not depend on it (the threaded
+#: engine is bitwise identical).
+ENGINE_THREADS: int | None = None
 #: BLAS threads for the matrix-vector products of an evaluation (None: leave BLAS alone). The
 #: products are memory-bound, so a second thread gains little on an idle machine, while on a
 #: loaded one OpenBLAS's threads wait for each other: at n = 2000 under load a product with
@@ -71,6 +65,10 @@ def _blas_controller() -> Any:
 def _gemv_threads() -> contextlib.AbstractContextManager:
     """Limit BLAS to :data:`GEMV_BLAS_THREADS` threads for the products of one evaluation."""
     if GEMV_BLAS_THREADS is None:
+        return contextlib.nullcontext()
+    inside = blas_threads_inside()
+    if inside is not None and inside <= GEMV_BLAS_THREADS:
+        # The fit already runs BLAS with that few threads: no limiter per evaluation (~35 us).
         return contextlib.nullcontext()
     return _blas_controller().limit(limits=GEMV_BLAS_THREADS, user_api="blas")
 
@@ -409,9 +407,11 @@ class ProxyKernelOperator:
         self.n = K0.shape[0]
         self.sigma = float(sigma)
         self.assume_psd = assume_psd
-        # Threads of the secular root loop (module default ENGINE_THREADS; docs/benchmarks.md
-        # has the measurements that chose it).
-        self.engine_threads = ENGINE_THREADS
+        # Threads of the secular root loop: ENGINE_THREADS when set, else by size and load
+        # (docs/benchmarks.md, "Threads", has the measurements that chose the cross-over).
+        self.engine_threads = (
+            ENGINE_THREADS if ENGINE_THREADS is not None else engine_threads(self.n)
+        )
         #: Secular engine of :func:`~indefsvm.rank_one.rank_one_eigh` ("auto": compiled Numba
         #: kernel when available, LAPACK dlaed4 otherwise).
         self.engine = "auto"

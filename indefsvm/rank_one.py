@@ -402,6 +402,28 @@ def _use_threads(n_threads: int) -> bool:
     return threads > 1
 
 
+def _restoring_numba_threads(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Restore the caller's Numba thread count after ``func`` (``_use_threads`` changes it).
+
+    Numba's count is per calling thread and persists; a solver must not leave it changed for
+    the user's own Numba code (issue 22).
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        import numba
+
+        before = numba.get_num_threads()
+        try:
+            return func(*args, **kwargs)
+        finally:
+            if numba.get_num_threads() != before:
+                numba.set_num_threads(before)
+
+    return wrapper
+
+
+@_restoring_numba_threads
 def _secular_eigenpairs_numba(
     d: NDArray[np.float64],
     z_unit: NDArray[np.float64],
@@ -776,6 +798,7 @@ def _secular_values_lapack(
     return lam
 
 
+@_restoring_numba_threads
 def _secular_values_numba(
     d: NDArray[np.float64],
     z_unit: NDArray[np.float64],

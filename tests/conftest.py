@@ -9,12 +9,22 @@ session-scoped: computed once per run and shared by every test that asks for the
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
-import numpy as np
-import pytest
-from hypothesis import settings
-from reference import psd_part, sdp_optimum
+# One thread per pool in every test process and every process it starts (CLI, study workers),
+# unless the caller chose otherwise: several test processes on a shared machine, each with a
+# BLAS, an OpenMP and a Numba pool per core, wait for each other's threads (issue 22: 30 min
+# at load 6-8 instead of 2). Set before numpy loads OpenBLAS; the session fixture below also
+# limits what is already loaded. A test that needs threads asks for them:
+# ``@pytest.mark.threads(2)``, or an explicit ``n_threads=`` / ``indefsvm._threads.THREADS``.
+for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")
+
+from dataclasses import dataclass  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
+from reference import psd_part, sdp_optimum  # noqa: E402
 
 # Property tests draw new random examples on every developer run (and keep failures in the
 # local .hypothesis database); CI (CI=true) replays one fixed, seeded set, so a run on a clean
@@ -23,6 +33,54 @@ from reference import psd_part, sdp_optimum
 settings.register_profile("ci", derandomize=True, database=None)
 if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
     settings.load_profile("ci")
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "threads(n): run the test with n threads per pool (BLAS, OpenMP, Numba) instead of the "
+        "suite's one",
+    )
+
+
+def _set_pools(threads: int):
+    """Limit BLAS/OpenMP (threadpoolctl) and Numba's pool to ``threads``; returns the restorer."""
+    import numba
+    from threadpoolctl import threadpool_limits
+
+    # Numba first: launching its pool (libgomp with the omp layer) sets OpenMP's thread count.
+    numba_before = numba.get_num_threads()
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    limiter = threadpool_limits(limits=threads)
+
+    def restore():
+        numba.set_num_threads(numba_before)
+        limiter.restore_original_limits()
+
+    return restore
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_thread_per_pool():
+    """The whole session with one thread per pool (see the top of this file)."""
+    restore = _set_pools(1)
+    yield
+    restore()
+
+
+@pytest.fixture(autouse=True)
+def _threads_marker(request, monkeypatch):
+    """``@pytest.mark.threads(n)``: this test runs with ``n`` threads per pool."""
+    marker = request.node.get_closest_marker("threads")
+    if marker is None:
+        yield
+        return
+    threads = int(marker.args[0])
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.setenv(name, str(threads))
+    restore = _set_pools(threads)
+    yield
+    restore()
 
 
 def sigmoid_problem(n: int, seed: int, *, a: float = 0.8, b: float = -0.3, d: int = 3):

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from indefsvm._threads import cap_threads
 from indefsvm.studies.data import StudyData
 from indefsvm.studies.spec import KernelSpec, MethodSpec, Study, estimator_class
 
@@ -571,7 +572,7 @@ def _spec_items(study: Study, task: Task) -> tuple[KernelSpec, MethodSpec]:
 
 
 def run_task(task: Task, data: StudyData, study: Study, blas_threads: int = 1) -> dict[str, Any]:
-    """Execute one task on a worker (BLAS threads limited with threadpoolctl).
+    """Execute one task on a worker (at most ``blas_threads`` threads per pool).
 
     Returns
     -------
@@ -581,9 +582,8 @@ def run_task(task: Task, data: StudyData, study: Study, blas_threads: int = 1) -
         certified gap and solver status, the indefiniteness ``iota`` of the training kernel,
         ``n_train``, ``n_test``, ``warnings`` and ``versions``.
     """
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=blas_threads):
+    # Every pool (BLAS, OpenMP, Numba), including those a fit loads later (issue 22).
+    with cap_threads(blas_threads):
         return _run_task(task, data, study)
 
 

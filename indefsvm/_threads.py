@@ -1,0 +1,445 @@
+"""Thread counts that fit the size of the problem (issue 22).
+
+A fit uses three thread pools: BLAS/LAPACK (OpenBLAS, e.g. the ``eigh`` of the training kernel),
+the compiled secular-root loops and the low-rank products (Numba, ``parallel=True``; called the
+*engine* here) and LIBSVM's OpenMP loops (``libsvm-official`` is built with OpenMP). Left at
+their libraries' defaults every pool starts one thread per core, and a small fit then spends
+most of its time waking threads and waiting for them: on a 2-core machine a GridSearchCV at
+50-450 training points ran 14-100x slower than with one thread (issue 22). Every ``fit`` of the
+package's estimators therefore runs inside :func:`limit_threads`, which
+
+* uses **one thread** for a problem below the cross-over size of a pool (:data:`CROSSOVER`,
+  measured with ``benchmarks/bench_threads.py``; docs/benchmarks.md has the numbers);
+* above it, uses the cores this process may use (``os.sched_getaffinity``), lowered by
+  ``OMP_NUM_THREADS`` / ``NUMBA_NUM_THREADS`` and by the caller's own limits (a surrounding
+  ``threadpoolctl.threadpool_limits``, ``numba.set_num_threads``, a study worker's limit),
+  **and only the cores that are free**: the cores other processes keep busy are subtracted
+  (the larger of their runnable tasks now, from ``/proc/loadavg``, and the 1-minute load
+  average minus this process's own CPU use), because on a busy core a second thread makes BLAS
+  and OpenMP threads wait for each other (``eigh`` at n = 1000 on 2 busy cores: 0.42 s with
+  one thread, 3.7 s with two);
+* restores the caller's settings on exit (BLAS, OpenMP and Numba's thread count).
+
+An explicit choice always wins: set :data:`THREADS` (every pool, every fit, whatever the size
+and the load), or ``indefsvm.proxy.ENGINE_THREADS`` (the secular-root loop only), or wrap the fit
+in ``threadpoolctl.threadpool_limits`` / ``numba.set_num_threads`` to lower the pools.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import math
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping
+from numbers import Integral
+from typing import Any
+
+__all__ = [
+    "CROSSOVER",
+    "LOAD_AWARE",
+    "THREADS",
+    "cap_threads",
+    "free_cores",
+    "limit_openmp",
+    "limit_threads",
+    "threads_for",
+    "usable_cores",
+]
+
+#: Threads of every pool in every fit, whatever the problem size and the machine's load (None:
+#: automatic, see the module docstring). The user's explicit setting, like an ``n_jobs``: an
+#: integer for every pool, or a mapping ``{"blas": 2, "engine": 1, "openmp": 1}`` (a pool left
+#: out stays automatic).
+THREADS: int | Mapping[str, int] | None = None
+#: Smallest effective problem size at which a pool gets more than one thread. ``"blas"``: the
+#: dense ``eigh``/products of the training kernel; ``"engine"``: the secular-root loops;
+#: ``"openmp"``: LIBSVM's loops, which on a precomputed kernel only look entries up, so a second
+#: thread never paid (docs/benchmarks.md, "Threads").
+CROSSOVER: dict[str, float] = {"blas": 600.0, "engine": 700.0, "openmp": math.inf}
+#: Subtract the cores other processes keep busy (False: use every usable core above the
+#: cross-over).
+LOAD_AWARE: bool = True
+_KINDS = ("blas", "engine", "openmp")
+#: BLAS threads set by the innermost :func:`limit_threads` (None: outside a fit).
+_BLAS_INSIDE: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "indefsvm_blas_inside", default=None
+)
+#: The innermost :func:`cap_threads` (per thread / task: a ContextVar).
+_CAP: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "indefsvm_thread_cap", default=None
+)
+
+
+def _env_cap() -> int | None:
+    """Smallest positive integer in ``OMP_NUM_THREADS``/``NUMBA_NUM_THREADS`` (None: unset)."""
+    cap = None
+    for name in ("OMP_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        value = os.environ.get(name, "").strip()
+        if value.isdigit() and int(value) > 0:
+            cap = int(value) if cap is None else min(cap, int(value))
+    return cap
+
+
+def usable_cores() -> int:
+    """Cores this process may use (affinity), lowered by ``OMP_NUM_THREADS``/``NUMBA_NUM_THREADS``.
+
+    Returns
+    -------
+    int
+        At least 1.
+    """
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        cores = os.cpu_count() or 1
+    cap = _env_cap()
+    if cap is not None:
+        cores = min(cores, cap)
+    return max(1, cores)
+
+
+def _own_running_threads() -> int:
+    """Threads of this process in state R (running or runnable), from ``/proc/self/task``."""
+    running = 0
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return 1
+    for task in tasks:
+        try:
+            with open(f"/proc/self/task/{task}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        # "pid (comm) S ...": the state follows the last ')' (comm may contain one).
+        if stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] == b"R":
+            running += 1
+    return max(1, running)
+
+
+def _others_running_now() -> int | None:
+    """Runnable tasks of other processes at this instant (None: unknown, e.g. no ``/proc``).
+
+    The fourth field of ``/proc/loadavg`` counts the runnable tasks of the whole system; this
+    process's own running threads are subtracted. The median of three readings drops a
+    short-lived task that happened to run at one of them.
+    """
+    readings = []
+    for _ in range(3):
+        try:
+            with open("/proc/loadavg", "rb") as handle:
+                fields = handle.read().split()
+            total = int(fields[3].split(b"/")[0])
+        except (OSError, IndexError, ValueError):
+            return None
+        readings.append(max(0, total - _own_running_threads()))
+    return sorted(readings)[1]
+
+
+#: This process's CPU use (cores) averaged like the 1-minute load average: (monotonic time, CPU
+#: seconds, average or None before the first estimate).
+_OWN_LOAD: list[Any] = [time.monotonic(), sum(os.times()[:2]), None]
+
+
+def _own_load() -> float:
+    """This process's CPU use in cores, an exponential average over about a minute.
+
+    It is what this process adds to the 1-minute load average (the kernel averages runnable
+    tasks with the same time constant); subtracted from it, the rest is the other processes'.
+    """
+    last_wall, last_cpu, average = _OWN_LOAD
+    now, cpu = time.monotonic(), sum(os.times()[:2])
+    elapsed = now - last_wall
+    if elapsed < 1.0:
+        # Too short to measure: the last estimate, or one busy thread (the caller's).
+        return 1.0 if average is None else average
+    rate = max(0.0, (cpu - last_cpu) / elapsed)
+    if average is None:
+        average = rate
+    else:
+        average += (1.0 - math.exp(-elapsed / 60.0)) * (rate - average)
+    _OWN_LOAD[:] = [now, cpu, average]
+    return average
+
+
+def _others_running() -> int | None:
+    """Cores other processes keep busy (None: unknown, e.g. no ``/proc``).
+
+    The larger of two estimates: the runnable tasks of other processes now
+    (:func:`_others_running_now`), and the 1-minute load average minus this process's own
+    share (:func:`_own_load`). The first sees a load that has just started (the average lags by
+    a minute); the second sees other processes that run in bursts (test runs, other fits) and
+    may be idle at the instant of the reading. A share of 0.7 core or more counts as busy.
+    """
+    now = _others_running_now()
+    if now is None:
+        return None
+    try:
+        average = os.getloadavg()[0] - _own_load()
+    except OSError:  # pragma: no cover - no load average
+        return now
+    return max(now, int(average + 0.3))
+
+
+def free_cores() -> int:
+    """Usable cores not kept busy by other processes (at least 1); see :func:`usable_cores`."""
+    cores = usable_cores()
+    others = _others_running()
+    if others is None:
+        return cores
+    online = os.cpu_count() or cores
+    return max(1, min(cores, online - others))
+
+
+def _effective_size(n: int, m: int | None) -> float:
+    """Dense size with the same cubic work: ``n`` dense, ``(n m^2)^(1/3)`` low-rank (rank m)."""
+    if m is None or m >= n:
+        return float(n)
+    return float(n * m * m) ** (1.0 / 3.0)
+
+
+def _explicit(kind: str) -> int | None:
+    """The user's explicit thread count for ``kind`` (:data:`THREADS`), None when automatic."""
+    if isinstance(THREADS, Mapping):
+        unknown = sorted(set(THREADS) - set(_KINDS))
+        if unknown:
+            raise ValueError(
+                f"indefsvm._threads.THREADS has unknown pools {unknown}; expected keys among "
+                f"{_KINDS}."
+            )
+        value = THREADS.get(kind)
+    else:
+        value = THREADS
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
+        raise ValueError(
+            "indefsvm._threads.THREADS must be None, a positive integer or a mapping from "
+            f"{_KINDS} to positive integers; got {THREADS!r}."
+        )
+    return int(value)
+
+
+def threads_for(n: int, kind: str, *, m: int | None = None) -> int:
+    """Threads for one pool of a problem with ``n`` points (rank ``m`` when low-rank).
+
+    Parameters
+    ----------
+    n : int
+        Training points.
+    kind : {"blas", "engine", "openmp"}
+        The pool (module docstring).
+    m : int, optional
+        Rank of a low-rank (Nystroem) problem: the work is that of a dense problem of size
+        ``(n m^2)^(1/3)``.
+
+    Returns
+    -------
+    int
+        :data:`THREADS` when set (at most the usable cores); otherwise 1 below
+        ``CROSSOVER[kind]`` and the free usable cores above it (:func:`free_cores`; all usable
+        cores when :data:`LOAD_AWARE` is False). The caller's own limits are applied on top by
+        :func:`limit_threads`.
+    """
+    if kind not in _KINDS:
+        raise ValueError(f"kind must be one of {_KINDS}; got {kind!r}.")
+    explicit = _explicit(kind)
+    if explicit is not None:
+        return min(explicit, usable_cores())
+    if _effective_size(n, m) < CROSSOVER[kind]:
+        return 1
+    threads = free_cores() if LOAD_AWARE else usable_cores()
+    cap = _CAP.get()
+    return threads if cap is None else max(1, min(threads, cap))
+
+
+@contextlib.contextmanager
+def cap_threads(threads: int | None) -> Iterator[None]:
+    """At most ``threads`` threads in every pool inside (None: no cap), the caller's after.
+
+    For a process that runs several fits side by side (a study worker, a test session): limits
+    BLAS and OpenMP now (``threadpoolctl``), and every automatic choice of :func:`threads_for`
+    inside, including pools a fit loads later (LIBSVM's libgomp) and Numba's engine threads.
+    An explicit :data:`THREADS` is not capped.
+    """
+    if threads is None:
+        yield
+        return
+    if isinstance(threads, bool) or not isinstance(threads, Integral) or threads < 1:
+        raise ValueError(f"threads must be a positive integer or None; got {threads!r}.")
+    token = _CAP.set(int(threads))
+    try:
+        with _current_controller().limit(limits=int(threads)), _numba_threads(int(threads)):
+            yield
+    finally:
+        _CAP.reset(token)
+
+
+@functools.lru_cache(maxsize=2)
+def _controller(libsvm_loaded: bool) -> Any:
+    # Scanning the loaded libraries takes ~15 ms, so the controller is kept; it is rebuilt once
+    # LIBSVM is imported (that loads the libgomp whose threads LIBSVM uses).
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+def _current_controller() -> Any:
+    return _controller("libsvm.svm" in sys.modules)
+
+
+def _current_threads(controller: Any, user_api: str) -> int | None:
+    # The largest: a library that cannot be raised (an old OpenBLAS loaded with 1 thread) does
+    # not lower the others.
+    counts = [lib["num_threads"] for lib in controller.select(user_api=user_api).info()]
+    return max(counts) if counts else None
+
+
+@contextlib.contextmanager
+def _numba_threads(threads: int) -> Iterator[None]:
+    """Numba's thread count (thread-local) at most ``threads`` inside; the caller's one after."""
+    numba = sys.modules.get("numba")
+    if numba is None:
+        yield
+        return
+    before = numba.get_num_threads()
+    wanted = max(1, min(threads, before))
+    if wanted != before:
+        numba.set_num_threads(wanted)
+    try:
+        yield
+    finally:
+        if numba.get_num_threads() != before:
+            numba.set_num_threads(before)
+
+
+@contextlib.contextmanager
+def limit_threads(n: int, *, m: int | None = None) -> Iterator[dict[str, int]]:
+    """Run a fit of ``n`` points (rank ``m``) with the threads :func:`threads_for` picks.
+
+    Each pool gets ``min(threads_for(n, kind), the caller's current setting)``: a limit the
+    caller set (``threadpoolctl``, ``numba.set_num_threads``, the thread variables) is never
+    raised, except by an explicit :data:`THREADS`. Everything is restored on exit.
+
+    Parameters
+    ----------
+    n : int
+        Training points.
+    m : int, optional
+        Rank of a low-rank problem (``n_components``).
+
+    Yields
+    ------
+    dict
+        The thread counts chosen, ``{"blas": .., "engine": .., "openmp": ..}``.
+    """
+    chosen = {kind: threads_for(n, kind, m=m) for kind in _KINDS}
+    controller = _current_controller()
+    with contextlib.ExitStack() as stack:
+        for kind, user_api in (("blas", "blas"), ("openmp", "openmp")):
+            current = _current_threads(controller, user_api)
+            if current is None:
+                continue
+            wanted = chosen[kind] if _explicit(kind) is not None else min(chosen[kind], current)
+            if wanted != current:
+                stack.enter_context(controller.limit(limits=wanted, user_api=user_api))
+            chosen[kind] = wanted
+        token = _BLAS_INSIDE.set(chosen["blas"])
+        stack.callback(_BLAS_INSIDE.reset, token)
+        if _explicit("engine") is not None and "numba" in sys.modules:
+            # An explicit setting may raise Numba's count (up to what it was started with).
+            numba = sys.modules["numba"]
+            chosen["engine"] = min(chosen["engine"], numba.config.NUMBA_NUM_THREADS)
+            stack.enter_context(_exact_numba_threads(chosen["engine"]))
+        else:
+            stack.enter_context(_numba_threads(chosen["engine"]))
+        yield chosen
+
+
+@contextlib.contextmanager
+def _exact_numba_threads(threads: int) -> Iterator[None]:
+    numba = sys.modules["numba"]
+    before = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)
+
+
+@contextlib.contextmanager
+def limit_openmp(n: int) -> Iterator[int]:
+    """LIBSVM's OpenMP threads for a training set of ``n`` points (import LIBSVM first).
+
+    LIBSVM's library loads its libgomp when ``libsvm`` is imported, which may happen inside a
+    fit after :func:`limit_threads` was entered; this limits that pool too (caller's limit kept,
+    restored on exit).
+
+    Yields
+    ------
+    int
+        The OpenMP threads used.
+    """
+    wanted = threads_for(n, "openmp")
+    controller = _current_controller()
+    current = _current_threads(controller, "openmp")
+    if current is None:
+        yield wanted
+        return
+    if _explicit("openmp") is None:
+        wanted = min(wanted, current)
+    if wanted == current:
+        yield wanted
+        return
+    with controller.limit(limits=wanted, user_api="openmp"):
+        yield wanted
+
+
+def blas_threads_inside() -> int | None:
+    """BLAS threads the enclosing fit set (:func:`limit_threads`); None outside a fit."""
+    return _BLAS_INSIDE.get()
+
+
+def engine_threads(n: int) -> int:
+    """Threads of the secular-root loop of an operator on ``n`` points (the caller's Numba cap).
+
+    ``indefsvm.proxy.ENGINE_THREADS`` overrides it when set; see :func:`threads_for`.
+    """
+    threads = threads_for(n, "engine")
+    numba = sys.modules.get("numba")
+    if numba is not None and _explicit("engine") is None:
+        threads = min(threads, numba.get_num_threads())
+    return max(1, threads)
+
+
+def _n_points(X: Any) -> int | None:
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) >= 1:
+        return int(shape[0])
+    try:
+        return len(X)
+    except TypeError:
+        return None
+
+
+def threaded_fit(fit: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap an estimator's ``fit(X, ...)`` in :func:`limit_threads` for ``len(X)`` points.
+
+    The rank is the estimator's ``n_components`` when it has one (low-rank fits).
+    """
+
+    @functools.wraps(fit)
+    def wrapper(estimator: Any, X: Any = None, *args: Any, **kwargs: Any) -> Any:
+        n = _n_points(X)
+        if n is None:
+            return fit(estimator, X, *args, **kwargs)
+        m = getattr(estimator, "n_components", None)
+        m = int(m) if isinstance(m, int) and not isinstance(m, bool) and m > 0 else None
+        with limit_threads(n, m=m):
+            return fit(estimator, X, *args, **kwargs)
+
+    return wrapper

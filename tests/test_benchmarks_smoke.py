@@ -1,0 +1,55 @@
+"""The thread benchmark runs end to end (``benchmarks/bench_threads.py --smoke``, issue 22)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import indefsvm._threads as T
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def _load_bench_threads():
+    spec = importlib.util.spec_from_file_location("bench_threads", BENCHMARKS / "bench_threads.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    return module
+
+
+def test_bench_threads_smoke_prints_the_ratio_table(tmp_path, capsys):
+    bench = _load_bench_threads()
+    out = tmp_path / "threads.md"
+    rows = bench.main(["--smoke", "--out", str(out)])
+    estimators = {row["estimator"].split(" m=")[0] for row in rows}
+    assert estimators == {
+        "IndefiniteSVC",
+        "SpectrumSVC",
+        "KreinSVC",
+        "KreinSquaredHingeSVC",
+    }
+    assert len(rows) == 5  # IndefiniteSVC dense and low-rank
+    for row in rows:
+        assert row["default"] > 0 and row["best"] > 0
+        assert row["ratio"] == row["default"] / row["best"]
+        assert row["best_setting"] != "default"
+    table = out.read_text()
+    assert "| n | estimator | default (ms) |" in table and "default / best" in table
+    assert "Largest default / best" in capsys.readouterr().out
+    assert T.THREADS is None  # the benchmark's explicit settings are undone
+
+
+def test_bench_threads_refuses_bad_arguments(capsys):
+    import pytest
+
+    bench = _load_bench_threads()
+    for argv in (["--repeats", "0"], ["--sizes", "3"], ["--load", "-1"]):
+        with pytest.raises(SystemExit) as excinfo:
+            bench.main(argv)
+        assert excinfo.value.code == 2
+    assert "--repeats must be >= 1" in capsys.readouterr().err
