@@ -73,6 +73,12 @@ def _threads_marker(request, monkeypatch):
     """``@pytest.mark.threads(n)``: this test runs with ``n`` threads per pool."""
     marker = request.node.get_closest_marker("threads")
     if marker is None:
+        # A test that raised Numba's thread count and did not restore it must not hand two
+        # threads to every later test (Numba's count is per thread, not a threadpoolctl limit).
+        import numba
+
+        if numba.get_num_threads() != 1:
+            numba.set_num_threads(1)
         yield
         return
     threads = int(marker.args[0])
