@@ -1,7 +1,7 @@
 """Default threads against every explicit thread setting, per problem size (issue 22).
 
 For each size n and estimator, times whole warm fits (a fresh clone per fit on the same data, as
-in a GridSearchCV) with the package's default threads (:mod:`indefsvm._threads`) and with every
+in a GridSearchCV) with the package's default threads (:mod:`indefsvm.threads`) and with every
 explicit setting of 1 or 2 threads for each pool the estimator uses (BLAS, the Numba engine,
 LIBSVM's OpenMP; the other pools at 1), and prints per size the default time, the best explicit
 setting and the ratio default / best. The settings are interleaved round by round (the machine
@@ -48,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import load_line, machine_line, markdown_header, markdown_row  # noqa: E402
 
 from indefsvm import IndefiniteSVC  # noqa: E402
-from indefsvm import _threads as threads_module  # noqa: E402
+from indefsvm import threads as threads_module  # noqa: E402
 from indefsvm.baselines import SpectrumSVC  # noqa: E402
 from indefsvm.krein.models import KreinSquaredHingeSVC, KreinSVC  # noqa: E402
 

@@ -29,7 +29,7 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import validate_data
 
-from indefsvm._threads import threaded_fit
+from indefsvm.threads import threaded_fit
 from indefsvm._validation import (
     check_finite_matrix,
     check_square_symmetric,
@@ -62,7 +62,7 @@ def fit_context(fit: Callable[..., Any]) -> Callable[..., Any]:
 
     Validates the parameters against ``_parameter_constraints`` once per top-level ``fit``;
     nested fits (the one-vs-one binary clones, the Nystroem transformer) skip it. The fit runs
-    with threads chosen by its size (:func:`indefsvm._threads.threaded_fit`).
+    with threads chosen by its size (:func:`indefsvm.threads.threaded_fit`).
     """
     return _fit_context(prefer_skip_nested_validation=True)(threaded_fit(fit))
 

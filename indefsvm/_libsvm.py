@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from indefsvm._threads import limit_openmp
+from indefsvm.threads import limit_openmp
 
 
 @dataclass

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from indefsvm._threads import blas_threads_inside, engine_threads, usable_cores
+from indefsvm.threads import blas_threads_inside, engine_threads, usable_cores
 from indefsvm.rank_one import SecularWarmStart, rank_one_eigh, rank_one_eigvals_below
 
 
@@ -28,8 +28,8 @@ def _default_engine_threads() -> int:
     """The most threads the secular-root loop may use: the cores this process may use.
 
     ``OMP_NUM_THREADS`` and ``NUMBA_NUM_THREADS`` lower it (as they lower OpenBLAS's and Numba's
-    own pools); :func:`indefsvm._threads.usable_cores`. How many of them an operator uses
-    depends on its size and on the machine's load (:func:`indefsvm._threads.threads_for`).
+    own pools); :func:`indefsvm.threads.usable_cores`. How many of them an operator uses
+    depends on its size and on the machine's load (:func:`indefsvm.threads.threads_for`).
     """
     return usable_cores()
 
@@ -37,7 +37,7 @@ def _default_engine_threads() -> int:
 #: Threads of the secular-root loop of every new operator (Numba threads over chunks of roots
 #: with the compiled engine; dlaed4 calls split over Python threads with the LAPACK one). None
 #: (default): chosen per operator by its size and the free cores
-#: (:func:`indefsvm._threads.engine_threads`: one thread below ``CROSSOVER["engine"]``); an
+#: (:func:`indefsvm.threads.engine_threads`: one thread below ``CROSSOVER["engine"]``); an
 #: integer overrides that for every operator. The result does not depend on it (the threaded
 #: engine is bitwise identical).
 ENGINE_THREADS: int | None = None

@@ -15,7 +15,7 @@ import os
 # BLAS, an OpenMP and a Numba pool per core, wait for each other's threads (issue 22: 30 min
 # at load 6-8 instead of 2). Set before numpy loads OpenBLAS; the session fixture below also
 # limits what is already loaded. A test that needs threads asks for them:
-# ``@pytest.mark.threads(2)``, or an explicit ``n_threads=`` / ``indefsvm._threads.THREADS``.
+# ``@pytest.mark.threads(2)``, or an explicit ``n_threads=`` / ``indefsvm.threads.THREADS``.
 for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_name, "1")
 

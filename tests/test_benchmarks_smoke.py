@@ -6,7 +6,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-import indefsvm._threads as T
+import indefsvm.threads as T
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 

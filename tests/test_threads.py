@@ -18,7 +18,7 @@ import pytest
 from conftest import sigmoid_problem
 from threadpoolctl import threadpool_info, threadpool_limits
 
-import indefsvm._threads as T
+import indefsvm.threads as T
 import indefsvm.rank_one as rank_one
 from indefsvm import IndefiniteSVC
 from indefsvm.baselines import SpectrumSVC

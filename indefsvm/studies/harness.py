@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from indefsvm._threads import cap_threads
+from indefsvm.threads import cap_threads
 from indefsvm.studies.data import StudyData
 from indefsvm.studies.spec import KernelSpec, MethodSpec, Study, estimator_class
 

@@ -41,6 +41,7 @@ DOCUMENTED_MODULES = (
     "indefsvm.projection",
     "indefsvm.rank_one",
     "indefsvm.persistence",
+    "indefsvm.threads",
 )
 
 

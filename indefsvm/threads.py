@@ -208,7 +208,7 @@ def _explicit(kind: str) -> int | None:
         unknown = sorted(set(THREADS) - set(_KINDS))
         if unknown:
             raise ValueError(
-                f"indefsvm._threads.THREADS has unknown pools {unknown}; expected keys among "
+                f"indefsvm.threads.THREADS has unknown pools {unknown}; expected keys among "
                 f"{_KINDS}."
             )
         value = THREADS.get(kind)
@@ -218,7 +218,7 @@ def _explicit(kind: str) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
         raise ValueError(
-            "indefsvm._threads.THREADS must be None, a positive integer or a mapping from "
+            "indefsvm.threads.THREADS must be None, a positive integer or a mapping from "
             f"{_KINDS} to positive integers; got {THREADS!r}."
         )
     return int(value)
