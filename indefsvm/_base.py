@@ -29,13 +29,13 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import validate_data
 
-from indefsvm.threads import threaded_fit
 from indefsvm._validation import (
     check_finite_matrix,
     check_square_symmetric,
     collect_kernel_params,
 )
 from indefsvm.kernels.registry import KERNEL_ALIASES, KERNEL_NAMES, resolve_kernel
+from indefsvm.threads import threaded_fit
 
 __all__ = [
     "KERNEL_PARAMETER_CONSTRAINTS",

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from indefsvm.threads import blas_threads_inside, engine_threads, usable_cores
 from indefsvm.rank_one import SecularWarmStart, rank_one_eigh, rank_one_eigvals_below
+from indefsvm.threads import blas_threads_inside, engine_threads, usable_cores
 
 
 def _default_engine_threads() -> int:

@@ -18,8 +18,8 @@ import pytest
 from conftest import sigmoid_problem
 from threadpoolctl import threadpool_info, threadpool_limits
 
-import indefsvm.threads as T
 import indefsvm.rank_one as rank_one
+import indefsvm.threads as T
 from indefsvm import IndefiniteSVC
 from indefsvm.baselines import SpectrumSVC
 from indefsvm.krein.models import KreinSquaredHingeSVC, KreinSVC

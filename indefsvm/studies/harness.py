@@ -39,9 +39,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from indefsvm.threads import cap_threads
 from indefsvm.studies.data import StudyData
 from indefsvm.studies.spec import KernelSpec, MethodSpec, Study, estimator_class
+from indefsvm.threads import cap_threads
 
 __all__ = [
     "Task",
