@@ -53,6 +53,20 @@ EXIT_INTERRUPTED = 130
 logger = logging.getLogger("indefsvm.cli")
 
 
+def report_internal_error(exc: BaseException, log: logging.Logger) -> int:
+    """Say on stderr that ``exc`` is a bug (traceback at debug level); the exit code 3.
+
+    Every ``indefsvm`` command (also ``indefsvm study``) ends an unexpected exception this way.
+    """
+    log.debug("internal error", exc_info=True)
+    print(
+        f"internal error: {type(exc).__name__}: {exc}\nThis is a bug in indefsvm; please "
+        "report it with the command line (run with -v for the traceback).",
+        file=sys.stderr,
+    )
+    return EXIT_INTERNAL_ERROR
+
+
 _EPILOG = """exit codes: 0 converged; 1 finished without certified convergence (result still
 written); 2 bad input or usage; 3 internal error; 130 interrupted."""
 
@@ -680,13 +694,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - the CLI's last line of defence
-        logger.debug("internal error", exc_info=True)
-        print(
-            f"internal error: {type(exc).__name__}: {exc}\nThis is a bug in indefsvm; please "
-            "report it with the command line (run with -v for the traceback).",
-            file=sys.stderr,
-        )
-        return EXIT_INTERNAL_ERROR
+        return report_internal_error(exc, logger)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -178,14 +178,13 @@ def _landmark_factor(
     return W0, np.sign(d_r), d
 
 
-def _one_shot(
+def _small_eigenproblem(
     R: NDArray[np.float64], S: NDArray[np.float64]
-) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    """From ``L = Q R`` and ``S``: ``(T, Lambda, Sigma)`` with ``Phi = L T`` (Sect. 2.2).
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """The small problem of the one-shot factorisation: ``R = Ur Sigma B'`` (thin SVD) and
+    ``M = Sigma B'SB Sigma = P Lambda P'``, eigenpairs sorted by ``|Lambda|`` (largest first).
 
-    ``R = Ur Sigma B'`` gives the thin SVD ``L = (Q Ur) Sigma B'``; ``M = Sigma B'SB Sigma =
-    P Lambda P'``; ``T = B Sigma^{-1} P |Lambda|^{1/2}``, columns sorted by ``|Lambda|``
-    (largest first).
+    Returns ``sigma, B', Lambda, P``.
     """
     _, sigma, Bt = scipy.linalg.svd(R, full_matrices=False, check_finite=False)
     if sigma[-1] <= 0.0:
@@ -197,7 +196,19 @@ def _one_shot(
     M = 0.5 * (M + M.T)
     lam, P = scipy.linalg.eigh(M, check_finite=False)
     order = np.argsort(-np.abs(lam), kind="stable")
-    lam, P = lam[order], P[:, order]
+    return sigma, Bt, lam[order], P[:, order]
+
+
+def _one_shot(
+    R: NDArray[np.float64], S: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """From ``L = Q R`` and ``S``: ``(T, Lambda, Sigma)`` with ``Phi = L T`` (Sect. 2.2).
+
+    ``R = Ur Sigma B'`` gives the thin SVD ``L = (Q Ur) Sigma B'``; ``M = Sigma B'SB Sigma =
+    P Lambda P'``; ``T = B Sigma^{-1} P |Lambda|^{1/2}``, columns sorted by ``|Lambda|``
+    (largest first).
+    """
+    sigma, Bt, lam, P = _small_eigenproblem(R, S)
     T = (Bt.T / sigma[None, :]) @ (P * np.sqrt(np.abs(lam))[None, :])
     return T, lam, sigma
 
@@ -215,17 +226,7 @@ def _one_shot_few_rows(
     and the exact rows ``l T sign(Lambda) Phi' = l S B Sigma A' = l S L'`` for every ``l``.
     Directions with ``|Lambda|`` at rounding level are dropped (they carry no kernel mass).
     """
-    _, sigma, Bt = scipy.linalg.svd(R, full_matrices=False, check_finite=False)
-    if sigma[-1] <= 0.0:
-        raise np.linalg.LinAlgError(
-            "the Nystroem factor L is rank deficient (zero singular value)."
-        )
-    C = Bt * sigma[:, None]  # Sigma B'
-    M = (C * S[None, :]) @ C.T
-    M = 0.5 * (M + M.T)
-    lam, P = scipy.linalg.eigh(M, check_finite=False)
-    order = np.argsort(-np.abs(lam), kind="stable")
-    lam, P = lam[order], P[:, order]
+    sigma, Bt, lam, P = _small_eigenproblem(R, S)
     keep = np.abs(lam) > max(R.shape) * np.finfo(np.float64).eps * np.max(np.abs(lam))
     lam, P = lam[keep], P[:, keep]
     T = ((Bt.T * S[:, None]) * sigma[None, :]) @ (P * (np.sign(lam) / np.sqrt(np.abs(lam))))

@@ -138,13 +138,9 @@ def handle(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except Exception as exc:  # noqa: BLE001 - the command's last line of defence
-        log.debug("internal error", exc_info=True)
-        print(
-            f"internal error: {type(exc).__name__}: {exc}\nThis is a bug in indefsvm; please "
-            "report it with the command line (run with -v for the traceback).",
-            file=sys.stderr,
-        )
-        return EXIT_INTERNAL_ERROR
+        from indefsvm.cli import report_internal_error
+
+        return report_internal_error(exc, log)
 
 
 def quiet_third_party_loggers(verbose: bool = False) -> None:
