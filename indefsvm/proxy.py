@@ -120,6 +120,10 @@ class ProxyState:
     neg_sq_change_error: float = 0.0
 
 
+#: Absolute accuracy of a computed eigenvalue of ``diag(d) + sigma z z'`` in units of
+#: ``sqrt(n) eps ||M||`` (deflation tolerance 8 eps ||M||, LAPACK's p(n) for a dense ``eigh``).
+_ROOT_ERROR_FACTOR = 8.0
+
 #: Bisection/Newton steps at most per root in :func:`negative_square_change` (each step at least
 #: halves the bracket, which starts a few ulps of the pole scale wide).
 _REFINE_STEPS = 80
@@ -153,9 +157,13 @@ def negative_square_change(
     function must confirm (a sign change); a root without such a bracket keeps its plain
     difference, whose error is then counted in the bound.
 
-    Only the roots whose plain difference could matter are refined: the largest ``d_i^2`` until
-    the rest sum below ``16 scale`` (``scale`` is the size of the alpha-dependent terms the
-    result is combined with), so a problem whose ``||(K0)_-||_F^2`` is small is not slowed down.
+    A computed root is accurate only to ``p eps ||M||`` ABSOLUTE (deflation, or the backward
+    error of a dense ``eigh``; ``p = 8 sqrt(n)`` here), so its plain term ``lambda_i^2 - d_i^2``
+    is off by up to ``2 |lambda_i| p eps ||M||``. Only the roots whose plain term could matter
+    are refined: those with the largest such errors until the rest sum below ``64 eps scale``
+    (``scale`` is the size of the alpha-dependent terms the result is combined with), so a
+    problem whose ``||(K0)_-||_F^2`` is small is not slowed down. The unrefined roots keep that
+    bound in the returned error.
 
     Parameters
     ----------
@@ -177,6 +185,9 @@ def negative_square_change(
     """
     lam = np.asarray(lam, dtype=np.float64)
     lam = lam[lam < 0]
+    z_sq = float(z @ z)
+    if sigma * z_sq == 0.0:
+        return 0.0, 0.0  # no update (alpha = 0): the roots are the poles
     m = int(np.searchsorted(d, 0.0))  # poles d_i < 0
     k = min(lam.shape[0], m)
     n = d.shape[0]
@@ -190,12 +201,17 @@ def negative_square_change(
     dk = d[:k]
     lk = lam[:k]
     delta = lk - dk
-    # Which roots to refine: the rest must leave an error small next to ``scale``.
-    # d ascends, so the squares of the negative poles descend: refine the prefix of the largest
-    # until the rest sums below 16 scale (their plain error is then <= 64 eps scale).
-    tail = np.cumsum(sq[:k][::-1])[::-1]  # tail[i] = sum_{j >= i} d_j^2 over paired roots
-    refine = tail > 16.0 * max(float(scale), _TINY)
-    naive_error = 4.0 * _EPS * sq[:k]
+    # A computed eigenvalue is accurate to a few eps ||M|| ABSOLUTE (deflation drops parts of
+    # norm 8 eps ||M||; a dense eigh has a backward error of p(n) eps ||M||), not to eps |d_i|:
+    # the plain term lambda_i^2 - d_i^2 is then off by up to 2 |lambda_i| root_error.
+    d_norm = max(-float(d[0]), float(d[-1]))  # d ascends
+    root_error = _ROOT_ERROR_FACTOR * np.sqrt(n) * _EPS * (d_norm + sigma * z_sq)
+    naive_error = 2.0 * np.abs(lk) * root_error + root_error * root_error + 4.0 * _EPS * sq[:k]
+    # Which roots to refine: the rest must leave an error small next to ``scale``. d ascends,
+    # so the errors of the plain terms descend: refine the prefix of the largest until the
+    # rest sums below 64 eps scale.
+    tail = np.cumsum(naive_error[::-1])[::-1]  # tail[i] = sum_{j >= i} over paired roots
+    refine = tail > 64.0 * _EPS * max(float(scale), _TINY)
     error_terms = naive_error.copy()
     idx = np.flatnonzero(refine)
     if idx.size:
@@ -203,12 +219,14 @@ def negative_square_change(
         delta[idx[ok]] = refined[ok]
         error_terms[idx[ok]] = refined_error[ok] * 2.0 * np.abs(lk[idx[ok]])
     # Interlacing: 0 <= delta_i <= d_{i+1} - d_i (a repeated pole keeps its root exactly).
-    upper = np.diff(d)[:k] if k < n else np.append(np.diff(d), np.inf)[:k]
+    upper = d[1 : k + 1] - d[:k] if k < n else np.append(np.diff(d), np.inf)
     delta = np.clip(delta, 0.0, upper)
     terms = delta * (2.0 * dk + delta)
     terms = np.minimum(terms, 0.0)
     change = float(np.sum(terms)) - crossed
     change_error += float(np.sum(error_terms)) + 2.0 * k * _EPS * float(np.sum(np.abs(terms)))
+    # A root within root_error of zero may have been counted on the wrong side of it.
+    change_error += (m - k + 1) * root_error * root_error
     return change, change_error
 
 

@@ -192,3 +192,47 @@ def test_excess_accuracy_follows_tol_and_keeps_the_gap_certified():
     problem.set_excess_accuracy(1e-4)
     coarse = problem.evaluate(problem.project(alpha)).state.neg_sq_change_error
     assert full <= coarse
+
+
+class _RecordingStub(_Stub):
+    baseline_objective = 0.0
+
+    def __init__(self):
+        self.asked = []
+
+    def set_excess_accuracy(self, tol):
+        self.asked.append(tol)
+
+
+def test_monitor_asks_accuracy_that_follows_the_gap_and_never_below_tol():
+    """With the gap far above tol (always with tol = 0) the excesses need only be accurate to a
+    fraction of the gap; the request tightens as the gap shrinks and never drops below tol."""
+    for tol in (0.0, 1e-6):
+        stub = _RecordingStub()
+        mon = SolverMonitor(stub, method="stub", tol=tol, max_iter=100)
+        assert stub.asked == [tol]
+        for gap in (1.0, 0.5, 1e-3, 1e-9):
+            ev = _Ev(-1.0, -1.0 + gap)
+            ev.objective_excess, ev.upper_excess = -1.0, -1.0 + gap
+            ev.objective_error = ev.upper_error = 0.0
+            mon.offer(ev)
+            mon.end_iteration()
+        # gap 0.5 is within a factor 10 of the request made at gap 1: not passed on
+        wanted = [max(tol, 1e-2 * g) for g in (1.0, 1e-3, 1e-9)]
+        assert stub.asked[1:] == pytest.approx([w for w in wanted if w > tol] + [tol] * (tol > 0))
+        assert min(stub.asked) >= tol
+
+
+@pytest.mark.parametrize(("scale", "rho"), CASES[:2])
+def test_tol_zero_keeps_every_reported_gap_bound_true(scale, rho):
+    """tol = 0 runs to max_iter with the accuracy following the gap: the reported gap plus its
+    rounding bound must still bound the 60-digit suboptimality from above."""
+    K, y = reproducer(scale)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        ref = indefsvm.solve(K, y, rho=rho, method="siqclp", tol=1e-9)
+        res = indefsvm.solve(K, y, rho=rho, method="pg", tol=0.0, max_iter=60)
+    best = max(mp_excess(K, y, ref.alpha, rho)[0], mp_excess(K, y, res.alpha, rho)[0])
+    excess, ub_excess = mp_excess(K, y, res.alpha, rho)
+    true_gap = best - excess
+    assert true_gap <= res.gap + res.gap_error + 1e-12 * abs(best), (true_gap, res.gap)
