@@ -7,8 +7,8 @@ Every estimator of :mod:`indefsvm.estimators` (proxy-kernel SVMs, paper 004),
 
 * parameters are assigned once in ``__init__`` (scikit-learn's rule: no logic there, so
   ``get_params``/``set_params``/``clone`` work) and validated at the start of ``fit`` from the
-  declarative ``_parameter_constraints`` (scikit-learn's ``Interval``/``StrOptions``/... of
-  :mod:`sklearn.utils._param_validation`) through :func:`sklearn.base._fit_context`. Checks that
+  declarative ``_parameter_constraints`` (``Interval``/``StrOptions``/... of the package's own
+  :mod:`indefsvm._constraints`) through :func:`fit_context`. Checks that
   couple several parameters (e.g. ``out_of_sample="transductive"`` needs a scalar ``rho``) stay
   hand-written in ``fit`` with messages that say how to fix them;
 * the kernel input is the same everywhere: ``kernel="precomputed"`` (``fit(K_train, y)``,
@@ -25,10 +25,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
-from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils._param_validation import StrOptions
+from sklearn.base import BaseEstimator
 from sklearn.utils.validation import validate_data
 
+from indefsvm._constraints import StrOptions, validated_fit
 from indefsvm._validation import (
     check_finite_matrix,
     check_square_symmetric,
@@ -58,13 +58,13 @@ KERNEL_PARAMETER_CONSTRAINTS: dict[str, list[Any]] = {
 
 
 def fit_context(fit: Callable[..., Any]) -> Callable[..., Any]:
-    """``sklearn.base._fit_context`` for the package's ``fit`` methods.
+    """Parameter checks and thread choice around the package's ``fit`` methods.
 
     Validates the parameters against ``_parameter_constraints`` once per top-level ``fit``;
     nested fits (the one-vs-one binary clones, the Nystroem transformer) skip it. The fit runs
     with threads chosen by its size (:func:`indefsvm.threads.threaded_fit`).
     """
-    return _fit_context(prefer_skip_nested_validation=True)(threaded_fit(fit))
+    return validated_fit(threaded_fit(fit))
 
 
 class PrecomputedColumns:

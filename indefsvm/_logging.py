@@ -12,6 +12,9 @@ from __future__ import annotations
 import logging
 import sys
 
+#: Exit code of every ``indefsvm`` command that ends on an unexpected exception (a bug).
+EXIT_INTERNAL_ERROR = 3
+
 
 class StderrHandler(logging.StreamHandler):
     """A ``StreamHandler`` bound to the current ``sys.stderr``."""
@@ -36,3 +39,32 @@ def console_logger(level: int) -> logging.Logger:
         pkg.addHandler(StderrHandler())
     pkg.setLevel(level)
     return pkg
+
+
+def report_internal_error(exc: BaseException, log: logging.Logger) -> int:
+    """Say on stderr that ``exc`` is a bug (traceback at debug level); the exit code 3.
+
+    Every ``indefsvm`` command (also ``indefsvm study``) ends an unexpected exception this way.
+    """
+    log.debug("internal error", exc_info=True)
+    print(
+        f"internal error: {type(exc).__name__}: {exc}\nThis is a bug in indefsvm; please "
+        "report it with the command line (run with -v for the traceback).",
+        file=sys.stderr,
+    )
+    return EXIT_INTERNAL_ERROR
+
+
+def quiet_third_party_loggers(verbose: bool = False) -> None:
+    """Dask's ``distributed`` and matplotlib log at WARNING unless ``verbose``.
+
+    ``distributed`` configures its loggers when it is imported (INFO), so this is called again
+    by the Dask backend after the import.
+    """
+    level = logging.DEBUG if verbose else logging.WARNING
+    logging.getLogger("matplotlib").setLevel(logging.WARNING)
+    names = ["distributed", "bokeh", "tornado"] + [
+        n for n in logging.root.manager.loggerDict if n.startswith("distributed.")
+    ]
+    for name in names:
+        logging.getLogger(name).setLevel(level)

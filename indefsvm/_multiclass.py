@@ -4,7 +4,7 @@ The proxy-kernel SVM, the spectrum baselines and the Krein classifiers are binar
 classifier that lists :class:`OneVsOneMixin` first among its bases accepts any number of classes:
 with more than two it fits one clone of itself per pair of classes and predicts by majority vote
 with ties broken by the summed confidences, exactly as
-:class:`sklearn.multiclass.OneVsOneClassifier` (whose ``_ovr_decision_function`` it uses). It does
+:class:`sklearn.multiclass.OneVsOneClassifier` and LIBSVM (:func:`ovo_vote_scores`). It does
 not use that class because a ``class_weight`` dict must be restricted to each pair, and a
 per-point parameter (a vector ``rho``, Theorem 3 of paper 004) to each pair's rows. Two classes
 use the binary estimator directly, so the binary results are unchanged.
@@ -28,8 +28,8 @@ The training data are held once, by the multi-class model; the pair models are
   pair is fitted on its own rows of ``X``.
 
 ``decision_function_shape`` follows ``SVC``: ``"ovr"`` (default) returns
-``(n_samples, n_classes)`` scores (votes plus bounded confidences, scikit-learn's
-``_ovr_decision_function``); ``"ovo"`` returns the ``(n_samples, n_classes * (n_classes - 1) / 2)``
+``(n_samples, n_classes)`` scores (votes plus bounded confidences, :func:`ovo_vote_scores`);
+``"ovo"`` returns the ``(n_samples, n_classes * (n_classes - 1) / 2)``
 pairwise decision values in the order of ``estimators_``. With two classes the decision is the
 usual 1-D signed value either way.
 
@@ -49,6 +49,46 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 DECISION_FUNCTION_SHAPES = ("ovr", "ovo")
+
+
+def ovo_vote_scores(decisions: NDArray[np.float64], n_classes: int) -> NDArray[np.float64]:
+    """One-vs-one decisions to per-class scores: votes, ties broken by summed confidences.
+
+    Parameters
+    ----------
+    decisions : ndarray of shape (n_samples, n_classes * (n_classes - 1) / 2)
+        Pairwise decision values in the order ``(0, 1), (0, 2), ..., (n_classes - 2,
+        n_classes - 1)``; a positive value is a vote for the second class of the pair.
+    n_classes : int
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_classes)
+        ``votes + s / (3 (|s| + 1))`` where ``s`` sums each class's confidences (the decision
+        value for the second class of a pair, its negative for the first). The added term lies
+        in ``(-1/3, 1/3)``, so it orders classes with equal votes and never overturns a vote:
+        the convention of ``SVC(decision_function_shape="ovr")``.
+    """
+    decisions = np.asarray(decisions, dtype=np.float64)
+    n_pairs = n_classes * (n_classes - 1) // 2
+    if decisions.ndim != 2 or decisions.shape[1] != n_pairs:
+        raise ValueError(
+            f"{n_classes} classes have {n_pairs} pairs; got decisions of shape {decisions.shape}."
+        )
+    n_samples = decisions.shape[0]
+    votes = np.zeros((n_samples, n_classes))
+    confidence = np.zeros((n_samples, n_classes))
+    column = 0
+    for first in range(n_classes):
+        for second in range(first + 1, n_classes):
+            value = decisions[:, column]
+            second_wins = value > 0
+            votes[:, second] += second_wins
+            votes[:, first] += ~second_wins
+            confidence[:, second] += value
+            confidence[:, first] -= value
+            column += 1
+    return votes + confidence / (3.0 * (np.abs(confidence) + 1.0))
 
 
 class OneVsOneMixin:
@@ -271,15 +311,11 @@ class OneVsOneMixin:
         d = self._pair_decisions(X, *extra)
         if getattr(self, "decision_function_shape", "ovr") == "ovo":
             return d
-        from sklearn.multiclass import _ovr_decision_function
-
-        return _ovr_decision_function(d > 0, d, len(self.classes_))
+        return ovo_vote_scores(d, len(self.classes_))
 
     def _multiclass_predict(self, X: ArrayLike, *extra: Any) -> NDArray:
-        from sklearn.multiclass import _ovr_decision_function
-
         d = self._pair_decisions(X, *extra)
-        scores = _ovr_decision_function(d > 0, d, len(self.classes_))
+        scores = ovo_vote_scores(d, len(self.classes_))
         return self.classes_[np.argmax(scores, axis=1)]
 
 

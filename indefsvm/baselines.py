@@ -30,7 +30,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import ClassifierMixin
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
@@ -42,6 +41,7 @@ from indefsvm._base import (
     KernelInputMixin,
     fit_context,
 )
+from indefsvm._constraints import Interval, StrOptions
 from indefsvm._multiclass import OneVsOneMixin
 from indefsvm._probability import PlattProbabilityMixin
 from indefsvm._validation import check_binary_labels, class_weights_to_C

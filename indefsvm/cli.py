@@ -41,30 +41,16 @@ from typing import Any
 import numpy as np
 
 # The registries (light modules: solvers and scikit-learn are imported on first use).
+from indefsvm._logging import report_internal_error
 from indefsvm.api import SOLVERS
 from indefsvm.problems import PROBLEM_TYPES
 
 EXIT_OK = 0
 EXIT_NOT_CONVERGED = 1
 EXIT_BAD_INPUT = 2
-EXIT_INTERNAL_ERROR = 3
 EXIT_INTERRUPTED = 130
 
 logger = logging.getLogger("indefsvm.cli")
-
-
-def report_internal_error(exc: BaseException, log: logging.Logger) -> int:
-    """Say on stderr that ``exc`` is a bug (traceback at debug level); the exit code 3.
-
-    Every ``indefsvm`` command (also ``indefsvm study``) ends an unexpected exception this way.
-    """
-    log.debug("internal error", exc_info=True)
-    print(
-        f"internal error: {type(exc).__name__}: {exc}\nThis is a bug in indefsvm; please "
-        "report it with the command line (run with -v for the traceback).",
-        file=sys.stderr,
-    )
-    return EXIT_INTERNAL_ERROR
 
 
 _EPILOG = """exit codes: 0 converged; 1 finished without certified convergence (result still

@@ -53,7 +53,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import ClassifierMixin, OutlierMixin, RegressorMixin
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -67,6 +66,7 @@ from indefsvm._base import (
     fit_context,
     nystroem_test_features,
 )
+from indefsvm._constraints import Interval, StrOptions
 from indefsvm._multiclass import OneVsOneMixin
 from indefsvm._probability import PlattProbabilityMixin
 from indefsvm.api import SOLVERS, check_solver_options, solve_problem

@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.base import clone, is_classifier, is_outlier_detector
-from sklearn.utils._param_validation import InvalidParameterError
+from indefsvm._constraints import InvalidParameterError
 
 from indefsvm.baselines import DirectSVC, ModSVC, SpectrumSVC
 from indefsvm.estimators import IndefiniteOneClassSVM, IndefiniteSVC, IndefiniteSVR, PerturbSVC

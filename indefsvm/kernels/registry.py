@@ -14,6 +14,14 @@ __all__ = ["KERNEL_ALIASES", "KERNEL_NAMES", "resolve_kernel"]
 
 #: Kernel names accepted by the ``kernel`` parameter (functions ``<name>_kernel`` of
 #: :mod:`indefsvm.kernels`), plus the aliases of :data:`KERNEL_ALIASES`.
+#: Modules that define the ``<name>_kernel`` functions of :data:`KERNEL_NAMES`.
+_KERNEL_MODULES = (
+    "indefsvm.kernels.vector",
+    "indefsvm.kernels.image",
+    "indefsvm.kernels.sequence",
+    "indefsvm.kernels.dissimilarity",
+)
+
 KERNEL_NAMES = (
     "linear",
     "polynomial",
@@ -59,6 +67,12 @@ def resolve_kernel(kernel: str | Callable[..., Any]) -> Callable[..., Any] | Non
             f"unknown kernel {kernel!r}; expected 'precomputed', a callable or one of "
             f"{list(KERNEL_NAMES)} (aliases {KERNEL_ALIASES})."
         )
-    import indefsvm.kernels as kernels  # the package re-exports every <name>_kernel
+    # The defining modules, not the package (which imports this registry): no import circle.
+    import importlib
 
-    return getattr(kernels, f"{name}_kernel")
+    for module_name in _KERNEL_MODULES:
+        module = importlib.import_module(module_name)
+        function = getattr(module, f"{name}_kernel", None)
+        if function is not None:
+            return function
+    raise AssertionError(f"kernel {name!r} is registered but no kernel module defines it")

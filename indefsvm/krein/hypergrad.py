@@ -39,7 +39,7 @@ from scipy.optimize import minimize
 from sklearn.model_selection import KFold
 
 from indefsvm._validation import check_finite_matrix, check_positive, check_square_symmetric
-from indefsvm.krein.models import center_kernel_test, center_kernel_train
+from indefsvm.krein.centering import center_kernel_test, center_kernel_train
 from indefsvm.krein.solver import (
     KernelEigen,
     kernel_eigen,

@@ -32,9 +32,8 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.linear_model import Ridge
 from sklearn.svm import SVC
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_y, check_is_fitted, validate_data
+from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d, validate_data
 
 from indefsvm._base import (
     KERNEL_PARAMETER_CONSTRAINTS,
@@ -45,8 +44,10 @@ from indefsvm._base import (
     fit_context,
     nystroem_test_features,
 )
+from indefsvm._constraints import Interval, StrOptions
 from indefsvm._multiclass import OneVsOneMixin
 from indefsvm._validation import check_binary_labels, check_finite_matrix
+from indefsvm.krein.centering import center_kernel_test, center_kernel_train
 from indefsvm.krein.solver import (
     KernelEigen,
     kernel_eigen,
@@ -86,32 +87,6 @@ _LOW_RANK_CONSTRAINTS: dict[str, list[Any]] = {
 }
 
 
-def center_kernel_train(K: NDArray[np.float64]) -> tuple[NDArray, NDArray, float]:
-    """Centre a training kernel in feature space: ``H K H`` with ``H = I - 11'/n``.
-
-    Returns
-    -------
-    K_centered : ndarray of shape (n, n)
-    column_means : ndarray of shape (n,)
-        ``mean_i K_ij`` (needed to centre test rows).
-    grand_mean : float
-    """
-    col = K.mean(axis=0)
-    grand = float(col.mean())
-    Kc = K - col[None, :] - col[:, None] + grand
-    return 0.5 * (Kc + Kc.T), col, grand
-
-
-def center_kernel_test(
-    K_test: NDArray[np.float64], column_means: NDArray[np.float64], grand_mean: float
-) -> NDArray[np.float64]:
-    """Centre test rows with the training statistics (same feature-space mean as training).
-
-    ``k_c(x, x_j) = k(x, x_j) - mean_i k(x, x_i) - mean_i k(x_i, x_j) + mean_il k(x_i, x_l)``.
-    """
-    return K_test - K_test.mean(axis=1)[:, None] - column_means[None, :] + grand_mean
-
-
 class _KernelEstimatorMixin(KernelInputMixin):
     """Krein-side kernel handling on top of :class:`indefsvm._base.KernelInputMixin`: centring
     in feature space and the low-rank (Nystroem) factor of paper 003."""
@@ -126,7 +101,10 @@ class _KernelEstimatorMixin(KernelInputMixin):
     def _regression_y(self, X: Any, y: Any) -> NDArray[np.float64]:
         """Targets checked as scikit-learn does (1-D numeric; a column warns and is raveled)."""
         self._require_y(X, y)
-        return _check_y(y, y_numeric=True, estimator=self).astype(np.float64, copy=False)
+        y = column_or_1d(y, warn=True)
+        return check_array(
+            y, ensure_2d=False, dtype=np.float64, input_name="y", estimator=self
+        ).astype(np.float64, copy=False)
 
     # ------------------------------------------------------------- low rank (paper 003)
 

@@ -10,6 +10,12 @@ import logging
 import sys
 from typing import Any
 
+from indefsvm._logging import (
+    EXIT_INTERNAL_ERROR,
+    quiet_third_party_loggers,
+    report_internal_error,
+)
+
 __all__ = [
     "EXIT_BAD_INPUT",
     "EXIT_INCOMPLETE",
@@ -27,7 +33,6 @@ EXIT_OK = 0
 #: without certified convergence" code, i.e. an outcome, not an error.
 EXIT_INCOMPLETE = 1
 EXIT_BAD_INPUT = 2
-EXIT_INTERNAL_ERROR = 3
 EXIT_INTERRUPTED = 130
 
 log = logging.getLogger("indefsvm.studies.cli")
@@ -138,24 +143,7 @@ def handle(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except Exception as exc:  # noqa: BLE001 - the command's last line of defence
-        from indefsvm.cli import report_internal_error
-
         return report_internal_error(exc, log)
-
-
-def quiet_third_party_loggers(verbose: bool = False) -> None:
-    """Dask's ``distributed`` and matplotlib log at WARNING unless ``verbose``.
-
-    ``distributed`` configures its loggers when it is imported (INFO), so this is called again
-    by the Dask backend after the import.
-    """
-    level = logging.DEBUG if verbose else logging.WARNING
-    logging.getLogger("matplotlib").setLevel(logging.WARNING)
-    names = ["distributed", "bokeh", "tornado"] + [
-        n for n in logging.root.manager.loggerDict if n.startswith("distributed.")
-    ]
-    for name in names:
-        logging.getLogger(name).setLevel(level)
 
 
 def main(argv: list[str] | None = None) -> int:
