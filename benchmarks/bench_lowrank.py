@@ -86,9 +86,9 @@ def child_iteration(args) -> dict:
     import numpy as np
 
     from indefsvm import make_problem
-    from indefsvm.lowrank import LowRankKernel
-    from indefsvm.problems import minimize_piecewise_linear
-    from indefsvm.projection import project_hyperplane_box
+    from indefsvm.linalg.projection import project_hyperplane_box
+    from indefsvm.proxy.lowrank import LowRankKernel
+    from indefsvm.proxy.problems import minimize_piecewise_linear
 
     rng = np.random.default_rng(args.seed)
     Phi = np.empty((args.n, args.m), dtype=args.dtype)
@@ -161,8 +161,8 @@ def child_lowrank(args) -> dict:
     from sklearn.exceptions import ConvergenceWarning
 
     from indefsvm import IndefiniteSVC, make_problem, solve_problem
-    from indefsvm.lowrank import LowRankKernel
-    from indefsvm.nystrom import IndefiniteNystroem
+    from indefsvm.approximation.nystrom import IndefiniteNystroem
+    from indefsvm.proxy.lowrank import LowRankKernel
 
     warnings.simplefilter("ignore", ConvergenceWarning)
     X, y, Xt, yt = make_data(args.n, args.seed)
@@ -170,7 +170,6 @@ def child_lowrank(args) -> dict:
     options = {"max_time": args.max_time}
     t0 = time.perf_counter()
     if args.dtype == "float64":
-
         clf = IndefiniteSVC(
             C=args.C,
             rho=args.rho,
@@ -254,7 +253,7 @@ def child_exact(args) -> dict:
     # Both fits stop on the certified gap relative to f(alpha) - f(0) (the monitor's rule is
     # still relative to |f|, which contains the alpha-free rho ||(K0)_-||^2): the estimators'
     # call of solve_problem gets the callback with f(0) of the problem it solves.
-    import indefsvm.estimators as est
+    import indefsvm.proxy.estimators as est
 
     solve = est.solve_problem
 

@@ -33,8 +33,8 @@ from _common import load_line, machine_line
 from bench_lowrank import COEF0, GAMMA, make_data
 
 from indefsvm import make_problem, solve_problem
-from indefsvm.lowrank import LowRankKernel
-from indefsvm.nystrom import IndefiniteNystroem
+from indefsvm.approximation.nystrom import IndefiniteNystroem
+from indefsvm.proxy.lowrank import LowRankKernel
 
 
 @numba.njit(cache=True)

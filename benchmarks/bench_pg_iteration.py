@@ -36,8 +36,8 @@ import numpy as np
 from _common import ROOT, machine_line, sigmoid_kernel_problem
 from threadpoolctl import threadpool_info, threadpool_limits
 
-import indefsvm.proxy as proxy_module
-import indefsvm.rank_one as rank_one_module
+import indefsvm.linalg.rank_one as rank_one_module
+import indefsvm.proxy.operators as proxy_module
 from indefsvm import solve
 
 
@@ -94,7 +94,7 @@ def compile_times() -> tuple[float, float]:
     # The package import (scikit-learn, cvxpy, ...) is done before the clock starts.
     code = (
         "import time, numpy as np;"
-        "from indefsvm.rank_one import rank_one_eigh, rank_one_eigvals_below;"
+        "from indefsvm.linalg.rank_one import rank_one_eigh, rank_one_eigvals_below;"
         "t=time.perf_counter();"
         "d=np.arange(10.0) - 5; z=np.ones(10); rank_one_eigh(d, z, 1.0, engine='numba');"
         "rank_one_eigvals_below(d, z, 1.0, engine='numba');"

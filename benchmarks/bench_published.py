@@ -33,9 +33,10 @@ import time
 import numpy as np
 from _common import ROOT, machine_line, sigmoid_kernel_problem
 
-from indefsvm import _libsvm, solve
-from indefsvm._validation import class_weights_to_C
-from indefsvm.projection import project_hyperplane_box
+from indefsvm import solve
+from indefsvm.linalg.projection import project_hyperplane_box
+from indefsvm.proxy import _libsvm
+from indefsvm.utils.validation import class_weights_to_C
 
 
 def published_projected_gradient(K0, y, C, rho, iterations, step=5.0, eps=1e-4, libsvm_every=10):

@@ -20,7 +20,7 @@ import time
 import numpy as np
 from _common import machine_line, median_time, sigmoid_kernel_problem
 
-from indefsvm.rank_one import rank_one_eigh
+from indefsvm.linalg.rank_one import rank_one_eigh
 
 
 def dual_like_iterate(y: np.ndarray, rng: np.random.Generator, C: float = 1.0) -> np.ndarray:

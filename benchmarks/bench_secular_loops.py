@@ -1,7 +1,7 @@
 """Why the compiled secular kernel loops over slices: the two loop forms, timed side by side.
 
 One sweep of the secular solver over the poles (``_lower_sums`` of
-:mod:`indefsvm._secular_numba`: a subtraction, one division and three accumulations per pole)
+:mod:`indefsvm.linalg._secular_numba`: a subtraction, one division and three accumulations per pole)
 written as before session 5, ``for j in range(lo, hi)`` over the whole arrays, against the
 package's form, a loop from 0 over the slices ``d[lo:hi]``, ``z[lo:hi]``. With a start that may
 be negative Numba keeps a wraparound branch per index, which kept LLVM from vectorising the
@@ -23,7 +23,7 @@ import numpy as np
 from _common import machine_line
 from numba import njit
 
-from indefsvm import _secular_numba as kernel
+from indefsvm.linalg import _secular_numba as kernel
 
 
 @njit(cache=False, nogil=True, fastmath=kernel._FAST, error_model="numpy")

@@ -25,8 +25,8 @@ import time
 import numpy as np
 from _common import load_line, machine_line, markdown_header, sigmoid_kernel_problem
 
-from indefsvm.problems import make_problem
-from indefsvm.solvers.siqclp import _QCLP, _Kernel, _psd_factor
+from indefsvm.proxy.problems import make_problem
+from indefsvm.proxy.solvers.siqclp import _QCLP, _Kernel, _psd_factor
 
 
 def kernels_for(problem, m: int, seed: int) -> list[_Kernel]:

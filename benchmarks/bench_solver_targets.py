@@ -36,7 +36,7 @@ from _common import (
     solve_to_limit,
 )
 
-from indefsvm.problems import make_problem
+from indefsvm.proxy.problems import make_problem
 
 #: Labels of ``--runs`` that are not method names: (method, solver options).
 RUN_KINDS = {

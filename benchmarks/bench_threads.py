@@ -49,8 +49,8 @@ from _common import load_line, machine_line, markdown_header, markdown_row  # no
 
 from indefsvm import IndefiniteSVC  # noqa: E402
 from indefsvm import threads as threads_module  # noqa: E402
-from indefsvm.baselines import SpectrumSVC  # noqa: E402
 from indefsvm.krein.models import KreinSquaredHingeSVC, KreinSVC  # noqa: E402
+from indefsvm.proxy.baselines import SpectrumSVC  # noqa: E402
 
 POOLS = ("blas", "engine", "openmp")
 #: Sigmoid kernel ``tanh(GAMMA <x, x'> + COEF0)`` on 10-dimensional Gaussian data.

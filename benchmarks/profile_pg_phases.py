@@ -4,7 +4,7 @@ Wraps the phases of an evaluation with wall-clock timers inside ``indefsvm.solve
 max_iter=45)`` on the sigmoid problem (C = rho = 1) and prints milliseconds per iteration for
 both of pg's evaluation modes ("lean": objective only at trial points; "full": the path before
 issue 14). Phases nest ("total" rows include the rows below them); the secular kernels are the
-single-thread builds (``indefsvm.proxy.ENGINE_THREADS = 1``, set by this script).
+single-thread builds (``indefsvm.proxy.operators.ENGINE_THREADS = 1``, set by this script).
 
 Run: ``python benchmarks/profile_pg_phases.py [--n 2000]``
 """
@@ -20,12 +20,12 @@ import warnings
 
 from _common import sigmoid_kernel_problem
 
-import indefsvm.problems as problems
-import indefsvm.proxy as proxy
-import indefsvm.rank_one as rank_one
-import indefsvm.solvers._monitor as monitor
-from indefsvm import _secular_numba as kernels
+import indefsvm.linalg.rank_one as rank_one
+import indefsvm.proxy.operators as proxy
+import indefsvm.proxy.problems as problems
+import indefsvm.proxy.solvers._monitor as monitor
 from indefsvm import solve
+from indefsvm.linalg import _secular_numba as kernels
 
 _ACC: collections.Counter = collections.Counter()
 

@@ -9,14 +9,14 @@ Sect. 2.3), whose test rows are mapped by the same projector ``k -> P_clip k``.
   (``coef0 = -1``: strongly indefinite). Five-fold CV on the training half over ``C`` (and
   ``rho`` for the indefinite SVR), by mean squared error; ``epsilon = 0.1`` (standardised
   target). Reported: test RMSE (original units) and R^2.
-  Indefinite: :class:`indefsvm.estimators.IndefiniteSVR`; baseline: LIBSVM ``-s 3`` on
+  Indefinite: :class:`indefsvm.proxy.estimators.IndefiniteSVR`; baseline: LIBSVM ``-s 3`` on
   ``(K0)_+``.
 * **Novelty detection**: scikit-learn's 8x8 digits, Simpson kernel (ink = intensity >= 8). For
   each digit, half of its images (seeded) train a one-class model; the test set is the other
   half (inliers) and the same number of images of the other digits (outliers). ``nu = 0.1``;
   the indefinite model is run for every ``rho`` of the grid (no labels to select it with).
   Reported: ROC AUC of ``score_samples`` and balanced accuracy of ``predict``, mean over the ten
-  digits. Indefinite: :class:`indefsvm.estimators.IndefiniteOneClassSVM`; baseline: LIBSVM
+  digits. Indefinite: :class:`indefsvm.proxy.estimators.IndefiniteOneClassSVM`; baseline: LIBSVM
   ``-s 2`` on ``(K0)_+``.
 
 Rows are appended to ``extensions_regression.csv`` and ``extensions_oneclass.csv`` as they are
@@ -43,9 +43,9 @@ from sklearn.datasets import load_diabetes, load_digits
 from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 from sklearn.model_selection import KFold, train_test_split
 
-from indefsvm import _libsvm
-from indefsvm.estimators import IndefiniteOneClassSVM, IndefiniteSVR
 from indefsvm.kernels import sigmoid_kernel, simpson_kernel
+from indefsvm.proxy import _libsvm
+from indefsvm.proxy.estimators import IndefiniteOneClassSVM, IndefiniteSVR
 
 SVR_OPTIONS = {"tol": 1e-6, "max_iter": 5000}
 ONECLASS_OPTIONS = {"tol": 1e-8, "max_iter": 5000}

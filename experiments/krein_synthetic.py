@@ -39,7 +39,7 @@ from sklearn.model_selection import KFold  # noqa: E402
 
 from indefsvm.datasets import make_krein_regression  # noqa: E402
 from indefsvm.krein import KreinRegressor, tune_variance_constrained  # noqa: E402
-from indefsvm.spectrum import eigen_summary  # noqa: E402
+from indefsvm.linalg.spectrum import eigen_summary  # noqa: E402
 
 METHODS = ("krein", "flip", "clip", "shift", "square", "omcs")
 LABELS = {

@@ -8,7 +8,8 @@ For data sets shipped with installed packages (scikit-learn's digits; UCI tables
 * ``sigmoid``:    ``tanh(<x, y>/p - 1)`` (``p`` features),
 
 (``med`` = median squared distance; the indefiniteness ``iota = sum|neg eig| / sum|eig|`` is
-reported), :class:`indefsvm.nystrom.IndefiniteNystroem` builds rank-``k`` approximations with
+reported), :class:`indefsvm.approximation.nystrom.IndefiniteNystroem` builds rank-``k``
+approximations with
 the three landmark schemes of Sect. 2.3 in the two settings of the paper:
 
 * ``(k | k)``: ``k`` landmarks, the full Nystroem approximation ``K_X|Z`` of eq. (3);
@@ -42,13 +43,13 @@ import numpy as np  # noqa: E402
 from _common import markdown_table  # noqa: E402  (also: this checkout's indefsvm first)
 from sklearn.datasets import load_digits  # noqa: E402
 
+from indefsvm.approximation.nystrom import IndefiniteNystroem  # noqa: E402
 from indefsvm.datasets import load_uci  # noqa: E402
 from indefsvm.kernels import (  # noqa: E402
     difference_of_gaussians_kernel,
     sigmoid_kernel,
     squared_euclidean_distances,
 )
-from indefsvm.nystrom import IndefiniteNystroem  # noqa: E402
 
 SCHEMES = ("uniform", "kmeans++", "leverage")
 

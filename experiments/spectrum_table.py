@@ -47,7 +47,7 @@ from indefsvm.kernels import (  # noqa: E402
     sigmoid_kernel,
     squared_euclidean_distances,
 )
-from indefsvm.spectrum import TABLE_COLUMNS, spectrum_table  # noqa: E402
+from indefsvm.linalg.spectrum import TABLE_COLUMNS, spectrum_table  # noqa: E402
 
 UCI_NAMES = ("diabetes", "german", "australian", "ionosphere", "haberman", "breast", "wisconsin")
 

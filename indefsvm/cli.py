@@ -40,10 +40,11 @@ from typing import Any
 
 import numpy as np
 
+from indefsvm.proxy.api import SOLVERS
+from indefsvm.proxy.problems import PROBLEM_TYPES
+
 # The registries (light modules: solvers and scikit-learn are imported on first use).
-from indefsvm._logging import report_internal_error
-from indefsvm.api import SOLVERS
-from indefsvm.problems import PROBLEM_TYPES
+from indefsvm.utils.log import report_internal_error
 
 EXIT_OK = 0
 EXIT_NOT_CONVERGED = 1
@@ -98,7 +99,7 @@ def _parse_labels(tokens: np.ndarray) -> np.ndarray:
 
 def _check_outputs(args: argparse.Namespace) -> None:
     """Check every output path before any computation, so a long run is never lost."""
-    from indefsvm._io import check_writable
+    from indefsvm.utils.io import check_writable
 
     for option, what in (("out", "--out"), ("save_kernel", "--save-kernel"), ("plot", "--plot")):
         path = getattr(args, option, None)
@@ -131,7 +132,7 @@ def _say(args: argparse.Namespace, text: Any) -> None:
 
 def _write(path: str | Path, writer: Any, *, binary: bool = False) -> None:
     """Write an output file atomically; a file-system refusal is bad input, not a bug."""
-    from indefsvm._io import atomic_write
+    from indefsvm.utils.io import atomic_write
 
     try:
         atomic_write(path, writer, binary=binary)
@@ -357,7 +358,7 @@ def _load_problem_inputs(args: argparse.Namespace) -> tuple[np.ndarray, Any, dic
 
 
 def _build_problem(args: argparse.Namespace) -> Any:
-    from indefsvm.problems import make_problem
+    from indefsvm.proxy.problems import make_problem
 
     K, y, options = _load_problem_inputs(args)
     try:
@@ -411,7 +412,7 @@ def _solve(args: argparse.Namespace) -> int:
     monitor_options = _monitor_options(args)
     problem = _build_problem(args)
 
-    from indefsvm.api import solve_problem
+    from indefsvm.proxy.api import solve_problem
 
     result = solve_problem(problem, method=args.method, **monitor_options, **solver_options)
     _say(args, result)
@@ -445,7 +446,7 @@ def _compare(args: argparse.Namespace) -> int:
     monitor_options = _monitor_options(args)
     problem = _build_problem(args)
 
-    from indefsvm.api import solve_problem
+    from indefsvm.proxy.api import solve_problem
 
     results = {}
     for method in args.methods:
@@ -477,9 +478,9 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _example_data(args: argparse.Namespace) -> int:
-    from indefsvm._io import check_writable
     from indefsvm.datasets import load_digits_pair
     from indefsvm.kernels import sigmoid_kernel
+    from indefsvm.utils.io import check_writable
 
     directory = Path(args.directory)
     if directory.exists() and not directory.is_dir():
@@ -560,8 +561,8 @@ _PICKLE_SUFFIXES = (".joblib", ".pkl", ".pickle", ".jbl")
 def _fit(args: argparse.Namespace) -> int:
     import warnings
 
-    from indefsvm._io import check_writable
     from indefsvm.persistence import save_model
+    from indefsvm.utils.io import check_writable
 
     if Path(args.model).suffix.lower() in _PICKLE_SUFFIXES:
         raise InputError(
@@ -603,8 +604,8 @@ def _fit(args: argparse.Namespace) -> int:
 
 
 def _predict(args: argparse.Namespace) -> int:
-    from indefsvm._io import check_writable
     from indefsvm.persistence import load_model
+    from indefsvm.utils.io import check_writable
 
     if args.out is not None:
         try:
@@ -657,7 +658,7 @@ _COMMANDS = {
 
 
 def _configure_logging(args: argparse.Namespace) -> None:
-    from indefsvm._logging import console_logger
+    from indefsvm.utils.log import console_logger
 
     console_logger(
         logging.DEBUG if args.verbose else (logging.WARNING if args.quiet else logging.INFO)

@@ -25,13 +25,13 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.utils import Bunch
 
-from indefsvm._validation import check_finite_matrix, check_positive, check_square_symmetric
 from indefsvm.kernels import (
     gaussian_kernel,
     one_sided_tangent_distance,
     sigmoid_kernel,
     simpson_kernel,
 )
+from indefsvm.utils.validation import check_finite_matrix, check_positive, check_square_symmetric
 
 __all__ = [
     "UCI_DATASETS",

@@ -34,14 +34,14 @@ MODEL_FORMAT = "indefsvm-model-2"
 #: attributes are restored.
 TRUSTED_TYPES: tuple[str, ...] = (
     # estimators (indefsvm.__all__, indefsvm.krein.__all__)
-    "indefsvm.estimators.IndefiniteSVC",
-    "indefsvm.estimators.IndefiniteSVR",
-    "indefsvm.estimators.IndefiniteOneClassSVM",
-    "indefsvm.estimators.PerturbSVC",
-    "indefsvm.baselines.SpectrumSVC",
-    "indefsvm.baselines.ModSVC",
-    "indefsvm.baselines.DirectSVC",
-    "indefsvm.nystrom.IndefiniteNystroem",
+    "indefsvm.proxy.estimators.IndefiniteSVC",
+    "indefsvm.proxy.estimators.IndefiniteSVR",
+    "indefsvm.proxy.estimators.IndefiniteOneClassSVM",
+    "indefsvm.proxy.estimators.PerturbSVC",
+    "indefsvm.proxy.baselines.SpectrumSVC",
+    "indefsvm.proxy.baselines.ModSVC",
+    "indefsvm.proxy.baselines.DirectSVC",
+    "indefsvm.approximation.nystrom.IndefiniteNystroem",
     "indefsvm.krein.models.KreinRegressor",
     "indefsvm.krein.models.KreinClassifier",
     "indefsvm.krein.models.KreinSVC",
@@ -52,27 +52,37 @@ TRUSTED_TYPES: tuple[str, ...] = (
     "indefsvm.krein.models.SimilarityRidgeClassifier",
     "indefsvm.krein.models.OngSubspaceRegressor",
     # fitted state
-    "indefsvm.result.SolveResult",
-    "indefsvm.spectrum.SpectrumTransform",
+    "indefsvm.proxy.result.SolveResult",
+    "indefsvm.linalg.spectrum.SpectrumTransform",
     "indefsvm.krein.solver.KernelEigen",
     "indefsvm.krein.solver.VarianceConstrainedSolution",
     "indefsvm.krein.lowrank.LowRankVCSolution",
     "indefsvm.krein.lowrank.SquaredHingeSolution",
     # training state kept with keep_training_state=True
-    "indefsvm.problems.ClassificationProblem",
-    "indefsvm.problems.RegressionProblem",
-    "indefsvm.problems.OneClassProblem",
-    "indefsvm.problems.PerturbProblem",
-    "indefsvm.proxy.ProxyKernelOperator",
-    "indefsvm.rank_one.SecularWarmStart",
-    "indefsvm.lowrank.LowRankKernel",
-    "indefsvm.lowrank.LowRankProxyKernel",
-    "indefsvm.lowrank.LowRankProxyOperator",
-    "indefsvm.lowrank.LowRankProxyState",
-    "indefsvm.lowrank.LowRankClassificationProblem",
-    "indefsvm.lowrank.LowRankRegressionProblem",
-    "indefsvm.lowrank.LowRankOneClassProblem",
+    "indefsvm.proxy.problems.ClassificationProblem",
+    "indefsvm.proxy.problems.RegressionProblem",
+    "indefsvm.proxy.problems.OneClassProblem",
+    "indefsvm.proxy.problems.PerturbProblem",
+    "indefsvm.proxy.operators.ProxyKernelOperator",
+    "indefsvm.linalg.rank_one.SecularWarmStart",
+    "indefsvm.proxy.lowrank.LowRankKernel",
+    "indefsvm.proxy.lowrank.LowRankProxyKernel",
+    "indefsvm.proxy.lowrank.LowRankProxyOperator",
+    "indefsvm.proxy.lowrank.LowRankProxyState",
+    "indefsvm.proxy.lowrank.LowRankClassificationProblem",
+    "indefsvm.proxy.lowrank.LowRankRegressionProblem",
+    "indefsvm.proxy.lowrank.LowRankOneClassProblem",
 )
+
+
+def _legacy_names() -> tuple[str, ...]:
+    from indefsvm.utils.aliases import legacy_type_names
+
+    return legacy_type_names(TRUSTED_TYPES)
+
+
+#: The same types under their module paths before issue 23 (model files written then).
+LEGACY_TRUSTED_TYPES: tuple[str, ...] = _legacy_names()
 
 
 class UnsafeModelError(ValueError):
@@ -82,7 +92,8 @@ class UnsafeModelError(ValueError):
 def _untrusted(data: bytes) -> list[str]:
     import skops.io
 
-    return [t for t in skops.io.get_untrusted_types(data=data) if t not in TRUSTED_TYPES]
+    trusted = {*TRUSTED_TYPES, *LEGACY_TRUSTED_TYPES}
+    return [t for t in skops.io.get_untrusted_types(data=data) if t not in trusted]
 
 
 def save_model(estimator: Any, path: str | os.PathLike[str]) -> Path:
@@ -110,7 +121,7 @@ def save_model(estimator: Any, path: str | os.PathLike[str]) -> Path:
     import skops.io
 
     from indefsvm import __version__
-    from indefsvm._io import atomic_write
+    from indefsvm.utils.io import atomic_write
 
     payload = {"format": MODEL_FORMAT, "indefsvm_version": __version__, "estimator": estimator}
     data = skops.io.dumps(payload)
@@ -195,7 +206,7 @@ def _load_skops(data: bytes, path: Path) -> Any:
             "written by indefsvm (or was modified); nothing in it was loaded."
         )
     try:
-        return skops.io.loads(data, trusted=list(TRUSTED_TYPES))
+        return skops.io.loads(data, trusted=[*TRUSTED_TYPES, *LEGACY_TRUSTED_TYPES])
     except Exception as exc:  # noqa: BLE001 - a corrupt archive or schema is bad input
         raise ValueError(f"could not read model file {str(path)!r}: {exc}") from exc
 

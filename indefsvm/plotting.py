@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from indefsvm.result import SolveResult
+from indefsvm.proxy.result import SolveResult
 
 AXES = ("iteration", "time")
 GAPS = ("gap", "libsvm")
@@ -197,8 +197,8 @@ def plot_convergence(
 
 
 def save_figure(fig: Any, path: str | Path, *, dpi: int = 120) -> None:
-    """Save ``fig`` atomically: the image file is complete or untouched (indefsvm._io)."""
-    from indefsvm._io import atomic_open
+    """Save ``fig`` atomically: the image file is complete or untouched (indefsvm.utils.io)."""
+    from indefsvm.utils.io import atomic_open
 
     fmt = Path(path).suffix.lstrip(".").lower() or "png"
     with atomic_open(path, "wb") as fh:

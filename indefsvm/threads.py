@@ -21,7 +21,8 @@ package's estimators therefore runs inside :func:`limit_threads`, which
 * restores the caller's settings on exit (BLAS, OpenMP and Numba's thread count).
 
 An explicit choice always wins: set :data:`THREADS` (every pool, every fit, whatever the size
-and the load), or ``indefsvm.proxy.ENGINE_THREADS`` (the secular-root loop only), or wrap the fit
+and the load), or ``indefsvm.proxy.operators.ENGINE_THREADS`` (the secular-root loop only), or wrap
+the fit
 in ``threadpoolctl.threadpool_limits`` / ``numba.set_num_threads`` to lower the pools.
 """
 
@@ -407,7 +408,7 @@ def blas_threads_inside() -> int | None:
 def engine_threads(n: int) -> int:
     """Threads of the secular-root loop of an operator on ``n`` points (the caller's Numba cap).
 
-    ``indefsvm.proxy.ENGINE_THREADS`` overrides it when set; see :func:`threads_for`.
+    ``indefsvm.proxy.operators.ENGINE_THREADS`` overrides it when set; see :func:`threads_for`.
     """
     threads = threads_for(n, "engine")
     numba = sys.modules.get("numba")

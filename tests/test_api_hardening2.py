@@ -7,8 +7,8 @@ import pytest
 from conftest import sigmoid_problem
 
 import indefsvm
-from indefsvm.api import check_solver_options
-from indefsvm.estimators import IndefiniteSVC
+from indefsvm.proxy.api import check_solver_options
+from indefsvm.proxy.estimators import IndefiniteSVC
 
 
 def test_estimator_solver_options_clashing_with_its_parameters_are_named():

@@ -1,4 +1,4 @@
-"""The shared estimator contract (indefsvm._base): every estimator of both paradigms takes the
+"""The shared estimator contract (indefsvm.base): every estimator of both paradigms takes the
 same kernel inputs, declares its parameter constraints and passes scikit-learn's checks."""
 
 import warnings
@@ -6,10 +6,7 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.base import clone, is_classifier, is_outlier_detector
-from indefsvm._constraints import InvalidParameterError
 
-from indefsvm.baselines import DirectSVC, ModSVC, SpectrumSVC
-from indefsvm.estimators import IndefiniteOneClassSVM, IndefiniteSVC, IndefiniteSVR, PerturbSVC
 from indefsvm.kernels import gaussian_kernel, sigmoid_kernel
 from indefsvm.krein.models import (
     KreinClassifier,
@@ -22,6 +19,14 @@ from indefsvm.krein.models import (
     SimilarityRidge,
     SimilarityRidgeClassifier,
 )
+from indefsvm.proxy.baselines import DirectSVC, ModSVC, SpectrumSVC
+from indefsvm.proxy.estimators import (
+    IndefiniteOneClassSVM,
+    IndefiniteSVC,
+    IndefiniteSVR,
+    PerturbSVC,
+)
+from indefsvm.utils.constraints import InvalidParameterError
 
 ALL_ESTIMATORS = (
     IndefiniteSVC,

@@ -12,8 +12,8 @@ from conftest import sigmoid_problem
 from sklearn.model_selection import GridSearchCV
 from sklearn.svm import SVC
 
-from indefsvm.baselines import DirectSVC, IndefiniteKernelWarning, ModSVC, SpectrumSVC
 from indefsvm.metrics import average_scorer
+from indefsvm.proxy.baselines import DirectSVC, IndefiniteKernelWarning, ModSVC, SpectrumSVC
 
 
 def split(n_train=50, n_test=20, seed=0):

@@ -206,9 +206,9 @@ def test_cli_version_and_fast_help():
 def test_cli_choices_come_from_the_registries(capsys):
     """`solve --help` lists exactly the registered solvers and problems (public output, not
     argparse's private ``_actions``)."""
-    from indefsvm.api import SOLVERS
     from indefsvm.cli import build_parser
-    from indefsvm.problems import PROBLEM_TYPES
+    from indefsvm.proxy.api import SOLVERS
+    from indefsvm.proxy.problems import PROBLEM_TYPES
 
     with pytest.raises(SystemExit):
         build_parser().parse_args(["solve", "--help"])
@@ -313,12 +313,12 @@ def test_cli_example_data_into_an_unwritable_directory(tmp_path, monkeypatch, ca
     target.chmod(0o500)
     try:
         if os.access(target, os.W_OK):  # root ignores the mode: make the write itself fail
-            import indefsvm._io
+            import indefsvm.utils.io
 
             def refuse(*args, **kwargs):
                 raise PermissionError(13, "Permission denied", str(target))
 
-            monkeypatch.setattr(indefsvm._io.tempfile, "mkstemp", refuse)
+            monkeypatch.setattr(indefsvm.utils.io.tempfile, "mkstemp", refuse)
         assert main(["example-data", str(target), "--n", "20"]) == 2
         err = capsys.readouterr().err
         assert str(target) in err and "bug" not in err
@@ -343,7 +343,7 @@ def test_cli_nystroem_is_not_a_model_for_predict(fitted_files, capsys):
     assert "transformer" in capsys.readouterr().err
     assert not (fitted_files / "n.skops").exists()
     # a transformer saved from Python is refused by predict with a message too
-    from indefsvm.nystrom import IndefiniteNystroem
+    from indefsvm.approximation.nystrom import IndefiniteNystroem
     from indefsvm.persistence import save_model
 
     X = np.random.default_rng(0).normal(size=(30, 3))

@@ -17,13 +17,13 @@ from sklearn import config_context
 from sklearn.svm import SVC
 
 from indefsvm import IndefiniteSVC
-from indefsvm._constraints import (
+from indefsvm.multiclass import ovo_vote_scores
+from indefsvm.utils.constraints import (
     Interval,
     InvalidParameterError,
     StrOptions,
     check_parameters,
 )
-from indefsvm._multiclass import ovo_vote_scores
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "indefsvm"
 

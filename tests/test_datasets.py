@@ -16,7 +16,7 @@ from indefsvm.datasets import (
     standardize_within_fold,
 )
 from indefsvm.kernels import simpson_kernel
-from indefsvm.spectrum import eigen_summary
+from indefsvm.linalg.spectrum import eigen_summary
 
 # --------------------------------------------------------------------------------------------
 # make_krein_regression

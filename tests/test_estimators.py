@@ -17,7 +17,8 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_score
 from sklearn.svm import SVC, SVR, OneClassSVM
 
-from indefsvm.estimators import (
+from indefsvm.metrics import average_scorer
+from indefsvm.proxy.estimators import (
     IndefiniteOneClassSVM,
     IndefiniteSVC,
     IndefiniteSVR,
@@ -25,7 +26,6 @@ from indefsvm.estimators import (
     estimate_intercept_paper,
     transductive_rows,
 )
-from indefsvm.metrics import average_scorer
 
 
 def split_problem(n_train, n_test, seed, a=0.8, b=-0.3):
@@ -431,8 +431,8 @@ def test_perturb_svc_matches_cvxpy_eq22_and_uses_raw_test_rows():
 def test_digits_3_vs_5_simpson_indefinite_close_to_best_baseline():
     from sklearn.model_selection import train_test_split
 
-    from indefsvm.baselines import DirectSVC, ModSVC, SpectrumSVC
     from indefsvm.datasets import load_digits_pair
+    from indefsvm.proxy.baselines import DirectSVC, ModSVC, SpectrumSVC
 
     data = load_digits_pair((3, 5), kernel="simpson")
     K, y = data.kernel, data.target

@@ -7,7 +7,7 @@ import pytest
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.svm import OneClassSVM
 
-from indefsvm.estimators import IndefiniteOneClassSVM, IndefiniteSVC
+from indefsvm.proxy.estimators import IndefiniteOneClassSVM, IndefiniteSVC
 
 
 def _blob(n: int, seed: int) -> np.ndarray:
@@ -129,7 +129,7 @@ def test_feature_coef_gives_p_plus_k0_u_not_k_star_u_on_training_points():
 
 
 def test_feature_coef_docstring_no_longer_claims_the_k_star_row():
-    from indefsvm.lowrank import LowRankClassificationProblem
+    from indefsvm.proxy.lowrank import LowRankClassificationProblem
 
     doc = " ".join(LowRankClassificationProblem.feature_coef.__doc__.split())
     assert "On a training point it is ``(K* u)_i``" not in doc

@@ -15,6 +15,7 @@ import pytest
 from sklearn.datasets import load_digits
 
 import indefsvm
+from indefsvm.approximation.nystrom import IndefiniteNystroem
 from indefsvm.kernels import sigmoid_kernel
 from indefsvm.krein import (
     KreinClassifier,
@@ -25,7 +26,6 @@ from indefsvm.krein import (
     SimilarityRidge,
     SimilarityRidgeClassifier,
 )
-from indefsvm.nystrom import IndefiniteNystroem
 
 SIG = {"gamma": 0.3, "coef0": -0.4}
 

@@ -1,4 +1,4 @@
-"""Atomic file output (indefsvm._io): permissions of the written files (issue 22, item 27)."""
+"""Atomic file output (indefsvm.utils.io): permissions of the written files (issue 22, item 27)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import stat
 
 import pytest
 
-from indefsvm._io import atomic_write
+from indefsvm.utils.io import atomic_write
 
 
 @pytest.mark.parametrize("umask, expected", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])

@@ -1,4 +1,5 @@
-"""O(n) projection and intercept (indefsvm._linear_time) against the sorting methods (notes §3, §6),
+"""O(n) projection and intercept (indefsvm.linalg._linear_time) against the sorting methods (notes
+§3, §6),
 and the low-rank operator's U'u by linearity against the direct product."""
 
 from __future__ import annotations
@@ -9,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from indefsvm import make_problem, solve_problem
-from indefsvm.lowrank import LowRankKernel
-from indefsvm.problems import minimize_piecewise_linear
-from indefsvm.projection import project_hyperplane_box
+from indefsvm.linalg.projection import project_hyperplane_box
+from indefsvm.proxy.lowrank import LowRankKernel
+from indefsvm.proxy.problems import minimize_piecewise_linear
 
 
 def _instance(rng, n, with_l1, label_normal):

@@ -1,6 +1,6 @@
 """Low-rank proxy-kernel SVM (issue 12, item 3) against the dense problem on an exactly rank-m K0.
 
-Reference: the dense problems of :mod:`indefsvm.problems` on ``K0 = Phi diag(s) Phi'`` formed
+Reference: the dense problems of :mod:`indefsvm.proxy.problems` on ``K0 = Phi diag(s) Phi'`` formed
 explicitly (their own O(n^3) eigendecomposition), finite differences, and the dense solver.
 """
 
@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
 
 import indefsvm
-from indefsvm import lowrank
-from indefsvm.lowrank import LowRankKernel, LowRankProxyKernel
-from indefsvm.problems import make_problem
+from indefsvm.proxy import lowrank
+from indefsvm.proxy.lowrank import LowRankKernel, LowRankProxyKernel
+from indefsvm.proxy.problems import make_problem
 
 
 def factor(n, m, seed, *, spread=2.0, dtype=np.float64):

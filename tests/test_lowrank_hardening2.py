@@ -17,9 +17,9 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 import indefsvm
-from indefsvm import lowrank
-from indefsvm.lowrank import LowRankKernel
-from indefsvm.solvers._monitor import UNCERTIFIED_STATUSES
+from indefsvm.proxy import lowrank
+from indefsvm.proxy.lowrank import LowRankKernel
+from indefsvm.proxy.solvers._monitor import UNCERTIFIED_STATUSES
 
 
 def factor(n: int = 50, m: int = 6, seed: int = 3):

@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 from sklearn.metrics import accuracy_score, recall_score
 from sklearn.model_selection import cross_val_score
 
-from indefsvm.estimators import IndefiniteSVC
 from indefsvm.metrics import (
     SCORERS,
     accuracy,
@@ -19,6 +18,7 @@ from indefsvm.metrics import (
     paper_measures,
     recall,
 )
+from indefsvm.proxy.estimators import IndefiniteSVC
 
 
 def calc_measures_literal(pred, labels):

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
 
+from indefsvm.approximation.nystrom import IndefiniteNystroem, select_landmarks
 from indefsvm.kernels import difference_of_gaussians_kernel, sigmoid_kernel
-from indefsvm.nystrom import IndefiniteNystroem, select_landmarks
 
 
 def _X(n=80, d=4, seed=0):
@@ -106,7 +106,7 @@ def test_out_of_sample_is_eq3_with_new_rows():
 
 
 def test_fit_transform_equals_fit_then_transform_and_blocks(monkeypatch):
-    import indefsvm.nystrom as nys
+    import indefsvm.approximation.nystrom as nys
 
     X = _X(257, 4, seed=4)
     ny = IndefiniteNystroem("sigmoid", **SIG, n_components=30, random_state=1)
@@ -177,6 +177,7 @@ def test_property_exact_on_finite_rank_indefinite_kernels(n, p, n_neg, extra, se
 
 def test_leverage_scores_are_those_of_the_dense_sketch():
     X = _X(150, 3, seed=3)
+
     def rows(A, B):
         return sigmoid_kernel(A, B, **SIG)
 
@@ -267,7 +268,7 @@ def test_thin_svd_of_L_agrees_with_tsqr_factor():
 
 
 def test_compact_columns_in_place():
-    from indefsvm.nystrom import compact_columns
+    from indefsvm.approximation.nystrom import compact_columns
 
     A = np.arange(7 * 5, dtype=float).reshape(7, 5)
     ref = A[:, :3].copy()

@@ -19,7 +19,7 @@ from indefsvm.plotting import (  # noqa: E402
     plot_timing,
     timing_statistics,
 )
-from indefsvm.result import HISTORY_KEYS, SolveResult  # noqa: E402
+from indefsvm.proxy.result import HISTORY_KEYS, SolveResult  # noqa: E402
 
 
 def fake_result(gaps, objective=10.0, libsvm=None, dt=0.5):

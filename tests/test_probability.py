@@ -9,8 +9,8 @@ import scipy.optimize
 from sklearn.model_selection import StratifiedKFold
 from sklearn.svm import SVC
 
-from indefsvm._probability import pairwise_coupling, platt_sigmoid, sigmoid_probability
-from indefsvm.estimators import IndefiniteSVC, PerturbSVC
+from indefsvm.probability import pairwise_coupling, platt_sigmoid, sigmoid_probability
+from indefsvm.proxy.estimators import IndefiniteSVC, PerturbSVC
 
 
 def _reference_platt(f: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -177,7 +177,7 @@ def test_perturb_svc_and_features_kernel_have_probabilities():
 
 
 def test_spectrum_svc_probabilities():
-    from indefsvm.baselines import DirectSVC, ModSVC, SpectrumSVC
+    from indefsvm.proxy.baselines import DirectSVC, ModSVC, SpectrumSVC
 
     _, K, y = _binary_data()
     clf = SpectrumSVC("flip", probability=True, random_state=1).fit(K, y)

@@ -15,7 +15,7 @@ from reference import (
     svm_dual_value,
 )
 
-from indefsvm.problems import ClassificationProblem, minimize_piecewise_linear
+from indefsvm.proxy.problems import ClassificationProblem, minimize_piecewise_linear
 
 
 def random_symmetric(n, rng, kind):
@@ -141,7 +141,7 @@ def test_psd_kernel_needs_no_eigen_work(monkeypatch):
     X = rng.normal(size=(15, 4))
     K0 = X @ X.T + 1e-3 * np.eye(15)  # strictly PSD
     y = np.where(X[:, 0] > 0, 1.0, -1.0)
-    import indefsvm.proxy as proxy
+    import indefsvm.proxy.operators as proxy
 
     def forbidden(*args, **kwargs):
         raise AssertionError("rank-one eigen work on a PSD kernel")

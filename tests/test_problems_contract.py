@@ -1,4 +1,4 @@
-"""Contract of ``indefsvm.problems`` on small inputs, against independent references.
+"""Contract of ``indefsvm.proxy.problems`` on small inputs, against independent references.
 
 The fast first file of the ``problems`` mutation run (tools/mutation.py, docs/mutation.md): every
 quantity a problem object returns is recomputed here from its definition in paper 004 with dense
@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 from reference import psd_part
 
-from indefsvm import problems as P
-from indefsvm.problems import (
+from indefsvm.proxy import problems as P
+from indefsvm.proxy.problems import (
     ClassificationProblem,
     OneClassProblem,
     PerturbProblem,
@@ -218,8 +218,9 @@ def test_piecewise_linear_all_constant_pieces(method):
 
 
 def test_piecewise_linear_select_uses_the_linear_time_selection(monkeypatch):
-    """method='select' is the O(n) weighted selection of indefsvm._linear_time, 'sort' is not."""
-    import indefsvm._linear_time as linear_time
+    """method='select' is the O(n) weighted selection of indefsvm.linalg._linear_time, 'sort' is
+    not."""
+    import indefsvm.linalg._linear_time as linear_time
 
     calls = []
     real = linear_time.piecewise_linear_argmin
@@ -693,7 +694,7 @@ def test_make_problem_contract():
 
 
 def test_make_problem_low_rank_kernels():
-    from indefsvm.lowrank import LOW_RANK_PROBLEM_TYPES, LowRankKernel
+    from indefsvm.proxy.lowrank import LOW_RANK_PROBLEM_TYPES, LowRankKernel
 
     rng = np.random.default_rng(0)
     Phi, _ = np.linalg.qr(rng.normal(size=(N, 3)))
@@ -728,7 +729,7 @@ def test_register_problem_extends_the_registry(monkeypatch):
     K0, _, _ = _data(0)
     assert type(make_problem("shifted_oneclass", K0, nu=0.5)) is Shifted
     # a registered kind without a low-rank variant is refused for a LowRankKernel
-    from indefsvm.lowrank import LowRankKernel
+    from indefsvm.proxy.lowrank import LowRankKernel
 
     Phi, _ = np.linalg.qr(np.random.default_rng(0).normal(size=(N, 3)))
     lrk = LowRankKernel(Phi, np.array([-0.5, 1.0, 2.0]))
@@ -952,7 +953,7 @@ def test_more_edges_of_the_input_checks():
 
 
 def test_low_rank_problems_have_no_l1_term_unless_svr():
-    from indefsvm.lowrank import LowRankKernel
+    from indefsvm.proxy.lowrank import LowRankKernel
 
     Phi, _ = np.linalg.qr(np.random.default_rng(0).normal(size=(N, 3)))
     lrk = LowRankKernel(Phi, np.array([-0.5, 1.0, 2.0]))

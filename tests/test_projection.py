@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indefsvm.projection import project_hyperplane_box
+from indefsvm.linalg.projection import project_hyperplane_box
 
 
 def reference_projection(v, a, t, lower, upper, l1=None):

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indefsvm.projection import project_hyperplane_box
+from indefsvm.linalg.projection import project_hyperplane_box
 
 
 def reference_projection(v, a, t, lower, upper, l1=None):
@@ -219,8 +219,8 @@ def test_unknown_method_is_refused_with_the_choices():
 def test_newton_is_the_default_method_and_receives_the_warm_start(monkeypatch):
     # the default is the O(n) Newton method: the sorting method is not called, and tau0 reaches
     # the compiled loop as its starting guess (NaN: no guess)
-    from indefsvm import _linear_time
-    from indefsvm import projection as module
+    from indefsvm.linalg import _linear_time
+    from indefsvm.linalg import projection as module
 
     guesses = []
     newton = _linear_time.newton_multiplier

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import indefsvm
-from indefsvm.protocols import DenseProblem, Problem
+from indefsvm.proxy.protocols import DenseProblem, Problem
 
 
 def _data(n=24, seed=0):
@@ -85,9 +85,10 @@ def test_bound_for_kernel_is_valid_and_tight_at_the_proxy_kernel(kind):
 
 
 def test_low_rank_problem_needs_only_the_contract():
-    # The low-rank problem (one module, indefsvm.lowrank) plugs into the same solver and monitor
+    # The low-rank problem (one module, indefsvm.proxy.lowrank) plugs into the same solver and
+    # monitor
     # through the contract alone, and agrees with the dense problem on an exactly rank-m kernel.
-    from indefsvm.lowrank import LowRankKernel
+    from indefsvm.proxy.lowrank import LowRankKernel
 
     rng = np.random.default_rng(3)
     n, m = 60, 6

@@ -1,7 +1,8 @@
 """The proxy kernel of paper 004, Theorem 1 (eq. 5), against dense ``numpy.linalg.eigh``.
 
 ``ProxyKernelOperator`` never forms ``M = K0 + sigma u u'`` or ``K* = M_+``; every quantity of
-a :class:`~indefsvm.proxy.ProxyState` is compared here with the same quantity computed from the
+a :class:`~indefsvm.proxy.operators.ProxyState` is compared here with the same quantity computed
+from the
 dense eigendecomposition of ``M`` (``tests/reference.py``: ``psd_part``). The operator's fast
 paths (warm start, ``V'u`` by linearity, engines) are in ``test_proxy_engine.py``; the states of
 the paper's smoothing and block sizes in ``test_proxy_contract.py``.
@@ -15,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import psd_part
 
-from indefsvm.proxy import ProxyKernelOperator
+from indefsvm.proxy.operators import ProxyKernelOperator
 
 
 def _random_case(seed: int, n: int, n_negative: int, sigma: float):

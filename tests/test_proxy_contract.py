@@ -1,6 +1,6 @@
 """ProxyKernelOperator products and kernels against dense eigh, for every kind of state.
 
-Written for mutants that survived the first mutation run of ``indefsvm/proxy.py``
+Written for mutants that survived the first mutation run of ``indefsvm/proxy/operators.py``
 (docs/mutation.md): states that carry the eigenpairs in ``[0, eps)`` of the paper's smoothing,
 kernels larger than one 512-row block, the PSD shortcut, and the documented errors.
 """
@@ -12,8 +12,8 @@ import pytest
 from conftest import sigmoid_problem
 from reference import psd_part
 
-from indefsvm.problems import make_problem
-from indefsvm.proxy import ProxyKernelOperator
+from indefsvm.proxy.operators import ProxyKernelOperator
+from indefsvm.proxy.problems import make_problem
 
 
 def _dense_kstar(K0, u, sigma):
@@ -49,7 +49,7 @@ def test_products_of_a_smoothed_state_use_only_negative_eigenpairs(smoothing):
 def test_paper_policy_with_smoothing_returns_the_exact_proxy_kernel():
     K0, y = sigmoid_problem(16, 32)
     problem = make_problem("svc", K0, y, C=1.0, rho=0.5)
-    from indefsvm.api import solve_problem
+    from indefsvm.proxy.api import solve_problem
 
     with pytest.warns(Warning):
         res = solve_problem(problem, step="paper", step_size=1.0, smoothing=0.5, max_iter=20)
@@ -127,7 +127,7 @@ def test_smoothing_is_refused_without_an_eigenbasis():
 
 
 def test_precomputed_eigendecomposition_gives_the_same_evaluation():
-    from indefsvm.problems import ClassificationProblem
+    from indefsvm.proxy.problems import ClassificationProblem
 
     K0, y = sigmoid_problem(15, 33)
     alpha = np.full(15, 0.2)
@@ -307,7 +307,7 @@ def test_z_by_linearity_accepts_extrapolations_of_nearly_parallel_iterates():
 
 
 def test_state_passes_the_operators_engine_settings(monkeypatch):
-    import indefsvm.proxy as proxy_module
+    import indefsvm.proxy.operators as proxy_module
 
     K0 = _small_indefinite(10, 45)
     u = np.random.default_rng(46).uniform(-1, 1, 10)
@@ -333,7 +333,7 @@ def test_state_passes_the_operators_engine_settings(monkeypatch):
 def test_products_run_under_the_documented_blas_thread_limit(monkeypatch):
     """``state`` and ``matvec`` limit BLAS to ``GEMV_BLAS_THREADS`` threads (threadpoolctl);
     ``None`` leaves BLAS alone."""
-    import indefsvm.proxy as proxy_module
+    import indefsvm.proxy.operators as proxy_module
 
     calls = []
 
@@ -403,7 +403,7 @@ def test_default_engine_threads_follow_the_affinity_and_the_thread_variables(mon
     ``OMP_NUM_THREADS`` or ``NUMBA_NUM_THREADS``; anything else in them is ignored."""
     import os
 
-    import indefsvm.proxy as proxy_module
+    import indefsvm.proxy.operators as proxy_module
 
     cores = {"n": 4}
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores["n"])))
@@ -452,7 +452,7 @@ def test_objective_state_holds_what_the_objective_needs(monkeypatch):
     """``objective_state``: ``||u||^2``, ``u'K0u``, the negative eigenvalues of M (dense eigh)
     and their squared sum; no eigenvectors, no ``K*u``, NaN for what it does not compute. Its
     ``V'u`` is the one ``state`` at the same ``u`` reuses."""
-    import indefsvm.proxy as proxy_module
+    import indefsvm.proxy.operators as proxy_module
 
     K0 = _small_indefinite(14, 53)
     rng = np.random.default_rng(54)

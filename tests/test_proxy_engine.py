@@ -12,8 +12,8 @@ import pytest
 from conftest import sigmoid_problem
 
 import indefsvm
-import indefsvm.rank_one as rank_one_module
-from indefsvm.proxy import ProxyKernelOperator
+import indefsvm.linalg.rank_one as rank_one_module
+from indefsvm.proxy.operators import ProxyKernelOperator
 
 
 def _reference(K0, sigma, u):

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import indefsvm.rank_one as rank_one_module
-from indefsvm.rank_one import RankOneEigen, SecularWarmStart, rank_one_eigh, secular_root
+import indefsvm.linalg.rank_one as rank_one_module
+from indefsvm.linalg.rank_one import RankOneEigen, SecularWarmStart, rank_one_eigh, secular_root
 
 TOL = 1e-10
 
@@ -413,7 +413,7 @@ def test_dlaed4_failure_is_reported(monkeypatch, engine):
     """
     import ctypes
 
-    import indefsvm.rank_one as rank_one
+    import indefsvm.linalg.rank_one as rank_one
 
     if engine == "numba":
         monkeypatch.setattr(rank_one, "_numba_kernel", lambda: _FailingKernel())
@@ -524,7 +524,7 @@ def test_property_perturbed_warm_start_guesses_are_safe(seed, n, log_shift, engi
 def test_eigvals_below_match_dense_eigh_with_deflation(seed, upper):
     """``rank_one_eigvals_below``: the eigenvalues below ``upper`` of dense eigh, with tiny z_j
     (deflated) and repeated d_j (merged by a rotation) in the problem, cold and warm-started."""
-    from indefsvm.rank_one import rank_one_eigvals_below
+    from indefsvm.linalg.rank_one import rank_one_eigvals_below
 
     rng = np.random.default_rng(seed)
     n = 60
@@ -554,7 +554,7 @@ def test_eigvals_below_match_dense_eigh_with_deflation(seed, upper):
 
 def test_eigvals_below_prefix_keeps_the_other_warm_guesses():
     """An eigenvalues-only call updates only the guesses of the roots it computed."""
-    from indefsvm.rank_one import rank_one_eigvals_below
+    from indefsvm.linalg.rank_one import rank_one_eigvals_below
 
     rng = np.random.default_rng(5)
     d = np.sort(rng.normal(size=40))

@@ -1,6 +1,7 @@
-"""Contract of ``indefsvm.rank_one`` on small inputs: the fast first file of its mutation run.
+"""Contract of ``indefsvm.linalg.rank_one`` on small inputs: the fast first file of its mutation
+run.
 
-Written for mutants of the first mutation run of ``indefsvm/rank_one.py`` that survived
+Written for mutants of the first mutation run of ``indefsvm/linalg/rank_one.py`` that survived
 ``tests/test_rank_one.py`` (docs/mutation.md): the input checks of :func:`secular_root` (anchored
 messages), the relative accuracy of ``delta = d - lambda`` for one and two poles (the closed
 forms of LAPACK ``dlaed5``, checked against 60-digit decimal arithmetic), the bookkeeping of
@@ -15,8 +16,8 @@ from decimal import Decimal, getcontext
 import numpy as np
 import pytest
 
-import indefsvm.rank_one as R
-from indefsvm.rank_one import SecularWarmStart, rank_one_eigh, secular_root
+import indefsvm.linalg.rank_one as R
+from indefsvm.linalg.rank_one import SecularWarmStart, rank_one_eigh, secular_root
 
 # -- secular_root: input checks ------------------------------------------------------------------
 
@@ -385,7 +386,7 @@ def test_one_failed_compiled_root_falls_back_and_is_logged(monkeypatch, caplog):
     rank_one_eigh(d, z, 0.6, warm_start=warm)
     assert warm.offsets is not None
     monkeypatch.setattr(R, "_numba_kernel", lambda: OneRootFails())
-    with caplog.at_level("DEBUG", logger="indefsvm.rank_one"):
+    with caplog.at_level("DEBUG", logger="indefsvm.linalg.rank_one"):
         res = rank_one_eigh(d, z, 0.6, warm_start=warm)
     assert [r.getMessage() for r in caplog.records] == [
         "compiled secular solver: root 2 of 5 failed the convergence test; using dlaed4"
@@ -509,7 +510,7 @@ def test_integer_and_boolean_inputs_are_converted_to_float64():
 def test_eigvals_below_input_messages(monkeypatch):
     import re
 
-    from indefsvm.rank_one import rank_one_eigvals_below
+    from indefsvm.linalg.rank_one import rank_one_eigvals_below
 
     d2, z2 = np.array([1.0, 2.0]), np.array([1.0, 1.0])
     cases = [
@@ -582,7 +583,7 @@ def _spy(monkeypatch, name):
 def test_eigvals_below_match_dense_and_the_eigenpair_path(sigma, upper):
     """Deflated poles (a zero weight, a Givens merge of equal poles) and secular roots below
     ``upper``, ascending: dense eigh, and bitwise the eigenvalues of rank_one_eigh."""
-    from indefsvm.rank_one import rank_one_eigvals_below
+    from indefsvm.linalg.rank_one import rank_one_eigvals_below
 
     rng = np.random.default_rng(11)
     d = np.sort(rng.normal(size=10))
@@ -604,7 +605,7 @@ def test_eigvals_below_match_dense_and_the_eigenpair_path(sigma, upper):
 def test_eigvals_below_window_is_open_at_roots_and_poles(engine):
     """Eigenvalues strictly below ``upper``: a secular root or a deflated pole exactly at
     ``upper`` is left out, the next float up takes it in."""
-    from indefsvm.rank_one import rank_one_eigvals_below
+    from indefsvm.linalg.rank_one import rank_one_eigvals_below
 
     rng = np.random.default_rng(12)
     d = np.sort(rng.normal(size=9))
@@ -636,7 +637,7 @@ def test_eigvals_below_window_is_open_at_roots_and_poles(engine):
 def test_eigvals_below_with_one_or_two_kept_poles(sigma):
     """Fewer than three kept poles: the closed forms (dlaed5) of the eigenpair path, for every
     engine (the compiled kernel needs k >= 3)."""
-    from indefsvm.rank_one import rank_one_eigvals_below
+    from indefsvm.linalg.rank_one import rank_one_eigvals_below
 
     d = np.array([-3.0, -1.0, 0.5, 2.0])
     for z in ([0.0, 0.8, 0.0, 0.0], [0.0, 0.6, 0.0, 0.8], [0.6, 0.0, 0.8, 0.0]):
@@ -652,7 +653,7 @@ def test_eigvals_below_with_one_or_two_kept_poles(sigma):
 def test_eigvals_below_engine_choice_and_roots_computed(monkeypatch):
     """``m = #{kept d_j < upper}`` roots, by the compiled kernel for k >= 3 unless
     engine='lapack'; counted in the warm start (calls, roots, sweeps)."""
-    from indefsvm.rank_one import rank_one_eigvals_below
+    from indefsvm.linalg.rank_one import rank_one_eigvals_below
 
     numba_calls = _spy(monkeypatch, "_secular_values_numba")
     lapack_calls = _spy(monkeypatch, "_secular_values_lapack")
@@ -689,7 +690,7 @@ def test_eigvals_below_engine_choice_and_roots_computed(monkeypatch):
 def test_eigvals_below_failed_compiled_root_falls_back_to_dlaed4(monkeypatch):
     """A root that fails the compiled test: the values come from dlaed4 and the warm start keeps
     what it had (nothing of the failed call is stored); the call is still counted."""
-    from indefsvm.rank_one import rank_one_eigvals_below
+    from indefsvm.linalg.rank_one import rank_one_eigvals_below
 
     kernel = R._numba_kernel()
 
@@ -716,7 +717,7 @@ def test_eigvals_below_failed_compiled_root_falls_back_to_dlaed4(monkeypatch):
 
 
 def test_eigvals_below_dlaed4_failures_are_reported(monkeypatch):
-    from indefsvm.rank_one import rank_one_eigvals_below
+    from indefsvm.linalg.rank_one import rank_one_eigvals_below
 
     failing = _failing_dlaed4(R._dlaed4(), 2, 3)
     monkeypatch.setattr(R, "_dlaed4", lambda: failing)
@@ -803,7 +804,7 @@ def test_eigvals_below_of_one_pole_and_of_a_fully_deflated_update(engine, monkey
     """n = 1: the eigenvalue is d + sigma z^2 (not the pole); every weight below dlaed2's
     tolerance (rho > 0 but nothing kept): the poles; k = 3 kept poles: one dlaed4 call per
     root below ``upper`` (the values-only LAPACK path)."""
-    from indefsvm.rank_one import rank_one_eigvals_below
+    from indefsvm.linalg.rank_one import rank_one_eigvals_below
 
     lam = rank_one_eigvals_below([0.5], [2.0], 0.25, upper=10.0, engine=engine)
     assert lam.tolist() == [1.5]
@@ -821,7 +822,7 @@ def test_eigvals_below_of_one_pole_and_of_a_fully_deflated_update(engine, monkey
 
 
 def test_eigvals_below_hands_a_negative_sigma_to_rank_one_eigh_with_every_setting(monkeypatch):
-    from indefsvm.rank_one import rank_one_eigvals_below
+    from indefsvm.linalg.rank_one import rank_one_eigvals_below
 
     seen = []
     real = R.rank_one_eigh

@@ -17,7 +17,7 @@ from reference import dense_objective_eq7
 from sklearn.exceptions import ConvergenceWarning
 
 import indefsvm
-from indefsvm.result import HISTORY_KEYS, SolveResult
+from indefsvm.proxy.result import HISTORY_KEYS, SolveResult
 
 
 @pytest.fixture(scope="module")

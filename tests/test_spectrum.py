@@ -1,4 +1,4 @@
-"""Tests of indefsvm.spectrum against dense eigendecompositions and independent formulas."""
+"""Tests of indefsvm.linalg.spectrum against dense eigendecompositions and independent formulas."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import scipy.linalg
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indefsvm.spectrum import (
+from indefsvm.linalg.spectrum import (
     SpectrumSummary,
     eigen_summary,
     indefiniteness,

@@ -18,11 +18,11 @@ import pytest
 from conftest import sigmoid_problem
 from threadpoolctl import threadpool_info, threadpool_limits
 
-import indefsvm.rank_one as rank_one
+import indefsvm.linalg.rank_one as rank_one
 import indefsvm.threads as T
 from indefsvm import IndefiniteSVC
-from indefsvm.baselines import SpectrumSVC
 from indefsvm.krein.models import KreinSquaredHingeSVC, KreinSVC
+from indefsvm.proxy.baselines import SpectrumSVC
 
 numba = pytest.importorskip("numba")
 TWO_CORES = numba.config.NUMBA_NUM_THREADS >= 2
@@ -63,8 +63,8 @@ def two_threads_allowed(monkeypatch):
 def test_fit_restores_the_callers_thread_settings(two_threads_allowed, monkeypatch, index):
     """After a fit, every BLAS/OpenMP pool and Numba's thread count are what the caller set,
     also when the fit changed them (BLAS/OpenMP lowered for a small fit; the secular engine
-    forced to two threads by ``indefsvm.proxy.ENGINE_THREADS``)."""
-    import indefsvm.proxy as proxy_module
+    forced to two threads by ``indefsvm.proxy.operators.ENGINE_THREADS``)."""
+    import indefsvm.proxy.operators as proxy_module
 
     monkeypatch.setattr(proxy_module, "ENGINE_THREADS", 2)
     numba.set_num_threads(1)
@@ -220,8 +220,8 @@ def test_own_load_is_this_process_cpu_use(monkeypatch):
 
 
 def test_explicit_engine_threads_override_still_works(monkeypatch):
-    import indefsvm.proxy as proxy_module
-    from indefsvm.proxy import ProxyKernelOperator
+    import indefsvm.proxy.operators as proxy_module
+    from indefsvm.proxy.operators import ProxyKernelOperator
 
     K, _ = sigmoid_problem(12, 6)
     assert proxy_module.ENGINE_THREADS is None

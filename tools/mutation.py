@@ -31,15 +31,15 @@ ROOT = Path(__file__).resolve().parents[1]
 #: module -> (files to mutate, test files run against its mutants)
 MODULES: dict[str, tuple[list[str], list[str]]] = {
     "projection": (
-        ["indefsvm/projection.py"],
+        ["indefsvm/linalg/projection.py"],
         ["tests/test_projection.py", "tests/test_projection_contract.py"],
     ),
     "rank_one": (
-        ["indefsvm/rank_one.py"],
+        ["indefsvm/linalg/rank_one.py"],
         ["tests/test_rank_one_contract.py", "tests/test_rank_one.py"],
     ),
     "proxy": (
-        ["indefsvm/proxy.py"],
+        ["indefsvm/proxy/operators.py"],
         [
             "tests/test_problems.py",
             "tests/integration/test_extensions.py",
@@ -53,7 +53,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     # them every surviving mutant paid ~100 s of solves. Their problems-level claims (vector-rho
     # rows, LIBSVM sign, bound) are checked by the contract file directly.
     "problems": (
-        ["indefsvm/problems.py"],
+        ["indefsvm/proxy/problems.py"],
         [
             "tests/test_problems_contract.py",
             "tests/test_problems.py",
@@ -61,7 +61,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
         ],
     ),
     "solvers_pg": (
-        ["indefsvm/solvers/pg.py"],
+        ["indefsvm/proxy/solvers/pg.py"],
         [
             "tests/solvers/test_pg_contract.py",
             "tests/solvers/test_pg.py",
@@ -74,7 +74,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     # optimum, pruning, both variants, limits) are checked by the contract file on smaller
     # problems. The score is therefore a lower bound.
     "solvers_accpm": (
-        ["indefsvm/solvers/accpm.py"],
+        ["indefsvm/proxy/solvers/accpm.py"],
         ["tests/solvers/test_accpm_contract.py"],
     ),
     # SIQCLP and its MKL master against their contract files alone (n = 8-16, ~8 s and ~4 s in
@@ -83,7 +83,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     # surviving mutant of `_exchange` / of the master's shared functions (550 and ~400
     # mutants), hours with one worker.
     "solvers_siqclp": (
-        ["indefsvm/solvers/siqclp.py"],
+        ["indefsvm/proxy/solvers/siqclp.py"],
         ["tests/solvers/test_siqclp_contract.py"],
     ),
     # The MKL master of SIQCLP. mutmut 3 skips decorated functions (other than staticmethod /
@@ -91,13 +91,13 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     # trampoline could not be compiled by Numba anyway. It is checked by the contract file
     # (against cvxpy, and through `_qp` against LIBSVM) and by hand-made mutations only.
     "solvers_mkl": (
-        ["indefsvm/solvers/_mkl.py"],
+        ["indefsvm/proxy/solvers/_mkl.py"],
         ["tests/solvers/test_mkl_contract.py"],
     ),
     # The monitor against its contract file alone (a lower bound of its score): with the solver
     # tests in the selection every surviving mutant pays for all of them (~100 s at load 6).
     "solvers_monitor": (
-        ["indefsvm/solvers/_monitor.py"],
+        ["indefsvm/proxy/solvers/_monitor.py"],
         ["tests/solvers/test_monitor_contract.py"],
     ),
     "krein_solver": (
@@ -419,7 +419,7 @@ def main(argv: list[str] | None = None) -> None:
         nargs="+",
         metavar="GLOB",
         help="run only these mutants (mutmut names or fnmatch globs, e.g."
-        " 'indefsvm.solvers.accpm.x__accpm__mutmut_*')",
+        " 'indefsvm.proxy.solvers.accpm.x__accpm__mutmut_*')",
     )
     parser.add_argument(
         "--rerun",

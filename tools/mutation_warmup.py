@@ -20,7 +20,7 @@ def _warm_up() -> None:
     import numpy as np
 
     import indefsvm
-    from indefsvm.projection import project_hyperplane_box
+    from indefsvm.linalg.projection import project_hyperplane_box
 
     rng = np.random.default_rng(0)
     n = 12

@@ -21,12 +21,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import indefsvm  # noqa: E402
-import indefsvm.solvers  # noqa: E402
+import indefsvm.proxy.solvers  # noqa: E402
 
-# ``indefsvm`` and ``indefsvm.solvers`` import their public names on first use (PEP 562
+# ``indefsvm`` and ``indefsvm.proxy.solvers`` import their public names on first use (PEP 562
 # ``__getattr__``); ``automodule`` lists a module's members from its namespace, so resolve them
 # all once here. New exports then appear in the reference without touching these pages.
-for _package in (indefsvm, indefsvm.solvers):
+for _package in (indefsvm, indefsvm.proxy.solvers):
     for _name in _package.__all__:
         getattr(_package, _name)
 
@@ -107,8 +107,16 @@ def _skip_member(app, what, name, obj, skip, options):
     # ``indefsvm.krein.LowRankVCSolution``) is documented once, on the package's page.
     current = app.env.temp_data.get("autodoc:module") or ""
     package = sys.modules.get(current.rpartition(".")[0])
-    # (Not for indefsvm itself: its page is written by hand and points to indefsvm.spectrum.)
-    if what == "module" and package is not None and package.__name__.startswith("indefsvm."):
+    # (Not for indefsvm itself: its page is written by hand and points to indefsvm.linalg.spectrum.)
+    # The layout packages (docs/api/layout.rst) show only their docstrings: their re-exports
+    # stay on the pages of the defining modules.
+    layout_only = ("indefsvm.proxy", "indefsvm.approximation", "indefsvm.linalg", "indefsvm.utils")
+    if (
+        what == "module"
+        and package is not None
+        and package.__name__.startswith("indefsvm.")
+        and package.__name__ not in layout_only
+    ):
         if name in getattr(package, "__all__", ()) and getattr(package, name, None) is obj:
             return True
     # The estimator pages use ``:inherited-members:``: the methods of our private bases
@@ -124,8 +132,9 @@ def _skip_member(app, what, name, obj, skip, options):
 
 
 def _reexported_constant_doc(app, what, name, obj, options, lines):
-    # ``indefsvm.SOLVERS`` (a lazy export of indefsvm.api) or ``indefsvm.krein.KREIN_FORMULATIONS``
-    # (imported from indefsvm.krein.models) would show the docstring of ``dict``/``tuple``:
+    # ``indefsvm.SOLVERS`` (a lazy export of indefsvm.proxy.api) or
+    # ``indefsvm.krein.KREIN_FORMULATIONS`` (imported from indefsvm.krein.models) would show the
+    # docstring of ``dict``/``tuple``:
     # autodoc reads ``#:`` comments only in the module being documented. Take the comment from
     # the module that defines the constant. (``automodule`` skips such constants altogether, so
     # the pages name them with ``autodata``.)

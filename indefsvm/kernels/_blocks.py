@@ -8,7 +8,7 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from indefsvm._validation import check_finite_matrix
+from indefsvm.utils.validation import check_finite_matrix
 
 #: Memory budget (bytes) of the per-block temporaries of the chunked kernel builders.
 BLOCK_BYTES = 32 * 2**20

@@ -7,7 +7,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from indefsvm._validation import check_finite_matrix, check_positive, check_square_symmetric
+from indefsvm.utils.validation import check_finite_matrix, check_positive, check_square_symmetric
 
 
 def _check_dissimilarities(D: ArrayLike, name: str, square: bool) -> NDArray[np.float64]:

@@ -9,13 +9,13 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import ndimage
 
-from indefsvm._validation import check_finite_matrix, check_positive
 from indefsvm.kernels._blocks import (
     _check_real,
     _fill_blocked,
     _rows_per_block,
     _symmetrize_inplace,
 )
+from indefsvm.utils.validation import check_finite_matrix, check_positive
 
 #: Simard et al. (1998) tangents: x/y translation, rotation, scaling, the two hyperbolic
 #: (shear) transformations, and line thickness.

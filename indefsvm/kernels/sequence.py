@@ -5,13 +5,14 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from indefsvm._validation import check_finite_matrix, check_positive
+from indefsvm.utils.validation import check_finite_matrix, check_positive
 
 
 def dtw_distances(X: ArrayLike, Y: ArrayLike | None = None) -> NDArray[np.float64]:
     """Dynamic time warping distances between univariate series (rows of ``X`` and ``Y``).
 
-    Full-window DTW with squared point differences (``indefsvm._dtw``); series of one set share
+    Full-window DTW with squared point differences (``indefsvm.kernels._dtw``); series of one set
+    share
     a length, the two sets may differ. Not a metric, so kernels built on it are indefinite.
 
     Parameters
@@ -24,7 +25,7 @@ def dtw_distances(X: ArrayLike, Y: ArrayLike | None = None) -> NDArray[np.float6
     -------
     ndarray of shape (n, m)
     """
-    from indefsvm._dtw import dtw_matrix
+    from indefsvm.kernels._dtw import dtw_matrix
 
     X = np.ascontiguousarray(check_finite_matrix(X, name="X"))
     if Y is None:

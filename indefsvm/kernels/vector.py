@@ -8,13 +8,13 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from indefsvm._validation import check_positive
 from indefsvm.kernels._blocks import (
     _blocked_inner_products,
     _blocked_sq_distances,
     _check_pair,
     _check_real,
 )
+from indefsvm.utils.validation import check_positive
 
 
 def squared_euclidean_distances(X: ArrayLike, Y: ArrayLike | None = None) -> NDArray[np.float64]:

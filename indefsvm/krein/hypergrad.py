@@ -38,7 +38,6 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize
 from sklearn.model_selection import KFold
 
-from indefsvm._validation import check_finite_matrix, check_positive, check_square_symmetric
 from indefsvm.krein.centering import center_kernel_test, center_kernel_train
 from indefsvm.krein.solver import (
     KernelEigen,
@@ -46,7 +45,8 @@ from indefsvm.krein.solver import (
     krein_regularizer_eigenvalues,
     variance_constrained_least_squares,
 )
-from indefsvm.spectrum import TRANSFORM_METHODS, spectrum_transform
+from indefsvm.linalg.spectrum import TRANSFORM_METHODS, spectrum_transform
+from indefsvm.utils.validation import check_finite_matrix, check_positive, check_square_symmetric
 
 logger = logging.getLogger(__name__)
 
@@ -429,7 +429,7 @@ def tune_variance_constrained(
     method : {"krein", "omcs"}
     transform : {"flip", "clip", "shift", "square"}, optional
         Spectrum transformation applied to each inner training kernel (after centring), with
-        its test-row map (:func:`indefsvm.spectrum.spectrum_transform`); needs
+        its test-row map (:func:`indefsvm.linalg.spectrum.spectrum_transform`); needs
         ``method="omcs"`` (eq. 2 with the transformed kernel, as :class:`KreinRegressor`).
         Not combinable with ``tune_kernel_params``.
     lambda_plus, lambda_minus, lam : float

@@ -1,7 +1,8 @@
 """Low-rank learning in Krein spaces on a Nystroem factor (Oglic & Gaertner 2019, Sect. 2.4-2.5).
 
 Every learner here works on a factor ``K ~= Phi diag(s) Phi'`` (``Phi`` of shape ``(n, r)``,
-``s`` = +-1 per column), e.g. from :class:`indefsvm.nystrom.IndefiniteNystroem`, and costs
+``s`` = +-1 per column), e.g. from :class:`indefsvm.approximation.nystrom.IndefiniteNystroem`, and
+costs
 ``O(n r^2 + r^3)``: no ``n x n`` array is formed.
 
 Reduction (paper 003, Sect. 2.4). With ``Phi = U |Lambda|^{1/2}`` (orthonormal ``U``, the
@@ -53,8 +54,8 @@ import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 from sklearn.exceptions import ConvergenceWarning
 
-from indefsvm._validation import check_finite_matrix, check_positive
 from indefsvm.krein.solver import minimize_quadratic_on_sphere
+from indefsvm.utils.validation import check_finite_matrix, check_positive
 
 if TYPE_CHECKING:  # hypergrad imports the estimators, which import this module
     from indefsvm.krein.hypergrad import HyperGradient

@@ -35,7 +35,7 @@ from sklearn.svm import SVC
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d, validate_data
 
-from indefsvm._base import (
+from indefsvm.base import (
     KERNEL_PARAMETER_CONSTRAINTS,
     IndefsvmEstimator,
     KernelInputMixin,
@@ -44,9 +44,6 @@ from indefsvm._base import (
     fit_context,
     nystroem_test_features,
 )
-from indefsvm._constraints import Interval, StrOptions
-from indefsvm._multiclass import OneVsOneMixin
-from indefsvm._validation import check_binary_labels, check_finite_matrix
 from indefsvm.krein.centering import center_kernel_test, center_kernel_train
 from indefsvm.krein.solver import (
     KernelEigen,
@@ -56,7 +53,10 @@ from indefsvm.krein.solver import (
     omcs_krein_least_squares,
 )
 from indefsvm.krein.subspace import landweber_fridman, mr_ii, truncated_spectral_factorization
-from indefsvm.spectrum import TRANSFORM_METHODS, spectrum_transform
+from indefsvm.linalg.spectrum import TRANSFORM_METHODS, spectrum_transform
+from indefsvm.multiclass import OneVsOneMixin
+from indefsvm.utils.constraints import Interval, StrOptions
+from indefsvm.utils.validation import check_binary_labels, check_finite_matrix
 
 __all__ = [
     "KREIN_FORMULATIONS",
@@ -88,7 +88,7 @@ _LOW_RANK_CONSTRAINTS: dict[str, list[Any]] = {
 
 
 class _KernelEstimatorMixin(KernelInputMixin):
-    """Krein-side kernel handling on top of :class:`indefsvm._base.KernelInputMixin`: centring
+    """Krein-side kernel handling on top of :class:`indefsvm.base.KernelInputMixin`: centring
     in feature space and the low-rank (Nystroem) factor of paper 003."""
 
     def _train_kernel(self, X: ArrayLike) -> NDArray[np.float64]:
@@ -116,7 +116,7 @@ class _KernelEstimatorMixin(KernelInputMixin):
         """``(kernel, points)`` of the Nystroem map at fit time.
 
         With ``kernel="precomputed"`` the map reads only the landmark columns of the given
-        kernel: the "points" are row indices (as in :mod:`indefsvm.estimators`).
+        kernel: the "points" are row indices (as in :mod:`indefsvm.proxy.estimators`).
         """
         if self._precomputed():
             K = self._fit_kernel(X)[0]
@@ -124,7 +124,7 @@ class _KernelEstimatorMixin(KernelInputMixin):
         return self.kernel, self._check_raw(X, reset=True)
 
     def _nystroem(self, **overrides: Any):
-        from indefsvm.nystrom import IndefiniteNystroem
+        from indefsvm.approximation.nystrom import IndefiniteNystroem
 
         params = {
             "kernel": self.kernel,
@@ -159,7 +159,7 @@ class _KernelEstimatorMixin(KernelInputMixin):
         shared = getattr(self, "_ovo_factor", None)
         if shared is not None:
             # A one-vs-one pair: X holds its rows of the landmark columns k(X, Z) of the
-            # multi-class model, whose Nystroem map factorised them (indefsvm._multiclass).
+            # multi-class model, whose Nystroem map factorised them (indefsvm.multiclass).
             validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
             ny, Phi = shared
         else:
@@ -225,7 +225,7 @@ def _right_multiply_inplace(Phi: NDArray, T: NDArray[np.float64]) -> NDArray:
     step = max(1, 2**22 // max(1, Phi.shape[1]))
     for start in range(0, Phi.shape[0], step):
         Phi[start : start + step, :r_new] = Phi[start : start + step] @ Tc
-    from indefsvm.nystrom import compact_columns
+    from indefsvm.approximation.nystrom import compact_columns
 
     return compact_columns(Phi, r_new)
 
@@ -263,7 +263,8 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         solver choice). ``"krein"``: eq. (4), regularisation
         ``lambda_+ ||f_+||^2 + lambda_- ||f_-||^2``.
         ``"omcs"``: eq. (2), ``lam <f, f>_K`` (indefinite). The transforms: eq. (2) with the
-        transformed kernel (``indefsvm.spectrum.spectrum_transform``) in place of ``K`` and its
+        transformed kernel (``indefsvm.linalg.spectrum.spectrum_transform``) in place of ``K`` and
+        its
         test-row map (Table 1 of the paper).
     lambda_plus, lambda_minus : float
         KREIN regularisation (> 0).
@@ -285,7 +286,7 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
     n_components : int, optional
         None (default): the full-rank method on the dense ``n x n`` kernel. An int ``m``: the
         low-rank method of Oglic & Gaertner (2019, Sect. 2.4-2.5) on the Nystroem features of
-        ``m`` landmarks (:class:`indefsvm.nystrom.IndefiniteNystroem`, one-shot
+        ``m`` landmarks (:class:`indefsvm.approximation.nystrom.IndefiniteNystroem`, one-shot
         eigendecomposition; memory O(n m), no ``n x n`` array with a kernel name or a
         callable). With ``kernel="precomputed"`` the map reads only the landmark columns of
         the given training kernel (``fit``) and of the test-vs-train kernel (``predict``).
@@ -537,7 +538,7 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
 class _SignClassifierMixin(OneVsOneMixin, ClassifierMixin):
     """Classification by least squares on ±1 targets and the sign of the fit.
 
-    Two classes are one fit; more are handled one-vs-one (:mod:`indefsvm._multiclass`), with
+    Two classes are one fit; more are handled one-vs-one (:mod:`indefsvm.multiclass`), with
     ``decision_function`` of shape ``(n_samples, n_classes)`` (``"ovr"``).
     """
 
@@ -1034,7 +1035,7 @@ class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
             shared = getattr(self, "_ovo_factor", None)
             if shared is not None:
                 # A one-vs-one pair: X holds its rows of the landmark similarities k(X, Z) of
-                # the multi-class model (indefsvm._multiclass), the features themselves.
+                # the multi-class model (indefsvm.multiclass), the features themselves.
                 K = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
                 self.nystroem_ = shared[0]
                 self.landmark_points_ = None

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from indefsvm._validation import check_finite_matrix, check_square_symmetric
+from indefsvm.utils.validation import check_finite_matrix, check_square_symmetric
 
 __all__ = [
     "IterativeSolution",

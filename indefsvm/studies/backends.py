@@ -96,7 +96,7 @@ class DaskBackend(AbstractContextManager):
             raise ImportError(
                 "the Dask backend needs dask.distributed: pip install 'indefsvm[dask]'."
             ) from exc
-        from indefsvm._logging import quiet_third_party_loggers
+        from indefsvm.utils.log import quiet_third_party_loggers
 
         # distributed sets its loggers to INFO on import: quiet them again now.
         quiet_third_party_loggers(verbose)

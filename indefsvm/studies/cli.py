@@ -10,7 +10,7 @@ import logging
 import sys
 from typing import Any
 
-from indefsvm._logging import (
+from indefsvm.utils.log import (
     EXIT_INTERNAL_ERROR,
     quiet_third_party_loggers,
     report_internal_error,

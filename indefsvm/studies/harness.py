@@ -610,7 +610,7 @@ def _run_task(task: Task, data: StudyData, study: Study) -> dict[str, Any]:
             "status": ",".join(sorted(set(statuses))),
             "warnings": ",".join(sorted(warns)),
         }
-    from indefsvm.spectrum import eigen_summary
+    from indefsvm.linalg.spectrum import eigen_summary
 
     fit, ev = outer_splits(y, study)[task.outer_fold]
     t0 = time.perf_counter()

@@ -21,7 +21,7 @@ from reference import (
 from sklearn.exceptions import ConvergenceWarning
 
 import indefsvm
-from indefsvm.problems import make_problem
+from indefsvm.proxy.problems import make_problem
 
 
 def regression_data(n, seed):

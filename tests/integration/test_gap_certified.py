@@ -25,9 +25,9 @@ from hypothesis import strategies as st
 from reference import oneclass_sdp, psd_part, svc_sdp, svr_sdp
 from sklearn.exceptions import ConvergenceWarning
 
-from indefsvm.api import solve_problem
-from indefsvm.problems import make_problem
-from indefsvm.solvers import SolverMonitor
+from indefsvm.proxy.api import solve_problem
+from indefsvm.proxy.problems import make_problem
+from indefsvm.proxy.solvers import SolverMonitor
 
 N = 10
 C_SMALL = {"svc": 0.15, "perturb": 0.15, "svr": 0.2}

@@ -14,7 +14,7 @@ from sklearn.svm import SVC
 
 import indefsvm
 from indefsvm.cli import main
-from indefsvm.problems import make_problem
+from indefsvm.proxy.problems import make_problem
 
 
 def reproducer(n: int = 40, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -122,7 +122,7 @@ def test_non_finite_evaluations_end_the_run_with_a_status(monkeypatch):
 def test_max_time_is_honoured_inside_backtracking(monkeypatch):
     # A fake clock owned by the test: every failing evaluation "takes" 0.05 s, whatever the
     # machine's load, so the count of evaluations after the deadline is exact.
-    import indefsvm.solvers._monitor as monitor_module
+    import indefsvm.proxy.solvers._monitor as monitor_module
 
     clock = {"now": 0.0, "after_deadline": 0}
 
@@ -199,12 +199,12 @@ def cli_files(tmp_path):
 
 
 def _no_solve(monkeypatch):
-    import indefsvm.api
+    import indefsvm.proxy.api
 
     def fail(*a, **k):
         raise AssertionError("the solver ran before the output paths were checked")
 
-    monkeypatch.setattr(indefsvm.api, "solve_problem", fail)
+    monkeypatch.setattr(indefsvm.proxy.api, "solve_problem", fail)
 
 
 @pytest.mark.parametrize("option", ["--out", "--save-kernel", "--plot"])
@@ -219,14 +219,19 @@ def test_cli_checks_output_paths_before_solving(cli_files, monkeypatch, capsys, 
 
 def test_cli_save_kernel_writes_the_given_name(cli_files, capsys):
     code = main(
-        ["solve", str(cli_files / "K.npy"), str(cli_files / "y.txt"), "-q",
-         "--save-kernel", str(cli_files / "kk")]
+        [
+            "solve",
+            str(cli_files / "K.npy"),
+            str(cli_files / "y.txt"),
+            "-q",
+            "--save-kernel",
+            str(cli_files / "kk"),
+        ]
     )
     assert code == 2 and ".npy" in capsys.readouterr().err
     target = cli_files / "proxy.npy"
     code = main(
-        ["solve", str(cli_files / "K.npy"), str(cli_files / "y.txt"),
-         "--save-kernel", str(target)]
+        ["solve", str(cli_files / "K.npy"), str(cli_files / "y.txt"), "--save-kernel", str(target)]
     )
     assert code == 0 and target.exists() and not (cli_files / "proxy.npy.npy").exists()
     assert f"wrote {target}" in capsys.readouterr().out
@@ -239,20 +244,22 @@ def test_cli_exit_codes(cli_files, monkeypatch, capsys):
         assert main(["solve", K, y, "-q", "--max-iter", "1", "--tol", "1e-12"]) == 1
     assert main(["solve", K, y, "-q", "--C", "-1"]) == 2
     assert "C must be" in capsys.readouterr().err
-    import indefsvm.api
+    import indefsvm.proxy.api
 
     def crash(*a, **k):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(indefsvm.api, "solve_problem", crash)
+    monkeypatch.setattr(indefsvm.proxy.api, "solve_problem", crash)
     assert main(["solve", K, y, "-q"]) == 3
     assert "internal error" in capsys.readouterr().err
 
 
 def test_cli_integer_labels_round_trip_as_integers(cli_files):
     out = cli_files / "r.json"
-    assert main(["solve", str(cli_files / "K.npy"), str(cli_files / "y.txt"), "-q",
-                 "--out", str(out)]) == 0
+    assert (
+        main(["solve", str(cli_files / "K.npy"), str(cli_files / "y.txt"), "-q", "--out", str(out)])
+        == 0
+    )
     assert json.loads(out.read_text())["classes"] == [3, 5]
 
 
@@ -287,8 +294,9 @@ def test_cli_refuses_options_of_other_problems(cli_files, capsys, option):
 
 
 def test_cli_refuses_labels_for_oneclass(cli_files, capsys):
-    code = main(["solve", str(cli_files / "K.npy"), str(cli_files / "y.txt"), "-q",
-                 "--problem", "oneclass"])
+    code = main(
+        ["solve", str(cli_files / "K.npy"), str(cli_files / "y.txt"), "-q", "--problem", "oneclass"]
+    )
     assert code == 2 and "takes no y" in capsys.readouterr().err
 
 

@@ -19,10 +19,10 @@ from conftest import sigmoid_problem
 from reference import psd_part
 
 import indefsvm
-from indefsvm.estimators import IndefiniteSVC, IndefiniteSVR
 from indefsvm.kernels import gaussian_combination_kernel
 from indefsvm.krein import hypergrad, tune_variance_constrained
-from indefsvm.problems import make_problem
+from indefsvm.proxy.estimators import IndefiniteSVC, IndefiniteSVR
+from indefsvm.proxy.problems import make_problem
 
 # --------------------------------------------------------------------------------------------
 # 1. Vector rho: out-of-sample rows carry the Ds = diag(rho^(1/4)) scaling (Theorem 3, eq. 24)
@@ -54,16 +54,16 @@ def test_vector_rho_out_of_sample_rows_keep_ds_scaling(estimator):
     Ktr, Kte = K[np.ix_(tr, tr)], K[np.ix_(te, tr)]
     rho = np.linspace(0.2, 5.0, tr.size)  # strongly non-constant: Ds is far from a multiple of I
     if estimator == "svc":
-        est = IndefiniteSVC(
-            C=1.0, rho=rho, tol=1e-8, max_iter=20000, keep_training_state=True
-        ).fit(Ktr, y[tr])
+        est = IndefiniteSVC(C=1.0, rho=rho, tol=1e-8, max_iter=20000, keep_training_state=True).fit(
+            Ktr, y[tr]
+        )
         u = y[tr] * est.alpha_
         decision = est.decision_function
     else:
         target = np.sin(np.arange(tr.size) / 4.0)
-        est = IndefiniteSVR(
-            C=1.0, rho=rho, tol=1e-8, max_iter=20000, keep_training_state=True
-        ).fit(Ktr, target)
+        est = IndefiniteSVR(C=1.0, rho=rho, tol=1e-8, max_iter=20000, keep_training_state=True).fit(
+            Ktr, target
+        )
         u = est.alpha_
         decision = est.predict
     rows_ref, K_star = _dense_vector_rho_rows(Ktr, u, rho, Kte)

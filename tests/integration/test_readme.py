@@ -134,7 +134,7 @@ def test_readme_statement_on_the_low_rank_proxy_kernel():
     import numpy as np
 
     from indefsvm import IndefiniteSVC
-    from indefsvm.lowrank import LowRankProxyKernel
+    from indefsvm.proxy.lowrank import LowRankProxyKernel
 
     text = " ".join((ROOT / "README.md").read_text().split())
     assert "is kept only with `keep_training_state=True`" in text

@@ -30,7 +30,7 @@ from indefsvm.kernels import (
     tangent_vectors,
     thin_plate_spline_kernel,
 )
-from indefsvm.spectrum import eigen_summary, is_cnd, is_psd
+from indefsvm.linalg.spectrum import eigen_summary, is_cnd, is_psd
 
 
 def sqdist(x: np.ndarray, y: np.ndarray) -> float:

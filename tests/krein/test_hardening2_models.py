@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from indefsvm.baselines import SpectrumSVC
 from indefsvm.krein.lowrank import lowrank_variance_constrained
 from indefsvm.krein.models import (
     KreinClassifier,
@@ -14,7 +13,8 @@ from indefsvm.krein.models import (
     KreinRegressor,
     KreinSquaredHingeSVC,
 )
-from indefsvm.spectrum import spectrum_transform
+from indefsvm.linalg.spectrum import spectrum_transform
+from indefsvm.proxy.baselines import SpectrumSVC
 
 
 def _negative_definite(n: int = 30, seed: int = 0):

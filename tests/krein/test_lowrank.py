@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
+from indefsvm.approximation.nystrom import IndefiniteNystroem
 from indefsvm.kernels import sigmoid_kernel
 from indefsvm.krein import (
     KreinClassifier,
@@ -24,7 +25,6 @@ from indefsvm.krein import (
     squared_hinge_svm,
 )
 from indefsvm.krein.lowrank import exact_line_search
-from indefsvm.nystrom import IndefiniteNystroem
 
 SIG = {"gamma": 0.4, "coef0": -0.5}
 

@@ -1,1 +1,1 @@
-"""Tests of indefsvm.solvers (a package so that basenames may repeat across folders)."""
+"""Tests of indefsvm.proxy.solvers (a package so that basenames may repeat across folders)."""

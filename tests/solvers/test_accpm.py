@@ -13,9 +13,9 @@ from reference import dense_objective_eq7, sdp_optimum
 from sklearn.exceptions import ConvergenceWarning
 
 import indefsvm
-from indefsvm.problems import make_problem
-from indefsvm.solvers import SolverMonitor
-from indefsvm.solvers.accpm import _Localization, analytic_center_cutting_plane
+from indefsvm.proxy.problems import make_problem
+from indefsvm.proxy.solvers import SolverMonitor
+from indefsvm.proxy.solvers.accpm import _Localization, analytic_center_cutting_plane
 
 
 def random_polytope(n: int, m: int, seed: int) -> _Localization:

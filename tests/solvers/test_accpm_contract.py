@@ -1,4 +1,4 @@
-"""Contract of ``indefsvm.solvers.accpm`` on small inputs, against independent references.
+"""Contract of ``indefsvm.proxy.solvers.accpm`` on small inputs, against independent references.
 
 The fast first file of the ``solvers_accpm`` mutation run (tools/mutation.py, docs/mutation.md).
 Every function of the module is exercised in well under a second:
@@ -34,11 +34,11 @@ from conftest import sigmoid_problem
 from reference import psd_part, sdp_optimum, svr_sdp
 from sklearn.exceptions import ConvergenceWarning
 
-from indefsvm.problems import Evaluation, make_problem
-from indefsvm.projection import project_hyperplane_box
-from indefsvm.solvers import SolverMonitor
-from indefsvm.solvers import accpm as A
-from indefsvm.solvers.accpm import (
+from indefsvm.linalg.projection import project_hyperplane_box
+from indefsvm.proxy.problems import Evaluation, make_problem
+from indefsvm.proxy.solvers import SolverMonitor
+from indefsvm.proxy.solvers import accpm as A
+from indefsvm.proxy.solvers.accpm import (
     LocalizationSetEmpty,
     _EpigraphLocalization,
     _Localization,

@@ -19,7 +19,7 @@ from reference import oneclass_sdp, sdp_optimum, svc_sdp, svr_sdp
 from sklearn.exceptions import ConvergenceWarning
 
 import indefsvm
-from indefsvm.solvers.accpm import LocalizationSetEmpty, _EpigraphLocalization
+from indefsvm.proxy.solvers.accpm import LocalizationSetEmpty, _EpigraphLocalization
 
 
 def random_epigraph(n: int, m: int, seed: int, *, mu: float = 0.1, w: float = 1.5):
@@ -28,9 +28,7 @@ def random_epigraph(n: int, m: int, seed: int, *, mu: float = 0.1, w: float = 1.
     y = np.where(rng.uniform(size=n) < 0.5, -1.0, 1.0)
     y[0], y[1] = 1.0, -1.0
     C = rng.uniform(0.5, 2.0, size=n)
-    loc = _EpigraphLocalization(
-        np.zeros(n), C, y, 0.0, m + 1, box_weight=mu, objective_weight=w
-    )
+    loc = _EpigraphLocalization(np.zeros(n), C, y, 0.0, m + 1, box_weight=mu, objective_weight=w)
     a0 = np.full(n, 0.25)
     a0 *= np.where(y > 0, 1.0, (y > 0).sum() / (y < 0).sum())
     a_bar = a0 + 0.05 * rng.uniform(-1, 1, size=n) * (rng.uniform(size=n) < 0.5)
@@ -199,8 +197,9 @@ def test_proximal_svr_and_oneclass_match_the_sdp(kind, rho_kind):
         if first is not None:
             h = res.history
             assert first > 1
-            rel = h["gap"][first - 2] / max(1.0, h["best_objective"][first - 2] - (
-                res.baseline_objective))
+            rel = h["gap"][first - 2] / max(
+                1.0, h["best_objective"][first - 2] - (res.baseline_objective)
+            )
             assert rel <= 1e-4, (first, rel)
 
 

@@ -17,10 +17,10 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 import indefsvm
-from indefsvm import proxy
-from indefsvm.proxy import negative_square_change
-from indefsvm.solvers import SolverMonitor
-from indefsvm.solvers._monitor import UNCERTIFIED_STATUSES
+from indefsvm.proxy import operators as proxy
+from indefsvm.proxy.operators import negative_square_change
+from indefsvm.proxy.solvers import SolverMonitor
+from indefsvm.proxy.solvers._monitor import UNCERTIFIED_STATUSES
 
 mp = pytest.importorskip("mpmath")
 from mp_reference import DPS, mp_excess  # noqa: E402  (after the mpmath skip)

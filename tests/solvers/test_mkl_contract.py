@@ -1,4 +1,4 @@
-"""Contract of ``indefsvm.solvers._mkl`` (the regularised-MKL master of SIQCLP), in seconds.
+"""Contract of ``indefsvm.proxy.solvers._mkl`` (the regularised-MKL master of SIQCLP), in seconds.
 
 Written for the mutation run of issue 15 (``docs/mutation_survivors_solvers_mkl.txt``). Every
 function is checked against a reference that does not use the MKL code: cvxpy on the same
@@ -19,11 +19,11 @@ import cvxpy as cp
 import numpy as np
 import pytest
 
-from indefsvm import _libsvm
-from indefsvm.problems import make_problem
-from indefsvm.solvers import _mkl
-from indefsvm.solvers._mkl import MKLMaster, MKLStats, _simplex_qp, _smo
-from indefsvm.solvers.siqclp import _Kernel, _psd_factor
+from indefsvm.proxy import _libsvm
+from indefsvm.proxy.problems import make_problem
+from indefsvm.proxy.solvers import _mkl
+from indefsvm.proxy.solvers._mkl import MKLMaster, MKLStats, _simplex_qp, _smo
+from indefsvm.proxy.solvers.siqclp import _Kernel, _psd_factor
 
 
 def fake_problem(n=8, seed=0, *, l1=0.0, eq=None, lower=None, upper=None, rhs=0.0):
@@ -704,7 +704,7 @@ def test_newton_line_search_is_armijo_with_halving(monkeypatch, caplog):
     # never sufficient: 40 trials, then no step
     script.clear()
     J_trials = [J + 1.0] * 40
-    with caplog.at_level(logging.DEBUG, logger="indefsvm.solvers._mkl"):
+    with caplog.at_level(logging.DEBUG, logger="indefsvm.proxy.solvers._mkl"):
         assert m._newton_step(lam, J, values, w, P, kernels) is None and len(script) == 40
     d = target - lam
     assert [r.getMessage() for r in caplog.records] == [

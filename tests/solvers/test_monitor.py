@@ -15,9 +15,9 @@ import pytest
 from reference import random_feasible_alpha
 from sklearn.exceptions import ConvergenceWarning
 
-from indefsvm.problems import make_problem
-from indefsvm.result import HISTORY_KEYS
-from indefsvm.solvers import SolverMonitor
+from indefsvm.proxy.problems import make_problem
+from indefsvm.proxy.result import HISTORY_KEYS
+from indefsvm.proxy.solvers import SolverMonitor
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""Contract of ``indefsvm.solvers._monitor.SolverMonitor`` with a stub problem, in milliseconds.
+"""Contract of ``indefsvm.proxy.solvers._monitor.SolverMonitor`` with a stub problem, in
+milliseconds.
 
 Written for the mutation run of issue 15 (``docs/mutation_survivors_solvers.txt``): the stopping
 rule (relative gap against ``max(1, |f - f(0)|)``, equality included), the order of the stopping
@@ -17,8 +18,8 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-from indefsvm.result import HISTORY_KEYS
-from indefsvm.solvers import SolverMonitor
+from indefsvm.proxy.result import HISTORY_KEYS
+from indefsvm.proxy.solvers import SolverMonitor
 
 
 class StubProblem:
@@ -294,7 +295,7 @@ def test_finish_without_status_is_max_iter_and_without_note_has_plain_message():
 
 def test_verbose_progress_lines(caplog):
     p = StubProblem(baseline=0.0, libsvm_bounds=[9.0, 8.0])
-    with caplog.at_level(logging.INFO, logger="indefsvm.solvers"):
+    with caplog.at_level(logging.INFO, logger="indefsvm.proxy.solvers"):
         m = monitor(p, tol=1e-9, max_iter=4, verbose=2, libsvm_every=3)
         m.offer(ev(4.0, 10.0))
         while not m.end_iteration():
@@ -330,10 +331,10 @@ def test_progress_bar_tracks_the_log_gap(monkeypatch):
 
 
 def test_verbose_attaches_a_console_handler_only_when_logging_is_unconfigured(monkeypatch):
-    from indefsvm._logging import StderrHandler
+    from indefsvm.utils.log import StderrHandler
 
     root, pkg = logging.getLogger(), logging.getLogger("indefsvm")
-    sub = logging.getLogger("indefsvm.solvers")
+    sub = logging.getLogger("indefsvm.proxy.solvers")
     levels = (root.level, pkg.level)
     monkeypatch.setattr(root, "handlers", [])  # pytest's capture handlers, put back afterwards
     monkeypatch.setattr(pkg, "handlers", [])

@@ -1,4 +1,5 @@
-"""Projected gradient (``indefsvm.solvers.pg``): both step policies against independent references.
+"""Projected gradient (``indefsvm.proxy.solvers.pg``): both step policies against independent
+references.
 
 ``step="paper"`` is Algorithm 1 of paper 004 (Sect. 3.2): every iterate is checked to be
 ``P(alpha_k + (t/k) grad f(alpha_k))`` with the gradient ``e - Y K*(alpha) Y alpha`` of eq. (7)
@@ -19,8 +20,8 @@ from reference import psd_part
 from scipy.optimize import brentq
 from sklearn.exceptions import ConvergenceWarning
 
-from indefsvm.problems import make_problem
-from indefsvm.solvers import SolverMonitor, projected_gradient
+from indefsvm.proxy.problems import make_problem
+from indefsvm.proxy.solvers import SolverMonitor, projected_gradient
 
 
 class _Recorder:

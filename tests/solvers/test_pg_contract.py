@@ -1,4 +1,4 @@
-"""Contract of ``indefsvm.solvers.pg`` that the solver-level tests do not pin down.
+"""Contract of ``indefsvm.proxy.solvers.pg`` that the solver-level tests do not pin down.
 
 The fast first file of the ``solvers_pg`` mutation run (tools/mutation.py, docs/mutation.md):
 every input check with its anchored message, the status, message and ``info`` of the
@@ -23,8 +23,8 @@ import numpy as np
 import pytest
 from conftest import sigmoid_problem
 
-from indefsvm.problems import Evaluation, make_problem
-from indefsvm.solvers import SolverMonitor, projected_gradient
+from indefsvm.proxy.problems import Evaluation, make_problem
+from indefsvm.proxy.solvers import SolverMonitor, projected_gradient
 
 
 def _problem(n=12, seed=3):

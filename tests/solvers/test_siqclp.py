@@ -11,7 +11,7 @@ from reference import psd_part, sdp_optimum, svm_dual_value
 from sklearn.exceptions import ConvergenceWarning
 
 import indefsvm
-from indefsvm.problems import make_problem
+from indefsvm.proxy.problems import make_problem
 
 
 @pytest.mark.parametrize("n,seed,C,rho", [(12, 0, 1.0, 1.0), (14, 2, 0.5, 10.0)])

@@ -128,7 +128,7 @@ def test_parametric_other_problem_kinds_agree_with_pg(kind, kwargs):
 
 def test_large_parametric_problem_warns(monkeypatch):
     """Compiling dense parameter factors can exhaust memory at n = 300: the user is warned."""
-    import indefsvm.solvers.siqclp as siqclp
+    import indefsvm.proxy.solvers.siqclp as siqclp
 
     monkeypatch.setattr(siqclp, "PARAMETRIC_WARN_SIZE", 100)
     K0, y = sigmoid_problem(10, 4)

@@ -1,4 +1,4 @@
-"""Contract of ``indefsvm.solvers.siqclp`` (Chen & Ye's exchange method, paper 004 Alg. 3).
+"""Contract of ``indefsvm.proxy.solvers.siqclp`` (Chen & Ye's exchange method, paper 004 Alg. 3).
 
 Written for the mutation run of issue 15 (``docs/mutation_survivors_solvers_siqclp.txt``), small
 inputs (n = 8), seconds in all. References independent of the module: numpy's dense ``eigh`` for
@@ -22,9 +22,9 @@ from conftest import sigmoid_problem
 from reference import psd_part, sdp_optimum
 from sklearn.exceptions import ConvergenceWarning
 
-from indefsvm.problems import make_problem
-from indefsvm.solvers import SolverMonitor, siqclp
-from indefsvm.solvers.siqclp import (
+from indefsvm.proxy.problems import make_problem
+from indefsvm.proxy.solvers import SolverMonitor, siqclp
+from indefsvm.proxy.solvers.siqclp import (
     _QCLP,
     SubproblemError,
     SubproblemTimeout,
@@ -797,7 +797,7 @@ def test_blas_threads_are_limited(monkeypatch):
 def test_fallbacks_are_logged(monkeypatch, caplog):
     monkeypatch.setattr(cp, "installed_solvers", lambda: ["CLARABEL", "SCS"])
     q = _QCLP(problem(), "rebuild", "CLARABEL", {})
-    with caplog.at_level(logging.INFO, logger="indefsvm.solvers.siqclp"):
+    with caplog.at_level(logging.INFO, logger="indefsvm.proxy.solvers.siqclp"):
         q._run(FakeProblem({"CLARABEL": cp.error.SolverError("kkt"), "SCS": cp.OPTIMAL}))
     assert [r.getMessage() for r in caplog.records] == [
         "siqclp: CLARABEL failed on the QCLP (13): kkt",
@@ -810,7 +810,7 @@ def test_proximal_steps_are_logged_at_debug_level(caplog):
     """One DEBUG line per proximal step with mu, the predicted and gained increase, the master's
     gap and the number of kernels (values checked against the callback's rows)."""
     offered, rows = [], []
-    with caplog.at_level(logging.DEBUG, logger="indefsvm.solvers.siqclp"):
+    with caplog.at_level(logging.DEBUG, logger="indefsvm.proxy.solvers.siqclp"):
         res = run(prox_weight=1.0, max_iter=3, tol=0.0, record=offered, rows=rows)
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("siqclp proximal")]
     assert len(lines) == 2 and all(r.levelno == logging.DEBUG for r in caplog.records)
@@ -843,7 +843,7 @@ def test_proximal_log_line_shows_the_latest_master_gap(monkeypatch, caplog):
         return out
 
     monkeypatch.setattr(siqclp.MKLMaster, "solve", tagged)
-    with caplog.at_level(logging.DEBUG, logger="indefsvm.solvers.siqclp"):
+    with caplog.at_level(logging.DEBUG, logger="indefsvm.proxy.solvers.siqclp"):
         res = run(prox_weight=1.0, max_iter=4, tol=0.0)
     gaps = [
         float(r.getMessage().split("master gap ")[1].split(",")[0])

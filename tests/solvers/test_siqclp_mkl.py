@@ -15,11 +15,11 @@ from reference import sdp_optimum, svm_dual_value
 from sklearn.exceptions import ConvergenceWarning
 
 import indefsvm
-from indefsvm import _libsvm, api
-from indefsvm.problems import make_problem
-from indefsvm.solvers import _mkl, _monitor, siqclp
-from indefsvm.solvers._mkl import MKLMaster
-from indefsvm.solvers.siqclp import _QCLP, _Kernel, _psd_factor
+from indefsvm.proxy import _libsvm, api
+from indefsvm.proxy.problems import make_problem
+from indefsvm.proxy.solvers import _mkl, _monitor, siqclp
+from indefsvm.proxy.solvers._mkl import MKLMaster
+from indefsvm.proxy.solvers.siqclp import _QCLP, _Kernel, _psd_factor
 
 
 def _kernels(problem, rng, count):

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from indefsvm._io import atomic_write
+from indefsvm.utils.io import atomic_write
 
 #: Keys of :attr:`SolveResult.history`, one entry per iteration.
 HISTORY_KEYS = (
@@ -130,7 +130,7 @@ class SolveResult:
 
         With ``include_kernel=True`` the ``"kernel"`` entry is the n x n proxy kernel as nested
         lists, or, for a low-rank problem (``kernel`` a
-        :class:`~indefsvm.lowrank.LowRankProxyKernel`), its factor
+        :class:`~indefsvm.proxy.lowrank.LowRankProxyKernel`), its factor
         ``{"format": "factor", "features": F}`` with ``K* = F F'`` (n x k, k <= m + 1): the
         factored kernel is never formed n x n.
         """
@@ -196,7 +196,7 @@ class SolveResult:
             return x
 
         # Serialise fully in memory first, then write atomically: a failure can never leave a
-        # truncated or half-overwritten file (indefsvm._io).
+        # truncated or half-overwritten file (indefsvm.utils.io).
         text = json.dumps(nan_to_none(self.to_dict(include_kernel=include_kernel)))
         atomic_write(path, lambda fh: fh.write(text))
 

@@ -219,9 +219,7 @@ def check_label_values(y: ArrayLike, *, name: str = "y") -> NDArray[Any]:
             )
         kinds = {isinstance(v, str) for v in flat}
         if len(kinds) > 1:
-            raise TypeError(
-                f"{name} mixes strings and numbers; use one type for all labels."
-            )
+            raise TypeError(f"{name} mixes strings and numbers; use one type for all labels.")
         y = np.array(flat.tolist()).reshape(y.shape)
         kind = y.dtype.kind
     if kind not in "biufU":

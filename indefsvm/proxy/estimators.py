@@ -57,7 +57,8 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from indefsvm._base import (
+from indefsvm.approximation.nystrom import LANDMARK_METHODS
+from indefsvm.base import (
     KERNEL_PARAMETER_CONSTRAINTS,
     IndefsvmEstimator,
     KernelInputMixin,
@@ -66,20 +67,19 @@ from indefsvm._base import (
     fit_context,
     nystroem_test_features,
 )
-from indefsvm._constraints import Interval, StrOptions
-from indefsvm._multiclass import OneVsOneMixin
-from indefsvm._probability import PlattProbabilityMixin
-from indefsvm.api import SOLVERS, check_solver_options, solve_problem
 from indefsvm.kernels.registry import KERNEL_ALIASES, KERNEL_NAMES, resolve_kernel
-from indefsvm.nystrom import LANDMARK_METHODS
-from indefsvm.out_of_sample import (
+from indefsvm.multiclass import OneVsOneMixin
+from indefsvm.probability import PlattProbabilityMixin
+from indefsvm.proxy.api import SOLVERS, check_solver_options, solve_problem
+from indefsvm.proxy.out_of_sample import (
     OUT_OF_SAMPLE,
     estimate_intercept_paper,
     projection_coefficients,
     transductive_rows,
 )
-from indefsvm.problems import ProxyKernelProblem, make_problem, minimize_piecewise_linear
-from indefsvm.result import SolveResult
+from indefsvm.proxy.problems import ProxyKernelProblem, make_problem, minimize_piecewise_linear
+from indefsvm.proxy.result import SolveResult
+from indefsvm.utils.constraints import Interval, StrOptions
 
 __all__ = [
     "KERNEL_ALIASES",
@@ -156,20 +156,21 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
     def _fit_input(self, X: Any, y: Any = "no_validation", **check: Any):
         """``(K_train, y)``: the dense kernel, or a ``LowRankKernel`` when ``n_components``.
 
-        With ``n_components=m`` an :class:`~indefsvm.nystrom.IndefiniteNystroem` with ``m``
+        With ``n_components=m`` an :class:`~indefsvm.approximation.nystrom.IndefiniteNystroem` with
+        ``m``
         landmarks is fitted and ``K_train ~= Phi diag(signature_) Phi'`` is passed on as a
-        factor: the low-rank proxy-kernel SVM (:mod:`indefsvm.lowrank`), O(nm) memory.
+        factor: the low-rank proxy-kernel SVM (:mod:`indefsvm.proxy.lowrank`), O(nm) memory.
         """
         if not self._low_rank_requested():
             self._nystroem_fitted = False
             return self._fit_kernel(X, y, **check)
-        from indefsvm.lowrank import LowRankKernel
+        from indefsvm.proxy.lowrank import LowRankKernel
 
         self._kernel_arguments()
         shared = getattr(self, "_ovo_factor", None)
         if shared is not None:
             # A one-vs-one pair: X holds its rows of the landmark columns k(X, Z) of the
-            # multi-class model, whose Nystroem map factorised them (indefsvm._multiclass).
+            # multi-class model, whose Nystroem map factorised them (indefsvm.multiclass).
             if isinstance(y, str) and y == "no_validation":
                 validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
             else:
@@ -195,8 +196,9 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
         return LowRankKernel(Phi, nys.signature_), y
 
     def _landmark_map(self, kernel: Any, n: int | None = None):
-        """The unfitted :class:`~indefsvm.nystrom.IndefiniteNystroem` of ``n_components``."""
-        from indefsvm.nystrom import IndefiniteNystroem
+        """The unfitted :class:`~indefsvm.approximation.nystrom.IndefiniteNystroem` of
+        ``n_components``."""
+        from indefsvm.approximation.nystrom import IndefiniteNystroem
 
         m = int(self.n_components)
         explicit = not isinstance(self.landmarks, str)
@@ -375,13 +377,14 @@ _COMMON_DOC = """
         Solver progress lines (every ``verbose`` iterations; True: every 50).
     n_components : int or None
         None (default): the dense problem on the n x n kernel. An int ``m``: fit an
-        :class:`~indefsvm.nystrom.IndefiniteNystroem` with ``m`` landmarks and solve the
-        low-rank proxy-kernel SVM on ``K ~= Phi diag(s) Phi'`` (:mod:`indefsvm.lowrank`; O(nm)
+        :class:`~indefsvm.approximation.nystrom.IndefiniteNystroem` with ``m`` landmarks and solve
+        the
+        low-rank proxy-kernel SVM on ``K ~= Phi diag(s) Phi'`` (:mod:`indefsvm.proxy.lowrank`; O(nm)
         memory and time per iteration, no n x n array). Prediction goes through the Nystroem
         map: ``decision(x) = phi(x) @ feature_coef_ + intercept_``, the inductive
         ``(P_+ k_x)'u`` of the Nystroem kernel row (on a training point ``(K0 P_+ u)_i``, not
         ``(K* u)_i``: see the module docstring). ``proxy_kernel_`` is then a
-        :class:`~indefsvm.lowrank.LowRankProxyKernel` (a factor; kept only with
+        :class:`~indefsvm.proxy.lowrank.LowRankProxyKernel` (a factor; kept only with
         ``keep_training_state=True``, else None) and ``nystroem_`` the fitted transformer.
         Needs ``out_of_sample="projection"``. With ``kernel="precomputed"`` only the landmark
         columns of the given kernels are used.
@@ -390,9 +393,9 @@ _COMMON_DOC = """
         the training set (then ``n_components`` must equal their number). ``n_components``
         only: with ``n_components=None`` anything but the default is an error. With more than
         two classes the landmarks are chosen once, on the whole training set, and shared by
-        every one-vs-one pair (:mod:`indefsvm._multiclass`).
+        every one-vs-one pair (:mod:`indefsvm.multiclass`).
     nystroem_params : dict, optional
-        Further parameters of the :class:`~indefsvm.nystrom.IndefiniteNystroem` (e.g.
+        Further parameters of the :class:`~indefsvm.approximation.nystrom.IndefiniteNystroem` (e.g.
         ``{"rcond": 1e-6, "dtype": "float32", "sketch_size": 1000}``); ``n_components`` only
         (an error otherwise), and not the estimator's own kernel/landmark parameters."""
 
@@ -460,7 +463,7 @@ class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _Prox
     Examples
     --------
     >>> import numpy as np
-    >>> from indefsvm.estimators import IndefiniteSVC
+    >>> from indefsvm.proxy.estimators import IndefiniteSVC
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(60, 3)); y = np.where(X[:, 0] > 0, "a", "b")
     >>> clf = IndefiniteSVC(kernel="sigmoid", gamma=0.5, coef0=-0.2, C=1.0, rho=1.0).fit(X, y)
@@ -619,7 +622,7 @@ class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _Prox
         Platt's sigmoid (Lin, Lin & Weng 2007) fitted on the decision values of an internal
         stratified 5-fold cross-validation seeded by ``random_state``; more than two classes
         couple the one-vs-one sigmoids (Wu, Lin & Weng 2004, method 2), as
-        ``sklearn.svm.SVC(probability=True)`` (:mod:`indefsvm._probability`). As there,
+        ``sklearn.svm.SVC(probability=True)`` (:mod:`indefsvm.probability`). As there,
         ``predict`` uses the decision function, so on rare points near a boundary the argmax of
         the probabilities can differ from ``predict``.
 

@@ -1,6 +1,6 @@
 """Compiled secular-equation kernel: all roots in one pass, warm-started, Löwner products fused.
 
-The reference path of :mod:`indefsvm.rank_one` calls LAPACK ``dlaed4`` once per root through
+The reference path of :mod:`indefsvm.linalg.rank_one` calls LAPACK ``dlaed4`` once per root through
 ctypes (about 20 ns per root-pole pair at n = 2000, most of an evaluation of the proxy kernel).
 This module does the same work in Numba-compiled loops:
 

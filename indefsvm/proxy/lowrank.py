@@ -13,15 +13,15 @@ which ``K0 = U diag(d) U'`` (computed once, O(n m^2)), ``z = U'u`` and the unit 
     M = [U q] (diag(d, 0) + sigma c c') [U q]',      c = (z, ||u - U z||),
 
 an (m+1)-dimensional diagonal-plus-rank-one matrix. Its negative eigenpairs (the rank-one engine
-of :mod:`indefsvm.rank_one`, O(m^2)) give the objective, the exact gradient
+of :mod:`indefsvm.linalg.rank_one`, O(m^2)) give the objective, the exact gradient
 ``grad l - S K*(alpha) u`` (notes §2) and the certified duality gap (notes §3): the upper bound is
 the SVM primal of the rank-(m+1) proxy kernel ``K* = M_+``, i.e. a linear SVM on m+1 features with
-the best intercept found by sorting (:func:`indefsvm.problems.minimize_piecewise_linear`). One
+the best intercept found by sorting (:func:`indefsvm.proxy.problems.minimize_piecewise_linear`). One
 evaluation costs two products with ``Phi`` (O(nm)) plus O(m^2); no n x n array is formed.
 
 No published method has this low-rank variant; everything else (feasible sets, projections,
 bounds, the solvers) is the dense problem's, so the problem classes here subclass the dense ones
-of :mod:`indefsvm.problems` and only replace the kernel operator.
+of :mod:`indefsvm.proxy.problems` and only replace the kernel operator.
 
 Usage::
 
@@ -46,14 +46,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.exceptions import ConvergenceWarning
 
-from indefsvm.problems import (
-    ClassificationProblem,
-    Evaluation,
-    OneClassProblem,
-    ProxyKernelProblem,
-    RegressionProblem,
-)
-from indefsvm.proxy import (
+from indefsvm.linalg.rank_one import rank_one_eigh
+from indefsvm.proxy.operators import (
     _EPS,
     _TINY,
     _Z_ERROR_LIMIT,
@@ -61,7 +55,13 @@ from indefsvm.proxy import (
     neg_sq_change_fields,
     smoothing_correction,
 )
-from indefsvm.rank_one import rank_one_eigh
+from indefsvm.proxy.problems import (
+    ClassificationProblem,
+    Evaluation,
+    OneClassProblem,
+    ProxyKernelProblem,
+    RegressionProblem,
+)
 
 __all__ = [
     "DENSE_LIMIT",
@@ -256,7 +256,7 @@ def _mat(Phi: NDArray, w: NDArray[np.float64]) -> NDArray[np.float64]:
 
 @dataclass
 class LowRankProxyState(ProxyState):
-    """:class:`~indefsvm.proxy.ProxyState` of the low-rank operator.
+    """:class:`~indefsvm.proxy.operators.ProxyState` of the low-rank operator.
 
     ``z`` is ``c = (U'u, ||r||)`` in the (m'+1)-dimensional basis ``[U q]`` (the residual
     coordinate at index ``residual_index``), ``low_vectors`` are eigenvectors of
@@ -270,7 +270,7 @@ class LowRankProxyState(ProxyState):
 class LowRankProxyOperator:
     """``K*(u) = (K0 + sigma u u')_+`` for ``K0 = Phi_w diag(s) Phi_w'`` without n x n arrays.
 
-    Same interface as :class:`indefsvm.proxy.ProxyKernelOperator` (``state``, ``matvec``,
+    Same interface as :class:`indefsvm.proxy.operators.ProxyKernelOperator` (``state``, ``matvec``,
     ``project_rows``, ``kernel``, ``smoothed_kstar_u``, ``spectral_scale``, ``sigma``,
     ``eigenvalues``), so the problems and solvers of the package use it unchanged.
 
@@ -389,7 +389,8 @@ class LowRankProxyOperator:
         error of ``c`` is of order ``eps ||u|| / ||d||``, not small entry by entry.)
 
         The rounding errors of ``z_1`` and ``z_2`` enter multiplied by ``1 + c`` and ``c``, so
-        as in :meth:`indefsvm.proxy.ProxyKernelOperator._z_by_linearity` every stored product
+        as in :meth:`indefsvm.proxy.operators.ProxyKernelOperator._z_by_linearity` every stored
+        product
         carries a bound ``E`` in units of the direct product's rounding (1 for those), and a
         combination is refused when ``(|1 + c| ||u_1|| E_1 + |c| ||u_2|| E_2) / ||u|| > 4`` (a
         huge ``c`` from two nearly equal points, or combinations of combinations).
@@ -684,7 +685,7 @@ class _LowRankProblemMixin:
 
     The subclasses below inherit everything else (projection, objective, gradient, certified
     bound ``_primal_from``, out-of-sample rows) from the dense problem classes: those only talk to
-    ``self.operator`` through the :class:`~indefsvm.proxy.ProxyKernelOperator` interface.
+    ``self.operator`` through the :class:`~indefsvm.proxy.operators.ProxyKernelOperator` interface.
     """
 
     #: Marks the problem as factored (no n x n arrays); used by estimators and ``solve``.
@@ -742,7 +743,8 @@ class _LowRankProblemMixin:
         """``(eigenvalues, eigenvectors)`` of the dense working kernel (up to ``DENSE_LIMIT``).
 
         The dense view that the cutting-plane solvers need (SIQCLP's initial constraint
-        ``(K0)_+`` and its certified kernel bounds; :class:`~indefsvm.protocols.DenseProblem`):
+        ``(K0)_+`` and its certified kernel bounds;
+        :class:`~indefsvm.proxy.protocols.DenseProblem`):
         the factored operator has no n x n eigenbasis, so one is computed here, once, from the
         dense ``K0`` (refused above :data:`DENSE_LIMIT` with the reason).
         """
@@ -804,7 +806,8 @@ class _LowRankProblemMixin:
     ) -> tuple[float, float, NDArray[np.float64], NDArray[np.float64]]:
         """Primal value, intercept, alpha and decision values of an external SVM on ``K*``.
 
-        The hook of :meth:`~indefsvm.problems.ProxyKernelProblem.libsvm_upper_bound` (notes §3-4),
+        The hook of :meth:`~indefsvm.proxy.problems.ProxyKernelProblem.libsvm_upper_bound` (notes
+        §3-4),
         which adds ``rho ||K* - K0||_F^2``.
 
         Up to :data:`DENSE_LIMIT` this is the dense problem's LIBSVM check on the n x n ``K*``.
@@ -862,7 +865,7 @@ class _LowRankProblemMixin:
 class LowRankClassificationProblem(_LowRankProblemMixin, ClassificationProblem):
     """Indefinite SVM classification (paper 004, eq. 7) on ``K0 = Phi diag(s) Phi'``.
 
-    Same problem, parameters and results as :class:`~indefsvm.problems.ClassificationProblem`;
+    Same problem, parameters and results as :class:`~indefsvm.proxy.problems.ClassificationProblem`;
     ``K0`` is a :class:`LowRankKernel` and one evaluation costs O(nm + m^2) (notes §11).
     """
 
@@ -938,7 +941,7 @@ class LowRankOneClassProblem(_LowRankProblemMixin, OneClassProblem):
         self._init_lowrank(K0, rho, self._feasible_set(K0.n, nu=nu), rank_tol=rank_tol)  # type: ignore
 
 
-#: Low-rank counterparts of :data:`indefsvm.problems.PROBLEM_TYPES` (same names, options and
+#: Low-rank counterparts of :data:`indefsvm.proxy.problems.PROBLEM_TYPES` (same names, options and
 #: targets): ``make_problem`` picks from here when ``K0`` is a :class:`LowRankKernel`.
 LOW_RANK_PROBLEM_TYPES: dict[str, type[ProxyKernelProblem]] = {
     "svc": LowRankClassificationProblem,
@@ -951,13 +954,13 @@ LOW_RANK_PROBLEM_TYPES: dict[str, type[ProxyKernelProblem]] = {
 def make_lowrank_problem(
     kind: str, K0: LowRankKernel, y: ArrayLike | None = None, **options: Any
 ) -> ProxyKernelProblem:
-    """Low-rank counterpart of :func:`indefsvm.problems.make_problem` (same arguments).
+    """Low-rank counterpart of :func:`indefsvm.proxy.problems.make_problem` (same arguments).
 
     ``make_problem`` (and so :func:`indefsvm.solve`) does this itself when ``K0`` is a
     :class:`LowRankKernel`; this function only insists on that input type.
     """
     if not isinstance(K0, LowRankKernel):
         raise TypeError(f"K0 must be a LowRankKernel; got {type(K0).__name__}.")
-    from indefsvm.problems import make_problem
+    from indefsvm.proxy.problems import make_problem
 
     return make_problem(kind, K0, y, **options)

@@ -1,13 +1,13 @@
 """Baselines of paper 004, Table 2: SVMs on modified or unmodified indefinite kernels.
 
 Every baseline trains LIBSVM (``libsvm-official``, C-SVC ``-s 0`` with a precomputed kernel) and
-has the API of :class:`indefsvm.estimators.IndefiniteSVC` (``fit(K_train, y)``,
+has the API of :class:`indefsvm.proxy.estimators.IndefiniteSVC` (``fit(K_train, y)``,
 ``decision_function(K_test_train)``, precomputed kernels or a kernel name/callable on features,
 labels of any two-class type).
 
 * :class:`SpectrumSVC` -- the spectrum transformations of Sect. 5.1: ``spectrum="clip"`` (the
   paper's *denoise*), ``"flip"``, ``"shift"`` and ``"square"``, with the consistent maps for test
-  rows of :func:`indefsvm.spectrum.spectrum_transform` (Chen et al. 2009; Wu et al. 2005 for
+  rows of :func:`indefsvm.linalg.spectrum.spectrum_transform` (Chen et al. 2009; Wu et al. 2005 for
   shift).
 * :class:`ModSVC` -- the paper's *Mod SVM*, the convexification of Lin & Lin (2003): the
   quadratic term uses the identity and the kernel appears only in the margin constraints,
@@ -34,18 +34,18 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from indefsvm import _libsvm
-from indefsvm._base import (
+from indefsvm.base import (
     KERNEL_PARAMETER_CONSTRAINTS,
     IndefsvmEstimator,
     KernelInputMixin,
     fit_context,
 )
-from indefsvm._constraints import Interval, StrOptions
-from indefsvm._multiclass import OneVsOneMixin
-from indefsvm._probability import PlattProbabilityMixin
-from indefsvm._validation import check_binary_labels, class_weights_to_C
-from indefsvm.spectrum import TRANSFORM_METHODS, SpectrumTransform, spectrum_transform
+from indefsvm.linalg.spectrum import TRANSFORM_METHODS, SpectrumTransform, spectrum_transform
+from indefsvm.multiclass import OneVsOneMixin
+from indefsvm.probability import PlattProbabilityMixin
+from indefsvm.proxy import _libsvm
+from indefsvm.utils.constraints import Interval, StrOptions
+from indefsvm.utils.validation import check_binary_labels, class_weights_to_C
 
 __all__ = [
     "DirectSVC",
@@ -164,7 +164,7 @@ class _LibsvmKernelClassifier(
 
         Platt scaling on an internal stratified 5-fold cross-validation seeded by
         ``random_state`` and pairwise coupling for more than two classes, as
-        :meth:`indefsvm.estimators.IndefiniteSVC.predict_proba`.
+        :meth:`indefsvm.proxy.estimators.IndefiniteSVC.predict_proba`.
         """
         return self._predict_proba(X)
 
@@ -186,7 +186,7 @@ _BASE_PARAMS_DOC = """
     C : float
         Misclassification penalty (> 0).
     class_weight : None, "balanced", "paper" or dict
-        Per-class multipliers of ``C`` (as in :class:`indefsvm.estimators.IndefiniteSVC`).
+        Per-class multipliers of ``C`` (as in :class:`indefsvm.proxy.estimators.IndefiniteSVC`).
     tol : float
         LIBSVM's stopping tolerance ``-e``.
     kernel : "precomputed", str or callable
@@ -222,7 +222,7 @@ class SpectrumSVC(_LibsvmKernelClassifier):
 
     The training kernel ``K = U diag(lambda) U'`` is made PSD by ``spectrum`` and LIBSVM is
     trained on the result. Test rows use the consistent map of
-    :class:`indefsvm.spectrum.SpectrumTransform`: ``k -> U diag(1[lambda>0]) U' k`` (clip),
+    :class:`indefsvm.linalg.spectrum.SpectrumTransform`: ``k -> U diag(1[lambda>0]) U' k`` (clip),
     ``U diag(sign lambda) U' k`` (flip), ``K k`` (square) and ``k`` unchanged (shift, the
     heuristic of Wu et al. 2005). Since these maps are linear and symmetric, they are folded
     into ``dual_coef_``.

@@ -21,7 +21,8 @@ The training data are held once, by the multi-class model; the pair models are
   ``landmarks`` (a scheme, or explicit indices into the training set) choose the same landmark
   points ``Z`` for every pair (``landmarks_``). A pair's input is its rows of the landmark
   columns ``k(X, Z)`` and its factor the one-shot eigendecomposition of its own ``K_pair|Z``
-  (:meth:`indefsvm.nystrom.IndefiniteNystroem.factor_rows`): each pair is the binary low-rank
+  (:meth:`indefsvm.approximation.nystrom.IndefiniteNystroem.factor_rows`): each pair is the binary
+  low-rank
   model of its rows with the landmark points ``Z``, which need not be among them;
 * estimators whose test map needs more than kernel rows (``KreinClassifier`` with
   ``formulation="square", square_test_map="wu"`` needs ``k(x, x)``) keep the old layout: each
@@ -33,8 +34,8 @@ The training data are held once, by the multi-class model; the pair models are
 pairwise decision values in the order of ``estimators_``. With two classes the decision is the
 usual 1-D signed value either way.
 
-Probability estimates: ``probability=True`` on :class:`~indefsvm.estimators.IndefiniteSVC` and
-the LIBSVM baselines (:mod:`indefsvm._probability`: each pair's clone fits Platt's sigmoid on its
+Probability estimates: ``probability=True`` on :class:`~indefsvm.proxy.estimators.IndefiniteSVC` and
+the LIBSVM baselines (:mod:`indefsvm.probability`: each pair's clone fits Platt's sigmoid on its
 own internal cross-validation, and the pairs are coupled as LIBSVM does; precomputed kernels are
 split pairwise). :class:`sklearn.calibration.CalibratedClassifierCV` also works but splits rows
 only, so it needs features and a kernel function rather than ``kernel="precomputed"``.
@@ -147,7 +148,7 @@ class OneVsOneMixin:
         from sklearn.base import clone
         from sklearn.utils.validation import validate_data
 
-        from indefsvm._base import check_landmark_parameters
+        from indefsvm.base import check_landmark_parameters
 
         check_landmark_parameters(self)
         pairwise = _is_pairwise(self)
@@ -241,7 +242,7 @@ class OneVsOneMixin:
         ``"features"``: the raw rows (estimators whose test map needs more than kernel rows).
         """
         if self._ovo_low_rank():
-            from indefsvm._base import PrecomputedColumns
+            from indefsvm.base import PrecomputedColumns
 
             if hasattr(self, "_low_rank_requested"):
                 self._low_rank_requested()  # refuses out_of_sample="transductive"

@@ -5,7 +5,8 @@ closed form ``K* = (K0 + u u' / (4 rho))_+`` with ``u = Y alpha`` (classificatio
 (SVR, one-class). ``K0 = V D V'`` is eigendecomposed once; afterwards
 ``M = K0 + sigma u u' = V (D + sigma z z') V'`` with ``z = V'u`` and only the eigenpairs of the
 diagonal-plus-rank-one matrix that lie below zero are needed (notes §1, §5): every evaluation costs
-two products with ``V`` plus the secular-equation work of :mod:`indefsvm.rank_one`, instead of the
+two products with ``V`` plus the secular-equation work of :mod:`indefsvm.linalg.rank_one`, instead
+of the
 paper's n x n matrix product or a full eigendecomposition.
 """
 
@@ -20,7 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from indefsvm.rank_one import SecularWarmStart, rank_one_eigh, rank_one_eigvals_below
+from indefsvm.linalg.rank_one import SecularWarmStart, rank_one_eigh, rank_one_eigvals_below
 from indefsvm.threads import blas_threads_inside, engine_threads, usable_cores
 
 
@@ -257,9 +258,10 @@ def neg_sq_change_fields(
 
 @functools.lru_cache(maxsize=1)
 def _compiled_refinement() -> Any:
-    """The compiled refinement kernel (:mod:`indefsvm._penalty_numba`), or None without Numba."""
+    """The compiled refinement kernel (:mod:`indefsvm.proxy._penalty_numba`), or None without
+    Numba."""
     try:
-        from indefsvm import _penalty_numba
+        from indefsvm.proxy import _penalty_numba
     except ImportError:  # numba missing or broken: the NumPy path below is complete
         return None
     return _penalty_numba
@@ -430,7 +432,7 @@ class ProxyKernelOperator:
         self.engine_threads = (
             ENGINE_THREADS if ENGINE_THREADS is not None else engine_threads(self.n)
         )
-        #: Secular engine of :func:`~indefsvm.rank_one.rank_one_eigh` ("auto": compiled Numba
+        #: Secular engine of :func:`~indefsvm.linalg.rank_one.rank_one_eigh` ("auto": compiled Numba
         #: kernel when available, LAPACK dlaed4 otherwise).
         self.engine = "auto"
         #: Roots of the previous evaluation: the next one starts its secular iteration there
@@ -547,7 +549,7 @@ class ProxyKernelOperator:
         """What the objective needs at ``u``, and nothing else (notes §1).
 
         ``f`` needs ``||u||^2``, ``u'K0u = z'Dz`` and the NEGATIVE eigenvalues of ``M``
-        (:func:`~indefsvm.rank_one.rank_one_eigvals_below`: the roots of the first
+        (:func:`~indefsvm.linalg.rank_one.rank_one_eigvals_below`: the roots of the first
         ``#{d_j < 0}`` pole intervals, no Löwner products, no eigenvectors), so this costs one
         product ``V'u`` (none when ``u`` is a combination of recent ones) and about half the
         secular work of :meth:`state`. The returned state is PARTIAL: ``low_vectors`` and

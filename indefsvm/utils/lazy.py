@@ -1,4 +1,4 @@
-"""Lazy attributes of a package (PEP 562), shared by ``indefsvm`` and ``indefsvm.solvers``.
+"""Lazy attributes of a package (PEP 562), shared by ``indefsvm`` and ``indefsvm.proxy.solvers``.
 
 A package lists ``name -> defining module`` and its lazily imported submodules; the first access
 imports the module and caches the value in the package's namespace, so later accesses are plain

@@ -2,11 +2,13 @@
 
 A *problem* knows the mathematics: its feasible set, objective, gradient, certified upper bound and
 proxy kernel. A *solver* produces points and hands evaluations to a
-:class:`~indefsvm.solvers._monitor.SolverMonitor`, which owns stopping, history and the result.
+:class:`~indefsvm.proxy.solvers._monitor.SolverMonitor`, which owns stopping, history and the
+result.
 Solvers use only the members declared here, so a new problem (for example a low-rank one) is one
-class that provides them plus one line in :data:`indefsvm.problems.PROBLEM_TYPES`, and a new solver
+class that provides them plus one line in :data:`indefsvm.proxy.problems.PROBLEM_TYPES`, and a new
+solver
 is one function ``solver(problem, monitor, **options) -> SolveResult`` plus one line in
-:data:`indefsvm.api.SOLVERS`.
+:data:`indefsvm.proxy.api.SOLVERS`.
 
 Two levels, like skglm's datafit/penalty "required attributes":
 
@@ -26,7 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 if TYPE_CHECKING:  # pragma: no cover
-    from indefsvm.problems import Evaluation
+    from indefsvm.proxy.problems import Evaluation
 
 
 @runtime_checkable
@@ -38,7 +40,7 @@ class Problem(Protocol):
     n : int
         Number of variables (training points).
     kind : str
-        Name in :data:`indefsvm.problems.PROBLEM_TYPES` (recorded in results).
+        Name in :data:`indefsvm.proxy.problems.PROBLEM_TYPES` (recorded in results).
     classes : ndarray or None
         The user's two class labels (classification), else None.
     baseline_objective : float

@@ -9,18 +9,18 @@ from typing import Any
 
 from numpy.typing import ArrayLike
 
-from indefsvm.problems import ProxyKernelProblem, make_problem
-from indefsvm.result import SolveResult
-from indefsvm.solvers._monitor import SolverMonitor
+from indefsvm.proxy.problems import ProxyKernelProblem, make_problem
+from indefsvm.proxy.result import SolveResult
+from indefsvm.proxy.solvers._monitor import SolverMonitor
 
 #: Solver registry: ``method=`` name -> ``"module:function"`` of a
 #: ``solver(problem, monitor, **options) -> SolveResult`` that uses only the problem contract
 #: (docs/design.md). A new solver is one module plus one line here; modules are imported on
 #: first use (SIQCLP needs cvxpy, which is slow to import).
 SOLVERS: dict[str, str] = {
-    "pg": "indefsvm.solvers.pg:projected_gradient",
-    "accpm": "indefsvm.solvers.accpm:analytic_center_cutting_plane",
-    "siqclp": "indefsvm.solvers.siqclp:exchange_method",
+    "pg": "indefsvm.proxy.solvers.pg:projected_gradient",
+    "accpm": "indefsvm.proxy.solvers.accpm:analytic_center_cutting_plane",
+    "siqclp": "indefsvm.proxy.solvers.siqclp:exchange_method",
 }
 
 #: Solvers known to :func:`solve` (names of :data:`SOLVERS`).
@@ -179,10 +179,10 @@ def solve(
         Solver. ``"pg"``: projected gradient (``step="accelerated"`` by default, or
         ``step="paper"`` with ``step_size`` and ``smoothing`` for the paper's Algorithm 1).
         ``"accpm"``: analytic center cutting plane method (Sect. 3.3, Algorithm 2; options of
-        :func:`indefsvm.solvers.accpm.analytic_center_cutting_plane`). ``"siqclp"``: Chen &
+        :func:`indefsvm.proxy.solvers.accpm.analytic_center_cutting_plane`). ``"siqclp"``: Chen &
         Ye's exchange method (Sect. 3.4, Algorithm 3) with a regularised-MKL master problem
         (Sect. 5.3; ``master="qclp"``: the QCLP (13) through cvxpy); options of
-        :func:`indefsvm.solvers.siqclp.exchange_method`.
+        :func:`indefsvm.proxy.solvers.siqclp.exchange_method`.
     tol : float
         Stop when the certified gap ``<= tol * max(1, |f(alpha) - f(0)|)``: relative to the part
         of the objective that depends on alpha (``f(0) = rho ||(K0)_-||_F^2`` is a constant
@@ -213,9 +213,9 @@ def solve(
         Show a progress bar (tqdm, stderr) whose unit is the certified relative gap's progress
         towards ``tol`` on a log scale, with an estimate of the time left.
     **solver_options
-        Passed to the solver (:func:`indefsvm.solvers.projected_gradient`,
-        :func:`~indefsvm.solvers.accpm.analytic_center_cutting_plane` or
-        :func:`~indefsvm.solvers.siqclp.exchange_method`).
+        Passed to the solver (:func:`indefsvm.proxy.solvers.projected_gradient`,
+        :func:`~indefsvm.proxy.solvers.accpm.analytic_center_cutting_plane` or
+        :func:`~indefsvm.proxy.solvers.siqclp.exchange_method`).
 
     Returns
     -------

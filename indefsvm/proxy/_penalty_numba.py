@@ -1,6 +1,7 @@
-"""Compiled refinement of root offsets for :func:`indefsvm.proxy.negative_square_change`.
+"""Compiled refinement of root offsets for :func:`indefsvm.proxy.operators.negative_square_change`.
 
-The same algorithm as the NumPy path of :func:`indefsvm.proxy._refine_offsets`, one root at a
+The same algorithm as the NumPy path of :func:`indefsvm.proxy.operators._refine_offsets`, one root
+at a
 time in scalar loops: Newton steps on ``F(t) = t (1 + psi(t)) - sigma z_o^2`` in the variable
 ``t = lambda - d_o`` shifted to the nearer pole ``d_o`` (``psi`` the secular sum without that
 pole), safeguarded by bisection inside a bracket around the computed root that the secular

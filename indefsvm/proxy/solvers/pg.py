@@ -12,7 +12,7 @@ Two step policies:
     optionally, the Moreau-Yosida smoothed gradient with parameter ``smoothing`` (eps = 1e-4 in
     the published code), so the paper's behaviour can be reproduced.
 
-Both stop on the certified relative gap of :class:`~indefsvm.solvers._monitor.SolverMonitor`.
+Both stop on the certified relative gap of :class:`~indefsvm.proxy.solvers._monitor.SolverMonitor`.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from indefsvm._validation import is_real
-from indefsvm.problems import Evaluation, ProxyKernelProblem
-from indefsvm.result import SolveResult
-from indefsvm.solvers._monitor import SolverMonitor
+from indefsvm.proxy.problems import Evaluation, ProxyKernelProblem
+from indefsvm.proxy.result import SolveResult
+from indefsvm.proxy.solvers._monitor import SolverMonitor
+from indefsvm.utils.validation import is_real
 
 STEP_POLICIES = ("accelerated", "paper")
 
@@ -88,7 +88,8 @@ def projected_gradient(
         also tests the curvature ``(g_y - g_x)'(x - y) <= L ||x - y||^2``. ``"lean"`` (default):
         the backtracking test of Beck & Teboulle (2009) needs only ``f(x_{k+1})``, so trial
         points get an objective-only evaluation
-        (:meth:`~indefsvm.problems.ProxyKernelProblem.evaluate_objective`: negative eigenvalues
+        (:meth:`~indefsvm.proxy.problems.ProxyKernelProblem.evaluate_objective`: negative
+        eigenvalues
         of ``M`` only); the full evaluation (gradient and the certified bound, notes §3, valid
         at any point) is made where the gradient is needed, at ``y_{k+1}`` (or at ``x_{k+1}``
         after a restart). The monitor completes the returned point's evaluation at the end.

@@ -22,16 +22,16 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from indefsvm import _libsvm
-from indefsvm._validation import (
+from indefsvm.linalg.projection import project_hyperplane_box
+from indefsvm.proxy import _libsvm
+from indefsvm.proxy.operators import ProxyKernelOperator, ProxyState
+from indefsvm.utils.validation import (
     check_binary_labels,
     check_finite_matrix,
     check_positive,
     check_square_symmetric,
     class_weights_to_C,
 )
-from indefsvm.projection import project_hyperplane_box
-from indefsvm.proxy import ProxyKernelOperator, ProxyState
 
 #: Rounding error of a sum of a few terms, relative to the sum of their magnitudes (a small
 #: multiple of the unit roundoff; the bounds of the excesses are first-order estimates).
@@ -69,7 +69,8 @@ def minimize_piecewise_linear(
     by ``w_i |a_i|`` at each breakpoint, so the minimiser is the breakpoint where the cumulative
     slope first becomes non-negative (a weighted median; the best intercept of the certified
     primal bound, notes §3). ``method="select"`` finds it by weighted quickselect in expected
-    O(n) (:mod:`indefsvm._linear_time`), ``method="sort"`` by a full sort, O(n log n); both pick
+    O(n) (:mod:`indefsvm.linalg._linear_time`), ``method="sort"`` by a full sort, O(n log n); both
+    pick
     the same breakpoint (up to the summation order of the slopes at an exact tie).
 
     Returns
@@ -80,7 +81,7 @@ def minimize_piecewise_linear(
     if method not in ("select", "sort"):
         raise ValueError(f"method must be 'select' or 'sort'; got {method!r}.")
     if method == "select":
-        from indefsvm._linear_time import piecewise_linear_argmin
+        from indefsvm.linalg._linear_time import piecewise_linear_argmin
 
         status, b, value = piecewise_linear_argmin(
             float(c0),
@@ -241,7 +242,8 @@ class ProxyKernelProblem:
     ) -> None:
         """Set ``rho`` (scalar, or per point: the ``Ds`` scaling of notes §7) and the feasible set.
 
-        Shared by the dense problems and the low-rank ones (:mod:`indefsvm.lowrank`), which differ
+        Shared by the dense problems and the low-rank ones (:mod:`indefsvm.proxy.lowrank`), which
+        differ
         only in the kernel operator built afterwards.
         """
         self.n = n
@@ -303,7 +305,7 @@ class ProxyKernelProblem:
         """Raise, before solving, for options this problem could only refuse after iterating.
 
         Every option works on a dense problem; the low-rank problems refuse LIBSVM checks they
-        cannot run above their dense limit (:mod:`indefsvm.lowrank`).
+        cannot run above their dense limit (:mod:`indefsvm.proxy.lowrank`).
         """
 
     def reset_warm_start(self) -> None:
@@ -322,7 +324,8 @@ class ProxyKernelProblem:
 
         The monitor calls it with its ``tol``: the penalty's change is then refined root by root
         only where the plain difference's rounding could reach a thousandth of what the
-        certificate resolves (:func:`~indefsvm.proxy.neg_sq_change_fields`); ``tol = 0`` refines
+        certificate resolves (:func:`~indefsvm.proxy.operators.neg_sq_change_fields`); ``tol = 0``
+        refines
         wherever rounding shows. The objective and gradient do not depend on it.
         """
         self.operator.excess_accuracy = 1e-3 * max(float(tol), 0.0)
@@ -840,12 +843,10 @@ class ClassificationProblem(ProxyKernelProblem):
         feasible = self._feasible_set(K0.shape[0], y, C=C, class_weight=class_weight)
         super().__init__(K0, rho, **feasible, eigh=eigh, assume_psd=assume_psd)
 
-    def _feasible_set(
-        self, n: int, y: ArrayLike, *, C: float, class_weight: Any
-    ) -> dict[str, Any]:
+    def _feasible_set(self, n: int, y: ArrayLike, *, C: float, class_weight: Any) -> dict[str, Any]:
         """Check the labels and C; the set ``{y'alpha = 0, 0 <= alpha <= C_i}`` (eq. 4).
 
-        Shared with :class:`indefsvm.lowrank.LowRankClassificationProblem`.
+        Shared with :class:`indefsvm.proxy.lowrank.LowRankClassificationProblem`.
         """
         labels = check_binary_labels(y, n)
         self.classes = labels.classes
@@ -949,7 +950,7 @@ class RegressionProblem(ProxyKernelProblem):
     def _feasible_set(self, n: int, y: ArrayLike, *, C: float, epsilon: float) -> dict[str, Any]:
         """Check targets, C, epsilon; the set ``{e'alpha = 0, -C <= alpha <= C}`` (eq. 17).
 
-        Shared with :class:`indefsvm.lowrank.LowRankRegressionProblem`.
+        Shared with :class:`indefsvm.proxy.lowrank.LowRankRegressionProblem`.
         """
         y = check_finite_matrix(y, name="y (regression targets)", ndim=1)
         if y.shape[0] != n:
@@ -1015,7 +1016,7 @@ class OneClassProblem(ProxyKernelProblem):
     def _feasible_set(self, n: int, *, nu: float) -> dict[str, Any]:
         """Check nu; the set ``{e'alpha = 1, 0 <= alpha <= 1/(nu n)}`` (eq. 20).
 
-        Shared with :class:`indefsvm.lowrank.LowRankOneClassProblem`.
+        Shared with :class:`indefsvm.proxy.lowrank.LowRankOneClassProblem`.
         """
         nu = float(nu)
         if not (np.isfinite(nu) and 0 < nu <= 1):
@@ -1099,11 +1100,11 @@ def make_problem(
         raise ValueError(
             f"problem={kind!r} needs y ({cls.targets}); only unsupervised problems omit it."
         )
-    # A LowRankKernel exists only once indefsvm.lowrank was imported: no import otherwise (it
+    # A LowRankKernel exists only once indefsvm.proxy.lowrank was imported: no import otherwise (it
     # imports scikit-learn, ~0.7 s of a first solve on a dense kernel; issue 14).
-    lowrank = sys.modules.get("indefsvm.lowrank")
+    lowrank = sys.modules.get("indefsvm.proxy.lowrank")
     if lowrank is not None and isinstance(K0, lowrank.LowRankKernel):
-        # K0 = Phi diag(s) Phi' (indefsvm.lowrank, notes §11)
+        # K0 = Phi diag(s) Phi' (indefsvm.proxy.lowrank, notes §11)
         LOW_RANK_PROBLEM_TYPES = lowrank.LOW_RANK_PROBLEM_TYPES
         if symmetrize:
             raise ValueError("symmetrize does not apply to a LowRankKernel (symmetric by design).")

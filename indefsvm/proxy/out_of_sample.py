@@ -1,6 +1,7 @@
 """Out-of-sample rules of the proxy-kernel SVMs (paper 004): how new points reach ``K*``.
 
-The operator :class:`indefsvm.proxy.ProxyKernelOperator` defines ``K* = (K0 + sigma u u')_+`` on
+The operator :class:`indefsvm.proxy.operators.ProxyKernelOperator` defines ``K* = (K0 + sigma u
+u')_+`` on
 the training points; these functions are the paper's rules that extend it to new points, kept
 beside the operator so that estimators call, not implement, them (notes §8):
 
@@ -18,7 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from indefsvm._validation import check_square_symmetric
+from indefsvm.utils.validation import check_square_symmetric
 
 __all__ = ["estimate_intercept_paper", "projection_coefficients", "transductive_rows"]
 

@@ -18,7 +18,7 @@ Two master problems (``master``):
     Sect. 3.4 step 3 and Sect. 5.3): ``min_{lambda in simplex} J(lambda)``, one SVM-type QP on
     the kernel mixture ``sum_i lambda_i K_i`` per evaluation of ``J``, ``dJ/dlambda_i`` from
     Danskin's theorem, Newton steps on the simplex (or SimpleMKL's reduced gradient,
-    ``mkl_step="reduced_gradient"``); see :mod:`indefsvm.solvers._mkl`. The weights ``lambda``
+    ``mkl_step="reduced_gradient"``); see :mod:`indefsvm.proxy.solvers._mkl`. The weights ``lambda``
     are the multipliers that pruning and the mixture bound use.
 ``"qclp"``
     The QCLP (13) as the paper states it, through cvxpy and a conic solver (the paper used
@@ -86,11 +86,11 @@ import cvxpy as cp
 import numpy as np
 from numpy.typing import NDArray
 
-from indefsvm._validation import blas_limit
-from indefsvm.protocols import DenseProblem
-from indefsvm.result import SolveResult
-from indefsvm.solvers._mkl import MKLMaster
-from indefsvm.solvers._monitor import SolverMonitor
+from indefsvm.proxy.protocols import DenseProblem
+from indefsvm.proxy.result import SolveResult
+from indefsvm.proxy.solvers._mkl import MKLMaster
+from indefsvm.proxy.solvers._monitor import SolverMonitor
+from indefsvm.utils.validation import blas_limit
 
 COMPILE_MODES = ("rebuild", "parametric")
 #: Master problems: the regularised MKL dual of (13) (SVM solves on the kernel mixture) or the

@@ -90,7 +90,7 @@ def project_hyperplane_box(
     a = np.asarray(a, dtype=np.float64)
     lower = np.broadcast_to(np.asarray(lower, dtype=np.float64), v.shape)
     upper = np.broadcast_to(np.asarray(upper, dtype=np.float64), v.shape)
-    from indefsvm import _linear_time as lt
+    from indefsvm.linalg import _linear_time as lt
 
     if method not in PROJECTION_METHODS:
         raise ValueError(f"method must be one of {PROJECTION_METHODS}; got {method!r}.")

@@ -68,12 +68,12 @@ import numpy as np
 import scipy.linalg
 from numpy.typing import NDArray
 
-from indefsvm._validation import blas_limit
-from indefsvm.problems import Evaluation
-from indefsvm.projection import project_hyperplane_box
-from indefsvm.protocols import DenseProblem
-from indefsvm.result import SolveResult
-from indefsvm.solvers._monitor import SolverMonitor
+from indefsvm.linalg.projection import project_hyperplane_box
+from indefsvm.proxy.problems import Evaluation
+from indefsvm.proxy.protocols import DenseProblem
+from indefsvm.proxy.result import SolveResult
+from indefsvm.proxy.solvers._monitor import SolverMonitor
+from indefsvm.utils.validation import blas_limit
 
 #: Stopping rules of :func:`analytic_center_cutting_plane`.
 STOP_RULES = ("certified", "ellipsoid")
@@ -785,7 +785,8 @@ def _polish(
     steps: int,
     start: Evaluation,
 ) -> tuple[bool, float, Evaluation]:
-    """Accelerated proximal-gradient steps from ``start`` (FISTA, as :mod:`indefsvm.solvers.pg`).
+    """Accelerated proximal-gradient steps from ``start`` (FISTA, as
+    :mod:`indefsvm.proxy.solvers.pg`).
 
     Backtracking on ``lip`` by the curvature test and a gradient-based momentum restart
     (O'Donoghue & Candes), both immune to the cancellation that makes objective comparisons

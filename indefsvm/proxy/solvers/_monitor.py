@@ -24,11 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from indefsvm._validation import is_positive_int, is_real
-from indefsvm.problems import Evaluation, ProxyKernelProblem
-from indefsvm.result import HISTORY_KEYS, SolveResult
+from indefsvm.proxy.problems import Evaluation, ProxyKernelProblem
+from indefsvm.proxy.result import HISTORY_KEYS, SolveResult
+from indefsvm.utils.validation import is_positive_int, is_real
 
-logger = logging.getLogger("indefsvm.solvers")
+logger = logging.getLogger("indefsvm.proxy.solvers")
 
 #: Statuses that end a run without a certificate of optimality (they warn).
 UNCERTIFIED_STATUSES = (
@@ -48,7 +48,7 @@ _OFFER_ROUNDING = 16.0 * float(np.finfo(np.float64).eps)
 def _excess(evaluation: Any, name: str, baseline: float) -> tuple[float, float]:
     """``(value - f(0), error bound)`` of an evaluation's objective or upper bound.
 
-    Evaluations of :class:`~indefsvm.problems.ProxyKernelProblem` carry the excess computed
+    Evaluations of :class:`~indefsvm.proxy.problems.ProxyKernelProblem` carry the excess computed
     without ``f(0)`` (notes §10); for others (NaN) it is formed by a subtraction whose rounding
     is counted in the bound.
     """
@@ -70,7 +70,7 @@ def _ensure_visible(log: logging.Logger) -> None:
     """
     if log.isEnabledFor(logging.INFO) and (log.handlers or logging.getLogger().handlers):
         return
-    from indefsvm._logging import console_logger
+    from indefsvm.utils.log import console_logger
 
     pkg = logging.getLogger("indefsvm")
     level = pkg.level if pkg.level != logging.NOTSET and pkg.level <= logging.INFO else logging.INFO
@@ -125,9 +125,7 @@ class SolverMonitor:
         if not np.isfinite(tol) or tol < 0:
             raise ValueError(f"tol must be a finite non-negative number; got {tol!r}.")
         if not is_positive_int(max_iter):
-            raise ValueError(
-                f"max_iter must be a positive integer (e.g. 10000); got {max_iter!r}."
-            )
+            raise ValueError(f"max_iter must be a positive integer (e.g. 10000); got {max_iter!r}.")
         if libsvm_every is not None and not is_positive_int(libsvm_every):
             raise ValueError(
                 f"libsvm_every must be None or a positive integer; got {libsvm_every!r}."
@@ -381,15 +379,27 @@ class SolverMonitor:
         if not self._header_printed:
             logger.info(
                 "[%s] %7s %16s %16s %10s %10s %16s %8s",
-                self.method, "iter", "objective", "upper bound", "gap", "rel gap",
-                "libsvm UB", "time",
+                self.method,
+                "iter",
+                "objective",
+                "upper bound",
+                "gap",
+                "rel gap",
+                "libsvm UB",
+                "time",
             )
             self._header_printed = True
         lib_s = f"{lib:16.9g}" if np.isfinite(lib) else f"{'-':>16}"
         logger.info(
             "[%s] %7d %16.9g %16.9g %10.3g %10.3g %s %8.2fs",
-            self.method, k, self.objective, self.upper_bound, self.gap, self.relative_gap,
-            lib_s, self.elapsed(),
+            self.method,
+            k,
+            self.objective,
+            self.upper_bound,
+            self.gap,
+            self.relative_gap,
+            lib_s,
+            self.elapsed(),
         )
 
     def stop(self, status: str, note: str | None = None) -> None:

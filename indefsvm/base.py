@@ -1,14 +1,14 @@
 """The estimator layer's shared base: one base class and one kernel-input mixin for both paradigms.
 
-Every estimator of :mod:`indefsvm.estimators` (proxy-kernel SVMs, paper 004),
-:mod:`indefsvm.baselines` (LIBSVM baselines of paper 004, Table 2) and
+Every estimator of :mod:`indefsvm.proxy.estimators` (proxy-kernel SVMs, paper 004),
+:mod:`indefsvm.proxy.baselines` (LIBSVM baselines of paper 004, Table 2) and
 :mod:`indefsvm.krein.models` (Krein-space learning, papers 000/002/003) derives from
 :class:`IndefsvmEstimator` and :class:`KernelInputMixin`:
 
 * parameters are assigned once in ``__init__`` (scikit-learn's rule: no logic there, so
   ``get_params``/``set_params``/``clone`` work) and validated at the start of ``fit`` from the
   declarative ``_parameter_constraints`` (``Interval``/``StrOptions``/... of the package's own
-  :mod:`indefsvm._constraints`) through :func:`fit_context`. Checks that
+  :mod:`indefsvm.utils.constraints`) through :func:`fit_context`. Checks that
   couple several parameters (e.g. ``out_of_sample="transductive"`` needs a scalar ``rho``) stay
   hand-written in ``fit`` with messages that say how to fix them;
 * the kernel input is the same everywhere: ``kernel="precomputed"`` (``fit(K_train, y)``,
@@ -28,14 +28,14 @@ from numpy.typing import NDArray
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import validate_data
 
-from indefsvm._constraints import StrOptions, validated_fit
-from indefsvm._validation import (
+from indefsvm.kernels.registry import KERNEL_ALIASES, KERNEL_NAMES, resolve_kernel
+from indefsvm.threads import threaded_fit
+from indefsvm.utils.constraints import StrOptions, validated_fit
+from indefsvm.utils.validation import (
     check_finite_matrix,
     check_square_symmetric,
     collect_kernel_params,
 )
-from indefsvm.kernels.registry import KERNEL_ALIASES, KERNEL_NAMES, resolve_kernel
-from indefsvm.threads import threaded_fit
 
 __all__ = [
     "KERNEL_PARAMETER_CONSTRAINTS",

@@ -24,7 +24,8 @@ The algorithm is the divide-and-conquer merge step of LAPACK ``dstedc``:
    ``zhat / (d - lambda_k)`` (normalised) of that nearby matrix are numerically orthogonal even for
    clustered eigenvalues, which the naive ``z / (d - lambda_k)`` is not.
 
-Two engines find the roots (``engine=``): the compiled kernel of :mod:`indefsvm._secular_numba`
+Two engines find the roots (``engine=``): the compiled kernel of
+:mod:`indefsvm.linalg._secular_numba`
 (all roots in one Numba pass with ``dlaed4``'s iteration and convergence test, warm-started from
 the previous call's roots through :class:`SecularWarmStart`, Löwner products fused; the default
 when Numba is importable) and LAPACK ``dlaed4`` one root per call (the reference path, and the
@@ -83,7 +84,7 @@ ENGINES = ("auto", "numba", "lapack")
 def _numba_kernel() -> Any:
     """The compiled kernel module, or None when Numba is not importable."""
     try:
-        from indefsvm import _secular_numba
+        from indefsvm.linalg import _secular_numba
     except ImportError:  # numba missing or broken: the LAPACK path is complete on its own
         logger.info("numba is not available; secular roots use LAPACK dlaed4")
         return None
@@ -103,7 +104,8 @@ class SecularWarmStart:
     and the guess lies inside the new interval (otherwise that root is cold-started). Only the
     initial guess is reused: every root still passes ``dlaed4``'s convergence test, so results
     agree with a cold start to working accuracy. Used by
-    :class:`~indefsvm.proxy.ProxyKernelOperator`, whose ``u`` moves little between iterations.
+    :class:`~indefsvm.proxy.operators.ProxyKernelOperator`, whose ``u`` moves little between
+    iterations.
 
     Attributes
     ----------
@@ -433,7 +435,8 @@ def _secular_eigenpairs_numba(
     guess: tuple[NDArray[np.int64], NDArray[np.float64]] | None = None,
     warm: SecularWarmStart | None = None,
 ) -> tuple[NDArray[np.float64], slice, NDArray[np.float64]] | None:
-    """As :func:`_secular_eigenpairs`, by the compiled kernel (:mod:`indefsvm._secular_numba`).
+    """As :func:`_secular_eigenpairs`, by the compiled kernel
+    (:mod:`indefsvm.linalg._secular_numba`).
 
     Returns None when a root failed ``dlaed4``'s convergence test within the iteration limit (the
     caller then uses the LAPACK path for the whole problem). ``k >= 3`` is required.
@@ -984,7 +987,7 @@ def rank_one_eigh(
         chunks of roots). ``1`` (default) runs in the calling thread; the result is bitwise the
         same for any value.
     engine : {"auto", "numba", "lapack"}
-        Secular solver. ``"numba"``: the compiled kernel of :mod:`indefsvm._secular_numba`
+        Secular solver. ``"numba"``: the compiled kernel of :mod:`indefsvm.linalg._secular_numba`
         (all roots in one pass, Löwner products fused, ``dlaed4``'s iteration and convergence
         test), falling back to ``dlaed4`` if a root fails its test. ``"lapack"``: LAPACK
         ``dlaed4`` one root per call (the reference path). ``"auto"``: ``"numba"`` when Numba is

@@ -112,7 +112,8 @@ class _NoBar:
 
 
 def _resolve_kernel_function(kernel: str | Callable[..., Any]) -> Callable[..., Any]:
-    # Imported lazily: keeps "import indefsvm.nystrom" light (the registry pulls in all kernels).
+    # Imported lazily: keeps "import indefsvm.approximation.nystrom" light (the registry pulls in
+    # all kernels).
     from indefsvm.kernels.registry import resolve_kernel
 
     if isinstance(kernel, str) and kernel == "precomputed":
@@ -267,7 +268,7 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
     Parameters
     ----------
     kernel : str or callable, default "sigmoid"
-        A kernel name of :mod:`indefsvm.kernels` (as in :func:`indefsvm.estimators.
+        A kernel name of :mod:`indefsvm.kernels` (as in :func:`indefsvm.proxy.estimators.
         resolve_kernel`, e.g. ``"sigmoid"``, ``"difference_of_gaussians"``, ``"rbf"``) or a
         callable ``kernel(X, Y, **params) -> (len(X), len(Y))`` array. A callable may take any
         indexable ``X`` (e.g. a 3-D array of time series).
@@ -367,7 +368,7 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
     # ---------------------------------------------------------------------------- validation
 
     def _kernel_rows(self) -> _KernelRows:
-        from indefsvm._validation import collect_kernel_params
+        from indefsvm.utils.validation import collect_kernel_params
 
         function = _resolve_kernel_function(self.kernel)
         params = collect_kernel_params(self.gamma, self.coef0, self.degree, self.kernel_params)
@@ -380,7 +381,7 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
             if X.ndim < 1 or len(X) == 0:
                 raise ValueError(f"X must be a non-empty array; got shape {np.shape(X)}.")
             return X
-        from indefsvm._validation import check_finite_matrix
+        from indefsvm.utils.validation import check_finite_matrix
 
         X = check_finite_matrix(X, name="X")
         if X.shape[0] == 0:
@@ -507,7 +508,7 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         rows = self._kernel_rows()
         rng = _check_rng(self.random_state)
         if self.verbose:  # the timings are logged: visible even if nobody configured logging
-            from indefsvm.solvers._monitor import _ensure_visible
+            from indefsvm.proxy.solvers._monitor import _ensure_visible
 
             _ensure_visible(logger)
         t0 = time.perf_counter()
