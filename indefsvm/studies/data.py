@@ -35,14 +35,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from indefsvm.datasets import UCI_DATASETS
-from indefsvm.studies.spec import DatasetSpec, SpecError
+from indefsvm.studies.spec import LOADER_NAMES, LOADERS_WITH_KERNEL, DatasetSpec, SpecError
 
 __all__ = ["LOADER_NAMES", "LOADERS_WITH_KERNEL", "StudyData", "load_dataset"]
 
-#: Loaders that produce a precomputed kernel rather than features.
-LOADERS_WITH_KERNEL = ("krein_regression",)
-#: Every loader name a spec may use.
-LOADER_NAMES = ("digits", "aeon", *UCI_DATASETS, *LOADERS_WITH_KERNEL)
 
 
 @dataclass

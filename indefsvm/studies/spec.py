@@ -55,6 +55,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from indefsvm.datasets import UCI_DATASETS
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -71,6 +73,11 @@ __all__ = [
     "load_spec",
     "parse_spec",
 ]
+
+#: Loaders that produce a precomputed kernel rather than features.
+LOADERS_WITH_KERNEL = ("krein_regression",)
+#: Every loader name a spec may use (the data model of :mod:`indefsvm.studies.data` serves them).
+LOADER_NAMES = ("digits", "aeon", *UCI_DATASETS, *LOADERS_WITH_KERNEL)
 
 #: Data-dependent parameter units (computed on the training part of each fold).
 SCALE_RULES = ("median", "inverse_median", "inverse_n_features")
@@ -223,8 +230,6 @@ class Study:
 
 
 def _loader_gives_kernel(loader: str) -> bool:
-    from indefsvm.studies.data import LOADERS_WITH_KERNEL
-
     return loader in LOADERS_WITH_KERNEL
 
 
@@ -498,8 +503,7 @@ def parse_spec(raw: dict[str, Any], base: Path | str = ".", default_name: str = 
     SpecError
         With a message naming the bad key and what was expected.
     """
-    from indefsvm.studies.data import LOADER_NAMES, LOADERS_WITH_KERNEL
-    from indefsvm.studies.harness import check_scoring
+    from indefsvm.studies.scoring import check_scoring
 
     base = Path(base)
     _check_keys(raw, _TOP_KEYS, "spec")
@@ -657,7 +661,7 @@ def parse_spec(raw: dict[str, Any], base: Path | str = ".", default_name: str = 
         label = _str(mr.get("label", est), f"{where}.label")
         methods.append(MethodSpec(estimator=est, label=label, params=params, grid=grid))
     _unique([m.label for m in methods], "methods: label", "; set a unique 'label' for each method")
-    from indefsvm.studies.harness import check_measure_for_method
+    from indefsvm.studies.scoring import check_measure_for_method
 
     for i, m in enumerate(methods):
         est = estimator_class(m.estimator)().set_params(**m.params)
