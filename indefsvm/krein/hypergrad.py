@@ -29,6 +29,7 @@ so ``dK`` must not move it. The hard case (``q'u`` infinite) is not differentiab
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -85,13 +86,26 @@ class HyperGradient:
     hard_case: bool = False
 
 
+
+def _renamed_formulation(formulation: str, method: str | None) -> str:
+    """``method=`` is the old name of ``formulation=`` (one name per concept, issue 23)."""
+    if method is None:
+        return formulation
+    warnings.warn(
+        "method= is now formulation= (the name KreinRegressor uses); method= works for one "
+        "more release.",
+        FutureWarning,
+        stacklevel=3,
+    )
+    return method
+
 def validation_hypergradient(
     K: ArrayLike | KernelEigen,
     y: ArrayLike,
     K_val: ArrayLike,
     y_val: ArrayLike,
     *,
-    method: str = "krein",
+    formulation: str = "krein",
     lambda_plus: float | None = None,
     lambda_minus: float | None = None,
     lam: float | None = None,
@@ -102,6 +116,7 @@ def validation_hypergradient(
     eig_tol: float | None = None,
     projector_derivative: bool = True,
     hard_case: str = "raise",
+    method: str | None = None,
 ) -> HyperGradient:
     """Gradient of the validation loss of the KREIN (eq. 4) or OMCS-KREIN (eq. 2) solution.
 
@@ -115,8 +130,9 @@ def validation_hypergradient(
         Validation-to-training kernel rows (same centring).
     y_val : array_like of shape (m,)
         Validation targets (uncentred; ``intercept`` is added to the prediction).
-    method : {"krein", "omcs"}
-        Problem (eq. 4 or eq. 2). For a spectrum-transformed kernel use ``"omcs"`` with the
+    formulation : {"krein", "omcs"}
+        Problem (eq. 4 or eq. 2) (``method=`` before issue 23; still accepted with a
+        ``FutureWarning``). For a spectrum-transformed kernel use ``"omcs"`` with the
         transformed matrices (gradients for ``lam`` and ``r``).
     lambda_plus, lambda_minus : float
         KREIN regularisation.
@@ -150,21 +166,22 @@ def validation_hypergradient(
     -------
     HyperGradient
     """
+    formulation = _renamed_formulation(formulation, method)
     eig = K if isinstance(K, KernelEigen) else kernel_eigen(K, tol=eig_tol)
     n = eig.n
-    if method == "krein":
+    if formulation == "krein":
         if lambda_plus is None or lambda_minus is None:
-            raise ValueError("method='krein' needs lambda_plus and lambda_minus.")
+            raise ValueError("formulation='krein' needs lambda_plus and lambda_minus.")
         lambda_plus = check_positive(lambda_plus, "lambda_plus")
         lambda_minus = check_positive(lambda_minus, "lambda_minus")
         rho = krein_regularizer_eigenvalues(eig.eigenvalues, lambda_plus, lambda_minus)
-    elif method == "omcs":
+    elif formulation == "omcs":
         if lam is None:
-            raise ValueError("method='omcs' needs lam.")
+            raise ValueError("formulation='omcs' needs lam.")
         lam = check_positive(lam, "lam")
         rho = lam * eig.eigenvalues
     else:
-        raise ValueError(f"method must be 'krein' or 'omcs'; got {method!r}.")
+        raise ValueError(f"formulation must be 'krein' or 'omcs'; got {formulation!r}.")
     K_val = check_finite_matrix(K_val, name="K_val")
     y_val = check_finite_matrix(np.ravel(y_val), name="y_val", ndim=1)
     if K_val.shape != (y_val.shape[0], n):
@@ -193,7 +210,7 @@ def validation_hypergradient(
                 "returned branch of minimisers."
             )
         return _hard_case_hypergradient(
-            eig, sol, method, lambda_plus, lambda_minus, lam, r, intercept, K_val, y_val, dK
+            eig, sol, formulation, lambda_plus, lambda_minus, lam, r, intercept, K_val, y_val, dK
         )
     J = eig.active
     sigma = eig.eigenvalues[J]
@@ -229,7 +246,7 @@ def validation_hypergradient(
         dmu[name] = d_mu
         grad[name] = extra - dG_alpha_t + d_mu * tu
 
-    if method == "krein":
+    if formulation == "krein":
         pos = sigma > 0
         neg = ~pos
         _accumulate(
@@ -391,7 +408,7 @@ def tune_variance_constrained(
     kernel_params: dict[str, Any] | None = None,
     tune_kernel_params: Sequence[str] = (),
     kernel_grad: Callable | None = None,
-    method: str = "krein",
+    formulation: str = "krein",
     transform: str | None = None,
     lambda_plus: float = 1e-2,
     lambda_minus: float = 1e-2,
@@ -403,6 +420,7 @@ def tune_variance_constrained(
     max_iter: int = 50,
     random_state: int | np.random.Generator | None = None,
     verbose: int = 0,
+    method: str | None = None,
 ) -> TuningResult:
     """Tune KREIN / OMCS-KREIN hyperparameters by L-BFGS-B on inner validation folds.
 
@@ -426,11 +444,13 @@ def tune_variance_constrained(
     kernel_grad : callable, optional
         ``kernel_grad(X, Y, **params) -> {name: dK}``; default central finite differences of the
         kernel function.
-    method : {"krein", "omcs"}
+    formulation : {"krein", "omcs"}
+        Problem (eq. 4 or eq. 2), as ``KreinRegressor(formulation=...)`` (``method=`` before
+        issue 23; still accepted with a ``FutureWarning``).
     transform : {"flip", "clip", "shift", "square"}, optional
         Spectrum transformation applied to each inner training kernel (after centring), with
         its test-row map (:func:`indefsvm.linalg.spectrum.spectrum_transform`); needs
-        ``method="omcs"`` (eq. 2 with the transformed kernel, as :class:`KreinRegressor`).
+        ``formulation="omcs"`` (eq. 2 with the transformed kernel, as :class:`KreinRegressor`).
         Not combinable with ``tune_kernel_params``.
     lambda_plus, lambda_minus, lam : float
         Initial regularisation values (finite and > 0: the tuner works in their logarithms,
@@ -463,18 +483,21 @@ def tune_variance_constrained(
     kernel-parameter derivatives of such a fold are 0). A warning is logged and the count is
     reported in ``TuningResult.n_hard_case``.
     """
-    if method not in ("krein", "omcs"):
-        raise ValueError(f"method must be 'krein' or 'omcs'; got {method!r}.")
+    formulation = _renamed_formulation(formulation, method)
+    if formulation not in ("krein", "omcs"):
+        raise ValueError(f"formulation must be 'krein' or 'omcs'; got {formulation!r}.")
     if transform is not None:
         if transform not in TRANSFORM_METHODS:
             raise ValueError(f"transform must be one of {TRANSFORM_METHODS}; got {transform!r}.")
-        if method != "omcs":
-            raise ValueError("a spectrum transform is used with method='omcs' (paper 000, eq. 2).")
+        if formulation != "omcs":
+            raise ValueError(
+                "a spectrum transform is used with formulation='omcs' (paper 000, eq. 2)."
+            )
         if tune_kernel_params:
             raise ValueError("tune_kernel_params cannot be combined with a spectrum transform.")
     # Validate the initial values here, not after np.log: log(0) = -inf was silently clipped
     # to the lower bound, and log(-1) = nan was reported as "got nan".
-    if method == "krein":
+    if formulation == "krein":
         lambda_plus = check_positive(lambda_plus, "lambda_plus")
         lambda_minus = check_positive(lambda_minus, "lambda_minus")
     else:
@@ -513,7 +536,7 @@ def tune_variance_constrained(
     r0 = float(np.std(y)) if r is None else check_positive(r, "r")
     if r0 <= 0:
         raise ValueError("y is constant; pass r > 0.")
-    hyper_names = ["lambda_plus", "lambda_minus"] if method == "krein" else ["lam"]
+    hyper_names = ["lambda_plus", "lambda_minus"] if formulation == "krein" else ["lam"]
     names = [*hyper_names, "r", *tune_kernel_params]
     init = {"lambda_plus": lambda_plus, "lambda_minus": lambda_minus, "lam": lam, "r": r0}
     init.update({k: float(params0[k]) for k in tune_kernel_params})
@@ -582,7 +605,7 @@ def tune_variance_constrained(
                 ytr,
                 Kva,
                 yva,
-                method=method,
+                formulation=formulation,
                 lambda_plus=theta.get("lambda_plus"),
                 lambda_minus=theta.get("lambda_minus"),
                 lam=theta.get("lam"),

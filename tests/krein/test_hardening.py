@@ -47,7 +47,7 @@ def test_tuner_refuses_non_positive_regularisation_and_shows_the_value(name, val
 def test_tuner_refuses_bad_lam_bounds_and_iterations():
     _, K, y = _regression()
     with pytest.raises(ValueError, match="lam must be finite and > 0; got -1"):
-        tune_variance_constrained(K, y, method="omcs", lam=-1.0)
+        tune_variance_constrained(K, y, formulation="omcs", lam=-1.0)
     with pytest.raises(ValueError, match="log_bounds"):
         tune_variance_constrained(K, y, log_bounds=(3.0, -3.0))
     with pytest.raises(ValueError, match="max_iter"):
@@ -79,7 +79,7 @@ def test_hard_case_fold_does_not_abort_tuning(method, caplog):
     _, K, _ = _regression()
     y = _hard_fold_targets()
     with caplog.at_level(logging.WARNING, logger="indefsvm.krein.hypergrad"):
-        res = tune_variance_constrained(K, y, method=method, random_state=0, max_iter=8)
+        res = tune_variance_constrained(K, y, formulation=method, random_state=0, max_iter=8)
     assert res.n_hard_case >= 1
     assert caplog.text.count("hard case") == 1  # one warning per run, the rest at debug level
     assert np.isfinite(res.loss) and res.loss <= res.history[0]
@@ -148,9 +148,9 @@ def test_hard_case_branch_gradient_matches_finite_differences(seed, method):
         return float(np.mean((Kv @ sol.alpha + 0.2 - yv) ** 2))
 
     with pytest.raises(ValueError, match="hard case"):
-        validation_hypergradient(K, y, Kv, yv, method=method, intercept=0.2, **theta)
+        validation_hypergradient(K, y, Kv, yv, formulation=method, intercept=0.2, **theta)
     hg = validation_hypergradient(
-        K, y, Kv, yv, method=method, intercept=0.2, hard_case="branch", **theta
+        K, y, Kv, yv, formulation=method, intercept=0.2, hard_case="branch", **theta
     )
     assert hg.hard_case
     assert hg.loss == pytest.approx(loss(theta), rel=1e-12)

@@ -30,7 +30,7 @@ def _loss(K0, K1, V0, V1, y, yv, method, theta, **kw):
         y,
         V0 + eta * V1,
         yv,
-        method=method,
+        formulation=method,
         intercept=0.3,
         lambda_plus=theta.get("lambda_plus"),
         lambda_minus=theta.get("lambda_minus"),
@@ -185,7 +185,7 @@ def test_tuner_decreases_inner_validation_loss_and_is_seeded():
         max_iter=15,
     )
     assert again.params == res.params
-    pre = tune_variance_constrained(gc(X), y, method="omcs", random_state=1, max_iter=10)
+    pre = tune_variance_constrained(gc(X), y, formulation="omcs", random_state=1, max_iter=10)
     assert set(pre.params) == {"lam", "r"} and pre.loss <= pre.history[0]
     with pytest.raises(ValueError, match="callable kernel"):
         tune_variance_constrained(gc(X), y, tune_kernel_params=["sigma1"])
@@ -203,7 +203,7 @@ def test_tuner_objective_equals_estimator_cross_validation(method, transform):
     res = tune_variance_constrained(
         K,
         y,
-        method=method,
+        formulation=method,
         transform=transform,
         lambda_plus=0.02,
         lambda_minus=0.03,
@@ -220,3 +220,18 @@ def test_tuner_objective_equals_estimator_cross_validation(method, transform):
         est.fit(K[np.ix_(tr, tr)], y[tr])
         errs.append(np.mean((est.predict(K[np.ix_(va, tr)]) - y[va]) ** 2))
     assert res.history[0] == pytest.approx(np.mean(errs), rel=1e-9)
+
+
+def test_old_keyword_method_still_works_with_a_future_warning():
+    """``method=`` was renamed ``formulation=`` (the estimators' name, issue 23)."""
+    from indefsvm.krein.hypergrad import validation_hypergradient
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(12, 2))
+    K = np.tanh(X @ X.T - 0.3)
+    y = X[:, 0] - X[:, 0].mean()
+    Kv, yv = K[:4], y[:4]
+    new = validation_hypergradient(K, y, Kv, yv, formulation="omcs", lam=0.1, r=0.5)
+    with pytest.warns(FutureWarning, match="method= is now formulation="):
+        old = validation_hypergradient(K, y, Kv, yv, method="omcs", lam=0.1, r=0.5)
+    assert old.loss == new.loss

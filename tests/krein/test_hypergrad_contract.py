@@ -30,16 +30,21 @@ def _small(seed=0, n=8, m=5):
 KREIN = {"lambda_plus": 0.1, "lambda_minus": 0.2, "r": 0.7}
 
 
+_NEEDS_BOTH = r"^formulation='krein' needs lambda_plus and lambda_minus\.$"
+_UNKNOWN = r"^formulation must be 'krein' or 'omcs'; got 'OMCS'\.$"
+OMCS = {"formulation": "omcs", "r": 0.7}
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"lambda_plus": 0.1, "r": 0.7}, r"^method='krein' needs lambda_plus and lambda_minus\.$"),
-        ({"lambda_minus": 0.1, "r": 0.7}, r"^method='krein' needs lambda_plus and lambda_minus\.$"),
+        ({"lambda_plus": 0.1, "r": 0.7}, _NEEDS_BOTH),
+        ({"lambda_minus": 0.1, "r": 0.7}, _NEEDS_BOTH),
         ({**KREIN, "lambda_plus": -1.0}, r"^lambda_plus must be finite and > 0; got -1\.0\.$"),
         ({**KREIN, "lambda_minus": 0.0}, r"^lambda_minus must be finite and > 0; got 0\.0\.$"),
-        ({"method": "omcs", "r": 0.7}, r"^method='omcs' needs lam\.$"),
-        ({"method": "omcs", "lam": -2.0, "r": 0.7}, r"^lam must be finite and > 0; got -2\.0\.$"),
-        ({**KREIN, "method": "OMCS"}, r"^method must be 'krein' or 'omcs'; got 'OMCS'\.$"),
+        ({"formulation": "omcs", "r": 0.7}, r"^formulation='omcs' needs lam\.$"),
+        ({**OMCS, "lam": -2.0}, r"^lam must be finite and > 0; got -2\.0\.$"),
+        ({**KREIN, "formulation": "OMCS"}, _UNKNOWN),
         ({**KREIN, "hard_case": "x"}, r"^hard_case must be 'raise' or 'branch'; got 'x'\.$"),
         (
             {**KREIN, "dK": {"s": np.zeros((8, 8))}},
@@ -172,11 +177,11 @@ def _rbf_grad(A, B, *, gamma):  # no default for B: the tuner must pass it
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"method": "x"}, r"^method must be 'krein' or 'omcs'; got 'x'\.$"),
-        ({"method": "omcs", "transform": "x"}, r"^transform must be one of .*; got 'x'\.$"),
+        ({"formulation": "x"}, r"^formulation must be 'krein' or 'omcs'; got 'x'\.$"),
+        ({"formulation": "omcs", "transform": "x"}, r"^transform must be one of .*; got 'x'\.$"),
         (
             {"transform": "clip"},
-            r"^a spectrum transform is used with method='omcs' \(paper 000, eq\. 2\)\.$",
+            r"^a spectrum transform is used with formulation='omcs' \(paper 000, eq\. 2\)\.$",
         ),
         ({"kernel": "rbf"}, r"^kernel must be 'precomputed' or callable; got 'rbf'\.$"),
         ({"tune_kernel_params": ["g"]}, r"^tune_kernel_params needs a callable kernel\.$"),
@@ -184,7 +189,7 @@ def _rbf_grad(A, B, *, gamma):  # no default for B: the tuner must pass it
         ({"n_folds": 2.0}, r"^n_folds must be an integer >= 2; got 2\.0\.$"),
         ({"r": -1.0}, r"^r must be finite and > 0; got -1\.0\.$"),
         ({"lambda_minus": 0.0}, r"^lambda_minus must be finite and > 0; got 0\.0\.$"),
-        ({"method": "omcs", "lam": -1.0}, r"^lam must be finite and > 0; got -1\.0\.$"),
+        ({"formulation": "omcs", "lam": -1.0}, r"^lam must be finite and > 0; got -1\.0\.$"),
     ],
 )
 def test_tuner_refuses_bad_arguments_precomputed(kwargs, message):
@@ -206,7 +211,7 @@ def test_tuner_refuses_bad_data():
             kernel=_rbf,
             kernel_params={"gamma": 1.0},
             tune_kernel_params=["gamma"],
-            method="omcs",
+            formulation="omcs",
             transform="clip",
         )
     with pytest.raises(ValueError, match=r"^y contains NaN or inf; expected finite values\.$"):
@@ -269,7 +274,7 @@ def test_tuner_hands_lbfgsb_its_defaults_and_reports_its_result(monkeypatch):
     assert res.params == dict(zip(names, np.exp(sres.x), strict=True))
     spy = _MinimizeSpy()
     monkeypatch.setattr(hypergrad, "minimize", spy)
-    tune_variance_constrained(_rbf(X, gamma=1.0), y, method="omcs", random_state=0, max_iter=2)
+    tune_variance_constrained(_rbf(X, gamma=1.0), y, formulation="omcs", random_state=0, max_iter=2)
     ((z0, kwargs),) = spy.calls
     np.testing.assert_allclose(z0, np.log([1e-2, np.std(y)]), rtol=1e-12)
     assert kwargs["options"] == {"maxiter": 2}
@@ -438,7 +443,7 @@ def test_hard_case_branch_with_a_short_bottom_component(method):
 
     def hg_at(th):
         return validation_hypergradient(
-            K, y, Kv, yv, method=method, intercept=0.1, hard_case="branch", dK=dK, dK_val=dKv,
+            K, y, Kv, yv, formulation=method, intercept=0.1, hard_case="branch", dK=dK, dK_val=dKv,
             **th,
         )  # fmt: skip
 
