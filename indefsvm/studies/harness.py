@@ -41,7 +41,6 @@ from numpy.typing import NDArray
 
 from indefsvm.studies.data import StudyData
 from indefsvm.studies.scoring import (
-    check_scoring,
     greater_is_better,
     measure,
 )
@@ -51,7 +50,6 @@ from indefsvm.threads import cap_threads
 __all__ = [
     "Task",
     "candidates",
-    "check_scoring",
     "inner_splits",
     "kernel_blocks",
     "library_versions",

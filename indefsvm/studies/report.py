@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from indefsvm.studies.harness import greater_is_better
+from indefsvm.studies.scoring import greater_is_better
 from indefsvm.studies.spec import Study
 from indefsvm.studies.store import Store, StoreError
 

@@ -124,7 +124,8 @@ def _check_data(study: Study, data: dict[str, StudyData]) -> None:
     """Folds and measures that the loaded data allow, checked before anything runs."""
     import numpy as np
 
-    from indefsvm.studies.harness import check_measure_for_classes, inner_splits, outer_splits
+    from indefsvm.studies.harness import inner_splits, outer_splits
+    from indefsvm.studies.scoring import check_measure_for_classes
 
     for d in data.values():
         # The splits themselves, computed now: scikit-learn's refusal is re-raised naming the

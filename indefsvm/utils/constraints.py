@@ -86,7 +86,8 @@ class Interval:
         # bool is an Integral in Python; a flag where a number is expected is a mistake.
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, self.number_type):
             return False
-        if isinstance(value, Real) and math.isnan(float(value)):
+        # An open end (None) still excludes the infinities: "(0, inf)" holds finite numbers.
+        if isinstance(value, Real) and not math.isfinite(float(value)):
             return False
         if self.left is not None:
             low_ok = value >= self.left if self.closed in ("left", "both") else value > self.left
