@@ -322,6 +322,28 @@ def _tangent_d2(data: StudyData) -> NDArray:
     return _full_matrix(data, "tangent_d2", build)
 
 
+#: Largest data set whose DTW distances over all objects are cached (8 * n^2 bytes).
+_DTW_CACHE_MAX_N = 4000
+
+
+def _dtw_all(data: StudyData, window: Any) -> NDArray:
+    """DTW distances over all objects in one Sakoe-Chiba window (label-free, fold-free)."""
+    from indefsvm.kernels import dtw_distances
+
+    return _full_matrix(data, f"dtw|{window!r}", lambda: dtw_distances(data.X, window=window))
+
+
+def _uses_dtw_cache(kernel: KernelSpec, params: dict[str, Any], data: StudyData) -> bool:
+    # Raw series (no fold-wise standardisation): DTW does not depend on the fold, so every
+    # (gamma, fold) candidate of one window slices the same matrix instead of recomputing it.
+    return (
+        kernel.name == "dtw"
+        and not data.standardize
+        and set(params) <= {"gamma", "window"}
+        and data.n <= _DTW_CACHE_MAX_N
+    )
+
+
 def _uses_tangent_cache(kernel: KernelSpec, params: dict[str, Any], data: StudyData) -> bool:
     return (
         kernel.name in ("tangent_distance", "tangent")
@@ -330,14 +352,20 @@ def _uses_tangent_cache(kernel: KernelSpec, params: dict[str, Any], data: StudyD
     )
 
 
-def _median_sq_distance(kernel: KernelSpec, data: StudyData, Xf: NDArray, fit: NDArray) -> float:
+def _median_sq_distance(
+    kernel: KernelSpec, data: StudyData, Xf: NDArray, fit: NDArray, params: dict[str, Any]
+) -> float:
     if kernel.name in ("tangent_distance", "tangent") and not data.standardize:
         D2 = _tangent_d2(data)[np.ix_(fit, fit)]
     elif kernel.name == "dtw":
-        # The DTW kernel is exp(-gamma DTW): its natural unit is the median DTW distance.
+        # The DTW kernel is exp(-gamma DTW): its natural unit is the median DTW distance (in
+        # the candidate's Sakoe-Chiba window).
         from indefsvm.kernels import dtw_distances
 
-        D2 = dtw_distances(Xf)
+        if _uses_dtw_cache(kernel, {**kernel.params, **params}, data):
+            D2 = _dtw_all(data, params.get("window"))[np.ix_(fit, fit)]
+        else:
+            D2 = dtw_distances(Xf, window=params.get("window"))
     else:
         from indefsvm.kernels import squared_euclidean_distances
 
@@ -360,7 +388,7 @@ def effective_params(
             out[name] = out[name] / Xf.shape[1]
         else:
             if median is None:
-                median = _median_sq_distance(kernel, data, Xf, fit)
+                median = _median_sq_distance(kernel, data, Xf, fit, out)
             out[name] = out[name] * median if rule == "median" else out[name] / median
     return out
 
@@ -429,6 +457,10 @@ def kernel_blocks(
             D2 = _tangent_d2(data)
             g = float(p.get("gamma", 1.0))
             blocks = np.exp(-g * D2[np.ix_(fit, fit)]), np.exp(-g * D2[np.ix_(evaluate, fit)])
+        elif _uses_dtw_cache(kernel, p, data):
+            D = _dtw_all(data, p.get("window"))
+            g = float(p.get("gamma", 1.0))
+            blocks = np.exp(-g * D[np.ix_(fit, fit)]), np.exp(-g * D[np.ix_(evaluate, fit)])
         else:
             fn = resolve_kernel(kernel.name)
             blocks = (
