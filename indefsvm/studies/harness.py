@@ -211,10 +211,19 @@ def greater_is_better(name: str) -> bool:
 # --------------------------------------------------------------------------------------------
 
 
-def outer_splits(y: NDArray, study: Study) -> list[tuple[NDArray, NDArray]]:
-    """Outer (train, test) index pairs: a function of ``y`` and the seed only."""
+def outer_splits(
+    y: NDArray, study: Study, test_mask: NDArray | None = None
+) -> list[tuple[NDArray, NDArray]]:
+    """Outer (train, test) index pairs: a function of ``y`` and the seed only.
+
+    With ``test_mask`` (a data set's given split, :attr:`StudyData.test_mask`) the one pair
+    is that split: ``(train, test)`` where ``test_mask`` is False and True.
+    """
     from sklearn.model_selection import KFold, StratifiedKFold
 
+    if test_mask is not None:
+        mask = np.asarray(test_mask, dtype=bool)
+        return [(np.flatnonzero(~mask), np.flatnonzero(mask))]
     if study.task == "classification":
         cv = StratifiedKFold(study.outer_folds, shuffle=True, random_state=study.seed)
     else:
@@ -222,11 +231,17 @@ def outer_splits(y: NDArray, study: Study) -> list[tuple[NDArray, NDArray]]:
     return [(np.sort(a), np.sort(b)) for a, b in cv.split(np.zeros(len(y)), y)]
 
 
-def inner_splits(y: NDArray, study: Study, outer_fold: int) -> list[tuple[NDArray, NDArray]]:
-    """Inner (train, validation) pairs of one outer training part, in data-set indices."""
+def inner_splits(
+    y: NDArray, study: Study, outer_fold: int, test_mask: NDArray | None = None
+) -> list[tuple[NDArray, NDArray]]:
+    """Inner (train, validation) pairs of one outer training part, in data-set indices.
+
+    Only the training part is split (with a given split too: the test part is never seen by
+    the tuning).
+    """
     from sklearn.model_selection import KFold, StratifiedKFold
 
-    train, _ = outer_splits(y, study)[outer_fold]
+    train, _ = outer_splits(y, study, test_mask)[outer_fold]
     seed = study.seed + 1 + outer_fold
     if study.task == "classification":
         cv = StratifiedKFold(study.inner_folds, shuffle=True, random_state=seed)
@@ -624,7 +639,8 @@ def _run_task(task: Task, data: StudyData, study: Study) -> dict[str, Any]:
     y = data.y
     if task.kind == "inner":
         scores, fit_time, statuses, warns = [], 0.0, [], set()
-        for g, (fit, ev) in enumerate(inner_splits(y, study, task.outer_fold)):
+        splits = inner_splits(y, study, task.outer_fold, data.test_mask)
+        for g, (fit, ev) in enumerate(splits):
             Kf, Ke = kernel_blocks(
                 data, kernel, task.kernel_params, fit, ev, ("inner", task.outer_fold, g)
             )
@@ -644,7 +660,7 @@ def _run_task(task: Task, data: StudyData, study: Study) -> dict[str, Any]:
         }
     from indefsvm.spectrum import eigen_summary
 
-    fit, ev = outer_splits(y, study)[task.outer_fold]
+    fit, ev = outer_splits(y, study, data.test_mask)[task.outer_fold]
     t0 = time.perf_counter()
     Kf, Ke = kernel_blocks(data, kernel, task.kernel_params, fit, ev, ("outer", task.outer_fold))
     kernel_time = time.perf_counter() - t0
@@ -675,7 +691,7 @@ def plan_inner(study: Study) -> list[Task]:
     """Every inner task of the study, ordered so that a worker reuses its kernel blocks."""
     tasks = []
     for d in study.datasets:
-        for f in range(study.outer_folds):
+        for f in range(study.outer_folds_of(d)):
             for k in study.kernels_for(d):
                 for m in study.methods:
                     cands = candidates(study, d.name, k, m)
@@ -702,7 +718,7 @@ def plan_outer_keys(study: Study) -> list[tuple[str, str, str, int]]:
         for d in study.datasets
         for k in study.kernels_for(d)
         for m in study.methods
-        for f in range(study.outer_folds)
+        for f in range(study.outer_folds_of(d))
     ]
 
 
