@@ -290,6 +290,11 @@ def load_dataset(spec: DatasetSpec, *, seed: int = 0, task: str = "classificatio
         X = None if X is None else X[idx]
         K = None if K is None else K[np.ix_(idx, idx)]
         description += f" Seeded subsample of {spec.max_samples} of {n} objects."
+    if test_mask is not None:
+        description += (
+            f" Evaluated on its given split: {int(np.sum(~test_mask))} training and "
+            f"{int(np.sum(test_mask))} test objects."
+        )
     h = hashlib.sha256()
     h.update(json.dumps([spec.name, spec.loader, spec.options], sort_keys=True).encode())
     if test_mask is not None:

@@ -158,7 +158,8 @@ def summarize(records: list[dict[str, Any]], study: Study, measure: str) -> list
 def _evaluation(study: Study) -> str:
     """How the data sets are evaluated: the study's outer folds and/or their given splits."""
     given = [d.name for d in study.datasets if d.split == "given"]
-    folds = f"{study.outer_folds} outer folds"
+    stratified = " (stratified)" if study.task == "classification" else ""
+    folds = f"{study.outer_folds} outer folds{stratified}"
     if not given:
         return folds
     split = (
@@ -403,13 +404,14 @@ def write_report(directory: str | Path) -> Path:
     lines = [
         f"# Study `{study.name}`",
         "",
-        f"Spec hash `{spec_hash[:12]}`, seed {study.seed}; {_evaluation(study)}"
-        f"{' (stratified)' if study.task == 'classification' else ''}, {study.inner_folds} "
-        f"inner folds; tuning budget per method: {budget}, selected by mean inner "
+        f"Spec hash `{spec_hash[:12]}`, seed {study.seed}; {_evaluation(study)}, "
+        f"{study.inner_folds} inner folds; tuning budget per method: {budget}, selected by mean "
+        "inner "
         f"`{study.scoring}`. Every method gets the same folds and the same kernel matrices. "
         f"Records: {n_out} test, {n_in} tuning.",
         "",
-        f"Cells: mean ± std over the outer folds{' (in %)' if _percent(study.scoring) else ''}. "
+        f"Cells: mean ± std over the outer folds{' (in %)' if _percent(study.scoring) else ''} "
+        "(a data set with a given split: its one test score, bold only if best). "
         f"**Bold**: the best method of the row (data set and kernel) and those not significantly "
         f"different from it ({test_name}, p >= {study.alpha:g}; as in Oglic & Gaertner 2018). "
         "Tests pair the outer folds where both methods have a score. A cell marked † has "
