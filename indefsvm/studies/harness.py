@@ -368,7 +368,12 @@ def _uses_tangent_cache(kernel: KernelSpec, params: dict[str, Any], data: StudyD
 
 
 def _median_sq_distance(
-    kernel: KernelSpec, data: StudyData, Xf: NDArray, fit: NDArray, params: dict[str, Any]
+    kernel: KernelSpec,
+    data: StudyData,
+    Xf: NDArray,
+    fit: NDArray,
+    params: dict[str, Any],
+    cache: bool = True,
 ) -> float:
     if kernel.name in ("tangent_distance", "tangent") and not data.standardize:
         D2 = _tangent_d2(data)[np.ix_(fit, fit)]
@@ -377,7 +382,7 @@ def _median_sq_distance(
         # the candidate's Sakoe-Chiba window).
         from indefsvm.kernels import dtw_distances
 
-        if _uses_dtw_cache(kernel, {**kernel.params, **params}, data):
+        if cache and _uses_dtw_cache(kernel, {**kernel.params, **params}, data):
             D2 = _dtw_all(data, params.get("window"))[np.ix_(fit, fit)]
         else:
             D2 = dtw_distances(Xf, window=params.get("window"))
@@ -393,9 +398,18 @@ def _median_sq_distance(
 
 
 def effective_params(
-    kernel: KernelSpec, params: dict[str, Any], data: StudyData, Xf: NDArray, fit: NDArray
+    kernel: KernelSpec,
+    params: dict[str, Any],
+    data: StudyData,
+    Xf: NDArray,
+    fit: NDArray,
+    cache: bool = True,
 ) -> dict[str, Any]:
-    """Kernel parameters after the ``scale`` rules, computed on the fitted part only."""
+    """Kernel parameters after the ``scale`` rules, computed on the fitted part only.
+
+    ``cache=False``: no distance matrix over all objects is built (the spec checks' few
+    objects must not cost a full DTW matrix).
+    """
     out = {**kernel.params, **params}
     median = None
     for name, rule in kernel.scale.items():
@@ -403,7 +417,7 @@ def effective_params(
             out[name] = out[name] / Xf.shape[1]
         else:
             if median is None:
-                median = _median_sq_distance(kernel, data, Xf, fit, out)
+                median = _median_sq_distance(kernel, data, Xf, fit, out, cache)
             out[name] = out[name] * median if rule == "median" else out[name] / median
     return out
 
@@ -446,7 +460,8 @@ def kernel_blocks(
     fit, evaluate : ndarray of int
         Indices of the fitted and evaluated objects.
     fold_tag : tuple
-        Caches the blocks in the worker (empty: no caching). The cache key is made of what
+        Caches the blocks in the worker (empty: no caching, neither of the blocks nor of a
+        DTW matrix over all objects, which a non-empty tag computes once per window). The cache key is made of what
         the blocks depend on -- the data (content hash), ``standardize``, the kernel's name,
         fixed parameters and scale rules, the candidate's parameters and the exact ``fit`` and
         ``evaluate`` indices (hence the seed and fold layout) -- so two studies sharing a
@@ -466,13 +481,13 @@ def kernel_blocks(
             from indefsvm.datasets import standardize_within_fold
 
             Xf, Xe = standardize_within_fold(Xf, Xe)
-        p = effective_params(kernel, params, data, Xf, fit)
+        p = effective_params(kernel, params, data, Xf, fit, cache=bool(fold_tag))
         if _uses_tangent_cache(kernel, p, data):
             # The tangent distances do not depend on the fold: computed once per worker.
             D2 = _tangent_d2(data)
             g = float(p.get("gamma", 1.0))
             blocks = np.exp(-g * D2[np.ix_(fit, fit)]), np.exp(-g * D2[np.ix_(evaluate, fit)])
-        elif _uses_dtw_cache(kernel, p, data):
+        elif fold_tag and _uses_dtw_cache(kernel, p, data):
             D = _dtw_all(data, p.get("window"))
             g = float(p.get("gamma", 1.0))
             blocks = np.exp(-g * D[np.ix_(fit, fit)]), np.exp(-g * D[np.ix_(evaluate, fit)])

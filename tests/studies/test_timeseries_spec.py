@@ -98,3 +98,25 @@ def test_smoke_slice_runs_the_whole_study(monkeypatch, tmp_path):
         assert "error" not in r["status"]
         assert 0.0 <= float(r["score"]) <= 1.0
     assert "given train/test split" in report
+
+
+def test_dtw_blocks_from_the_cached_matrix_equal_the_direct_kernel():
+    """The study slices one DTW matrix per window; the reference computes each block anew."""
+    from indefsvm.kernels import dtw_distances
+    from indefsvm.studies.data import StudyData
+    from indefsvm.studies.harness import kernel_blocks
+    from indefsvm.studies.spec import KernelSpec
+
+    rng = np.random.default_rng(5)
+    X = np.cumsum(rng.normal(size=(14, 30)), axis=1)
+    data = StudyData("rw", np.arange(14) % 2, X, None, False, "rw-cache-test", "")
+    kernel = KernelSpec("dtw", "dtw", grid={"gamma": [2.0], "window": [3]},
+                        scale={"gamma": "inverse_median"})  # fmt: skip
+    fit, ev = np.arange(0, 14, 2), np.arange(1, 14, 2)
+    D = dtw_distances(X[fit], window=3)
+    gamma = 2.0 / np.median(D[np.triu_indices(len(fit), 1)])
+    ref_f, ref_e = np.exp(-gamma * D), np.exp(-gamma * dtw_distances(X[ev], X[fit], window=3))
+    for tag in [("outer", 0), ()]:
+        Kf, Ke = kernel_blocks(data, kernel, {"gamma": 2.0, "window": 3}, fit, ev, tag)
+        assert np.allclose(Kf, ref_f, rtol=1e-13, atol=0)
+        assert np.allclose(Ke, ref_e, rtol=1e-13, atol=0)
