@@ -461,11 +461,11 @@ def kernel_blocks(
         Indices of the fitted and evaluated objects.
     fold_tag : tuple
         Caches the blocks in the worker (empty: no caching, neither of the blocks nor of a
-        DTW matrix over all objects, which a non-empty tag computes once per window). The cache key is made of what
-        the blocks depend on -- the data (content hash), ``standardize``, the kernel's name,
-        fixed parameters and scale rules, the candidate's parameters and the exact ``fit`` and
-        ``evaluate`` indices (hence the seed and fold layout) -- so two studies sharing a
-        worker never share blocks they should not.
+        DTW matrix over all objects, which a non-empty tag computes once per window). The
+        cache key is made of what the blocks depend on -- the data (content hash),
+        ``standardize``, the kernel's name, fixed parameters and scale rules, the candidate's
+        parameters and the exact ``fit`` and ``evaluate`` indices (hence the seed and fold
+        layout) -- so two studies sharing a worker never share blocks they should not.
     """
     key = _block_key(data, kernel, params, fit, evaluate)
     if fold_tag and key in _BLOCK_CACHE:
