@@ -542,39 +542,60 @@ def load_matrix(
     return Bunch(matrix=M, kind=kind, target=y, description=description)
 
 
-def load_aeon(name: str = "GunPoint", *, max_samples: int | None = None) -> Bunch:
+def load_aeon(
+    name: str = "GunPoint", *, split: str | None = None, max_samples: int | None = None
+) -> Bunch:
     """A univariate time-series classification data set bundled with ``aeon``.
 
-    aeon ships a few UCR data sets in its wheel (``GunPoint``, ``ItalyPowerDemand``, ``ArrowHead``,
-    ``BasicMotions`` (multivariate, refused), ...); they load offline. Train and test splits are
-    concatenated (studies make their own folds). DTW similarities (:func:`indefsvm.kernels.
-    dtw_kernel`) are the natural, indefinite kernel for them.
+    aeon ships a few UCR data sets in its wheel (univariate, equal length: ``ArrowHead``,
+    ``GunPoint``, ``ItalyPowerDemand``, ``OSULeaf``, ``ACSF1``, ``UnitTest``; multivariate
+    ``BasicMotions`` and ``JapaneseVowels`` are refused); they load offline. DTW similarities
+    (:func:`indefsvm.kernels.dtw_kernel`, :class:`indefsvm.kernels.DissimilarityKernel`) are
+    the natural, indefinite kernel for them.
 
-    aeon is optional (``pip install -e ".[timeseries]"``; aeon 1.6 pins ``numpy<2.4``, so next
-    to a newer numpy install it with ``--no-deps`` plus ``pandas deprecated wrapt``).
+    aeon is optional (extra ``timeseries``). aeon 1.6 pins ``numba<0.64``: in a fresh
+    environment ``pip install -e ".[timeseries]"`` resolves to such a numba; next to a newer
+    numba (or numpy) install it without its pins,
+    ``pip install --no-deps "aeon==1.6.0" "pandas>=2,<3.1" deprecated`` (docs/timeseries.md).
 
     Parameters
     ----------
     name : str
         Name of the bundled data set.
+    split : {"train", "test"} or None, default None
+        The UCR archive's official split, or None for train and test concatenated (train
+        first; ``Bunch.split`` says which row came from which part).
     max_samples : int, optional
-        Keep the first ``max_samples`` series (after concatenation).
+        Keep the first ``max_samples`` series (of the split, or after concatenation).
 
     Returns
     -------
     Bunch
-        ``data`` (n, T) float64, ``target`` (n,) labels as strings, ``description``.
+        ``data`` (n, T) float64, ``target`` (n,) labels as strings, ``split`` (n,) ``"train"``
+        or ``"test"`` per row, ``description``.
     """
+    if split not in (None, "train", "test"):
+        raise ValueError(f"split must be 'train', 'test' or None; got {split!r}.")
     try:
         from aeon.datasets import load_classification
     except ImportError as exc:
         raise ImportError(
-            "load_aeon needs the optional package aeon (pip install -e '.[timeseries]', or "
-            "pip install --no-deps aeon pandas deprecated wrapt next to numpy >= 2.4)."
+            "load_aeon needs the optional package aeon (pip install -e '.[timeseries]', or next "
+            "to numba >= 0.64: pip install --no-deps 'aeon==1.6.0' 'pandas>=2,<3.1' deprecated)."
         ) from exc
-    parts = [load_classification(name, split=split) for split in ("train", "test")]
-    X = np.concatenate([np.asarray(p[0]) for p in parts])
-    y = np.concatenate([np.asarray(p[1]) for p in parts]).astype(str)
+    parts = ("train", "test") if split is None else (split,)
+    loaded = [load_classification(name, split=part) for part in parts]
+    for part, (Xp, _) in zip(parts, loaded, strict=True):
+        if not hasattr(Xp, "ndim"):
+            raise ValueError(
+                f"aeon data set {name!r} ({part}) holds series of unequal length; load_aeon "
+                "returns equal-length univariate series only."
+            )
+    X = np.concatenate([np.asarray(p[0]) for p in loaded])
+    y = np.concatenate([np.asarray(p[1]) for p in loaded]).astype(str)
+    which = np.concatenate(
+        [np.full(len(p[1]), part) for part, p in zip(parts, loaded, strict=True)]
+    )
     if X.ndim == 3:
         if X.shape[1] != 1:
             raise ValueError(
@@ -584,12 +605,14 @@ def load_aeon(name: str = "GunPoint", *, max_samples: int | None = None) -> Bunc
         X = X[:, 0, :]
     X = np.asarray(X, dtype=np.float64)
     if max_samples is not None:
-        X, y = X[:max_samples], y[:max_samples]
+        X, y, which = X[:max_samples], y[:max_samples], which[:max_samples]
+    what = "train and test splits concatenated" if split is None else f"official {split} split"
     return Bunch(
         data=X,
         target=y,
+        split=which,
         description=(
             f"aeon's bundled UCR data set {name} ({X.shape[0]} univariate series of length "
-            f"{X.shape[1]}, train and test splits concatenated)."
+            f"{X.shape[1]}, {what})."
         ),
     )

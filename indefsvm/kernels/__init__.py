@@ -27,7 +27,9 @@ tangent distance of Simard et al. (1998), :func:`one_sided_tangent_distance`, tu
 by :func:`tangent_distance_kernel` as in Luss & d'Aspremont (2009) after Haasdonk & Keysers (2002).
 
 From dissimilarities: :func:`double_centering` / :class:`DoubleCentering` (classical MDS, with
-the out-of-sample extension for test rows) and :func:`exp_dissimilarity_kernel`.
+the out-of-sample extension for test rows), :func:`exp_dissimilarity_kernel` and the transformer
+:class:`DissimilarityKernel` (``exp(-D / (gamma scale))`` or ``-D / (gamma scale)`` with the unit
+fitted on the training block; tunable inside ``GridSearchCV`` on a precomputed ``D``).
 
 References
 ----------
@@ -42,6 +44,7 @@ B. Haasdonk, D. Keysers. Tangent distance kernels for support vector machines. I
 
 from indefsvm.kernels._blocks import BLOCK_BYTES
 from indefsvm.kernels.dissimilarity import (
+    DissimilarityKernel,
     DoubleCentering,
     double_centering,
     exp_dissimilarity_kernel,
@@ -73,6 +76,7 @@ __all__ = [
     "DEFAULT_TANGENTS",
     "KERNEL_ALIASES",
     "KERNEL_NAMES",
+    "DissimilarityKernel",
     "DoubleCentering",
     "difference_of_gaussians_kernel",
     "double_centering",

@@ -2,9 +2,11 @@
 
 DTW is the alignment score of choice for time series; it is not a metric (no triangle
 inequality), and ``exp(-gamma DTW)`` is an indefinite kernel in general: the use case of this
-package. The recursion is the textbook one (full window, squared point differences):
+package. The recursion is the textbook one (squared point differences):
 ``D[i, j] = (a_i - b_j)^2 + min(D[i-1, j-1], D[i-1, j], D[i, j-1])``, ``DTW(a, b) = D[n, m]``,
-O(n m) time and O(m) memory per pair; pairs are spread over threads with ``prange``.
+restricted to the Sakoe-Chiba band ``|i - j| <= w`` (Sakoe & Chiba 1978; ``w >= max(n, m)``
+is the full window). Cost O(n min(m, 2w + 1)) time and O(m) memory per pair; pairs are spread
+over threads with ``prange``.
 """
 
 from __future__ import annotations
@@ -14,14 +16,19 @@ import numpy as np
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _dtw_pair(a: np.ndarray, b: np.ndarray) -> float:
+def _dtw_pair(a: np.ndarray, b: np.ndarray, w: int) -> float:
     n, m = a.shape[0], b.shape[0]
+    # A warping path from (1, 1) to (n, m) inside the band exists only if w >= |n - m|.
+    w = max(w, abs(n - m))
     prev = np.full(m + 1, np.inf)
     cur = np.full(m + 1, np.inf)
     prev[0] = 0.0
     for i in range(1, n + 1):
-        cur[0] = np.inf
-        for j in range(1, m + 1):
+        lo = max(1, i - w)
+        hi = min(m, i + w)
+        # Cells left of the band (and the stale entry of the row before last) are unreachable.
+        cur[lo - 1] = np.inf
+        for j in range(lo, hi + 1):
             cost = (a[i - 1] - b[j - 1]) ** 2
             best = prev[j - 1]
             if prev[j] < best:
@@ -29,18 +36,22 @@ def _dtw_pair(a: np.ndarray, b: np.ndarray) -> float:
             if cur[j - 1] < best:
                 best = cur[j - 1]
             cur[j] = cost + best
+        if hi < m:
+            # The next row reads this cell as its upper neighbour: outside the band.
+            cur[hi + 1] = np.inf
         prev, cur = cur, prev
     return prev[m]
 
 
 @numba.njit(parallel=True, cache=True, error_model="numpy")
-def dtw_matrix(X: np.ndarray, Y: np.ndarray, symmetric: bool) -> np.ndarray:
-    """``out[i, j] = DTW(X[i], Y[j])`` (only the upper triangle is computed when symmetric)."""
+def dtw_matrix(X: np.ndarray, Y: np.ndarray, symmetric: bool, window: int) -> np.ndarray:
+    """``out[i, j] = DTW_w(X[i], Y[j])`` in the band ``|i - j| <= window`` (upper triangle
+    only when symmetric)."""
     out = np.zeros((X.shape[0], Y.shape[0]))
     for i in numba.prange(X.shape[0]):
         start = i + 1 if symmetric else 0
         for j in range(start, Y.shape[0]):
-            out[i, j] = _dtw_pair(X[i], Y[j])
+            out[i, j] = _dtw_pair(X[i], Y[j], window)
     if symmetric:
         for i in range(X.shape[0]):
             for j in range(i + 1, Y.shape[0]):

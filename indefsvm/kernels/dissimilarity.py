@@ -1,5 +1,11 @@
 """Kernels from dissimilarities: double centering (classical MDS, with its out-of-sample
-extension) and ``exp(-gamma D)``."""
+extension), ``exp(-gamma D)`` and the scikit-learn transformer :class:`DissimilarityKernel`.
+
+Both transformers declare scikit-learn's pairwise convention (``input_tags.pairwise = True``):
+their input is a precomputed ``(n, n)`` dissimilarity matrix, so cross-validation and
+``GridSearchCV`` slice it as ``D[train][:, train]`` and ``D[test][:, train]``, and a
+:class:`~sklearn.pipeline.Pipeline` starting with one of them inherits the tag.
+"""
 
 from __future__ import annotations
 
@@ -52,6 +58,13 @@ class DoubleCentering(TransformerMixin, BaseEstimator):
 
     def __init__(self, squared: bool = False) -> None:
         self.squared = squared
+
+    def __sklearn_tags__(self):
+        # The input is a square dissimilarity matrix: model selection must slice test rows
+        # against the training columns, D[test][:, train] (scikit-learn's pairwise convention).
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = True
+        return tags
 
     def _squared(self, D: NDArray[np.float64]) -> NDArray[np.float64]:
         return D if self.squared else D * D
@@ -127,3 +140,116 @@ def exp_dissimilarity_kernel(D: ArrayLike, *, gamma: float = 1.0) -> NDArray[np.
     gamma = check_positive(gamma, "gamma")
     D = _check_dissimilarities(D, "D", square=False)
     return np.exp(-gamma * D)
+
+
+#: Kernels of :class:`DissimilarityKernel`.
+DISSIMILARITY_KERNELS = ("exp", "negative")
+#: Statistics of the training dissimilarities that :class:`DissimilarityKernel` can use as unit.
+DISSIMILARITY_SCALES = ("median", "mean")
+
+
+class DissimilarityKernel(TransformerMixin, BaseEstimator):
+    """Kernel from a precomputed dissimilarity matrix, in units fitted on the training block.
+
+    ``kernel="exp"``: ``K = exp(-D / (gamma * scale_))``, the "Gaussian of a distance" (e.g.
+    of DTW, Bahlmann et al. 2002); ``kernel="negative"``: ``K = -D / (gamma * scale_)``, the
+    negative-distance kernel (conditionally positive definite for a metric of negative type,
+    indefinite for DTW). ``scale_`` is a statistic of the off-diagonal training
+    dissimilarities (their median by default), fitted by :meth:`fit` and reused for test rows,
+    so ``gamma`` is unit-free and can be tuned on a grid that suits any data set.
+
+    The estimator declares scikit-learn's pairwise convention: in ``cross_val_score``,
+    ``GridSearchCV`` or a :class:`~sklearn.pipeline.Pipeline` (as its first step) it is fitted
+    on ``D[train][:, train]`` and transforms ``D[test][:, train]``; put an estimator with
+    ``kernel="precomputed"`` after it, e.g.
+    ``make_pipeline(DissimilarityKernel(), IndefiniteSVC())`` with the grid
+    ``{"dissimilaritykernel__gamma": [...], "indefinitesvc__C": [...]}``.
+
+    Parameters
+    ----------
+    kernel : {"exp", "negative"}, default "exp"
+        Kernel of the scaled dissimilarities.
+    gamma : float, default 1.0
+        Positive width in units of ``scale_`` (divides ``D / scale_`` in both kernels).
+    scale : {"median", "mean"} or float or None, default "median"
+        Unit of the dissimilarities: the median or mean of the off-diagonal entries of the
+        training block, a fixed positive number, or None for 1 (raw dissimilarities).
+
+    Attributes
+    ----------
+    scale_ : float
+        The unit used (fitted on the training block).
+    n_train_ : int
+        Number of training objects (columns expected by :meth:`transform`).
+    """
+
+    def __init__(
+        self, kernel: str = "exp", gamma: float = 1.0, scale: str | float | None = "median"
+    ) -> None:
+        self.kernel = kernel
+        self.gamma = gamma
+        self.scale = scale
+
+    def __sklearn_tags__(self):
+        # Input is a precomputed (n, n) dissimilarity matrix (see DoubleCentering).
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = True
+        return tags
+
+    def _check_params(self) -> float:
+        if self.kernel not in DISSIMILARITY_KERNELS:
+            raise ValueError(
+                f"kernel must be one of {list(DISSIMILARITY_KERNELS)}; got {self.kernel!r}."
+            )
+        if isinstance(self.scale, str) and self.scale not in DISSIMILARITY_SCALES:
+            raise ValueError(
+                f"scale must be one of {list(DISSIMILARITY_SCALES)}, a positive number or None; "
+                f"got {self.scale!r}."
+            )
+        if not (self.scale is None or isinstance(self.scale, str)):
+            check_positive(self.scale, "scale")
+        return check_positive(self.gamma, "gamma")
+
+    def fit(self, D: ArrayLike, y: ArrayLike | None = None) -> DissimilarityKernel:
+        """Fit the unit ``scale_`` on a training dissimilarity matrix ``D`` (n, n)."""
+        self._check_params()
+        D = _check_dissimilarities(D, "D", square=True)
+        n = D.shape[0]
+        if self.scale is None:
+            scale = 1.0
+        elif isinstance(self.scale, str):
+            if n < 2:
+                raise ValueError(
+                    f"scale={self.scale!r} needs at least 2 training objects; got {n}."
+                )
+            off = D[np.triu_indices(n, k=1)]
+            scale = float(np.median(off) if self.scale == "median" else np.mean(off))
+            if not scale > 0:
+                raise ValueError(
+                    f"the {self.scale} off-diagonal training dissimilarity is {scale}; it must "
+                    "be > 0 to serve as unit (give scale as a positive number or None)."
+                )
+        else:
+            scale = float(self.scale)
+        self.scale_ = scale
+        self.n_train_ = n
+        return self
+
+    def transform(self, D: ArrayLike) -> NDArray[np.float64]:
+        """Kernel rows ``(m, n_train_)`` from dissimilarities to the training objects."""
+        if not hasattr(self, "scale_"):
+            raise ValueError("DissimilarityKernel is not fitted; call fit(D_train) first.")
+        gamma = self._check_params()
+        D = _check_dissimilarities(D, "D", square=False)
+        if D.shape[1] != self.n_train_:
+            raise ValueError(
+                f"D must have one column per training object: expected (m, {self.n_train_}); "
+                f"got {D.shape}."
+            )
+        Z = D / (gamma * self.scale_)
+        return np.exp(-Z) if self.kernel == "exp" else -Z
+
+    def fit_transform(self, D: ArrayLike, y: ArrayLike | None = None) -> NDArray[np.float64]:
+        """Fit on ``D`` and return the training kernel (exactly symmetric)."""
+        K = self.fit(D).transform(D)
+        return 0.5 * (K + K.T)

@@ -145,6 +145,38 @@ def eigen_summary(K: ArrayLike, *, tol: float | None = None) -> SpectrumSummary:
     )
 
 
+def spectral_scale(K: Any) -> float:
+    """Spectral norm ``||K||_2 = max_i |lambda_i(K)|`` of a symmetric kernel matrix.
+
+    The unit of ``rho_scale="spectral"`` in the proxy-kernel estimators. Dense matrices up to
+    n = 600 use LAPACK's full eigenvalue solver; larger ones the Lanczos method (ARPACK, a fixed
+    start vector, so the value is reproducible); a :class:`~indefsvm.proxy.lowrank.LowRankKernel`
+    ``Phi diag(s) Phi'`` the non-zero eigenvalues of ``R diag(s) R'`` with ``Phi = QR``
+    (O(n m^2), nothing n x n).
+
+    Parameters
+    ----------
+    K : array_like of shape (n, n) or LowRankKernel
+
+    Returns
+    -------
+    float
+    """
+    features = getattr(K, "features", None)
+    if features is not None and hasattr(K, "signature"):
+        R = np.linalg.qr(np.asarray(features, dtype=np.float64), mode="r")
+        lam = np.linalg.eigvalsh((R * np.asarray(K.signature, dtype=np.float64)) @ R.T)
+        return float(np.max(np.abs(lam)))
+    K = check_square_symmetric(K, name="K")
+    n = K.shape[0]
+    if n <= 600:
+        return float(np.max(np.abs(np.linalg.eigvalsh(K))))
+    from scipy.sparse.linalg import eigsh
+
+    v0 = np.full(n, 1.0 / np.sqrt(n))
+    return float(np.abs(eigsh(K, k=1, which="LM", v0=v0, return_eigenvectors=False)[0]))
+
+
 def is_psd(K: ArrayLike, tol: float = 1e-10) -> bool:
     """Whether a symmetric matrix is positive semi-definite up to a relative tolerance.
 

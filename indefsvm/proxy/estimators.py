@@ -101,6 +101,7 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
     _parameter_constraints: dict = {
         **KERNEL_PARAMETER_CONSTRAINTS,
         "rho": [Interval(Real, 0, None, closed="neither"), "array-like"],
+        "rho_scale": [StrOptions({"spectral"}), None],
         "solver": [StrOptions(set(SOLVERS))],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -131,6 +132,32 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
             verbose=self.verbose,
             **options,
         )
+
+    def _scaled_problem(self, K: Any, make: Callable[[Any], ProxyKernelProblem]):
+        """The problem ``make(rho)`` with the penalty in the units of ``rho_scale``.
+
+        ``rho_scale=None``: ``rho`` as given. ``"spectral"``: ``rho_eff = rho B / ||K0||_2``
+        with ``B = sum_i max(|lower_i|, |upper_i|)^2``, the largest ``||u||^2`` over the box
+        (``u = Y alpha``), so that the rank-one term of eq. (5) obeys
+        ``||u u' / (4 rho_eff)||_2 <= ||K0||_2 / (4 rho)`` for every feasible alpha whatever
+        the kernel's scale, and ``(c K0, C / c)`` gives the same classifier as ``(K0, C)`` at
+        the same ``rho`` (rho_eff scales as ``c^-3``, the exact invariance of eq. (3)).
+        """
+        problem = make(self.rho)
+        if self.rho_scale is None:
+            self.effective_rho_ = self.rho
+            return problem
+        from indefsvm.linalg.spectrum import spectral_scale
+
+        scale = spectral_scale(K)
+        if not scale > 0:
+            raise ValueError(
+                "rho_scale='spectral' needs a non-zero training kernel; got ||K0||_2 = 0."
+            )
+        bound = float(np.sum(np.maximum(np.abs(problem.lower), np.abs(problem.upper)) ** 2))
+        rho = np.asarray(self.rho, dtype=np.float64) * (bound / scale)
+        self.effective_rho_ = float(rho) if rho.ndim == 0 else rho
+        return make(self.effective_rho_)
 
     def _check_common(self) -> None:
         # Single parameters are checked by _parameter_constraints; this is the coupling.
@@ -329,7 +356,7 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
                 "out_of_sample='projection' (inductive, needs only K_test_train)."
             )
         K0 = self.problem_.operator.K0 if self.problem_ is not None else self.train_kernel_
-        return transductive_rows(K0, self._u, self.rho, R, T)
+        return transductive_rows(K0, self._u, getattr(self, "effective_rho_", self.rho), R, T)
 
     def _raw_decision(self, X: Any, K_test_test: ArrayLike | None) -> NDArray[np.float64]:
         check_is_fitted(self)
@@ -421,6 +448,13 @@ class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _Prox
     rho : float or array_like of shape (n_train,)
         Penalty on ``||K - K0||_F^2`` (> 0); a vector gives componentwise penalties
         ``H_ij = sqrt(rho_i rho_j)`` (Sect. 4.4, Theorem 3).
+    rho_scale : {None, "spectral"}, default None
+        Units of ``rho``. None: absolute (the paper's ``rho``). ``"spectral"``: scale-free,
+        ``rho_eff = rho * B / ||K0||_2`` with ``B`` the largest ``||Y alpha||^2`` over the box
+        (``sum_i C_i^2``), so the rank-one term ``(Y alpha)(Y alpha)'/(4 rho_eff)`` has spectral
+        norm at most ``||K0||_2 / (4 rho)``: one grid (e.g. ``{0.1, 1, 10}``) suits a Gaussian
+        kernel with entries in (0, 1] and a negative-distance kernel with entries in the
+        hundreds alike. The value used is ``effective_rho_``.
     class_weight : None, "balanced", "paper" or dict
         Per-class multipliers of ``C`` (``"paper"``: the published code's ``C n_pos / n_neg``
         for the negative class; dict keys are the user's labels).
@@ -436,6 +470,8 @@ class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _Prox
 
     Attributes
     ----------
+    effective_rho_ : float or ndarray
+        The penalty the solver used (``rho`` itself unless ``rho_scale="spectral"``).
     classes_ : ndarray of shape (2,)
         The labels; ``classes_[1]`` is the positive class (+1 in the problem).
     alpha_ : ndarray of shape (n_train,)
@@ -480,6 +516,7 @@ class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _Prox
         C: float = 1.0,
         rho: float | ArrayLike = 1.0,
         *,
+        rho_scale: str | None = None,
         solver: str = "pg",
         tol: float = 1e-6,
         max_iter: int = 10000,
@@ -508,6 +545,7 @@ class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _Prox
         self.nystroem_params = nystroem_params
         self.C = C
         self.rho = rho
+        self.rho_scale = rho_scale
         self.solver = solver
         self.tol = tol
         self.max_iter = max_iter
@@ -540,9 +578,9 @@ class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _Prox
         tags.classifier_tags.multi_class = True
         return tags
 
-    def _make_problem(self, K: NDArray, y: NDArray) -> ProxyKernelProblem:
+    def _make_problem(self, K: NDArray, y: NDArray, rho: Any) -> ProxyKernelProblem:
         return make_problem(
-            self._problem_kind, K, y, C=self.C, rho=self.rho, class_weight=self.class_weight
+            self._problem_kind, K, y, C=self.C, rho=rho, class_weight=self.class_weight
         )
 
     @fit_context
@@ -580,7 +618,7 @@ class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _Prox
                     f"{classes[:10].tolist()}."
                 )
         K, y = self._fit_input(X, y)
-        problem = self._make_problem(K, y)
+        problem = self._scaled_problem(K, lambda rho: self._make_problem(K, y, rho))
         self.classes_ = problem.classes
         result = self._solve(problem)
         self._finish_fit(problem, result)
@@ -667,7 +705,7 @@ class PerturbSVC(IndefiniteSVC):
 
     Parameters
     ----------
-    C, rho, class_weight, intercept, probability
+    C, rho, rho_scale, class_weight, intercept, probability
         As in :class:`IndefiniteSVC`.
     psd_tol : float
         Relative tolerance of the PSD check: eigenvalues above ``-psd_tol * max|lambda|`` count as
@@ -691,6 +729,7 @@ class PerturbSVC(IndefiniteSVC):
         C: float = 1.0,
         rho: float | ArrayLike = 1.0,
         *,
+        rho_scale: str | None = None,
         solver: str = "pg",
         tol: float = 1e-6,
         max_iter: int = 10000,
@@ -714,6 +753,7 @@ class PerturbSVC(IndefiniteSVC):
         super().__init__(
             C=C,
             rho=rho,
+            rho_scale=rho_scale,
             solver=solver,
             tol=tol,
             max_iter=max_iter,
@@ -735,14 +775,14 @@ class PerturbSVC(IndefiniteSVC):
         )
         self.psd_tol = psd_tol
 
-    def _make_problem(self, K: NDArray, y: NDArray) -> ProxyKernelProblem:
+    def _make_problem(self, K: NDArray, y: NDArray, rho: Any) -> ProxyKernelProblem:
         try:
             return make_problem(
                 "perturb",
                 K,
                 y,
                 C=self.C,
-                rho=self.rho,
+                rho=rho,
                 class_weight=self.class_weight,
                 psd_tol=self.psd_tol,
             )
@@ -771,10 +811,19 @@ class IndefiniteSVR(RegressorMixin, _ProxyKernelEstimator):
         Width of the insensitive tube (>= 0).
     rho : float or array_like of shape (n_train,)
         Kernel penalty (scalar, or componentwise as in Theorem 3).
+    rho_scale : {None, "spectral"}, default None
+        Units of ``rho``. None: absolute (the paper's ``rho``). ``"spectral"``: scale-free,
+        ``rho_eff = rho * B / ||K0||_2`` with ``B`` the largest ``||Y alpha||^2`` over the box
+        (``sum_i C_i^2``), so the rank-one term ``(Y alpha)(Y alpha)'/(4 rho_eff)`` has spectral
+        norm at most ``||K0||_2 / (4 rho)``: one grid (e.g. ``{0.1, 1, 10}``) suits a Gaussian
+        kernel with entries in (0, 1] and a negative-distance kernel with entries in the
+        hundreds alike. The value used is ``effective_rho_``.
 {COMMON}
 
     Attributes
     ----------
+    effective_rho_ : float or ndarray
+        The penalty the solver used (``rho`` itself unless ``rho_scale="spectral"``).
     alpha_ : ndarray of shape (n_train,)
         Dual solution (signed coefficients).
     dual_coef_ : ndarray of shape (n_train,)
@@ -799,6 +848,7 @@ class IndefiniteSVR(RegressorMixin, _ProxyKernelEstimator):
         epsilon: float = 0.1,
         rho: float | ArrayLike = 1.0,
         *,
+        rho_scale: str | None = None,
         solver: str = "pg",
         tol: float = 1e-6,
         max_iter: int = 10000,
@@ -823,6 +873,7 @@ class IndefiniteSVR(RegressorMixin, _ProxyKernelEstimator):
         self.C = C
         self.epsilon = epsilon
         self.rho = rho
+        self.rho_scale = rho_scale
         self.solver = solver
         self.tol = tol
         self.max_iter = max_iter
@@ -851,7 +902,9 @@ class IndefiniteSVR(RegressorMixin, _ProxyKernelEstimator):
         """
         self._check_common()
         K, y = self._fit_input(X, y, y_numeric=True)
-        problem = make_problem("svr", K, y, C=self.C, rho=self.rho, epsilon=self.epsilon)
+        problem = self._scaled_problem(
+            K, lambda rho: make_problem("svr", K, y, C=self.C, rho=rho, epsilon=self.epsilon)
+        )
         result = self._solve(problem)
         self._finish_fit(problem, result)
         self.intercept_ = float(result.intercept)
@@ -903,10 +956,19 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
         Schoelkopf et al. 2001, Prop. 4, for the decision function ``predict`` uses).
     rho : float or array_like of shape (n_train,)
         Kernel penalty.
+    rho_scale : {None, "spectral"}, default None
+        Units of ``rho``. None: absolute (the paper's ``rho``). ``"spectral"``: scale-free,
+        ``rho_eff = rho * B / ||K0||_2`` with ``B`` the largest ``||Y alpha||^2`` over the box
+        (``sum_i C_i^2``), so the rank-one term ``(Y alpha)(Y alpha)'/(4 rho_eff)`` has spectral
+        norm at most ``||K0||_2 / (4 rho)``: one grid (e.g. ``{0.1, 1, 10}``) suits a Gaussian
+        kernel with entries in (0, 1] and a negative-distance kernel with entries in the
+        hundreds alike. The value used is ``effective_rho_``.
 {COMMON}
 
     Attributes
     ----------
+    effective_rho_ : float or ndarray
+        The penalty the solver used (``rho`` itself unless ``rho_scale="spectral"``).
     alpha_ : ndarray of shape (n_train,)
     dual_coef_ : ndarray of shape (n_train,)
         ``P_+ alpha`` (projection map).
@@ -932,6 +994,7 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
         nu: float = 0.5,
         rho: float | ArrayLike = 1.0,
         *,
+        rho_scale: str | None = None,
         solver: str = "pg",
         tol: float = 1e-6,
         max_iter: int = 10000,
@@ -955,6 +1018,7 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
         self.nystroem_params = nystroem_params
         self.nu = nu
         self.rho = rho
+        self.rho_scale = rho_scale
         self.solver = solver
         self.tol = tol
         self.max_iter = max_iter
@@ -975,7 +1039,9 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
         """Solve eq. (20) on the training kernel (``y`` is ignored)."""
         self._check_common()
         K, _ = self._fit_input(X)
-        problem = make_problem("oneclass", K, nu=self.nu, rho=self.rho)
+        problem = self._scaled_problem(
+            K, lambda rho: make_problem("oneclass", K, nu=self.nu, rho=rho)
+        )
         result = self._solve(problem)
         self._finish_fit(problem, result)
         if self.out_of_sample == "projection":

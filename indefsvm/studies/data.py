@@ -18,7 +18,8 @@ Loaders (``loader = ...`` in a spec, options in ``options = {...}``):
   (:func:`indefsvm.datasets.load_aeon`; options ``name = "GunPoint"``, ``max_samples``); use it
   with the ``dtw`` kernel, whose ``scale`` rules use the median DTW distance of the fitted part
   instead of the median squared Euclidean distance. Features are the raw series (not
-  standardised).
+  standardised). With ``split = "given"`` the UCR archive's official train/test split is the
+  study's single outer fold (``max_samples`` then subsamples each part in proportion).
 * ``"krein_regression"`` -- the synthetic Krein regression problem of paper 000, Sect. 5
   (:func:`indefsvm.datasets.make_krein_regression`; options as its keyword arguments; a
   precomputed kernel).
@@ -58,6 +59,9 @@ class StudyData:
     key : str
         Content hash (the workers' cache key).
     description : str
+    test_mask : ndarray of bool of shape (n,) or None
+        The data set's given split (True: test object) when the spec asks for it
+        (``split = "given"``); None: the study's outer folds.
     """
 
     name: str
@@ -67,6 +71,7 @@ class StudyData:
     standardize: bool
     key: str
     description: str
+    test_mask: NDArray[np.bool_] | None = None
 
     @property
     def n(self) -> int:
@@ -119,8 +124,10 @@ def _read_file(spec: DatasetSpec, key: str, numeric: bool) -> NDArray:
         ) from None
 
 
-def _load_raw(spec: DatasetSpec) -> tuple[NDArray | None, NDArray | None, NDArray, bool, str]:
-    """(X, K, y, default standardize, description)."""
+def _load_raw(
+    spec: DatasetSpec,
+) -> tuple[NDArray | None, NDArray | None, NDArray, bool, str, NDArray | None]:
+    """(X, K, y, default standardize, description, test mask of the given split or None)."""
     if spec.loader == "digits":
         from indefsvm.datasets import load_digits_pair
 
@@ -138,13 +145,13 @@ def _load_raw(spec: DatasetSpec) -> tuple[NDArray | None, NDArray | None, NDArra
             signed = X / 8.0 - 1.0 + rng.uniform(-1.0, 1.0, size=X.shape)
             X = (signed + 2.0) / 4.0
             description += " With the uniform pixel noise of paper 004, Sect. 5.2."
-        return X, None, b.target, False, description
+        return X, None, b.target, False, description, None
     if spec.loader in UCI_DATASETS:
         from indefsvm.datasets import load_uci
 
         _options(spec, set())
         b = load_uci(spec.loader)
-        return b.data, None, b.target, True, b.description
+        return b.data, None, b.target, True, b.description, None
     if spec.loader == "aeon":
         from indefsvm.datasets import load_aeon
 
@@ -153,7 +160,7 @@ def _load_raw(spec: DatasetSpec) -> tuple[NDArray | None, NDArray | None, NDArra
             b = load_aeon(str(opts.get("name", "GunPoint")), max_samples=opts.get("max_samples"))
         except ImportError as exc:
             raise SpecError(f"dataset {spec.name!r}: {exc}") from exc
-        return b.data, None, b.target, False, b.description
+        return b.data, None, b.target, False, b.description, b.split == "test"
     if spec.loader == "krein_regression":
         from indefsvm.datasets import make_krein_regression
 
@@ -162,7 +169,7 @@ def _load_raw(spec: DatasetSpec) -> tuple[NDArray | None, NDArray | None, NDArra
             {"n_samples", "kernel", "n_features", "gamma", "coef0", "noise", "random_state"},
         )
         b = make_krein_regression(**opts)
-        return None, b.K, b.y, False, b.description
+        return None, b.K, b.y, False, b.description, None
     if spec.features is not None:
         X = _read_file(spec, "features", numeric=True)
         if X.ndim == 1:
@@ -173,7 +180,7 @@ def _load_raw(spec: DatasetSpec) -> tuple[NDArray | None, NDArray | None, NDArra
                 f"dataset {spec.name!r} (features = {spec.features!r}): expected a finite "
                 f"(n, d) array; got shape {X.shape}{bad}."
             )
-        return X, None, _labels(spec), True, f"features from {spec.features}"
+        return X, None, _labels(spec), True, f"features from {spec.features}", None
     K = _read_file(spec, "kernel", numeric=True)
     if K.ndim == 1 and K.size == 1:
         K = K.reshape(1, 1)
@@ -184,7 +191,14 @@ def _load_raw(spec: DatasetSpec) -> tuple[NDArray | None, NDArray | None, NDArra
         )
     if not np.allclose(K, K.T, rtol=1e-10, atol=1e-12 * max(1.0, float(np.abs(K).max()))):
         raise SpecError(f"dataset {spec.name!r}: the kernel matrix {spec.kernel} is not symmetric.")
-    return None, 0.5 * (K + K.T), _labels(spec), False, f"precomputed kernel from {spec.kernel}"
+    return (
+        None,
+        0.5 * (K + K.T),
+        _labels(spec),
+        False,
+        f"precomputed kernel from {spec.kernel}",
+        None,
+    )
 
 
 def _labels(spec: DatasetSpec) -> NDArray:
@@ -229,7 +243,8 @@ def load_dataset(spec: DatasetSpec, *, seed: int = 0, task: str = "classificatio
     -------
     StudyData
     """
-    X, K, y, default_std, description = _load_raw(spec)
+    X, K, y, default_std, description, given_test = _load_raw(spec)
+    test_mask = given_test if spec.split == "given" else None
     n = y.shape[0]
     m = X.shape[0] if X is not None else K.shape[0]
     if m != n:
@@ -242,19 +257,44 @@ def load_dataset(spec: DatasetSpec, *, seed: int = 0, task: str = "classificatio
     if spec.max_samples is not None and spec.max_samples < n:
         from sklearn.model_selection import train_test_split
 
-        idx, _ = train_test_split(
-            np.arange(n),
-            train_size=spec.max_samples,
-            random_state=seed,
-            stratify=y if task == "classification" else None,
-        )
+        stratify = y if task == "classification" else None
+        if test_mask is None:
+            idx, _ = train_test_split(
+                np.arange(n), train_size=spec.max_samples, random_state=seed, stratify=stratify
+            )
+        else:
+            # A given split is kept: each part is subsampled in proportion to its size.
+            idx = []
+            for part in (~test_mask, test_mask):
+                members = np.flatnonzero(part)
+                keep = max(2, round(spec.max_samples * len(members) / n))
+                if keep >= len(members):
+                    idx.append(members)
+                    continue
+                strat = None if stratify is None else stratify[members]
+                try:
+                    sub, _ = train_test_split(
+                        members, train_size=keep, random_state=seed, stratify=strat
+                    )
+                except ValueError:  # a class too small to stratify this part: plain draw
+                    sub, _ = train_test_split(members, train_size=keep, random_state=seed)
+                idx.append(sub)
+            idx = np.concatenate(idx)
         idx = np.sort(idx)
+        test_mask = None if test_mask is None else test_mask[idx]
         y = y[idx]
         X = None if X is None else X[idx]
         K = None if K is None else K[np.ix_(idx, idx)]
         description += f" Seeded subsample of {spec.max_samples} of {n} objects."
+    if test_mask is not None:
+        description += (
+            f" Evaluated on its given split: {int(np.sum(~test_mask))} training and "
+            f"{int(np.sum(test_mask))} test objects."
+        )
     h = hashlib.sha256()
     h.update(json.dumps([spec.name, spec.loader, spec.options], sort_keys=True).encode())
+    if test_mask is not None:
+        h.update(b"given-split" + np.packbits(test_mask).tobytes())
     for arr in (X, K, y):
         if arr is not None:
             h.update(np.ascontiguousarray(arr).tobytes() if arr.dtype.kind != "U" else
@@ -270,4 +310,5 @@ def load_dataset(spec: DatasetSpec, *, seed: int = 0, task: str = "classificatio
         standardize=bool(standardize),
         key=h.hexdigest()[:16],
         description=description,
+        test_mask=test_mask,
     )

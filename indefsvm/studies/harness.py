@@ -65,10 +65,19 @@ log = logging.getLogger(__name__)
 # --------------------------------------------------------------------------------------------
 
 
-def outer_splits(y: NDArray, study: Study) -> list[tuple[NDArray, NDArray]]:
-    """Outer (train, test) index pairs: a function of ``y`` and the seed only."""
+def outer_splits(
+    y: NDArray, study: Study, test_mask: NDArray | None = None
+) -> list[tuple[NDArray, NDArray]]:
+    """Outer (train, test) index pairs: a function of ``y`` and the seed only.
+
+    With ``test_mask`` (a data set's given split, :attr:`StudyData.test_mask`) the one pair
+    is that split: ``(train, test)`` where ``test_mask`` is False and True.
+    """
     from sklearn.model_selection import KFold, StratifiedKFold
 
+    if test_mask is not None:
+        mask = np.asarray(test_mask, dtype=bool)
+        return [(np.flatnonzero(~mask), np.flatnonzero(mask))]
     if study.task == "classification":
         cv = StratifiedKFold(study.outer_folds, shuffle=True, random_state=study.seed)
     else:
@@ -76,11 +85,17 @@ def outer_splits(y: NDArray, study: Study) -> list[tuple[NDArray, NDArray]]:
     return [(np.sort(a), np.sort(b)) for a, b in cv.split(np.zeros(len(y)), y)]
 
 
-def inner_splits(y: NDArray, study: Study, outer_fold: int) -> list[tuple[NDArray, NDArray]]:
-    """Inner (train, validation) pairs of one outer training part, in data-set indices."""
+def inner_splits(
+    y: NDArray, study: Study, outer_fold: int, test_mask: NDArray | None = None
+) -> list[tuple[NDArray, NDArray]]:
+    """Inner (train, validation) pairs of one outer training part, in data-set indices.
+
+    Only the training part is split (with a given split too: the test part is never seen by
+    the tuning).
+    """
     from sklearn.model_selection import KFold, StratifiedKFold
 
-    train, _ = outer_splits(y, study)[outer_fold]
+    train, _ = outer_splits(y, study, test_mask)[outer_fold]
     seed = study.seed + 1 + outer_fold
     if study.task == "classification":
         cv = StratifiedKFold(study.inner_folds, shuffle=True, random_state=seed)
@@ -176,6 +191,28 @@ def _tangent_d2(data: StudyData) -> NDArray:
     return _full_matrix(data, "tangent_d2", build)
 
 
+#: Largest data set whose DTW distances over all objects are cached (8 * n^2 bytes).
+_DTW_CACHE_MAX_N = 4000
+
+
+def _dtw_all(data: StudyData, window: Any) -> NDArray:
+    """DTW distances over all objects in one Sakoe-Chiba window (label-free, fold-free)."""
+    from indefsvm.kernels import dtw_distances
+
+    return _full_matrix(data, f"dtw|{window!r}", lambda: dtw_distances(data.X, window=window))
+
+
+def _uses_dtw_cache(kernel: KernelSpec, params: dict[str, Any], data: StudyData) -> bool:
+    # Raw series (no fold-wise standardisation): DTW does not depend on the fold, so every
+    # (gamma, fold) candidate of one window slices the same matrix instead of recomputing it.
+    return (
+        kernel.name == "dtw"
+        and not data.standardize
+        and set(params) <= {"gamma", "window"}
+        and data.n <= _DTW_CACHE_MAX_N
+    )
+
+
 def _uses_tangent_cache(kernel: KernelSpec, params: dict[str, Any], data: StudyData) -> bool:
     return (
         kernel.name in ("tangent_distance", "tangent")
@@ -184,14 +221,25 @@ def _uses_tangent_cache(kernel: KernelSpec, params: dict[str, Any], data: StudyD
     )
 
 
-def _median_sq_distance(kernel: KernelSpec, data: StudyData, Xf: NDArray, fit: NDArray) -> float:
+def _median_sq_distance(
+    kernel: KernelSpec,
+    data: StudyData,
+    Xf: NDArray,
+    fit: NDArray,
+    params: dict[str, Any],
+    cache: bool = True,
+) -> float:
     if kernel.name in ("tangent_distance", "tangent") and not data.standardize:
         D2 = _tangent_d2(data)[np.ix_(fit, fit)]
     elif kernel.name == "dtw":
-        # The DTW kernel is exp(-gamma DTW): its natural unit is the median DTW distance.
+        # The DTW kernel is exp(-gamma DTW): its natural unit is the median DTW distance (in
+        # the candidate's Sakoe-Chiba window).
         from indefsvm.kernels import dtw_distances
 
-        D2 = dtw_distances(Xf)
+        if cache and _uses_dtw_cache(kernel, {**kernel.params, **params}, data):
+            D2 = _dtw_all(data, params.get("window"))[np.ix_(fit, fit)]
+        else:
+            D2 = dtw_distances(Xf, window=params.get("window"))
     else:
         from indefsvm.kernels import squared_euclidean_distances
 
@@ -204,9 +252,18 @@ def _median_sq_distance(kernel: KernelSpec, data: StudyData, Xf: NDArray, fit: N
 
 
 def effective_params(
-    kernel: KernelSpec, params: dict[str, Any], data: StudyData, Xf: NDArray, fit: NDArray
+    kernel: KernelSpec,
+    params: dict[str, Any],
+    data: StudyData,
+    Xf: NDArray,
+    fit: NDArray,
+    cache: bool = True,
 ) -> dict[str, Any]:
-    """Kernel parameters after the ``scale`` rules, computed on the fitted part only."""
+    """Kernel parameters after the ``scale`` rules, computed on the fitted part only.
+
+    ``cache=False``: no distance matrix over all objects is built (the spec checks' few
+    objects must not cost a full DTW matrix).
+    """
     out = {**kernel.params, **params}
     median = None
     for name, rule in kernel.scale.items():
@@ -214,7 +271,7 @@ def effective_params(
             out[name] = out[name] / Xf.shape[1]
         else:
             if median is None:
-                median = _median_sq_distance(kernel, data, Xf, fit)
+                median = _median_sq_distance(kernel, data, Xf, fit, out, cache)
             out[name] = out[name] * median if rule == "median" else out[name] / median
     return out
 
@@ -257,11 +314,12 @@ def kernel_blocks(
     fit, evaluate : ndarray of int
         Indices of the fitted and evaluated objects.
     fold_tag : tuple
-        Caches the blocks in the worker (empty: no caching). The cache key is made of what
-        the blocks depend on -- the data (content hash), ``standardize``, the kernel's name,
-        fixed parameters and scale rules, the candidate's parameters and the exact ``fit`` and
-        ``evaluate`` indices (hence the seed and fold layout) -- so two studies sharing a
-        worker never share blocks they should not.
+        Caches the blocks in the worker (empty: no caching, neither of the blocks nor of a
+        DTW matrix over all objects, which a non-empty tag computes once per window). The
+        cache key is made of what the blocks depend on -- the data (content hash),
+        ``standardize``, the kernel's name, fixed parameters and scale rules, the candidate's
+        parameters and the exact ``fit`` and ``evaluate`` indices (hence the seed and fold
+        layout) -- so two studies sharing a worker never share blocks they should not.
     """
     key = _block_key(data, kernel, params, fit, evaluate)
     if fold_tag and key in _BLOCK_CACHE:
@@ -277,12 +335,16 @@ def kernel_blocks(
             from indefsvm.datasets import standardize_within_fold
 
             Xf, Xe = standardize_within_fold(Xf, Xe)
-        p = effective_params(kernel, params, data, Xf, fit)
+        p = effective_params(kernel, params, data, Xf, fit, cache=bool(fold_tag))
         if _uses_tangent_cache(kernel, p, data):
             # The tangent distances do not depend on the fold: computed once per worker.
             D2 = _tangent_d2(data)
             g = float(p.get("gamma", 1.0))
             blocks = np.exp(-g * D2[np.ix_(fit, fit)]), np.exp(-g * D2[np.ix_(evaluate, fit)])
+        elif fold_tag and _uses_dtw_cache(kernel, p, data):
+            D = _dtw_all(data, p.get("window"))
+            g = float(p.get("gamma", 1.0))
+            blocks = np.exp(-g * D[np.ix_(fit, fit)]), np.exp(-g * D[np.ix_(evaluate, fit)])
         else:
             fn = resolve_kernel(kernel.name)
             blocks = (
@@ -446,7 +508,8 @@ def _run_task(task: Task, data: StudyData, study: Study) -> dict[str, Any]:
     y = data.y
     if task.kind == "inner":
         scores, fit_time, statuses, warns = [], 0.0, [], set()
-        for g, (fit, ev) in enumerate(inner_splits(y, study, task.outer_fold)):
+        splits = inner_splits(y, study, task.outer_fold, data.test_mask)
+        for g, (fit, ev) in enumerate(splits):
             Kf, Ke = kernel_blocks(
                 data, kernel, task.kernel_params, fit, ev, ("inner", task.outer_fold, g)
             )
@@ -466,7 +529,7 @@ def _run_task(task: Task, data: StudyData, study: Study) -> dict[str, Any]:
         }
     from indefsvm.linalg.spectrum import eigen_summary
 
-    fit, ev = outer_splits(y, study)[task.outer_fold]
+    fit, ev = outer_splits(y, study, data.test_mask)[task.outer_fold]
     t0 = time.perf_counter()
     Kf, Ke = kernel_blocks(data, kernel, task.kernel_params, fit, ev, ("outer", task.outer_fold))
     kernel_time = time.perf_counter() - t0
@@ -497,7 +560,7 @@ def plan_inner(study: Study) -> list[Task]:
     """Every inner task of the study, ordered so that a worker reuses its kernel blocks."""
     tasks = []
     for d in study.datasets:
-        for f in range(study.outer_folds):
+        for f in range(study.outer_folds_of(d)):
             for k in study.kernels_for(d):
                 for m in study.methods:
                     cands = candidates(study, d.name, k, m)
@@ -524,7 +587,7 @@ def plan_outer_keys(study: Study) -> list[tuple[str, str, str, int]]:
         for d in study.datasets
         for k in study.kernels_for(d)
         for m in study.methods
-        for f in range(study.outer_folds)
+        for f in range(study.outer_folds_of(d))
     ]
 
 

@@ -106,7 +106,7 @@ def summarize(records: list[dict[str, Any]], study: Study, measure: str) -> list
         # Indexed by outer fold (NaN: failed or not yet run), so that two methods' vectors pair
         # the same folds.
         present = dict(groups[key])
-        n_total = max(study.outer_folds, max(present) + 1)
+        n_total = max(study.outer_folds_of(key[0]), max(present) + 1)
         vals = np.array([present.get(f, math.nan) for f in range(n_total)], dtype=float)
         ok = vals[~np.isnan(vals)]
         rows.append(
@@ -143,10 +143,32 @@ def summarize(records: list[dict[str, Any]], study: Study, measure: str) -> list
             if math.isnan(r["mean"]):
                 r["bold"], r["p_vs_best"] = False, math.nan
                 continue
+            if r["n_folds"] == 1:
+                # One given train/test split: no test is possible; bold marks the best score
+                # (and ties) only, never "not significantly different".
+                r["p_vs_best"] = math.nan
+                r["bold"] = r in complete and r["mean"] == best["mean"]
+                continue
             p = 1.0 if r is best else significance_p(r["folds"], best["folds"], study.significance)
             r["p_vs_best"] = p
             r["bold"] = r in complete and (r is best or p >= study.alpha)
     return rows
+
+
+def _evaluation(study: Study) -> str:
+    """How the data sets are evaluated: the study's outer folds and/or their given splits."""
+    given = [d.name for d in study.datasets if d.split == "given"]
+    stratified = " (stratified)" if study.task == "classification" else ""
+    folds = f"{study.outer_folds} outer folds{stratified}"
+    if not given:
+        return folds
+    split = (
+        "the given train/test split of each data set (one test score per cell: no std, bold = "
+        "best only; tuning folds inside the training part)"
+    )
+    if len(given) == len(study.datasets):
+        return split
+    return f"{folds}, and {split.replace('each data set', ', '.join(given))}"
 
 
 def _fmt_cell(r: dict[str, Any], scale: float) -> str:
@@ -264,7 +286,7 @@ def _plots(
     right = 1.0 - 2.6 / (3.2 + 2.6 * ncols)  # room for the legend
     fig.legend(handles=handles, loc="center left", bbox_to_anchor=(right + 0.01, 0.5),
                fontsize=8)  # fmt: skip
-    fig.suptitle(f"{study.name}: {measure}, mean ± std over {study.outer_folds} outer folds "
+    fig.suptitle(f"{study.name}: {measure}, mean ± std over {_evaluation(study)} "
                  "(filled: bold in the table)", fontsize=10)  # fmt: skip
     fig.tight_layout(rect=(0, 0, right, 1))
     save(fig, "scores.png")
@@ -382,13 +404,14 @@ def write_report(directory: str | Path) -> Path:
     lines = [
         f"# Study `{study.name}`",
         "",
-        f"Spec hash `{spec_hash[:12]}`, seed {study.seed}; {study.outer_folds} outer folds"
-        f"{' (stratified)' if study.task == 'classification' else ''}, {study.inner_folds} "
-        f"inner folds; tuning budget per method: {budget}, selected by mean inner "
+        f"Spec hash `{spec_hash[:12]}`, seed {study.seed}; {_evaluation(study)}, "
+        f"{study.inner_folds} inner folds; tuning budget per method: {budget}, selected by mean "
+        "inner "
         f"`{study.scoring}`. Every method gets the same folds and the same kernel matrices. "
         f"Records: {n_out} test, {n_in} tuning.",
         "",
-        f"Cells: mean ± std over the outer folds{' (in %)' if _percent(study.scoring) else ''}. "
+        f"Cells: mean ± std over the outer folds{' (in %)' if _percent(study.scoring) else ''} "
+        "(a data set with a given split: its one test score, bold only if best). "
         f"**Bold**: the best method of the row (data set and kernel) and those not significantly "
         f"different from it ({test_name}, p >= {study.alpha:g}; as in Oglic & Gaertner 2018). "
         "Tests pair the outer folds where both methods have a score. A cell marked † has "

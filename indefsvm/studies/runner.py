@@ -130,18 +130,25 @@ def _check_data(study: Study, data: dict[str, StudyData]) -> None:
     for d in data.values():
         # The splits themselves, computed now: scikit-learn's refusal is re-raised naming the
         # key (e.g. more folds than objects, or than members of every class).
+        if d.test_mask is not None:
+            n_test = int(np.sum(d.test_mask))
+            if n_test == 0 or n_test == d.n:
+                raise SpecError(
+                    f"data set {d.name!r}: its given split has {d.n - n_test} training and "
+                    f"{n_test} test objects; split = 'given' needs both parts non-empty."
+                )
         try:
-            outer_splits(d.y, study)
+            outer_splits(d.y, study, d.test_mask)
         except ValueError as exc:
             raise SpecError(
                 f"study.outer_folds = {study.outer_folds} does not fit data set {d.name!r} "
                 f"(n = {d.n}): {exc}"
             ) from None
-        for f in range(study.outer_folds):
+        for f in range(1 if d.test_mask is not None else study.outer_folds):
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", UserWarning)
-                    inner_splits(d.y, study, f)
+                    inner_splits(d.y, study, f, d.test_mask)
             except ValueError as exc:
                 raise SpecError(
                     f"study.inner_folds = {study.inner_folds} does not fit the training part of "

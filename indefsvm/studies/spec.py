@@ -28,6 +28,9 @@ budget for every method. The schema (every key not listed here is an error that 
     max_samples = 300          # seeded stratified subsample (optional)
     options = { pair = [3, 5] }  # loader options
     delimiter = ";"            # text files; default: .csv ",", .tsv tab, .txt whitespace
+    split = "given"            # "folds" (default): the study's outer folds; "given": the data
+                               # set's own train/test split (loader "aeon": the UCR split) is
+                               # the one outer fold, tuning inside its training part
 
     [[kernels]]
     name = "sigmoid"           # a kernel of indefsvm.kernels (ignored for a precomputed kernel)
@@ -84,6 +87,10 @@ SCALE_RULES = ("median", "inverse_median", "inverse_n_features")
 SIGNIFICANCE_TESTS = ("welch", "paired-t", "wilcoxon")
 TASKS = ("classification", "regression")
 SEARCHES = ("grid", "random")
+#: Outer evaluation of a data set: the study's folds or the data set's given train/test split.
+SPLITS = ("folds", "given")
+#: Loaders whose data sets come with a train/test split (``split = "given"``).
+LOADERS_WITH_SPLIT = ("aeon",)
 
 _STUDY_KEYS = {
     "name",
@@ -109,6 +116,7 @@ _DATASET_KEYS = {
     "max_samples",
     "options",
     "delimiter",
+    "split",
 }
 _KERNEL_KEYS = {"name", "label", "params", "grid", "scale"}
 _METHOD_KEYS = {"estimator", "label", "params", "grid"}
@@ -137,6 +145,9 @@ class DatasetSpec:
     #: Field separator of text files; None: by suffix (``.csv`` comma, ``.tsv`` tab, ``.txt``
     #: whitespace, as the top-level CLI reads them).
     delimiter: str | None = None
+    #: None or "folds": the study's outer folds; "given": the data set's own train/test split
+    #: is the single outer fold (tuning folds inside its training part).
+    split: str | None = None
 
 
 @dataclass(frozen=True)
@@ -211,12 +222,21 @@ class Study:
                     ds[key] = self.files.get(ds[key], ds[key])
         d.pop("files")
         for ds in d["datasets"]:
+            # Specs written before the split key existed keep their hash (and results).
+            if ds.get("split") is None:
+                ds.pop("split", None)
             # Before the delimiter followed the suffix, "," was the stored default: hashing the
             # default as "," keeps the results directories of those specs valid.
             if ds["delimiter"] is None:
                 ds["delimiter"] = ","
         text = json.dumps(d, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()
+
+    def outer_folds_of(self, dataset: DatasetSpec | str) -> int:
+        """Number of outer folds of a data set: 1 with its given split, else ``outer_folds``."""
+        if isinstance(dataset, str):
+            dataset = next(d for d in self.datasets if d.name == dataset)
+        return 1 if dataset.split == "given" else self.outer_folds
 
     def kernels_for(self, dataset: DatasetSpec) -> list[KernelSpec]:
         """Kernels applied to ``dataset`` (one pseudo-kernel for a precomputed matrix)."""
@@ -623,6 +643,18 @@ def parse_spec(raw: dict[str, Any], base: Path | str = ".", default_name: str = 
         delimiter = dr.get("delimiter")
         if delimiter is not None:
             delimiter = _str(delimiter, f"{where}.delimiter")
+        split = dr.get("split")
+        if split is not None:
+            split = _str(split, f"{where}.split", SPLITS)
+            if split == "given" and loader not in LOADERS_WITH_SPLIT:
+                source = f"loader {loader!r}" if loader is not None else "a data file"
+                raise SpecError(
+                    f"{where}.split = 'given' ({name!r}): {source} has no given train/test "
+                    f"split; only the loaders {list(LOADERS_WITH_SPLIT)} have one (use "
+                    "split = 'folds', the study's outer folds)."
+                )
+            if split == "folds":
+                split = None  # the default, stored as absent (spec hash unchanged)
         datasets.append(
             DatasetSpec(
                 name=name,
@@ -635,6 +667,7 @@ def parse_spec(raw: dict[str, Any], base: Path | str = ".", default_name: str = 
                 max_samples=max_samples,
                 options=options,
                 delimiter=delimiter,
+                split=split,
             )
         )
     _unique([d.name for d in datasets], "datasets: name")

@@ -1,0 +1,148 @@
+"""Studies on a data set's given train/test split (issue 26, item 12) and load_aeon's split."""
+
+from __future__ import annotations
+
+import csv
+import sys
+import types
+
+import numpy as np
+import pytest
+
+from indefsvm.datasets import load_aeon
+from indefsvm.studies import run_study
+from indefsvm.studies.data import load_dataset
+from indefsvm.studies.harness import inner_splits, outer_splits
+from indefsvm.studies.spec import SpecError, load_spec
+
+
+def _toy_series(seed=2, n=30, T=24):
+    rng = np.random.default_rng(seed)
+    t = np.linspace(0, 6, T)
+    X = np.array([np.sin(t - s) for s in rng.uniform(-1, 1, size=n)])
+    X += 0.1 * rng.normal(size=X.shape)
+    y = np.array(["sine", "square"] * (n // 2))
+    X[y == "square"] = np.sign(X[y == "square"])
+    return X, y
+
+
+def fake_aeon(monkeypatch, X_train, y_train, X_test, y_test):
+    """A stand-in for aeon.datasets.load_classification (aeon is optional)."""
+    datasets = types.ModuleType("aeon.datasets")
+
+    def load_classification(name, split):
+        assert name == "Toy"
+        X, y = (X_train, y_train) if split == "train" else (X_test, y_test)
+        return X[:, None, :], y
+
+    datasets.load_classification = load_classification
+    aeon = types.ModuleType("aeon")
+    aeon.datasets = datasets
+    monkeypatch.setitem(sys.modules, "aeon", aeon)
+    monkeypatch.setitem(sys.modules, "aeon.datasets", datasets)
+
+
+def test_load_aeon_keeps_the_official_split(monkeypatch):
+    X, y = _toy_series()
+    fake_aeon(monkeypatch, X[:18], y[:18], X[18:], y[18:])
+    tr, te, both = load_aeon("Toy", split="train"), load_aeon("Toy", split="test"), load_aeon("Toy")
+    assert np.array_equal(tr.data, X[:18]) and np.array_equal(te.data, X[18:])
+    assert tr.target.tolist() == y[:18].tolist() and te.target.tolist() == y[18:].tolist()
+    assert set(tr.split) == {"train"} and set(te.split) == {"test"}
+    assert np.array_equal(both.data, X) and both.split.tolist() == ["train"] * 18 + ["test"] * 12
+    assert load_aeon("Toy", split="train", max_samples=5).data.shape == (5, 24)
+    with pytest.raises(ValueError, match="split must be 'train', 'test' or None"):
+        load_aeon("Toy", split="validation")
+
+
+def _spec(tmp_path, dataset_extra="", study_extra=""):
+    spec = tmp_path / "ts.toml"
+    spec.write_text(
+        f"""
+[study]
+seed = 0
+outer_folds = 3
+inner_folds = 2
+{study_extra}
+
+[[datasets]]
+name = "toy"
+loader = "aeon"
+options = {{ name = "Toy" }}
+{dataset_extra}
+
+[[kernels]]
+name = "dtw"
+grid = {{ gamma = [0.5, 2.0], window = [0, 3] }}
+scale = {{ gamma = "inverse_median" }}
+
+[[methods]]
+estimator = "SpectrumSVC"
+params = {{ spectrum = "clip" }}
+grid = {{ C = [1.0, 10.0] }}
+"""
+    )
+    return spec
+
+
+def test_spec_split_option_is_validated(tmp_path):
+    with pytest.raises(SpecError, match=r"split must be one of \['folds', 'given'\]"):
+        load_spec(_spec(tmp_path, 'split = "official"'))
+    bad = tmp_path / "digits.toml"
+    bad.write_text(
+        '[[datasets]]\nname = "d"\nloader = "digits"\nsplit = "given"\n'
+        '[[kernels]]\nname = "linear"\n[[methods]]\nestimator = "SpectrumSVC"\n'
+    )
+    with pytest.raises(SpecError, match=r"datasets\[0\]\.split = 'given'.*no given train/test"):
+        load_spec(bad)
+    # "folds" is the default: same study, same hash (results directories stay valid)
+    assert load_spec(_spec(tmp_path, 'split = "folds"')).hash == load_spec(_spec(tmp_path)).hash
+    assert load_spec(_spec(tmp_path, 'split = "given"')).hash != load_spec(_spec(tmp_path)).hash
+
+
+def test_given_split_is_the_outer_fold_and_tuning_stays_in_training(monkeypatch, tmp_path):
+    X, y = _toy_series()
+    fake_aeon(monkeypatch, X[:18], y[:18], X[18:], y[18:])
+    study = load_spec(_spec(tmp_path, 'split = "given"'))
+    assert study.outer_folds_of("toy") == 1
+    data = load_dataset(study.datasets[0], seed=0)
+    assert data.test_mask.tolist() == [False] * 18 + [True] * 12
+    (train, test), *rest = outer_splits(data.y, study, data.test_mask)
+    assert not rest and train.tolist() == list(range(18)) and test.tolist() == list(range(18, 30))
+    for fit, ev in inner_splits(data.y, study, 0, data.test_mask):
+        assert set(fit) | set(ev) == set(range(18)) and not set(fit) & set(ev)
+
+    out = tmp_path / "out"
+    run_study(_spec(tmp_path, 'split = "given"'), out, n_jobs=1, progress=False)
+    rows = list(csv.DictReader(open(out / "results.csv")))
+    assert len(rows) == 1 and rows[0]["outer_fold"] == "0"
+    assert int(rows[0]["n_train"]) == 18 and int(rows[0]["n_test"]) == 12
+    report = (out / "report.md").read_text()
+    assert "given train/test split" in report
+
+    # the recorded test score is the refit of the selected candidate on the official training
+    # part, scored on the official test part (reference: direct DTW, median and SVC)
+    import json
+
+    from indefsvm import SpectrumSVC
+    from indefsvm.kernels import dtw_distances
+
+    params = json.loads(rows[0]["params"])
+    w, g = params["kernel"]["window"], params["kernel"]["gamma"]
+    D = dtw_distances(X[:18], window=w)
+    gamma = g / np.median(D[np.triu_indices(18, 1)])
+    clf = SpectrumSVC(spectrum="clip", C=params["method"]["C"]).fit(np.exp(-gamma * D), y[:18])
+    pred = clf.predict(np.exp(-gamma * dtw_distances(X[18:], X[:18], window=w)))
+    assert float(rows[0]["score"]) == pytest.approx(np.mean(pred == y[18:]), abs=1e-12)
+
+
+def test_given_split_with_max_samples_keeps_both_parts(monkeypatch, tmp_path):
+    X, y = _toy_series(n=40)
+    X[:, 0] = np.arange(40)  # the first point identifies the series
+    fake_aeon(monkeypatch, X[:10], y[:10], X[10:], y[10:])
+    study = load_spec(_spec(tmp_path, 'split = "given"\nmax_samples = 20'))
+    data = load_dataset(study.datasets[0], seed=0)
+    assert data.n == 20 and data.test_mask.sum() == 15 and (~data.test_mask).sum() == 5
+    # the training part comes from the official training part only
+    origin = data.X[:, 0]
+    assert np.all(origin[~data.test_mask] < 10) and np.all(origin[data.test_mask] >= 10)
