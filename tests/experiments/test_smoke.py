@@ -35,6 +35,7 @@ OUTPUTS = {
     "nystrom_approximation.py": "nystrom_approximation.md",
     "ong_fig2.py": "ong_fig2.md",
     "scale_krein.py": "scale_krein.md",
+    "sh_svm_tuning.py": "sh_svm_tuning.md",
     "spectrum_table.py": "spectrum_table.md",
     "table2.py": "paper_comparison.md",
     "table3.py": "paper_comparison.md",
