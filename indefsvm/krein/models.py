@@ -858,7 +858,10 @@ class KreinSquaredHingeSVC(
     (:func:`indefsvm.krein.lowrank.squared_hinge_svm`). With ``n_components=None`` the factor
     is the exact eigendecomposition of the dense training kernel (``Phi = V |D|^{1/2}``, test
     map ``phi(x) = k(x)' V |D|^{-1/2}``); with ``n_components = m`` it is the one-shot Nystroem
-    factor of ``m`` landmarks (paper 003's low-rank method; memory O(n m)).
+    factor of ``m`` landmarks (paper 003's low-rank method; memory O(n m)), or with
+    ``factorization="landmark"`` paper 003's own features ``K_XZ U_ZZ |D_ZZ|^{-1/2}``.
+    ``fit_intercept=False, factorization="landmark"`` is the problem exactly as paper 003
+    states it.
 
     Parameters
     ----------
