@@ -193,7 +193,11 @@ def write_table(rows: list[dict], path: Path) -> None:
             for s in SCHEMES
         ]
         best = next(iter(cell.values()))["best_rank_k_error"]
-        table.append([f"{ds} ({n})", f"{kname} ({iota:.2f})", k, setting, *vals, f"{best:.4f}"])
+        # "k|k" escaped: a bare | would split the markdown cell.
+        cell_setting = setting.replace("|", "\\|")
+        table.append(
+            [f"{ds} ({n})", f"{kname} ({iota:.2f})", k, cell_setting, *vals, f"{best:.4f}"]
+        )
     path.write_text("\n".join(markdown_table(columns, table)) + "\n")
 
 
