@@ -7,8 +7,10 @@ studies share ``_study_wrapper.py``. Scripts are not library code: they print th
 
 from __future__ import annotations
 
+import argparse
 import csv
 import sys
+import tempfile
 import time
 import warnings
 from collections.abc import Iterable, Sequence
@@ -21,6 +23,30 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+
+def add_smoke_argument(parser: argparse.ArgumentParser) -> None:
+    """Add ``--smoke``: a tiny setting that goes through the whole script in seconds.
+
+    The test suite runs every script with it (``tests/experiments/test_smoke.py``) so that
+    nothing rots unnoticed; its numbers mean nothing. Without ``--out`` a smoke run writes to a
+    fresh temporary directory, never over the results of a real run.
+    """
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="tiny setting through the whole script in seconds (numbers mean nothing); "
+        "outputs go to a temporary directory unless --out is given",
+    )
+
+
+def output_dir(out: str | Path | None, smoke: bool, default: str | Path) -> Path:
+    """The output directory: ``out`` if given, else a temporary one (smoke) or ``default``."""
+    if out is not None:
+        return Path(out)
+    if smoke:
+        return Path(tempfile.mkdtemp(prefix="indefsvm-smoke-"))
+    return Path(default)
 
 
 def log(msg: str, *, enabled: bool = True) -> None:

@@ -2,7 +2,9 @@
 
 ``run(spec, default_out, paper, argv)`` runs ``indefsvm study run SPEC --out OUT [options]``
 and writes ``OUT/paper_comparison.md``: our mean over the outer folds next to the published
-value, for the rows and methods the paper reports.
+value, for the rows and methods the paper reports. ``--smoke`` runs the spec's smoke slice
+(``indefsvm study run SPEC --smoke``: seconds, numbers meaningless) into a temporary directory
+unless ``--out`` is given.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import argparse
 import csv
 from pathlib import Path
+
+from _common import add_smoke_argument, output_dir
 
 from indefsvm.studies.cli import main as study_main
 
@@ -24,15 +28,17 @@ def run(
 ) -> int:
     """Run the study of ``spec`` and compare with the published ``paper`` values (in %)."""
     parser = argparse.ArgumentParser(description=f"Run {spec.name} as a study.")
-    parser.add_argument("--out", default=default_out)
+    parser.add_argument("--out", default=None, help=f"default {default_out}")
     parser.add_argument("--n-jobs", default="1")
     parser.add_argument("--backend", default="loky", choices=("loky", "dask"))
     parser.add_argument("--scheduler", default=None)
     parser.add_argument("--quiet", action="store_true")
+    add_smoke_argument(parser)
     args = parser.parse_args(argv)
+    args.out = str(output_dir(args.out, args.smoke, default_out))
     cmd = ["run", str(spec), "--out", args.out, "--n-jobs", args.n_jobs, "--backend",
            args.backend] + (["--scheduler", args.scheduler] if args.scheduler else []) + (
-        ["--quiet"] if args.quiet else [])  # fmt: skip
+        ["--quiet"] if args.quiet else []) + (["--smoke"] if args.smoke else [])  # fmt: skip
     code = study_main(["study", *cmd])
     if code != 0:
         return code
@@ -64,4 +70,3 @@ def run(
     (Path(args.out) / "paper_comparison.md").write_text("\n".join(lines) + "\n")
     print(Path(args.out) / "paper_comparison.md")
     return 0
-

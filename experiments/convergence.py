@@ -19,7 +19,9 @@ and ``fig1_all.png`` (all methods together).
 
 Run (default, a few minutes on 2 cores):
 ``OMP_NUM_THREADS=1 python experiments/convergence.py``; paper-like sizes:
-``python experiments/convergence.py --full`` (n = 300, 10 subsets, 3000 iterations).
+``python experiments/convergence.py --full`` (n = 300, 10 subsets, 3000 iterations);
+``--smoke``: n = 20, one subset, 10 iterations (a check that the script runs; outputs in a
+temporary directory unless ``--out`` is given).
 """
 
 from __future__ import annotations
@@ -34,7 +36,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from _common import solve_to_limit, write_csv_and_markdown  # noqa: E402
+from _common import (  # noqa: E402
+    add_smoke_argument,
+    output_dir,
+    solve_to_limit,
+    write_csv_and_markdown,
+)
 
 from indefsvm.datasets import load_digits_pair  # noqa: E402
 from indefsvm.plotting import gap_series, plot_convergence  # noqa: E402
@@ -69,10 +76,14 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--full", action="store_true", help="n = 300, 10 runs, 3000 iterations")
-    p.add_argument("--out", default="experiments/results/convergence")
+    p.add_argument("--out", default=None, help="default experiments/results/convergence")
+    add_smoke_argument(p)
     args = p.parse_args(argv)
     if args.full:
         args.n, args.runs, args.iters = 300, 10, 3000
+    if args.smoke:
+        args.n, args.runs, args.iters, args.libsvm_every = 20, 1, 10, 5
+    args.out = output_dir(args.out, args.smoke, "experiments/results/convergence")
     return args
 
 

@@ -23,7 +23,9 @@ Rows are appended to ``extensions_regression.csv`` and ``extensions_oneclass.csv
 computed; ``extensions.md`` summarises both.
 
 Run: ``python experiments/extensions.py [--n-jobs 1] [--seed 0]
-[--out experiments/results/extensions]``
+[--out experiments/results/extensions]``; ``--smoke``: 60 patients, 2 folds, one grid point,
+two digits of 30 images (a check that the script runs; outputs in a temporary directory
+unless ``--out`` is given).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _common import log
+from _common import add_smoke_argument, log, output_dir
 from joblib import Parallel, delayed
 from sklearn.datasets import load_diabetes, load_digits
 from sklearn.metrics import balanced_accuracy_score, roc_auc_score
@@ -101,9 +103,11 @@ def _regression_cv(method, params, X, y, fit, ev, coef0):
 def run_regression(args, out: Path, log) -> list[dict[str, Any]]:
     X, y = load_diabetes(return_X_y=True)
     idx = np.arange(len(y))
+    if args.smoke:  # a seeded subsample of 60 patients
+        idx = np.sort(np.random.default_rng(args.seed).choice(idx, size=60, replace=False))
     train, test = train_test_split(idx, test_size=0.5, random_state=args.seed, shuffle=True)
-    folds = list(KFold(5, shuffle=True, random_state=args.seed).split(train))
-    Cs, rhos = [0.1, 1.0, 10.0], [0.1, 1.0, 10.0]
+    folds = list(KFold(2 if args.smoke else 5, shuffle=True, random_state=args.seed).split(train))
+    Cs, rhos = ([1.0], [1.0]) if args.smoke else ([0.1, 1.0, 10.0], [0.1, 1.0, 10.0])
     grid = {
         "clipped-libsvm": [{"C": C} for C in Cs],
         "indefinite": [{"C": C, "rho": r} for C, r in itertools.product(Cs, rhos)],
@@ -150,12 +154,14 @@ def run_regression(args, out: Path, log) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------------------------
 
 
-def novelty_digit(digit: int, rhos: list[float], nu: float, seed: int) -> list[dict[str, Any]]:
+def novelty_digit(
+    digit: int, rhos: list[float], nu: float, seed: int, max_own: int | None = None
+) -> list[dict[str, Any]]:
     data = load_digits()
     X, labels = data.data, data.target
     own = np.flatnonzero(labels == digit)
     rng = np.random.default_rng(seed + digit)
-    own = rng.permutation(own)
+    own = rng.permutation(own)[:max_own]
     fit, inl = own[: len(own) // 2], own[len(own) // 2 :]
     outl = rng.choice(np.flatnonzero(labels != digit), size=len(inl), replace=False)
     ev = np.concatenate([inl, outl])
@@ -196,14 +202,15 @@ def novelty_digit(digit: int, rhos: list[float], nu: float, seed: int) -> list[d
 
 
 def run_oneclass(args, out: Path, log) -> list[dict[str, Any]]:
-    rhos = [0.1, 1.0, 10.0, 100.0]
+    rhos = [1.0] if args.smoke else [0.1, 1.0, 10.0, 100.0]
+    digits, max_own = (range(2), 30) if args.smoke else (range(10), None)
     path = out / "extensions_oneclass.csv"
     columns = ("digit", "method", "rho", "auc", "balanced_accuracy", "status")
     with open(path, "w", newline="") as fh:
         csv.DictWriter(fh, columns).writeheader()
     rows: list[dict[str, Any]] = []
     for digit_rows in Parallel(n_jobs=args.n_jobs, return_as="generator")(
-        delayed(novelty_digit)(d, rhos, args.nu, args.seed) for d in range(10)
+        delayed(novelty_digit)(d, rhos, args.nu, args.seed, max_own) for d in digits
     ):
         rows.extend(digit_rows)
         with open(path, "a", newline="") as fh:
@@ -254,9 +261,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--coef0", type=float, default=-1.0, help="sigmoid offset (regression)")
     parser.add_argument("--nu", type=float, default=0.1, help="one-class nu")
     parser.add_argument("--skip", default="", help="'regression' or 'oneclass' to skip one")
-    parser.add_argument("--out", default="experiments/results/extensions")
+    parser.add_argument("--out", default=None, help="default experiments/results/extensions")
+    add_smoke_argument(parser)
     args = parser.parse_args(argv)
-    out = Path(args.out)
+    out = output_dir(args.out, args.smoke, "experiments/results/extensions")
     out.mkdir(parents=True, exist_ok=True)
 
     reg = [] if args.skip == "regression" else run_regression(args, out, log)

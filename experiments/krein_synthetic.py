@@ -20,7 +20,9 @@ they are finished; ``krein_synthetic.md`` and ``krein_synthetic.png`` are rewrit
 data set.
 
 Run: ``python experiments/krein_synthetic.py`` (n = 100, 200; a few minutes on 2 cores) or
-``python experiments/krein_synthetic.py --full`` (the paper's n = 100, 500, 1000).
+``python experiments/krein_synthetic.py --full`` (the paper's n = 100, 500, 1000);
+``--smoke`` runs n = 100, 2 folds, 2 L-BFGS-B iterations in seconds (a check that the script
+runs; outputs in a temporary directory unless ``--out`` is given).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import time
 from pathlib import Path
 
 import matplotlib
+from _common import add_smoke_argument, output_dir
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -98,7 +101,7 @@ def evaluate(kernel: str, n: int, args: argparse.Namespace, out: Path) -> list[d
             tuned = tune(Ktr, y[tr], method, args.seed + i, args.max_iter)
             p = tuned["params"]
             est = KreinRegressor(
-                method=method,
+                formulation=method,
                 lambda_plus=p.get("lambda_plus", 1.0),
                 lambda_minus=p.get("lambda_minus", 1.0),
                 lam=p.get("lam", 1.0),
@@ -198,9 +201,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--folds", type=int, default=10)
     parser.add_argument("--max-iter", type=int, default=40, help="L-BFGS-B iterations")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=Path("results/krein"))
+    parser.add_argument("--out", type=Path, default=None, help="default results/krein")
+    add_smoke_argument(parser)
     args = parser.parse_args(argv)
     sizes = [100, 500, 1000] if args.full else args.sizes
+    if args.smoke:  # one small set per kernel, 2 folds, 2 L-BFGS-B iterations
+        sizes, args.folds, args.max_iter = [100], 2, 2
+    args.out = output_dir(args.out, args.smoke, "results/krein")
     args.out.mkdir(parents=True, exist_ok=True)
     for name, fields in (
         ("krein_synthetic.csv", SUMMARY_FIELDS),

@@ -27,7 +27,9 @@ mean error over folds. Writes ``<out>/lowrank_accuracy.csv``, ``lowrank_accuracy
 Run: ``OMP_NUM_THREADS=1 python experiments/lowrank_accuracy.py`` (UCI + time series,
 5 folds; about 10-15 minutes on the shared 2-core machine). With aeon installed outside the
 environment (``pip install --no-deps --target /tmp/aeon_pkgs aeon deprecated wrapt pandas``,
-see docs/scale.md), prefix ``PYTHONPATH=/tmp/aeon_pkgs``.
+see docs/scale.md), prefix ``PYTHONPATH=/tmp/aeon_pkgs``. ``--smoke``: haberman (and GunPoint
+with aeon), 60 objects each, ranks 5 and 10, 2 folds (a check that the script runs; outputs in
+a temporary directory unless ``--out`` is given).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from _common import append_csv_row  # noqa: E402
+from _common import add_smoke_argument, append_csv_row, output_dir  # noqa: E402
 from sklearn.model_selection import StratifiedKFold  # noqa: E402
 
 from indefsvm.datasets import load_uci, standardize_within_fold  # noqa: E402
@@ -200,7 +202,14 @@ def summarize(rows, ranks, out: Path) -> None:
     plt.close(fig)
 
 
-def main() -> None:
+def _smoke_subsample(X: np.ndarray, y: np.ndarray, n: int = 60) -> tuple[np.ndarray, np.ndarray]:
+    """A seeded subsample of ``n`` objects with both classes (the ``--smoke`` setting)."""
+    rng = np.random.default_rng(0)
+    idx = np.concatenate([rng.permutation(np.flatnonzero(y == c))[: n // 2] for c in (-1, 1)])
+    return X[np.sort(idx)], y[np.sort(idx)]
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--uci", nargs="*", default=["ionosphere", "wisconsin", "diabetes", "german"]
@@ -210,8 +219,12 @@ def main() -> None:
     )
     parser.add_argument("--ranks", type=int, nargs="+", default=[5, 10, 25, 50, 100])
     parser.add_argument("--folds", type=int, default=5)
-    parser.add_argument("--out", type=Path, default=Path("results/scale"))
-    args = parser.parse_args()
+    parser.add_argument("--out", type=Path, default=None, help="default results/scale")
+    add_smoke_argument(parser)
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.uci, args.series, args.ranks, args.folds = ["haberman"], ["GunPoint"], [5, 10], 2
+    args.out = output_dir(args.out, args.smoke, "results/scale")
     args.out.mkdir(parents=True, exist_ok=True)
     out_csv = args.out / "lowrank_accuracy.csv"
     if out_csv.exists():
@@ -219,6 +232,8 @@ def main() -> None:
     rows: list[dict] = []
     for name in args.uci:
         X, y = load_uci_task(name)
+        if args.smoke:
+            X, y = _smoke_subsample(X, y)
         evaluate(name, "uci", X, y, args.ranks, args.folds, rows, out_csv)
         summarize(rows, args.ranks, args.out)
     if args.series:
@@ -229,6 +244,8 @@ def main() -> None:
         else:
             for name in args.series:
                 X, y = load_aeon_task(name)
+                if args.smoke:
+                    X, y = _smoke_subsample(X, y)
                 evaluate(f"{name} (DTW)", "series", X, y, args.ranks, args.folds, rows, out_csv)
                 summarize(rows, args.ranks, args.out)
     summarize(rows, args.ranks, args.out)

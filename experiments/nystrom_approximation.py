@@ -24,7 +24,9 @@ and the figures ``nystrom_error_vs_rank.png`` / ``nystrom_error_vs_time.png``.
 Run: ``OMP_NUM_THREADS=1 python experiments/nystrom_approximation.py`` (about 30 minutes on
 the shared, heavily loaded 2-core machine); ``--datasets digits --repeats 1`` for a quick look;
 ``--rcond 1e-2 --schemes uniform --out results/scale/rcond`` for the effect of a larger
-pseudo-inverse cut-off (docs/scale.md).
+pseudo-inverse cut-off (docs/scale.md). ``--smoke``: 120 ionosphere objects, ranks 5 and 10,
+one seed (a check that the script runs; outputs in a temporary directory unless ``--out`` is
+given).
 """
 
 from __future__ import annotations
@@ -40,7 +42,11 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from _common import markdown_table  # noqa: E402  (also: this checkout's indefsvm first)
+from _common import (  # noqa: E402  (also: this checkout's indefsvm first)
+    add_smoke_argument,
+    markdown_table,
+    output_dir,
+)
 from sklearn.datasets import load_digits  # noqa: E402
 
 from indefsvm.approximation.nystrom import IndefiniteNystroem  # noqa: E402
@@ -82,7 +88,7 @@ def dense_kernel(name: str, params: dict, X: np.ndarray) -> np.ndarray:
     return difference_of_gaussians_kernel(X, **params)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--datasets", nargs="+", default=["digits", "german", "diabetes", "ionosphere"]
@@ -96,12 +102,18 @@ def main() -> None:
         help="pseudo-inverse cut-off of K_ZZ (default: IndefiniteNystroem's 1e-10)",
     )
     parser.add_argument("--schemes", nargs="+", default=list(SCHEMES), choices=SCHEMES)
-    parser.add_argument("--out", type=Path, default=Path("results/scale"))
-    args = parser.parse_args()
+    parser.add_argument("--out", type=Path, default=None, help="default results/scale")
+    add_smoke_argument(parser)
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.datasets, args.ranks, args.repeats = ["ionosphere"], [5, 10], 1
+    args.out = output_dir(args.out, args.smoke, "results/scale")
     args.out.mkdir(parents=True, exist_ok=True)
     rows = []
     for ds in args.datasets:
         X = load(ds)
+        if args.smoke:  # the first 120 objects
+            X = X[:120]
         n = X.shape[0]
         for kname, (kfun, params) in kernels(X).items():
             K = dense_kernel(kfun, params, X)
@@ -182,7 +194,11 @@ def write_table(rows: list[dict], path: Path) -> None:
             for s in SCHEMES
         ]
         best = next(iter(cell.values()))["best_rank_k_error"]
-        table.append([f"{ds} ({n})", f"{kname} ({iota:.2f})", k, setting, *vals, f"{best:.4f}"])
+        # "k|k" escaped: a bare | would split the markdown cell.
+        cell_setting = setting.replace("|", "\\|")
+        table.append(
+            [f"{ds} ({n})", f"{kname} ({iota:.2f})", k, cell_setting, *vals, f"{best:.4f}"]
+        )
     path.write_text("\n".join(markdown_table(columns, table)) + "\n")
 
 

@@ -22,7 +22,8 @@ function, columns TSF / LF / MR-II with mean +- one standard deviation, and RMSE
 iteration count), ``ong_fig2.csv`` (RMSE curves) and ``ong_fig2.md`` (the table).
 
 Run: ``python experiments/ong_fig2.py`` (100 experiments; about 20 s on 2 cores), or
-``--experiments 20`` for a quick look.
+``--experiments 20`` for a quick look; ``--smoke``: 2 experiments of n = 60 (a check that the
+script runs; outputs in a temporary directory unless ``--out`` is given).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import time
 from pathlib import Path
 
 import matplotlib
+from _common import add_smoke_argument, output_dir
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -213,7 +215,7 @@ def plot(results: dict, args: argparse.Namespace, path: Path) -> None:
     plt.close(fig)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--experiments", type=int, default=100)
     parser.add_argument("--n", type=int, default=100)
@@ -223,8 +225,12 @@ def main() -> None:
     parser.add_argument("--lf-iter", type=int, default=30, help="paper: 30")
     parser.add_argument("--mr-iter", type=int, default=8, help="paper: 8")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=Path("results/ong_fig2"))
-    args = parser.parse_args()
+    parser.add_argument("--out", type=Path, default=None, help="default results/ong_fig2")
+    add_smoke_argument(parser)
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.experiments, args.n = 2, 60
+    args.out = output_dir(args.out, args.smoke, "results/ong_fig2")
     args.out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     # 100 x 100 problems: one BLAS thread (many threads are 100x slower on a loaded machine).

@@ -17,7 +17,9 @@ fit, and it grows as n^3).
 
 Run: ``OMP_NUM_THREADS=1 python experiments/scale_krein.py`` (n = 1e4, 3e4, 1e5, 3e5, 1e6;
 about 15-25 minutes on the shared 2-core machine; results appended to
-``results/scale/scale_krein.csv``, table ``results/scale/scale_krein.md``).
+``results/scale/scale_krein.csv``, table ``results/scale/scale_krein.md``). ``--smoke``:
+n = 1,000, m = 50, 2,000 test points (a check that the script runs; outputs in a temporary
+directory unless ``--out`` is given). A failed child ends the run with exit status 1.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import append_csv_row  # noqa: E402
+from _common import add_smoke_argument, append_csv_row, output_dir  # noqa: E402
 
 LEARNERS = ("vc-lsm", "lsm", "sh-svm")
 
@@ -48,12 +50,12 @@ def make_data(n: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return X, y
 
 
-def child(n: int, m: int, d: int, learners: list[str], seed: int) -> dict:
+def child(n: int, m: int, d: int, learners: list[str], seed: int, n_test: int = 20000) -> dict:
     from indefsvm.kernels import sigmoid_kernel
     from indefsvm.krein import KreinClassifier, KreinKernelRidgeClassifier, KreinSquaredHingeSVC
 
     X, y = make_data(n, d, seed)
-    Xt, yt = make_data(20000, d, seed + 1)
+    Xt, yt = make_data(n_test, d, seed + 1)
     params = {"gamma": 1.0 / d, "coef0": -1.0}
     row: dict = {"n": n, "m": m, "d": d}
     # Same-process yardstick: one dense eigh of a 2000 x 2000 sigmoid kernel.
@@ -86,7 +88,7 @@ def child(n: int, m: int, d: int, learners: list[str], seed: int) -> dict:
     return row
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--sizes", type=int, nargs="+", default=[10**4, 3 * 10**4, 10**5, 3 * 10**5, 10**6]
@@ -95,12 +97,18 @@ def main() -> None:
     parser.add_argument("--d", type=int, default=20)
     parser.add_argument("--learners", nargs="+", default=list(LEARNERS), choices=LEARNERS)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=Path("results/scale"))
+    parser.add_argument("--n-test", type=int, default=20000, help="test points")
+    parser.add_argument("--out", type=Path, default=None, help="default results/scale")
     parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    add_smoke_argument(parser)
+    args = parser.parse_args(argv)
     if args.child is not None:
-        print(json.dumps(child(args.child, args.m, args.d, args.learners, args.seed)))
+        row = child(args.child, args.m, args.d, args.learners, args.seed, args.n_test)
+        print(json.dumps(row))
         return
+    if args.smoke:
+        args.sizes, args.m, args.n_test = [1000], 50, 2000
+    args.out = output_dir(args.out, args.smoke, "results/scale")
     args.out.mkdir(parents=True, exist_ok=True)
     load = os.getloadavg()
     machine = (
@@ -109,6 +117,7 @@ def main() -> None:
     )
     print(machine, flush=True)
     rows = []
+    failed = False
     for n in args.sizes:
         cmd = [
             sys.executable,
@@ -121,6 +130,8 @@ def main() -> None:
             str(args.d),
             "--seed",
             str(args.seed),
+            "--n-test",
+            str(args.n_test),
             "--learners",
             *args.learners,
         ]
@@ -128,6 +139,7 @@ def main() -> None:
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             print(f"n={n} failed:\n{proc.stderr[-2000:]}", flush=True)
+            failed = True
             break
         row = json.loads(proc.stdout.strip().splitlines()[-1])
         row["load1"] = os.getloadavg()[0]
@@ -152,6 +164,8 @@ def main() -> None:
         lines.append("| " + " | ".join(cells) + " |")
     (args.out / "scale_krein.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
+    if failed:  # the finished rows are kept; the exit status says the run is incomplete
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":

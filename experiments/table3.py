@@ -35,6 +35,4 @@ NOTE = (
 
 
 if __name__ == "__main__":
-    raise SystemExit(
-        run(SPEC, "experiments/results/table3", PAPER, "average", sys.argv[1:], NOTE)
-    )
+    raise SystemExit(run(SPEC, "experiments/results/table3", PAPER, "average", sys.argv[1:], NOTE))

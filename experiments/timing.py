@@ -16,7 +16,8 @@ in the paper).
 
 Run (default, a few minutes on 2 cores): ``OMP_NUM_THREADS=1 python experiments/timing.py``;
 paper-like sizes: ``python experiments/timing.py --full`` (n = 100..350, 10 subsets, SIQCLP up
-to 300).
+to 300); ``--smoke``: n = 10, 20, one subset, SIQCLP at n = 10, at most 200 iterations (a
+check that the script runs; outputs in a temporary directory unless ``--out`` is given).
 """
 
 from __future__ import annotations
@@ -30,7 +31,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from _common import solve_to_limit, write_csv_and_markdown  # noqa: E402
+from _common import (  # noqa: E402
+    add_smoke_argument,
+    output_dir,
+    solve_to_limit,
+    write_csv_and_markdown,
+)
 
 from indefsvm.datasets import load_digits_pair  # noqa: E402
 from indefsvm.plotting import plot_timing, timing_statistics  # noqa: E402
@@ -71,10 +77,14 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--max-time", type=float, default=300.0, help="per run")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--full", action="store_true", help="n = 100..350, 10 subsets")
-    p.add_argument("--out", default="experiments/results/timing")
+    p.add_argument("--out", default=None, help="default experiments/results/timing")
+    add_smoke_argument(p)
     args = p.parse_args(argv)
     if args.full:
         args.sizes, args.subsets, args.siqclp_max_n = [100, 150, 200, 250, 300, 350], 10, 300
+    if args.smoke:
+        args.sizes, args.subsets, args.siqclp_max_n, args.max_iter = [10, 20], 1, 10, 200
+    args.out = output_dir(args.out, args.smoke, "experiments/results/timing")
     return args
 
 

@@ -85,6 +85,10 @@ _LOW_RANK_CONSTRAINTS: dict[str, list[Any]] = {
     "landmarks": [StrOptions({"uniform", "kmeans++", "leverage"}), "array-like"],
     "random_state": ["random_state"],
 }
+#: ``factorization`` of the low-rank Krein learners (KREIN LSM, VC-LSM, SH-SVM).
+_FACTORIZATION_CONSTRAINT: dict[str, list[Any]] = {
+    "factorization": [StrOptions({"one-shot", "landmark"})],
+}
 
 
 class _KernelEstimatorMixin(KernelInputMixin):
@@ -123,6 +127,10 @@ class _KernelEstimatorMixin(KernelInputMixin):
             return PrecomputedColumns(K), np.arange(K.shape[0], dtype=np.float64)[:, None]
         return self.kernel, self._check_raw(X, reset=True)
 
+    def _landmark_split(self) -> bool:
+        """Paper 003's split of ``z`` by the signs of ``K_ZZ`` (``factorization="landmark"``)."""
+        return getattr(self, "factorization", "one-shot") == "landmark"
+
     def _nystroem(self, **overrides: Any):
         from indefsvm.approximation.nystrom import IndefiniteNystroem
 
@@ -136,6 +144,9 @@ class _KernelEstimatorMixin(KernelInputMixin):
             "landmarks": self.landmarks,
             "random_state": self.random_state,
         }
+        if self._landmark_split():
+            # L = K_XZ U |D|^{-1/2}, signature sign(D): the features of paper 003, Sect. 2.4-2.5.
+            params["factorization"] = "plain"
         if not isinstance(self.landmarks, str):
             params["n_components"] = None  # explicit indices fix m (checked by _low_rank)
         params.update(overrides)
@@ -152,7 +163,10 @@ class _KernelEstimatorMixin(KernelInputMixin):
 
         One-shot features of paper 003, Sect. 2.2; with ``center`` the columns are centred (the
         feature-space centring of the kernel, ``H K_X|Z H``) and re-diagonalised so that the
-        signature is again the spectral split of the centred low-rank kernel.
+        signature is again the spectral split of the centred low-rank kernel. With
+        ``factorization="landmark"`` the features are paper 003's ``L = K_XZ U |D|^{-1/2}`` with
+        the signature ``sign(D)`` of ``K_ZZ = U D U'`` (columns not orthogonal); centring only
+        centres the columns and the split stays that of ``K_ZZ``.
         """
         from indefsvm.krein.lowrank import rediagonalize
 
@@ -179,6 +193,7 @@ class _KernelEstimatorMixin(KernelInputMixin):
             # In place (Phi is ours): the n x r factor is the dominant memory at large n.
             self.feature_mean_ = Phi.mean(axis=0, dtype=np.float64)
             Phi -= self.feature_mean_.astype(Phi.dtype)
+        if self.center and not self._landmark_split():
             T, lam = rediagonalize(Phi, s, tol=getattr(self, "eig_tol", None))
             self.feature_rotation_ = T
             Phi = _right_multiply_inplace(Phi, T)
@@ -298,6 +313,15 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         classifier chooses the landmarks once, on the whole training set, for every pair.
     random_state : int, Generator or None
         Seed of the landmark selection.
+    factorization : {"one-shot", "landmark"}
+        Low-rank factor (with ``n_components`` only). ``"one-shot"`` (default): the
+        approximate eigendecomposition of paper 003, Sect. 2.2 (orthogonal columns), so that
+        ``lambda_+`` / ``lambda_-`` act on the positive / negative eigenspaces of the
+        (centred) low-rank kernel ``K_X|Z``. ``"landmark"``: paper 003's own split in
+        Sect. 2.4-2.5, by the signs of the eigenvalues of ``K_ZZ`` on the features
+        ``K_XZ U_ZZ |D_ZZ|^{-1/2}`` (the same ``K_X|Z``, non-orthogonal columns).
+        Only ``formulation="krein"`` or ``"omcs"`` with ``"landmark"`` (the spectrum
+        transformations need the eigenvalues of ``K_X|Z``).
 
     Attributes
     ----------
@@ -319,6 +343,7 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
     _parameter_constraints: dict = {
         **KERNEL_PARAMETER_CONSTRAINTS,
         **_LOW_RANK_CONSTRAINTS,
+        **_FACTORIZATION_CONSTRAINT,
         "formulation": [StrOptions(set(KREIN_FORMULATIONS))],
         "lambda_plus": [_POSITIVE],
         "lambda_minus": [_POSITIVE],
@@ -350,6 +375,7 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         n_components: int | None = None,
         landmarks: str | ArrayLike = "uniform",
         random_state: Any = None,
+        factorization: str = "one-shot",
     ) -> None:
         self.kernel = kernel
         self.gamma = gamma
@@ -359,6 +385,7 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         self.n_components = n_components
         self.landmarks = landmarks
         self.random_state = random_state
+        self.factorization = factorization
         self.formulation = formulation
         self.lambda_plus = lambda_plus
         self.lambda_minus = lambda_minus
@@ -476,6 +503,12 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         if self.formulation == "square" and self.square_test_map != "linear":
             raise ValueError(
                 "with n_components, formulation='square' supports square_test_map='linear'."
+            )
+        if self._landmark_split() and self.formulation not in ("krein", "omcs"):
+            raise ValueError(
+                f"factorization='landmark' supports formulation='krein' or 'omcs'; got "
+                f"{self.formulation!r} (a spectrum transformation needs the eigenvalues of the "
+                "low-rank kernel: use factorization='one-shot')."
             )
         Phi, s, absl = self._prepare_train_factor(X)
         y = _regression_targets(y, Phi.shape[0])
@@ -598,6 +631,13 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator)
         paper 003 on ``m`` Nystroem landmarks (see :class:`KreinRegressor`).
     landmarks : {"uniform", "kmeans++", "leverage"} or array of int
     random_state : int, Generator or None
+    factorization : {"one-shot", "landmark"}
+        Low-rank factor (with ``n_components`` only). ``"one-shot"`` (default): the
+        approximate eigendecomposition of paper 003, Sect. 2.2 (orthogonal columns), so that
+        ``lambda_+`` / ``lambda_-`` act on the positive / negative eigenspaces of the
+        (centred) low-rank kernel ``K_X|Z``. ``"landmark"``: paper 003's own split in
+        Sect. 2.4-2.5, by the signs of the eigenvalues of ``K_ZZ`` on the features
+        ``K_XZ U_ZZ |D_ZZ|^{-1/2}`` (the same ``K_X|Z``, non-orthogonal columns).
 
     Notes
     -----
@@ -609,6 +649,7 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator)
     _parameter_constraints: dict = {
         **KERNEL_PARAMETER_CONSTRAINTS,
         **_LOW_RANK_CONSTRAINTS,
+        **_FACTORIZATION_CONSTRAINT,
         "lambda_plus": [_POSITIVE],
         "lambda_minus": [_POSITIVE],
         "center": ["boolean"],
@@ -630,6 +671,7 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator)
         n_components: int | None = None,
         landmarks: str | ArrayLike = "uniform",
         random_state: Any = None,
+        factorization: str = "one-shot",
     ) -> None:
         self.kernel = kernel
         self.gamma = gamma
@@ -639,6 +681,7 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator)
         self.n_components = n_components
         self.landmarks = landmarks
         self.random_state = random_state
+        self.factorization = factorization
         self.lambda_plus = lambda_plus
         self.lambda_minus = lambda_minus
         self.center = center
@@ -794,7 +837,10 @@ class KreinSquaredHingeSVC(
     (:func:`indefsvm.krein.lowrank.squared_hinge_svm`). With ``n_components=None`` the factor
     is the exact eigendecomposition of the dense training kernel (``Phi = V |D|^{1/2}``, test
     map ``phi(x) = k(x)' V |D|^{-1/2}``); with ``n_components = m`` it is the one-shot Nystroem
-    factor of ``m`` landmarks (paper 003's low-rank method; memory O(n m)).
+    factor of ``m`` landmarks (paper 003's low-rank method; memory O(n m)), or with
+    ``factorization="landmark"`` paper 003's own features ``K_XZ U_ZZ |D_ZZ|^{-1/2}``.
+    ``fit_intercept=False, factorization="landmark"`` is the problem exactly as paper 003
+    states it.
 
     Parameters
     ----------
@@ -804,7 +850,8 @@ class KreinSquaredHingeSVC(
     lambda_plus, lambda_minus : float
         Regularisation of the two decomposition components (> 0).
     fit_intercept : bool
-        Unregularised intercept ``b``.
+        Unregularised intercept ``b`` (default True, a deviation: paper 003's SH-SVM,
+        Sect. 2.5, has no intercept; ``fit_intercept=False`` is the paper's problem).
     center : bool
         Centre the kernel in feature space (default False).
     tol, max_iter : float, int
@@ -814,6 +861,13 @@ class KreinSquaredHingeSVC(
     n_components : int, optional
     landmarks : {"uniform", "kmeans++", "leverage"} or array of int
     random_state : int, Generator or None
+    factorization : {"one-shot", "landmark"}
+        Low-rank factor (with ``n_components`` only). ``"one-shot"`` (default): the
+        approximate eigendecomposition of paper 003, Sect. 2.2 (orthogonal columns), so that
+        ``lambda_+`` / ``lambda_-`` act on the positive / negative eigenspaces of the
+        (centred) low-rank kernel ``K_X|Z``. ``"landmark"``: paper 003's own split in
+        Sect. 2.4-2.5, by the signs of the eigenvalues of ``K_ZZ`` on the features
+        ``K_XZ U_ZZ |D_ZZ|^{-1/2}`` (the same ``K_X|Z``, non-orthogonal columns).
 
     Attributes
     ----------
@@ -828,6 +882,7 @@ class KreinSquaredHingeSVC(
     _parameter_constraints: dict = {
         **KERNEL_PARAMETER_CONSTRAINTS,
         **_LOW_RANK_CONSTRAINTS,
+        **_FACTORIZATION_CONSTRAINT,
         "lambda_plus": [_POSITIVE],
         "lambda_minus": [_POSITIVE],
         "fit_intercept": ["boolean"],
@@ -855,12 +910,14 @@ class KreinSquaredHingeSVC(
         n_components: int | None = None,
         landmarks: str | ArrayLike = "uniform",
         random_state: Any = None,
+        factorization: str = "one-shot",
     ) -> None:
         self.kernel = kernel
         self.gamma = gamma
         self.coef0 = coef0
         self.degree = degree
         self.kernel_params = kernel_params
+        self.factorization = factorization
         self.lambda_plus = lambda_plus
         self.lambda_minus = lambda_minus
         self.fit_intercept = fit_intercept

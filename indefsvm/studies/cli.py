@@ -76,6 +76,17 @@ def add_study_parser(subparsers: Any) -> argparse.ArgumentParser:
         "is checked first; the old store is replaced atomically)",
     )
     r.add_argument("--no-report", action="store_true", help="skip the report at the end")
+    r.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a small slice of the spec that runs in seconds (every data set, kernel and "
+        "method on 40 objects, 2 outer and 2 inner folds, 1-2 grid values): checks that the "
+        "spec still runs; its numbers mean nothing",
+    )
+    r.add_argument("--datasets", nargs="+", metavar="NAME", default=None,
+                   help="run only these data sets of the spec (names)")  # fmt: skip
+    r.add_argument("--methods", nargs="+", metavar="LABEL", default=None,
+                   help="run only these methods of the spec (labels)")  # fmt: skip
     rep = sub.add_parser("report", help="write report.md, summary.csv and plots of a results DIR")
     rep.add_argument("dir")
     st = sub.add_parser(
@@ -113,8 +124,18 @@ def handle(args: argparse.Namespace) -> int:
         if args.study_command == "run":
             from indefsvm.studies.runner import run_study
 
+            spec: Any = args.spec
+            datasets = getattr(args, "datasets", None)
+            methods = getattr(args, "methods", None)
+            smoke = getattr(args, "smoke", False)
+            if smoke or datasets is not None or methods is not None:
+                from indefsvm.studies.spec import load_spec, restrict_study, smoke_study
+
+                spec = restrict_study(load_spec(spec), datasets=datasets, methods=methods)
+                if smoke:
+                    spec = smoke_study(spec)
             path = run_study(
-                args.spec,
+                spec,
                 args.out,
                 backend=args.backend,
                 n_jobs=args.n_jobs,

@@ -54,7 +54,7 @@ import hashlib
 import inspect
 import json
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +75,8 @@ __all__ = [
     "estimator_class",
     "load_spec",
     "parse_spec",
+    "restrict_study",
+    "smoke_study",
 ]
 
 #: Loaders that produce a precomputed kernel rather than features.
@@ -740,3 +742,95 @@ def load_spec(path: str | Path) -> Study:
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"{path}: not valid TOML: {exc}") from None
     return parse_spec(raw, base=path.resolve().parent, default_name=path.stem)
+
+
+#: Objects per data set in a smoke run (:func:`smoke_study`): enough for stratified 2 x 2 folds.
+SMOKE_SAMPLES = 40
+
+
+def restrict_study(
+    study: Study,
+    *,
+    datasets: list[str] | tuple[str, ...] | None = None,
+    methods: list[str] | tuple[str, ...] | None = None,
+) -> Study:
+    """The same study on a subset of its data sets and methods (``study run --datasets/--methods``).
+
+    Everything else (folds, grids, kernels, seed) is unchanged, so each kept record is the
+    record the whole study would compute; the stored spec (and its hash) is the restricted one.
+
+    Parameters
+    ----------
+    study : Study
+    datasets, methods : list of str, optional
+        Data set names and method labels to keep (default: all).
+
+    Returns
+    -------
+    Study
+
+    Raises
+    ------
+    SpecError
+        A name that is not in the spec (the message lists the names that are).
+    """
+    changes: dict[str, Any] = {}
+    for what, wanted, present in (
+        ("datasets", datasets, [d.name for d in study.datasets]),
+        ("methods", methods, [m.label for m in study.methods]),
+    ):
+        if wanted is None:
+            continue
+        unknown = [w for w in wanted if w not in present]
+        if unknown or not wanted:
+            raise SpecError(
+                f"--{what}: {unknown or wanted!r} not in the spec; its {what} are {present}."
+            )
+        items = study.datasets if what == "datasets" else study.methods
+        changes[what] = tuple(
+            x for x in items if (x.name if what == "datasets" else x.label) in wanted
+        )
+    return replace(study, **changes)
+
+
+def smoke_study(study: Study, n_samples: int = SMOKE_SAMPLES) -> Study:
+    """A small slice of ``study`` that goes through every data set, kernel and method in seconds.
+
+    Used by ``indefsvm study run SPEC --smoke`` and the test suite, so that a spec cannot rot
+    unnoticed: every loader, kernel and estimator of the spec is exercised, on a seeded,
+    stratified subsample of ``n_samples`` objects per data set, with 2 outer and 2 inner folds,
+    the first value of every kernel grid and the first value of every method grid except the
+    first key (in sorted order), which keeps its first two values so that the inner selection
+    runs too; ``search = "random"`` draws at most 2 candidates. The numbers of a smoke run mean
+    nothing; the study's name gets the suffix `` (smoke)``.
+
+    Parameters
+    ----------
+    study : Study
+    n_samples : int
+        Objects per data set (a smaller ``max_samples`` of the spec is kept).
+
+    Returns
+    -------
+    Study
+    """
+    if isinstance(n_samples, bool) or not isinstance(n_samples, int) or n_samples < 8:
+        raise SpecError(f"smoke n_samples must be an integer >= 8; got {n_samples!r}.")
+
+    def first(grid: dict[str, list[Any]], keep_two: bool) -> dict[str, list[Any]]:
+        keys = sorted(grid)
+        return {k: list(grid[k][: 2 if keep_two and k == keys[0] else 1]) for k in keys}
+
+    return replace(
+        study,
+        name=f"{study.name} (smoke)",
+        outer_folds=2,
+        inner_folds=2,
+        n_iter=None if study.n_iter is None else min(study.n_iter, 2),
+        datasets=tuple(
+            replace(d, max_samples=min(n_samples, d.max_samples or n_samples))
+            for d in study.datasets
+        ),
+        kernels=tuple(replace(k, grid=first(k.grid, False)) for k in study.kernels),
+        methods=tuple(replace(m, grid=first(m.grid, True)) for m in study.methods),
+    )
