@@ -67,15 +67,16 @@ def tune(K: np.ndarray, y: np.ndarray, method: str, seed: int, max_iter: int) ->
         kw = dict(lambda_plus=start, lambda_minus=start, lam=start)
         if method == "krein":
             res = tune_variance_constrained(
-                K, y, method="krein", random_state=seed, max_iter=max_iter, **kw
+                K, y, formulation="krein", random_state=seed, max_iter=max_iter, **kw
             )
         elif method == "omcs":
             res = tune_variance_constrained(
-                K, y, method="omcs", random_state=seed, max_iter=max_iter, **kw
+                K, y, formulation="omcs", random_state=seed, max_iter=max_iter, **kw
             )
         else:
             res = tune_variance_constrained(
-                K, y, method="omcs", transform=method, random_state=seed, max_iter=max_iter, **kw
+                K, y, formulation="omcs", transform=method, random_state=seed,
+                max_iter=max_iter, **kw,
             )
         if best is None or res.loss < best.loss:
             best = res

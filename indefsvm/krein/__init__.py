@@ -17,12 +17,13 @@ The second paradigm of :mod:`indefsvm` (next to the indefinite SVM of Luss & d'A
 
 # Each module's __all__ is its public interface; the package re-exports them all, so a new
 # public name is declared once (in its module), not again here.
-from indefsvm.krein import hypergrad, lowrank, models, solver, subspace
+from indefsvm.krein import hypergrad, lowrank, models, solver, subspace, tuning
 from indefsvm.krein.hypergrad import *  # noqa: F403
 from indefsvm.krein.lowrank import *  # noqa: F403
 from indefsvm.krein.models import *  # noqa: F403
 from indefsvm.krein.solver import *  # noqa: F403
 from indefsvm.krein.subspace import *  # noqa: F403
+from indefsvm.krein.tuning import *  # noqa: F403
 
 __all__ = [
     *hypergrad.__all__,
@@ -30,4 +31,5 @@ __all__ = [
     *models.__all__,
     *solver.__all__,
     *subspace.__all__,
+    *tuning.__all__,
 ]
