@@ -7,11 +7,16 @@ from typing import TYPE_CHECKING
 
 from indefsvm.utils.lazy import attach
 
-__all__ = ["IndefiniteNystroem"]
+__all__ = ["IndefiniteNystroem", "one_shot_eigendecomposition"]
 
 __getattr__, __dir__ = attach(
-    __name__, {"IndefiniteNystroem": "indefsvm.approximation.nystrom"}, ("nystrom",)
+    __name__,
+    {
+        "IndefiniteNystroem": "indefsvm.approximation.nystrom",
+        "one_shot_eigendecomposition": "indefsvm.approximation.nystrom",
+    },
+    ("nystrom",),
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from indefsvm.approximation.nystrom import IndefiniteNystroem
+    from indefsvm.approximation.nystrom import IndefiniteNystroem, one_shot_eigendecomposition
