@@ -53,3 +53,29 @@ def test_bench_threads_refuses_bad_arguments(capsys):
             bench.main(argv)
         assert excinfo.value.code == 2
     assert "--repeats must be >= 1" in capsys.readouterr().err
+
+
+def _load_bench(name: str):
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    return module
+
+
+def test_bench_nystrom_eig_smoke_measures_every_method(tmp_path):
+    """``benchmarks/bench_nystrom_eig.py --smoke`` (issue 26, item 7) runs and its errors are at
+    rounding level against the dense reference."""
+    bench = _load_bench("bench_nystrom_eig")
+    out = tmp_path / "eig.md"
+    rows = bench.main(["--smoke", "--out", str(out)])
+    assert {row["method"] for row in rows} == set(bench.METHODS)
+    assert {(row["n"], row["m"]) for row in rows} == {(300, 20), (300, 50)}
+    for row in rows:
+        assert row["reference"] == "dense eigh"
+        assert row["eig_error"] < 1e-10 and row["orthogonality"] < 1e-10
+        assert row["time"] > 0
+    assert "| n | m | r (negative) | method |" in out.read_text()
