@@ -142,24 +142,27 @@ def check_measure_for_classes(name: str, n_classes: int) -> str | None:
 
 
 def measure(name: str, est: Any, K_eval: NDArray, y: NDArray, pred: NDArray) -> float:
+    """The value of measure ``name`` on one evaluation block (greater is better but for
+    ``error_rate``). The paper's measures come from :mod:`indefsvm.metrics` (one definition
+    for the package), with the estimator's ``classes_[-1]`` as the positive class."""
     if name in _PREDICTION_MEASURES:
         from sklearn.metrics import balanced_accuracy_score, f1_score
+
+        from indefsvm import metrics
 
         classes = getattr(est, "classes_", None)
         pos = classes[-1] if classes is not None else np.max(y)
         if name == "accuracy":
-            return float(np.mean(pred == y))
+            return metrics.accuracy(y, pred)
         if name == "error_rate":
-            return float(np.mean(pred != y))
+            return float(np.mean(np.asarray(pred) != np.asarray(y)))
         if name == "balanced_accuracy":
             return float(balanced_accuracy_score(y, pred))
         if name == "f1":
             return float(f1_score(y, pred, pos_label=pos, zero_division=0.0))
-        positives = y == pos
-        rec = float(np.mean(pred[positives] == pos)) if positives.any() else 0.0
         if name == "recall":
-            return rec
-        return 0.5 * (float(np.mean(pred == y)) + rec)  # "average" of paper 004, Sect. 5.1
+            return metrics.recall(y, pred, pos_label=pos)
+        return metrics.accuracy_recall_average(y, pred, pos_label=pos)  # paper 004, Sect. 5.1
     from sklearn.metrics import get_scorer
 
     return float(get_scorer(name)(est, K_eval, y))
