@@ -32,25 +32,35 @@ class StderrHandler(logging.StreamHandler):
         pass
 
 
-def console_logger(level: int) -> logging.Logger:
-    """The ``indefsvm`` logger with one :class:`StderrHandler` and the given level."""
+def _with_stderr_handler() -> logging.Logger:
+    """The ``indefsvm`` logger, with one :class:`StderrHandler` attached."""
     pkg = logging.getLogger("indefsvm")
     if not any(isinstance(h, StderrHandler) for h in pkg.handlers):
         pkg.addHandler(StderrHandler())
+    return pkg
+
+
+def console_logger(level: int) -> logging.Logger:
+    """The ``indefsvm`` logger with one :class:`StderrHandler` and the given level."""
+    pkg = _with_stderr_handler()
     pkg.setLevel(level)
     return pkg
 
 
 def report_internal_error(exc: BaseException, log: logging.Logger) -> int:
-    """Say on stderr that ``exc`` is a bug (traceback at debug level); the exit code 3.
+    """Log at ERROR that ``exc`` is a bug (traceback at debug level); the exit code 3.
 
     Every ``indefsvm`` command (also ``indefsvm study``) ends an unexpected exception this way.
+    ``log`` is a logger below ``indefsvm``; the command's console handler (attached here if the
+    command has not attached it yet) shows the message on stderr.
     """
+    _with_stderr_handler()
     log.debug("internal error", exc_info=True)
-    print(
-        f"internal error: {type(exc).__name__}: {exc}\nThis is a bug in indefsvm; please "
-        "report it with the command line (run with -v for the traceback).",
-        file=sys.stderr,
+    log.error(
+        "internal error: %s: %s\nThis is a bug in indefsvm; please report it with the command "
+        "line (run with -v for the traceback).",
+        type(exc).__name__,
+        exc,
     )
     return EXIT_INTERNAL_ERROR
 
