@@ -415,6 +415,11 @@ class ProxyKernelOperator:
     ``K* = M`` and no eigenvalue work is done per evaluation (paper 004 eq. 22, PerturbSVM).
     """
 
+    #: The operator protocol (:class:`indefsvm.proxy.protocols.KernelOperator`): this operator
+    #: holds ``K0`` as an n x n array, so it provides every capability a solver may need.
+    low_rank = False
+    provides = frozenset({"n_by_n", "eigenbasis", "objective_only"})
+
     def __init__(
         self,
         K0: NDArray[np.float64],
@@ -422,8 +427,12 @@ class ProxyKernelOperator:
         *,
         eigh: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
         assume_psd: bool = False,
+        row_scale: NDArray[np.float64] | None = None,
     ) -> None:
         self.K0 = K0
+        #: ``Ds`` of a componentwise rho (``K0`` is then the working kernel ``Ds K0 Ds``); only
+        #: :meth:`result_kernel` uses it, to return ``K*`` in the original coordinates.
+        self.row_scale = row_scale
         self.n = K0.shape[0]
         self.sigma = float(sigma)
         self.assume_psd = assume_psd
@@ -475,6 +484,37 @@ class ProxyKernelOperator:
     def is_psd(self) -> bool:
         """True when ``K0`` has no negative eigenvalue (computed), so ``K*(u) = M(u)``."""
         return self.n_negative_k0 == 0
+
+    def dense_eigh(self) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
+        """``(eigenvalues, eigenvectors)`` of the working ``K0`` (None on the PSD-only path)."""
+        if self.eigenvalues is None:
+            return None
+        return self.eigenvalues, self.eigenvectors
+
+    def k0_eigenvalues(self) -> NDArray[np.float64]:
+        """The eigenvalues of the working ``K0`` (computed once on the PSD-only path)."""
+        if self.eigenvalues is not None:
+            return self.eigenvalues
+        cached = getattr(self, "_k0_eigenvalues", None)
+        if cached is None:
+            cached = self._k0_eigenvalues = np.linalg.eigvalsh(self.K0)
+        return cached
+
+    def result_kernel(self, state: ProxyState) -> NDArray[np.float64]:
+        """``K*`` of ``state`` as results carry it: dense, in the original coordinates."""
+        K = self.kernel(state)
+        if self.row_scale is not None:
+            # one product per entry, s_i s_j == s_j s_i bitwise: K* stays exactly symmetric
+            K /= np.multiply.outer(self.row_scale, self.row_scale)
+        return K
+
+    def feature_coef(self, state: ProxyState, u: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Refused: decision weights in factor coordinates need a factored ``K0``."""
+        raise TypeError(
+            "feature_coef needs a factored kernel K0 = Phi diag(s) Phi' (a LowRankKernel, e.g. "
+            "from IndefiniteNystroem); this problem was built on a dense n x n K0. Use "
+            "out_of_sample_rows with the new points' kernel rows instead."
+        )
 
     def state(self, u: NDArray[np.float64], *, smoothing: float = 0.0) -> ProxyState:
         """Evaluate the proxy kernel quantities at ``u``.

@@ -1022,3 +1022,9 @@ def _proximal_accpm(
     if status_note is not None:
         info["note"] = status_note
     return monitor.finish(info=info)
+
+
+#: What the solver needs from the problem's kernel operator
+#: (:class:`indefsvm.proxy.protocols.KernelOperator`): the Newton systems of its analytic
+#: centers are n x n, so a large low-rank problem refuses it before it starts.
+analytic_center_cutting_plane.needs = frozenset({"n_by_n"})  # type: ignore[attr-defined]
