@@ -87,6 +87,7 @@ def resolve_options(
         explicit = {**loose, **explicit}
     return {**PRESETS[preset].get(method, {}), **explicit}
 
+
 #: Named arguments of :func:`solve_problem`: a solver option with one of these names would be
 #: passed twice (Python's "multiple values for keyword" deep inside a fit).
 NAMED_OPTIONS = (
