@@ -338,7 +338,6 @@ def solve(
         max_time=max_time,
         start_time=start,
         progress=progress,
-        preset=preset,
         options=resolve_options(method, preset=preset, options=options, loose=solver_options),
     )
 

@@ -52,7 +52,7 @@ from indefsvm.proxy.operators import (
     _TINY,
     _Z_ERROR_LIMIT,
     ProxyState,
-    neg_sq_change_fields,
+    eigen_state_fields,
     smoothing_correction,
 )
 
@@ -614,27 +614,12 @@ class LowRankProxyOperator:
         low = rank_one_eigh(
             d, z, sigma, which="below", upper=float(smoothing), n_threads=self.engine_threads
         )
-        lam, W = low.eigenvalues, low.eigenvectors
-        neg = lam < 0
-        wz = W[:, neg].T @ z
-        # [U q]' K* u = (diag(d,0) + sigma c c') c - W_- diag(lam_-) W_-' c
-        s = d * z + (sigma * float(z @ z)) * z - W[:, neg] @ (lam[neg] * wz)
+        s, fields = eigen_state_fields(
+            d, z, sigma, low.eigenvalues, low.eigenvectors, u_norm_sq,
+            getattr(self, "excess_accuracy", 0.0),
+        )  # fmt: skip
         state = LowRankProxyState(
-            u=u,
-            z=z,
-            low_values=lam,
-            low_vectors=W,
-            kstar_u=np.empty(0),
-            u_kstar_u=float(z @ s),
-            u_k0_u=float(z @ (d * z)),
-            u_norm_sq=u_norm_sq,
-            u_mneg_u=float(np.sum(lam[neg] * wz**2)),
-            neg_sq_sum=float(np.sum(lam[neg] ** 2)),
-            **neg_sq_change_fields(
-                d, z, sigma, lam[neg], u_norm_sq, getattr(self, "excess_accuracy", 0.0)
-            ),
-            residual_norm=rn,
-            residual=residual,
+            u=u, kstar_u=np.empty(0), residual_norm=rn, residual=residual, **fields
         )
         state.kstar_u = self.apply_basis(state, s)
         return state

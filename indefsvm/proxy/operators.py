@@ -377,6 +377,42 @@ def _refine_offsets(
     return offset, t_error, ok
 
 
+def eigen_state_fields(
+    d: NDArray[np.float64],
+    z: NDArray[np.float64],
+    sigma: float,
+    lam: NDArray[np.float64],
+    W: NDArray[np.float64],
+    u_norm_sq: float,
+    excess_accuracy: float,
+) -> tuple[NDArray[np.float64], dict[str, Any]]:
+    """``K* u`` in the basis where ``K0 = diag(d)``, and the :class:`ProxyState` fields (notes §1).
+
+    ``z`` are the coordinates of ``u`` in that basis (``V'u`` for a dense ``K0``, ``(U'u, ||r||)``
+    for a factored one, notes §11) and ``(lam, W)`` the eigenpairs of ``diag(d) + sigma z z'``
+    below zero (ascending). Shared by the dense and the low-rank operators, which differ only in
+    the basis. Returns ``(s, fields)`` with ``s = (diag(d) + sigma z z') z - W_- diag(lam_-) W_-'
+    z``, the basis coordinates of ``K* u``.
+    """
+    # Eigenvalues ascend, so the negative ones are a prefix: a slice (a view), where a boolean
+    # mask would copy the n x k block twice per evaluation.
+    neg = slice(0, int(np.searchsorted(lam, 0.0)))
+    wz = W[:, neg].T @ z
+    s = d * z + (sigma * float(z @ z)) * z - W[:, neg] @ (lam[neg] * wz)
+    fields = dict(
+        z=z,
+        low_values=lam,
+        low_vectors=W,
+        u_kstar_u=float(z @ s),
+        u_k0_u=float(z @ (d * z)),
+        u_norm_sq=u_norm_sq,
+        u_mneg_u=float(np.sum(lam[neg] * wz**2)),
+        neg_sq_sum=float(np.sum(lam[neg] ** 2)),
+        **neg_sq_change_fields(d, z, sigma, lam[neg], u_norm_sq, excess_accuracy),
+    )
+    return s, fields
+
+
 def smoothing_correction(state: ProxyState, smoothing: float) -> NDArray[np.float64] | None:
     """``K* u - K_eps u`` in the operator's eigenbasis (None when it is zero), paper 004 Sect. 3.
 
@@ -562,28 +598,11 @@ class ProxyKernelOperator:
             engine=self.engine,
             warm_start=self.warm_start,
         )
-        lam, W = low.eigenvalues, low.eigenvectors
-        # Eigenvalues ascend, so the negative ones are a prefix: a slice (a view), where a
-        # boolean mask would copy the n x k block twice per evaluation.
-        neg = slice(0, int(np.searchsorted(lam, 0.0)))
-        # V' K* u = (D + sigma z z') z - W_- diag(lam_-) W_-' z
-        wz = W[:, neg].T @ z
-        s = d * z + (sigma * float(z @ z)) * z - W[:, neg] @ (lam[neg] * wz)
-        return ProxyState(
-            u=u,
-            z=z,
-            low_values=lam,
-            low_vectors=W,
-            kstar_u=V @ s,
-            u_kstar_u=float(z @ s),
-            u_k0_u=float(z @ (d * z)),
-            u_norm_sq=u_norm_sq,
-            u_mneg_u=float(np.sum(lam[neg] * wz**2)),
-            neg_sq_sum=float(np.sum(lam[neg] ** 2)),
-            **neg_sq_change_fields(
-                d, z, sigma, lam[neg], u_norm_sq, getattr(self, "excess_accuracy", 0.0)
-            ),
-        )
+        s, fields = eigen_state_fields(
+            d, z, sigma, low.eigenvalues, low.eigenvectors, u_norm_sq,
+            getattr(self, "excess_accuracy", 0.0),
+        )  # fmt: skip
+        return ProxyState(u=u, kstar_u=V @ s, **fields)
 
     def objective_state(self, u: NDArray[np.float64]) -> ProxyState:
         """What the objective needs at ``u``, and nothing else (notes §1).

@@ -275,43 +275,8 @@ class ProxyKernelProblem:
         assume_psd: bool = False,
         rank_tol: float | None = None,
     ) -> None:
-        self._setup(
-            K0.shape[0],
-            rho,
-            lower=lower,
-            upper=upper,
-            eq_coef=eq_coef,
-            eq_rhs=eq_rhs,
-            sign=sign,
-            linear_coef=linear_coef,
-            l1_weight=l1_weight,
-        )
-        _check_sigma(self.penalty_rho)
-        self.operator = make_operator(
-            K0,
-            1.0 / (4.0 * self.penalty_rho),
-            row_scale=self.scale,
-            eigh=eigh,
-            assume_psd=assume_psd,
-            rank_tol=rank_tol,
-        )
-        self._check_objective_range()
-
-    def _setup(
-        self,
-        n: int,
-        rho: float | ArrayLike,
-        *,
-        lower: NDArray[np.float64],
-        upper: NDArray[np.float64],
-        eq_coef: NDArray[np.float64],
-        eq_rhs: float,
-        sign: NDArray[np.float64],
-        linear_coef: NDArray[np.float64],
-        l1_weight: float = 0.0,
-    ) -> None:
-        """Set ``rho`` (scalar, or per point: the ``Ds`` scaling of notes §7), the feasible set."""
-        self.n = n
+        # rho: a scalar, or one per point (the Ds scaling of notes §7); then the feasible set.
+        self.n = n = K0.shape[0]
         rho_arr = np.asarray(check_positive(rho, "rho", allow_array=True), dtype=np.float64)
         if rho_arr.ndim == 0:
             self.rho: float | NDArray[np.float64] = float(rho_arr)
@@ -334,6 +299,16 @@ class ProxyKernelProblem:
         self.u_coef = sign if self.scale is None else sign / self.scale
         self.linear_coef = linear_coef
         self.l1_weight = float(l1_weight)
+        _check_sigma(self.penalty_rho)
+        self.operator = make_operator(
+            K0,
+            1.0 / (4.0 * self.penalty_rho),
+            row_scale=self.scale,
+            eigh=eigh,
+            assume_psd=assume_psd,
+            rank_tol=rank_tol,
+        )
+        self._check_objective_range()
 
     def _check_objective_range(self) -> None:
         """Refuse problems whose objective terms overflow double precision.
