@@ -229,9 +229,7 @@ def validation_hypergradient(
     qu = float(q_hat @ u_hat)
     alpha = sol.alpha
     m = y_val.shape[0]
-    e = K_val @ alpha + intercept - y_val
-    loss = float(e @ e / m)
-    tau_hat = VJ.T @ ((2.0 / m) * (K_val.T @ e))
+    e, loss, tau_hat = _validation_loss(alpha, intercept, K_val, y_val, VJ)
     t_hat = tau_hat / a_diag
     tu = float(t_hat @ u_hat)
 
@@ -294,6 +292,25 @@ def validation_hypergradient(
     return HyperGradient(loss=loss, grad=grad, mu=mu, dmu=dmu)
 
 
+def _validation_loss(
+    alpha: NDArray[np.float64],
+    intercept: float,
+    K_val: NDArray[np.float64],
+    y_val: NDArray[np.float64],
+    VJ: NDArray[np.float64],
+) -> tuple[NDArray[np.float64], float, NDArray[np.float64]]:
+    """Validation residual ``e``, the mean squared loss and ``tau_hat = V_J' dloss/dalpha``.
+
+    ``dloss/dalpha = (2/m) K_val' e``, taken to the eigen coordinates of the active eigenvectors
+    ``V_J``; the regular and the hard-case hypergradients start from the same three quantities.
+    """
+    m = y_val.shape[0]
+    e = K_val @ alpha + intercept - y_val
+    loss = float(e @ e / m)
+    tau_hat = VJ.T @ ((2.0 / m) * (K_val.T @ e))
+    return e, loss, tau_hat
+
+
 def _hard_case_hypergradient(
     eig: KernelEigen,
     sol: Any,
@@ -322,12 +339,8 @@ def _hard_case_hypergradient(
     VJ = eig.eigenvectors[:, J]
     D = sol.secular_diag
     u_hat = sol.u_hat
-    alpha = sol.alpha
-    m = y_val.shape[0]
-    e = K_val @ alpha + intercept - y_val
-    loss = float(e @ e / m)
+    _, loss, tau_hat = _validation_loss(sol.alpha, intercept, K_val, y_val, VJ)
     # d loss = tau_hat' (du_hat / sigma): alpha = V_J (u_hat / sigma).
-    tau_hat = VJ.T @ ((2.0 / m) * (K_val.T @ e))
     t_hat = tau_hat / sigma
     delta = float(np.min(D))
     bottom = (D - delta) <= 4.0 * np.finfo(np.float64).eps * max(1.0, abs(delta))

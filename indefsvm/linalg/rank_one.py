@@ -59,6 +59,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.linalg.blas import drot
 
+from indefsvm.utils.validation import _as_finite_real
+
 __all__ = [
     "ENGINES",
     "RankOneEigen",
@@ -615,19 +617,9 @@ class RankOneEigen:
 
 
 def _as_vector(x: ArrayLike, name: str) -> NDArray[np.float64]:
-    arr = np.asarray(x)
-    if arr.dtype == object or not (
-        np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)
-    ):
-        raise TypeError(f"{name} must be a numeric vector, got dtype {arr.dtype}.")
-    if np.iscomplexobj(arr):
-        raise TypeError(f"{name} must be real; got complex values.")
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be a 1-D vector; got shape {arr.shape}.")
-    arr = np.ascontiguousarray(arr, dtype=np.float64)
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} contains NaN or inf; expected finite values.")
-    return arr
+    # Contiguous: the compiled kernels and the ctypes calls to dlaed4 read raw memory.
+    arr = _as_finite_real(x, name, ndim=1, what="a numeric vector", dims="a 1-D vector")
+    return np.ascontiguousarray(arr)
 
 
 def _vector_norm(x: NDArray[np.float64]) -> float:
