@@ -92,6 +92,18 @@ def _check_factor(
     return Phi, s
 
 
+def _check_features(F: ArrayLike) -> NDArray:
+    """The feature matrix ``F`` (n, r) of the low-rank solvers, refused unless 2-D.
+
+    Its dtype is kept (a float32 factor stays float32 and :func:`_gram` accumulates in
+    float64); shared by :func:`lowrank_variance_constrained` and :func:`squared_hinge_svm`.
+    """
+    F = np.asarray(F)
+    if F.ndim != 2:
+        raise ValueError(f"F must be 2-D; got shape {F.shape}.")
+    return F
+
+
 def _gram(F: NDArray) -> NDArray[np.float64]:
     """``F'F`` in float64 (float32 ``F``: by row blocks, accumulated in 64 bit)."""
     if F.dtype == np.float64:
@@ -268,9 +280,7 @@ def lowrank_variance_constrained(
     -------
     LowRankVCSolution
     """
-    F = np.asarray(F)
-    if F.ndim != 2:
-        raise ValueError(f"F must be 2-D; got shape {F.shape}.")
+    F = _check_features(F)
     n = F.shape[0]
     y = _check_y(y, n)
     reg = check_finite_matrix(reg, name="reg", ndim=1)
@@ -465,9 +475,7 @@ def squared_hinge_svm(
     -------
     SquaredHingeSolution
     """
-    F = np.asarray(F)
-    if F.ndim != 2:
-        raise ValueError(f"F must be 2-D; got shape {F.shape}.")
+    F = _check_features(F)
     n, r = F.shape
     y = _check_y(y, n)
     if not np.all(np.abs(y) == 1.0):
