@@ -44,7 +44,6 @@ vector machines. Machine Learning 46, 2002.
 
 from __future__ import annotations
 
-import logging
 import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -70,8 +69,6 @@ __all__ = [
     "squared_hinge_hypergradient",
     "squared_hinge_svm",
 ]
-
-logger = logging.getLogger(__name__)
 
 _EPS = float(np.finfo(np.float64).eps)
 
