@@ -90,8 +90,8 @@ def resolve_options(
 
 #: Named arguments of :func:`solve_problem`: a solver option with one of these names would be
 #: passed twice (Python's "multiple values for keyword" deep inside a fit).
-NAMED_OPTIONS = (
-    "method",
+#: The arguments that go to the :class:`SolverMonitor` (stopping, checks, history, progress).
+MONITOR_ARGUMENTS = (
     "tol",
     "max_iter",
     "libsvm_every",
@@ -99,11 +99,9 @@ NAMED_OPTIONS = (
     "verbose",
     "callback",
     "max_time",
-    "start_time",
     "progress",
-    "preset",
-    "options",
 )
+NAMED_OPTIONS = ("method", *MONITOR_ARGUMENTS, "start_time", "preset", "options")
 
 
 def check_solver_options(
@@ -312,6 +310,7 @@ def solve(
     'converged'
     """
     start = time.perf_counter()
+    arguments = locals()  # solve_problem takes the monitor's arguments as solve got them
     if method not in SOLVERS:
         raise ValueError(f"method must be one of {tuple(SOLVERS)}; got {method!r}.")
     built = make_problem(
@@ -329,16 +328,9 @@ def solve(
     return solve_problem(
         built,
         method=method,
-        tol=tol,
-        max_iter=max_iter,
-        libsvm_every=libsvm_every,
-        libsvm_tol=libsvm_tol,
-        verbose=verbose,
-        callback=callback,
-        max_time=max_time,
         start_time=start,
-        progress=progress,
         options=resolve_options(method, preset=preset, options=options, loose=solver_options),
+        **{name: arguments[name] for name in MONITOR_ARGUMENTS},
     )
 
 
@@ -360,6 +352,7 @@ def solve_problem(
     **solver_options: Any,
 ) -> SolveResult:
     """Run a solver on an already-built problem object (same options as :func:`solve`)."""
+    arguments = locals()  # the monitor's arguments, passed on by name
     solver = get_solver(method)
     solver_options = resolve_options(
         method, preset=preset, options=options, loose=solver_options, owner="solve_problem"
@@ -374,14 +367,7 @@ def solve_problem(
     monitor = SolverMonitor(
         problem,
         method=method,
-        tol=tol,
-        max_iter=max_iter,
-        libsvm_every=libsvm_every,
-        libsvm_tol=libsvm_tol,
-        verbose=verbose,
-        callback=callback,
-        max_time=max_time,
         start_time=start_time,
-        progress=progress,
+        **{name: arguments[name] for name in MONITOR_ARGUMENTS},
     )
     return solver(problem, monitor, **solver_options)

@@ -1061,25 +1061,20 @@ class PerturbProblem(ClassificationProblem):
     options = ("C", "rho", "class_weight", "psd_tol")
 
     def __init__(
-        self,
-        K0: ArrayLike,
-        y: ArrayLike,
-        *,
-        C: float = 1.0,
-        rho: float | ArrayLike = 1.0,
-        class_weight: None | str | Mapping[Any, float] = None,
-        symmetrize: bool = False,
-        psd_tol: float = 1e-10,
-        rank_tol: float | None = None,
+        self, K0: ArrayLike, y: ArrayLike, *, psd_tol: float = 1e-10, **options: Any
     ) -> None:
+        # options: C, rho, class_weight, symmetrize, rank_tol, as ClassificationProblem takes
+        # them (eigh and assume_psd are this class's to set).
+        refused = sorted(set(options) & {"eigh", "assume_psd"})
+        if refused:
+            raise TypeError(f"PerturbProblem takes no {', '.join(refused)} (it assumes K0 PSD).")
+        symmetrize = options.pop("symmetrize", False)
         K0 = check_kernel_input(K0, symmetrize=symmetrize)
         if not isinstance(K0, LowRankKernel):
             # Checked before the operator is built: a PSD dense K0 needs no eigendecomposition
             # (eq. 22), so its eigenvalues are computed once here and not kept.
             _check_psd_for_perturb(np.linalg.eigvalsh(K0), psd_tol)
-        super().__init__(
-            K0, y, C=C, rho=rho, class_weight=class_weight, assume_psd=True, rank_tol=rank_tol
-        )
+        super().__init__(K0, y, assume_psd=True, **options)
         if self.low_rank:  # the factored operator has the (m) eigenvalues of K0 anyway
             _check_psd_for_perturb(self.operator.k0_eigenvalues(), psd_tol)
 
