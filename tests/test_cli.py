@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import sigmoid_problem
+from helpers import sigmoid_problem
 
 import indefsvm
 import indefsvm.persistence

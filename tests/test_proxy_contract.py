@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import sigmoid_problem
+from helpers import sigmoid_problem
 from reference import psd_part
 
 from indefsvm.proxy.operators import ProxyKernelOperator

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import sigmoid_problem
+from helpers import sigmoid_problem
 from reference import dense_objective_eq7, psd_part, sdp_optimum, svm_dual_value
 from sklearn.exceptions import ConvergenceWarning
 

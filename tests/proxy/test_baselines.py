@@ -8,7 +8,7 @@ import warnings
 import cvxpy as cp
 import numpy as np
 import pytest
-from conftest import sigmoid_problem
+from helpers import sigmoid_problem
 from sklearn.model_selection import GridSearchCV
 from sklearn.svm import SVC
 

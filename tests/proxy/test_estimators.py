@@ -9,7 +9,7 @@ import warnings
 import cvxpy as cp
 import numpy as np
 import pytest
-from conftest import sigmoid_problem
+from helpers import sigmoid_problem
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import psd_part

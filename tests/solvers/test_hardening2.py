@@ -179,7 +179,7 @@ def test_excess_accuracy_follows_tol_and_keeps_the_gap_certified():
     """The penalty change is refined only as far as tol needs (set by the monitor); the gap's
     rounding bound stays far below tol either way, and a problem evaluated outside a solve
     refines fully."""
-    from conftest import sigmoid_problem
+    from helpers import sigmoid_problem
 
     K0, y = sigmoid_problem(60, 2)
     for tol in (1e-4, 1e-9):

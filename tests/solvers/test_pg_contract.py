@@ -21,7 +21,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import sigmoid_problem
+from helpers import sigmoid_problem
 
 from indefsvm.proxy.problems import Evaluation, make_problem
 from indefsvm.proxy.solvers import SolverMonitor, projected_gradient

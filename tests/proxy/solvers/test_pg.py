@@ -7,7 +7,7 @@ references.
 from its KKT conditions (a scalar root by brentq, not the package's breakpoint search).
 ``step="accelerated"`` (FISTA with backtracking and restart) is checked against the SDP optimum
 of problem (3) from every start, Lipschitz estimate and restart setting.
-End-to-end checks through ``indefsvm.solve`` are in ``tests/test_api.py``.
+End-to-end checks through ``indefsvm.solve`` are in ``tests/proxy/test_api.py``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,46 @@
+"""Shared test data: small indefinite kernels with known structure.
+
+Test files import these directly (``from helpers import sigmoid_problem``); ``tests/`` is on
+``sys.path`` because pytest inserts the folder of the root ``conftest.py`` (rootdir-based
+``prepend`` import mode). ``conftest.py`` keeps only fixtures and hooks, which call these.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def sigmoid_problem(n: int, seed: int, *, a: float = 0.8, b: float = -0.3, d: int = 3):
+    """A sigmoid kernel ``tanh(a <x, x'> + b)`` (indefinite) with noisy linear labels."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
+    if np.all(y == y[0]):
+        y[0] = -y[0]
+    K0 = np.tanh(a * X @ X.T + b)
+    return K0, y
+
+
+def regression_problem(n: int, seed: int):
+    """A sigmoid kernel with smooth regression targets (SVR) or none (one-class)."""
+    K0, _ = sigmoid_problem(n, seed)
+    rng = np.random.default_rng(seed + 100)
+    y = np.sin(np.arange(n) / 3.0) + 0.1 * rng.normal(size=n)
+    return K0, y
+
+
+def kind_problem(kind: str, n: int, seed: int, *, vector_rho: bool = False):
+    """Data of one problem kind of paper 004 (eq. 7, 15, 19, 22): ``(K0, y, rho or None)``.
+
+    A sigmoid kernel ``tanh(0.8 XX' - 0.3)`` (indefinite), or ``XX' + 0.1 I`` (PSD) for
+    PerturbSVM; labels ``sign(x_1)``, regression targets ``x_1 + noise`` for svr, none for
+    one-class; with ``vector_rho`` one rho per sample drawn from ``U(0.2, 3)``.
+    """
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    K0 = X @ X.T + 0.1 * np.eye(n) if kind == "perturb" else np.tanh(0.8 * X @ X.T - 0.3)
+    y = {"svr": X[:, 0] + 0.1 * rng.normal(size=n), "oneclass": None}.get(
+        kind, np.where(X[:, 0] > 0, 1.0, -1.0)
+    )
+    rho = rng.uniform(0.2, 3.0, size=n) if vector_rho else None
+    return K0, y, rho
