@@ -16,6 +16,8 @@ from indefsvm.krein import (
     center_kernel_test,
     center_kernel_train,
     hypergrad,
+    krein_least_squares,
+    omcs_krein_least_squares,
     tune_variance_constrained,
     validation_hypergradient,
 )
@@ -791,3 +793,60 @@ def test_hard_case_warning_names_the_zeroed_kernel_parameter_gradient(monkeypatc
         "and the derivative of its branch (kernel-parameter gradient of this fold set to 0) "
         "(count in n_hard_case)."
     )
+
+
+def _hard_problem(seed, method):
+    """Training targets that vanish exactly on the bottom eigenvector of D.
+
+    A diagonal K (in shuffled order) keeps the eigenvectors exact unit vectors, so the
+    component of y on the bottom one is exactly 0 (with a rotated K it would be ~1e-18: the
+    near-hard case, which the ordinary formula handles).
+    """
+    rng = np.random.default_rng(seed)
+    n, m = 10, 6
+    sigma = np.array([-3.0, -1.5, -0.7, -0.2, 0.3, 0.8, 1.2, 2.0, 4.0, 6.0])
+    order = rng.permutation(n)
+    K = np.diag(sigma[order])
+    # min D: KREIN (lambda_+ = lambda_-, D = n lambda/|sigma|) at sigma = 6.0; OMCS
+    # (D = n lam/sigma) at the negative eigenvalue closest to zero, sigma = -0.2.
+    y = rng.normal(size=n) * 1e-2
+    y[order == (9 if method == "krein" else 3)] = 0.0
+    return K, y, rng.normal(size=(m, n)), rng.normal(size=m)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("method", ["krein", "omcs"])
+def test_hard_case_branch_gradient_matches_finite_differences(seed, method):
+    K, y, Kv, yv = _hard_problem(seed, method)
+    theta = {"r": 0.9}
+    theta.update(
+        {"lambda_plus": 0.05, "lambda_minus": 0.05} if method == "krein" else {"lam": 0.05}
+    )
+
+    def solve(th):
+        if method == "krein":
+            return krein_least_squares(
+                K, y, lambda_plus=th["lambda_plus"], lambda_minus=th["lambda_minus"], r=th["r"]
+            )
+        return omcs_krein_least_squares(K, y, lam=th["lam"], r=th["r"])
+
+    def loss(th):
+        sol = solve(th)
+        assert sol.hard_case  # the branch persists under the perturbation
+        return float(np.mean((Kv @ sol.alpha + 0.2 - yv) ** 2))
+
+    with pytest.raises(ValueError, match="hard case"):
+        validation_hypergradient(K, y, Kv, yv, formulation=method, intercept=0.2, **theta)
+    hg = validation_hypergradient(
+        K, y, Kv, yv, formulation=method, intercept=0.2, hard_case="branch", **theta
+    )
+    assert hg.hard_case
+    assert hg.loss == pytest.approx(loss(theta), rel=1e-12)
+    assert hg.mu == pytest.approx(solve(theta).mu, rel=1e-12)
+    for name in theta:
+        h = 1e-6 * theta[name]
+        up, down = dict(theta), dict(theta)
+        up[name] += h
+        down[name] -= h
+        fd = (loss(up) - loss(down)) / (2 * h)
+        assert hg.grad[name] == pytest.approx(fd, rel=1e-5, abs=1e-8), name

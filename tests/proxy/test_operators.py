@@ -15,11 +15,13 @@ import pytest
 from helpers import sigmoid_problem
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from mp_reference import DPS
 from reference import psd_part
 
 import indefsvm
 import indefsvm.linalg.rank_one as rank_one_module
-from indefsvm.proxy.operators import ProxyKernelOperator
+from indefsvm.proxy import operators as proxy
+from indefsvm.proxy.operators import ProxyKernelOperator, negative_square_change
 from indefsvm.proxy.problems import make_problem
 
 
@@ -775,3 +777,45 @@ def test_solve_agrees_between_engines(monkeypatch):
     assert fast.converged and slow.converged
     assert abs(fast.objective - slow.objective) <= fast.gap + slow.gap + 1e-12 * abs(fast.objective)
     np.testing.assert_allclose(fast.kernel, slow.kernel, atol=1e-5 * np.abs(K0).max())
+
+
+# negative_square_change against a 60-digit mpmath reference.
+
+
+mp = pytest.importorskip("mpmath")
+
+
+def _random_update(seed: int, n: int, spread: float):
+    rng = np.random.default_rng(seed)
+    d = np.sort(rng.normal(size=n) * spread)
+    d[n // 3] = d[n // 3 - 1]  # a repeated pole
+    z = rng.normal(size=n)
+    z[n // 2] = 1e-12  # a nearly deflated component
+    return d, z
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["numba", "numpy"])
+@pytest.mark.parametrize(
+    ("seed", "spread", "sigma"),
+    [(0, 1.0, 0.3), (1, 1e5, 0.25), (2, 1.0, 2.5e-14), (3, 1e3, 10.0), (4, 1e6, 1e-3)],
+)
+def test_negative_square_change_matches_mpmath(monkeypatch, seed, spread, sigma, compiled):
+    """``sum min(0, lambda)^2 - sum min(0, d)^2`` of ``diag(d) + sigma z z'`` to its bound."""
+    if not compiled:
+        monkeypatch.setattr(proxy, "_compiled_refinement", lambda: None)
+    elif proxy._compiled_refinement() is None:
+        pytest.skip("numba is not available")
+    d, z = _random_update(seed, 9, spread)
+    lam = np.linalg.eigvalsh(np.diag(d) + sigma * np.outer(z, z))
+    # scale 0: every root is refined (the solvers refine those that matter for their scale)
+    change, error = negative_square_change(d, z, sigma, lam[lam < 0], scale=0.0)
+    with mp.workdps(DPS):
+        A = mp.diag([mp.mpf(float(v)) for v in d])
+        zm = mp.matrix([mp.mpf(float(v)) for v in z])
+        ev, _ = mp.eigsy(A + mp.mpf(sigma) * zm * zm.T)
+        after = sum(min(0, v) ** 2 for v in ev)
+        ref = float(after - sum(min(0, mp.mpf(float(v))) ** 2 for v in d))
+    assert abs(change - ref) <= error  # the error bound holds
+    # and the change is accurate relative to ITSELF, not to sum d_i^2 (the plain difference
+    # of the two sums is not: it carries eps * sum d_i^2)
+    assert abs(change - ref) <= 1e-12 * abs(ref) + 1e-300, (change, ref)

@@ -1100,3 +1100,74 @@ def test_low_rank_problems_have_no_l1_term_unless_svr():
     assert make_problem("svc", lrk, y).l1_weight == 0.0
     assert make_problem("oneclass", lrk).l1_weight == 0.0
     assert make_problem("svr", lrk, t, epsilon=0.2).l1_weight == 0.2
+
+
+# The sign of the paper's smoothed-gradient correction: finite differences of the smoothed
+# objective, written out from its eigenvalues with a dense eigh (a deliberate bug the suite
+# once missed).
+
+
+def _smoothed_objective_dense(problem, alpha, eps):
+    """Smoothed objective whose gradient is ``grad l - S K_eps u`` (dense eigh, no package code).
+
+    ``K_eps = sum_i clip(lambda_i/eps, 0, 1) lambda_i v_i v_i'`` (Moreau-Yosida, Sect. 3)
+    replaces ``K* = M_+``; it is ``M - sum_i h'(lambda_i)/2 v_i v_i'`` with
+    ``h(l) = l^2`` (l < 0), ``l^2 - 2 l^3 / (3 eps)`` (0 <= l < eps), ``eps^2 / 3`` (l >= eps),
+    the smoothed version of ``min(0, l)^2`` in the closed form of eq. (7) (notes §1):
+    ``f_eps = l(alpha) - 1/2 u'K0u - ||u||^4 / (16 rho) + rho sum_i h(lambda_i(M))``.
+    """
+    rho = problem.penalty_rho
+    K0 = problem.operator.K0
+    u = problem.u_coef * alpha
+    lam = np.linalg.eigvalsh(K0 + np.outer(u, u) / (4.0 * rho))
+    mid = (lam >= 0) & (lam < eps)
+    h = np.where(lam < 0, lam**2, eps**2 / 3.0)
+    h = np.where(mid, lam**2 - 2.0 * lam**3 / (3.0 * eps), h)
+    return (
+        float(problem.linear_coef @ alpha)
+        - 0.5 * u @ K0 @ u
+        - float(u @ u) ** 2 / (16.0 * rho)
+        + rho * float(np.sum(h))
+    )
+
+
+@pytest.mark.parametrize("kind", ["svc", "oneclass"])
+@pytest.mark.parametrize("eps", [0.3, 1.0])
+def test_paper_smoothed_gradient_matches_finite_differences(kind, eps):
+    """Catches mutation 2 (sign of the smoothing correction in ``smoothed_kstar_u``)."""
+    K, y = sigmoid_problem(16, 21)
+    C = None if kind == "oneclass" else 1.0  # one-class has no C (it would be refused)
+    problem = make_problem(kind, K, None if kind == "oneclass" else y, C=C, rho=0.5)
+    rng = np.random.default_rng(3)
+    alpha = problem.project(rng.uniform(0.0, 1.0, size=16) * problem.upper)
+    ev = problem.evaluate(alpha, smoothing=eps)
+    # the point must exercise the correction: eigenvalues of M in [0, eps)
+    lam = ev.state.low_values
+    assert np.any((lam >= 0) & (lam < eps))
+    # objective and bound stay exact with smoothing
+    assert ev.objective == pytest.approx(problem.evaluate(alpha).objective, rel=1e-12)
+    h = 1e-6
+    fd = np.empty(16)
+    for i in range(16):
+        e = np.zeros(16)
+        e[i] = h
+        fd[i] = (
+            _smoothed_objective_dense(problem, alpha + e, eps)
+            - _smoothed_objective_dense(problem, alpha - e, eps)
+        ) / (2 * h)
+    assert np.allclose(ev.gradient, fd, atol=1e-6, rtol=1e-6)
+    # and it differs from the exact gradient (the check is not vacuous)
+    assert np.max(np.abs(ev.gradient - problem.evaluate(alpha).gradient)) > 1e-4
+
+
+def test_smoothed_gradient_tends_to_exact_gradient():
+    K, y = sigmoid_problem(16, 22)
+    problem = make_problem("svc", K, y, C=1.0, rho=0.5)
+    alpha = problem.project(np.full(16, 0.5))
+    exact = problem.evaluate(alpha).gradient
+    errors = [
+        np.max(np.abs(problem.evaluate(alpha, smoothing=eps).gradient - exact))
+        for eps in (1.0, 1e-2, 1e-4)
+    ]
+    assert errors[0] > errors[1] > errors[2] or errors[2] < 1e-12
+    assert errors[2] < 1e-3
