@@ -7,6 +7,8 @@ Test files import these directly (``from helpers import sigmoid_problem``); ``te
 
 from __future__ import annotations
 
+import sqlite3
+
 import numpy as np
 
 
@@ -44,3 +46,62 @@ def kind_problem(kind: str, n: int, seed: int, *, vector_rho: bool = False):
     )
     rho = rng.uniform(0.2, 3.0, size=n) if vector_rho else None
     return K0, y, rho
+
+
+# Study fixtures on disk: a small two-class data set and a spec that tunes SpectrumSVC on it.
+
+
+def write_small_study_data(tmp_path, n=40, d=3, seed=0, n_classes=2):
+    """Features ``X.npy`` and integer labels ``y.txt`` in ``tmp_path``: noisy linear classes."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    if n_classes == 2:
+        y = np.where(X[:, 0] + 0.3 * rng.normal(size=n) > 0, 1, -1)
+    else:
+        y = np.digitize(X[:, 0] + 0.3 * rng.normal(size=n), [-0.5, 0.5])
+    np.save(tmp_path / "X.npy", X)
+    np.savetxt(tmp_path / "y.txt", y, fmt="%d")
+    return X, y
+
+
+SMALL_STUDY = """
+[study]
+seed = 0
+outer_folds = 2
+inner_folds = 2
+
+[[datasets]]
+name = "mine"
+features = "X.npy"
+labels = "y.txt"
+
+[[kernels]]
+name = "sigmoid"
+params = { coef0 = -0.5 }
+grid = { gamma = [0.5, 1.0] }
+scale = { gamma = "inverse_n_features" }
+
+[[methods]]
+estimator = "SpectrumSVC"
+params = { spectrum = "clip" }
+grid = { C = [0.1, 1.0] }
+"""
+
+
+def write_study_spec(tmp_path, text=SMALL_STUDY, name="study.toml"):
+    """Write ``text`` (a study spec in TOML) to ``tmp_path / name``; returns the path."""
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def count_store_records(out):
+    """(inner records, outer records) in the study store at ``out``."""
+    con = sqlite3.connect(out / "study.sqlite")
+    try:
+        return tuple(
+            con.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+            for t in ("inner_records", "outer_records")
+        )
+    finally:
+        con.close()
