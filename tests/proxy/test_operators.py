@@ -2,10 +2,9 @@
 
 ``ProxyKernelOperator`` never forms ``M = K0 + sigma u u'`` or ``K* = M_+``; every quantity of
 a :class:`~indefsvm.proxy.operators.ProxyState` is compared here with the same quantity computed
-from the
-dense eigendecomposition of ``M`` (``tests/reference.py``: ``psd_part``). The operator's fast
-paths (warm start, ``V'u`` by linearity, engines) are in ``test_proxy_engine.py``; the states of
-the paper's smoothing and block sizes in ``test_proxy_contract.py``.
+from the dense eigendecomposition of ``M`` (``tests/reference.py``: ``psd_part``): the states of
+the paper's smoothing and block sizes, the fast paths (warm start, ``V'u`` by linearity,
+engines), and ``negative_square_change`` against a 60-digit reference.
 """
 
 from __future__ import annotations
