@@ -48,6 +48,17 @@ def kind_problem(kind: str, n: int, seed: int, *, vector_rho: bool = False):
     return K0, y, rho
 
 
+def three_classes(n_per=30, n_test=15, seed=0):
+    """Three Gaussian classes shifted along the first of 3 features: ``(X, y, X_test)``."""
+    rng = np.random.default_rng(seed)
+    y = np.repeat([0, 1, 2], n_per)
+    X = rng.normal(size=(3 * n_per, 3))
+    X[:, 0] += 1.2 * y
+    Xt = rng.normal(size=(n_test, 3))
+    Xt[:, 0] += rng.integers(0, 3, size=n_test) * 1.2
+    return X, y, Xt
+
+
 # Study fixtures on disk: a small two-class data set and a spec that tunes SpectrumSVC on it.
 
 

@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import three_classes
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.datasets import load_digits
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
@@ -128,16 +129,6 @@ def test_perturb_svc_multiclass_on_psd_kernel():
 SIG = {"gamma": 0.3, "coef0": -0.4}
 
 
-def _three_classes(n_per=30, n_test=15, seed=0):
-    rng = np.random.default_rng(seed)
-    y = np.repeat([0, 1, 2], n_per)
-    X = rng.normal(size=(3 * n_per, 3))
-    X[:, 0] += 1.2 * y
-    Xt = rng.normal(size=(n_test, 3))
-    Xt[:, 0] += rng.integers(0, 3, size=n_test) * 1.2
-    return X, y, Xt
-
-
 def _pairs(y):
     classes = np.unique(y)
     for i in range(classes.size):
@@ -164,7 +155,7 @@ def test_multiclass_landmarks_are_rows_of_the_full_training_set(name, precompute
     class 0 here, so pairs (1, 2) has none of its own). Each pair model equals a dense binary
     model on the pair's Nystroem kernel ``K_pZ K_ZZ^+ K_Zp`` with those landmark points."""
     make, rtol = LOW_RANK_CLASSIFIERS[name]
-    X, y, Xt = _three_classes()
+    X, y, Xt = three_classes()
     landmarks = np.arange(5, 25)
     K = sigmoid_kernel(X, **SIG)
     Kt = sigmoid_kernel(Xt, X, **SIG)
@@ -189,7 +180,7 @@ def test_multiclass_landmarks_are_rows_of_the_full_training_set(name, precompute
 @pytest.mark.parametrize("name", list(LOW_RANK_CLASSIFIERS))
 def test_multiclass_landmark_errors_quote_the_full_training_size(name):
     make, _ = LOW_RANK_CLASSIFIERS[name]
-    X, y, _ = _three_classes()
+    X, y, _ = three_classes()
     K = sigmoid_kernel(X, **SIG)
     with pytest.raises(ValueError, match=r"must lie in \[0, 90\)"):
         make(n_components=2, landmarks=np.array([0, 95])).fit(K, y)
@@ -207,7 +198,7 @@ def test_other_low_rank_classifiers_share_the_landmarks(make):
     """The pairs of the ridge classifiers use the same landmark points: each pair equals a
     binary low-rank fit whose landmarks (all of the pair's own rows here, in the pair's index
     space) are the shared ones."""
-    X, y, Xt = _three_classes()
+    X, y, Xt = three_classes()
     K = sigmoid_kernel(X, **SIG)
     Kt = sigmoid_kernel(Xt, X, **SIG)
     landmarks = np.arange(0, 90, 3)  # rows of every class
@@ -233,7 +224,7 @@ def test_other_low_rank_classifiers_share_the_landmarks(make):
 
 def test_binary_low_rank_with_landmarks_unchanged():
     """Two classes never go through the pairs: explicit landmarks index the training set."""
-    X, y, Xt = _three_classes()
+    X, y, Xt = three_classes()
     keep = y < 2
     clf = indefsvm.IndefiniteSVC(
         kernel="sigmoid", **SIG, n_components=10, landmarks=np.arange(40, 50), tol=1e-9
@@ -246,7 +237,7 @@ def test_binary_low_rank_with_landmarks_unchanged():
 def test_vector_rho_is_sliced_per_pair(precomputed, low_rank):
     """Item 15: a per-point rho (length n) gives each pair its rows' penalties; every pair model
     equals a binary fit on the pair's data with the sliced vector."""
-    X, y, Xt = _three_classes()
+    X, y, Xt = three_classes()
     rho = np.linspace(0.5, 3.0, y.size)
     K = sigmoid_kernel(X, **SIG)
     Kt = sigmoid_kernel(Xt, X, **SIG)
@@ -272,7 +263,7 @@ def test_vector_rho_is_sliced_per_pair(precomputed, low_rank):
 
 
 def test_vector_rho_perturb_svc_and_wrong_length():
-    X, y, _ = _three_classes()
+    X, y, _ = three_classes()
     K = X @ X.T + 0.1 * np.eye(y.size)  # PSD for PerturbSVC
     rho = np.linspace(0.5, 3.0, y.size)
     clf = indefsvm.PerturbSVC(rho=rho, tol=1e-10).fit(K, y)
@@ -287,7 +278,7 @@ def test_vector_rho_perturb_svc_and_wrong_length():
 def test_multiclass_transductive_predicts(precomputed):
     """Item 20: with out_of_sample="transductive" every pair needs the test-vs-test block, the
     same for all pairs: the multi-class model passes it on (computed once from features)."""
-    X, y, Xt = _three_classes()
+    X, y, Xt = three_classes()
     K = sigmoid_kernel(X, **SIG)
     Kt = sigmoid_kernel(Xt, X, **SIG)
     Ktt = sigmoid_kernel(Xt, **SIG)
@@ -327,7 +318,7 @@ LANDMARK_ESTIMATORS = [
 
 
 def _data_for(cls, n_classes=2):
-    X, y, _ = _three_classes()
+    X, y, _ = three_classes()
     keep = y < n_classes
     X, y = X[keep], y[keep]
     if cls in (indefsvm.IndefiniteSVR, KreinRegressor, KreinKernelRidge, SimilarityRidge):
@@ -455,7 +446,7 @@ def test_low_rank_multiclass_model_stores_neither_rows_nor_kernel():
 def test_binary_low_rank_precomputed_model_does_not_keep_the_kernel(make):
     """A binary low-rank model on a precomputed kernel reads only landmark columns: the fitted
     (and pickled) model keeps no reference to the n x n training kernel, and predicts alike."""
-    X, y, Xt = _three_classes(n_per=100)
+    X, y, Xt = three_classes(n_per=100)
     keep = y < 2
     K = sigmoid_kernel(X[keep], **SIG)
     Kt = sigmoid_kernel(Xt, X[keep], **SIG)
@@ -469,7 +460,7 @@ def test_binary_low_rank_precomputed_model_does_not_keep_the_kernel(make):
 def test_pairs_keep_their_rows_when_the_test_map_needs_features():
     """KreinClassifier(formulation="square", square_test_map="wu") needs k(x, x) of test points:
     its pairs stay feature models (the documented exception), equal to hand-made pair fits."""
-    X, y, Xt = _three_classes()
+    X, y, Xt = three_classes()
 
     def kernel(A, B=None):
         return sigmoid_kernel(A, B, **SIG)

@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.linalg as sla
+from helpers import three_classes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
@@ -277,18 +278,8 @@ def test_compact_columns_in_place():
     assert B.flags.c_contiguous and np.shares_memory(A, B)
 
 
-def _three_classes(n_per=30, n_test=15, seed=0):
-    rng = np.random.default_rng(seed)
-    y = np.repeat([0, 1, 2], n_per)
-    X = rng.normal(size=(3 * n_per, 3))
-    X[:, 0] += 1.2 * y
-    Xt = rng.normal(size=(n_test, 3))
-    Xt[:, 0] += rng.integers(0, 3, size=n_test) * 1.2
-    return X, y, Xt
-
-
 def test_nystroem_sketch_size_and_landmark_count():
-    X, _, _ = _three_classes()
+    X, _, _ = three_classes()
     with pytest.raises(ValueError, match="sketch_size must be a positive integer"):
         IndefiniteNystroem("sigmoid", **SIG, n_components=10, sketch_size=-3).fit(X)
     with pytest.warns(UserWarning, match="sketch_size = 20 is ignored"):
