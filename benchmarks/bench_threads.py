@@ -22,7 +22,8 @@ The issue's target: with the defaults every fit takes at most 1.2x the best sett
 an idle machine and at load 2 (``--load 2`` starts two busy-loop processes for the run).
 
 Run: ``python benchmarks/bench_threads.py [--load 2] [--sizes 50 200 1000 3000] [--repeats 5]
-[--out table.md]``; ``--smoke`` runs one tiny size in seconds (tests/test_benchmarks_smoke.py);
+[--out table.md]``; ``--smoke`` runs one tiny size in seconds
+(tests/benchmarks/test_bench_threads.py);
 ``--first-call`` times the first fit of a fresh process with an empty and a warm Numba cache.
 """
 

@@ -1,7 +1,9 @@
 """Shared fixtures: small indefinite kernels with known structure and their reference optima.
 
-``sigmoid_problem`` stays importable as a function (``from conftest import sigmoid_problem``)
-for parametrised tests that need other sizes or seeds; the fixtures below are the common cases.
+The data builders (``sigmoid_problem``, ``kind_problem``, ...) live in ``tests/helpers.py``, which
+test files import directly; the fixtures below are the common cases. Test files never import
+from ``conftest``.
+
 The reference optima are cvxpy SDPs (``tests/reference.py``, seconds each), so they are
 session-scoped: computed once per run and shared by every test that asks for them.
 """
@@ -23,13 +25,14 @@ from dataclasses import dataclass  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from helpers import sigmoid_problem  # noqa: E402
 from hypothesis import settings  # noqa: E402
 from reference import psd_part, sdp_optimum  # noqa: E402
 
 # Property tests draw new random examples on every developer run (and keep failures in the
 # local .hypothesis database); CI (CI=true) replays one fixed, seeded set, so a run on a clean
 # clone is reproducible: what a developer's random run finds becomes an explicit regression test
-# (e.g. tests/test_rank_one.py::test_clustered_poles_found_by_hypothesis).
+# (e.g. tests/linalg/test_rank_one.py::test_clustered_poles_found_by_hypothesis).
 settings.register_profile("ci", derandomize=True, database=None)
 if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
     settings.load_profile("ci")
@@ -87,42 +90,6 @@ def _threads_marker(request, monkeypatch):
     restore = _set_pools(threads)
     yield
     restore()
-
-
-def sigmoid_problem(n: int, seed: int, *, a: float = 0.8, b: float = -0.3, d: int = 3):
-    """A sigmoid kernel ``tanh(a <x, x'> + b)`` (indefinite) with noisy linear labels."""
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d))
-    y = np.where(X[:, 0] + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
-    if np.all(y == y[0]):
-        y[0] = -y[0]
-    K0 = np.tanh(a * X @ X.T + b)
-    return K0, y
-
-
-def regression_problem(n: int, seed: int):
-    """A sigmoid kernel with smooth regression targets (SVR) or none (one-class)."""
-    K0, _ = sigmoid_problem(n, seed)
-    rng = np.random.default_rng(seed + 100)
-    y = np.sin(np.arange(n) / 3.0) + 0.1 * rng.normal(size=n)
-    return K0, y
-
-
-def kind_problem(kind: str, n: int, seed: int, *, vector_rho: bool = False):
-    """Data of one problem kind of paper 004 (eq. 7, 15, 19, 22): ``(K0, y, rho or None)``.
-
-    A sigmoid kernel ``tanh(0.8 XX' - 0.3)`` (indefinite), or ``XX' + 0.1 I`` (PSD) for
-    PerturbSVM; labels ``sign(x_1)``, regression targets ``x_1 + noise`` for svr, none for
-    one-class; with ``vector_rho`` one rho per sample drawn from ``U(0.2, 3)``.
-    """
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 3))
-    K0 = X @ X.T + 0.1 * np.eye(n) if kind == "perturb" else np.tanh(0.8 * X @ X.T - 0.3)
-    y = {"svr": X[:, 0] + 0.1 * rng.normal(size=n), "oneclass": None}.get(
-        kind, np.where(X[:, 0] > 0, 1.0, -1.0)
-    )
-    rho = rng.uniform(0.2, 3.0, size=n) if vector_rho else None
-    return K0, y, rho
 
 
 @dataclass(frozen=True)

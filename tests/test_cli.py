@@ -8,10 +8,12 @@ import re
 import stat
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
-from conftest import sigmoid_problem
+from helpers import sigmoid_problem
+from sklearn.exceptions import ConvergenceWarning
 
 import indefsvm
 import indefsvm.persistence
@@ -404,3 +406,101 @@ def test_cli_quiet_prints_no_summary(fitted_files, kernel_files, capsys):
         assert captured.out == "" and captured.err == "", argv
         assert main(argv) == 0, argv
         assert capsys.readouterr().out != "", argv
+
+
+# Each reproducer below failed (wrong model, hang, crash, corrupted file, silently ignored
+# argument or unclear error) on the code before its fix.
+
+
+def reproducer(n: int = 40, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The issue's data: X ~ N(0,1)^{n x 3}, y = sign(X[:, 0]), sigmoid kernel."""
+    X = np.random.default_rng(seed).normal(size=(n, 3))
+    return np.tanh(0.5 * X @ X.T - 0.2), np.sign(X[:, 0])
+
+
+# -- 5. CLI: outputs checked first, exit codes, exact file names, integer labels ---------------
+@pytest.fixture
+def cli_files(tmp_path):
+    K, y = reproducer(20)
+    np.save(tmp_path / "K.npy", K)
+    (tmp_path / "y.txt").write_text("\n".join("5" if v > 0 else "3" for v in y))
+    return tmp_path
+
+
+def _no_solve(monkeypatch):
+    import indefsvm.proxy.api
+
+    def fail(*a, **k):
+        raise AssertionError("the solver ran before the output paths were checked")
+
+    monkeypatch.setattr(indefsvm.proxy.api, "solve_problem", fail)
+
+
+@pytest.mark.parametrize("option", ["--out", "--save-kernel", "--plot"])
+def test_cli_checks_output_paths_before_solving(cli_files, monkeypatch, capsys, option):
+    _no_solve(monkeypatch)
+    suffix = {"--out": "r.json", "--save-kernel": "k.npy", "--plot": "g.png"}[option]
+    bad = str(cli_files / "missing-dir" / suffix)
+    code = main(["solve", str(cli_files / "K.npy"), str(cli_files / "y.txt"), option, bad, "-q"])
+    assert code == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_cli_save_kernel_writes_the_given_name(cli_files, capsys):
+    code = main(
+        [
+            "solve",
+            str(cli_files / "K.npy"),
+            str(cli_files / "y.txt"),
+            "-q",
+            "--save-kernel",
+            str(cli_files / "kk"),
+        ]
+    )
+    assert code == 2 and ".npy" in capsys.readouterr().err
+    target = cli_files / "proxy.npy"
+    code = main(
+        ["solve", str(cli_files / "K.npy"), str(cli_files / "y.txt"), "--save-kernel", str(target)]
+    )
+    assert code == 0 and target.exists() and not (cli_files / "proxy.npy.npy").exists()
+    assert f"wrote {target}" in capsys.readouterr().out
+
+
+def test_cli_exit_codes(cli_files, monkeypatch, capsys):
+    K, y = str(cli_files / "K.npy"), str(cli_files / "y.txt")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        assert main(["solve", K, y, "-q", "--max-iter", "1", "--tol", "1e-12"]) == 1
+    assert main(["solve", K, y, "-q", "--C", "-1"]) == 2
+    assert "C must be" in capsys.readouterr().err
+    import indefsvm.proxy.api
+
+    def crash(*a, **k):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(indefsvm.proxy.api, "solve_problem", crash)
+    assert main(["solve", K, y, "-q"]) == 3
+    assert "internal error" in capsys.readouterr().err
+
+
+def test_cli_integer_labels_round_trip_as_integers(cli_files):
+    out = cli_files / "r.json"
+    assert (
+        main(["solve", str(cli_files / "K.npy"), str(cli_files / "y.txt"), "-q", "--out", str(out)])
+        == 0
+    )
+    assert json.loads(out.read_text())["classes"] == [3, 5]
+
+
+@pytest.mark.parametrize("option", [["--epsilon", "0.1"], ["--nu", "0.5"]])
+def test_cli_refuses_options_of_other_problems(cli_files, capsys, option):
+    code = main(["solve", str(cli_files / "K.npy"), str(cli_files / "y.txt"), "-q", *option])
+    assert code == 2
+    assert "does not apply" in capsys.readouterr().err
+
+
+def test_cli_refuses_labels_for_oneclass(cli_files, capsys):
+    code = main(
+        ["solve", str(cli_files / "K.npy"), str(cli_files / "y.txt"), "-q", "--problem", "oneclass"]
+    )
+    assert code == 2 and "takes no y" in capsys.readouterr().err

@@ -9,7 +9,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from conftest import sigmoid_problem  # noqa: E402
+from helpers import sigmoid_problem  # noqa: E402
 
 import indefsvm  # noqa: E402
 from indefsvm.plotting import (  # noqa: E402

@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import sigmoid_problem
+from helpers import sigmoid_problem
 from threadpoolctl import threadpool_info, threadpool_limits
 
 import indefsvm.linalg.rank_one as rank_one

@@ -32,89 +32,88 @@ ROOT = Path(__file__).resolve().parents[1]
 MODULES: dict[str, tuple[list[str], list[str]]] = {
     "projection": (
         ["indefsvm/linalg/projection.py"],
-        ["tests/test_projection.py", "tests/test_projection_contract.py"],
+        ["tests/linalg/test_projection.py"],
     ),
+    # test_rank_one.py runs every test on both secular engines; test_rank_one_secular.py holds
+    # the input checks, the one- and two-pole accuracy and the warm-start bookkeeping.
     "rank_one": (
         ["indefsvm/linalg/rank_one.py"],
-        ["tests/test_rank_one_contract.py", "tests/test_rank_one.py"],
+        ["tests/linalg/test_rank_one_secular.py", "tests/linalg/test_rank_one.py"],
     ),
     "proxy": (
         ["indefsvm/proxy/operators.py"],
         [
-            "tests/test_problems.py",
+            "tests/proxy/test_problems.py",
             "tests/integration/test_extensions.py",
-            "tests/integration/test_mutation_regressions.py",
-            "tests/test_proxy_contract.py",
-            "tests/test_proxy.py",
+            "tests/proxy/test_problems_at_optimum.py",
+            "tests/proxy/test_operators.py",
         ],
     ),
-    # The contract file first (small inputs, dense references, no solver run); the solver-level
-    # files (test_extensions, test_gap_certified, test_mutation_regressions) are left out: with
-    # them every surviving mutant paid ~100 s of solves. Their problems-level claims (vector-rho
-    # rows, LIBSVM sign, bound) are checked by the contract file directly.
+    # The module's fast tests (small inputs, dense references, no solver run); the solver-level
+    # files (test_extensions, test_gap_certified, test_problems_at_optimum) are left out: with
+    # them every surviving mutant paid ~100 s of solves. Their problems-level claims
+    # (vector-rho rows, LIBSVM sign, bound) are checked by test_problems.py directly.
     "problems": (
         ["indefsvm/proxy/problems.py"],
         [
-            "tests/test_problems_contract.py",
-            "tests/test_problems.py",
-            "tests/test_proxy_contract.py",
+            "tests/proxy/test_problems.py",
+            "tests/proxy/test_operators.py",
         ],
     ),
     "solvers_pg": (
         ["indefsvm/proxy/solvers/pg.py"],
-        [
-            "tests/solvers/test_pg_contract.py",
-            "tests/solvers/test_pg.py",
-            "tests/solvers/test_pg_restart.py",
-        ],
+        ["tests/proxy/solvers/test_pg.py"],
     ),
-    # The contract file alone (~10 s, a stub problem and n = 8): test_accpm.py and
+    # The small-input file alone (~10 s, a stub problem and n = 8): test_accpm.py and
     # test_accpm_proximal.py take ~90 s at idle and reach every solver function, so every
     # surviving mutant of the solver bodies would pay for them (hours); their claims (SDP
-    # optimum, pruning, both variants, limits) are checked by the contract file on smaller
-    # problems. The score is therefore a lower bound.
+    # optimum, pruning, both variants, limits) are checked by test_accpm_internals.py on
+    # smaller problems. The score is therefore a lower bound.
     "solvers_accpm": (
         ["indefsvm/proxy/solvers/accpm.py"],
-        ["tests/solvers/test_accpm_contract.py"],
+        ["tests/proxy/solvers/test_accpm_internals.py"],
     ),
-    # SIQCLP and its MKL master against their contract files alone (n = 8-16, ~8 s and ~4 s in
-    # all; a lower bound of the score, as solvers_monitor): the solver-level files
+    # SIQCLP and its MKL master against their small-input files alone (n = 8-16, ~8 s and ~4 s
+    # in all; a lower bound of the score, as solvers_monitor): the solver-level files
     # (test_siqclp.py ~30 s, test_siqclp_mkl.py ~25 s of solves) would be paid in full by every
     # surviving mutant of `_exchange` / of the master's shared functions (550 and ~400
     # mutants), hours with one worker.
     "solvers_siqclp": (
         ["indefsvm/proxy/solvers/siqclp.py"],
-        ["tests/solvers/test_siqclp_contract.py"],
+        ["tests/proxy/solvers/test_siqclp_exchange.py"],
     ),
     # The MKL master of SIQCLP. mutmut 3 skips decorated functions (other than staticmethod /
     # classmethod), so the Numba-compiled SMO `_smo` (@njit) gets no mutants at all: its
-    # trampoline could not be compiled by Numba anyway. It is checked by the contract file
-    # (against cvxpy, and through `_qp` against LIBSVM) and by hand-made mutations only.
+    # trampoline could not be compiled by Numba anyway. It is checked by test_mkl.py (against
+    # cvxpy, and through `_qp` against LIBSVM) and by hand-made mutations only.
     "solvers_mkl": (
         ["indefsvm/proxy/solvers/_mkl.py"],
-        ["tests/solvers/test_mkl_contract.py"],
+        ["tests/proxy/solvers/test_mkl.py"],
     ),
-    # The monitor against its contract file alone (a lower bound of its score): with the solver
-    # tests in the selection every surviving mutant pays for all of them (~100 s at load 6).
+    # The monitor against its stub-problem tests alone (a lower bound of its score): with the
+    # solver tests in the selection every surviving mutant pays for all of them (~100 s at
+    # load 6).
     "solvers_monitor": (
         ["indefsvm/proxy/solvers/_monitor.py"],
-        ["tests/solvers/test_monitor_contract.py"],
+        ["tests/proxy/solvers/test_monitor_stub.py"],
     ),
+    # test_tuning.py and test_hypergrad.py hold the hard-case tests (tuning folds, the
+    # hard-case branch's gradient) that reach the solver through the tuner.
     "krein_solver": (
         ["indefsvm/krein/solver.py"],
         [
             "tests/krein/test_solver.py",
-            "tests/krein/test_solver_contract.py",
-            "tests/krein/test_hardening.py",
+            "tests/krein/test_tuning.py",
+            "tests/krein/test_hypergrad.py",
+            "tests/krein/test_subspace.py",
         ],
     ),
     "krein_hypergrad": (
         ["indefsvm/krein/hypergrad.py"],
         [
             "tests/krein/test_hypergrad.py",
-            "tests/krein/test_hypergrad_contract.py",
-            "tests/krein/test_hardening.py",
-            "tests/integration/test_mutation_regressions.py",
+            "tests/krein/test_tuning.py",
+            "tests/krein/test_subspace.py",
         ],
     ),
 }

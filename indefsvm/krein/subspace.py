@@ -312,7 +312,7 @@ def mr_ii(
     ``x_0 + span{K r_0, ..., K^k r_0}``. In floating point the three-term recurrence loses the
     orthogonality of the ``w`` as soon as Ritz values converge (Paige 1976), and with it the
     minimisation: on a sigmoid kernel (n = 100) the plain recurrence stays 6% above the minimal
-    residual after 30 iterations (3.449 vs 3.247; ``tests/krein/test_hardening.py``).
+    residual after 30 iterations (3.449 vs 3.247; ``tests/krein/test_subspace.py``).
 
     ``reorthogonalize=True`` (default) therefore orthogonalises each new ``w_k`` against all
     previous ones (classical Gram-Schmidt, applied twice, "twice is enough"; the same

@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.linalg as sla
+from helpers import three_classes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
@@ -275,3 +276,37 @@ def test_compact_columns_in_place():
     B = compact_columns(A, 3)
     np.testing.assert_array_equal(B, ref)
     assert B.flags.c_contiguous and np.shares_memory(A, B)
+
+
+def test_nystroem_sketch_size_and_landmark_count():
+    X, _, _ = three_classes()
+    with pytest.raises(ValueError, match="sketch_size must be a positive integer"):
+        IndefiniteNystroem("sigmoid", **SIG, n_components=10, sketch_size=-3).fit(X)
+    with pytest.warns(UserWarning, match="sketch_size = 20 is ignored"):
+        IndefiniteNystroem(
+            "sigmoid", **SIG, landmarks=np.arange(10), sketch_size=20, random_state=0
+        ).fit(X)
+    with pytest.raises(ValueError, match="n_components = 7 but 5 landmark indices"):
+        IndefiniteNystroem("sigmoid", **SIG, n_components=7, landmarks=np.arange(5)).fit(X)
+    # n_components defaults to the number of explicit indices.
+    ny = IndefiniteNystroem("sigmoid", **SIG, landmarks=np.arange(5)).fit(X)
+    assert np.array_equal(ny.landmarks_, np.arange(5))
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"dtype": "bogus"}, r"dtype must be 'float64' or 'float32'; got 'bogus'"),
+        ({"dtype": None}, r"dtype must be 'float64' or 'float32'; got None"),
+        ({"rcond": "x"}, r"rcond must be a real number in \[0, 1\) or None; got 'x'"),
+        ({"rcond": 2.0}, r"rcond must be in \[0, 1\)"),
+        ({"factorization": ["plain"]}, "factorization must be one of"),
+        ({"n_components": "5"}, "n_components must be a positive integer"),
+        ({"landmarks": 3.5}, "landmarks must be one of"),
+    ],
+)
+def test_nystroem_parameters_validated_when_fit_starts(params, match):
+    """Item 16: bad parameters get a message naming the parameter and the allowed values,
+    before any data is read (X here is not even valid)."""
+    with pytest.raises(ValueError, match=match):
+        IndefiniteNystroem("sigmoid", **{"n_components": 5, **params}).fit("not data")

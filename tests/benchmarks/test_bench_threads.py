@@ -8,7 +8,7 @@ from pathlib import Path
 
 import indefsvm.threads as T
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 def _load_bench_threads():

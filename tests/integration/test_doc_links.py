@@ -32,3 +32,31 @@ def test_scale_result_tables_cited_by_the_docs_are_committed():
     assert cited, "docs/scale.md cites its result tables"
     for path in cited:
         assert (ROOT / "docs" / path).is_file(), path
+
+
+#: placeholders the docs use for "a test file" in general, not a file
+_PATTERN_PATHS = {"tests/test_x.py"}
+
+
+@pytest.mark.parametrize(
+    "page",
+    PAGES + [ROOT / "tools" / "mutation.py", ROOT / "pyproject.toml"],
+    ids=lambda p: p.name,
+)
+def test_cited_test_files_exist(page):
+    """Test files named in the docs (``tests/...py``, with ``::test`` when given) exist.
+
+    Tests mirror the package and move with it (issue 23); a stale path in a page is a dead
+    pointer for a reader who wants the check behind a claim.
+    """
+    missing = []
+    for match in re.finditer(r"tests/[\w/]+\.py(?:::\s*(\w+))?", page.read_text()):
+        path = match.group(0).split("::")[0]
+        if path in _PATTERN_PATHS:
+            continue
+        file = ROOT / path
+        if not file.is_file():
+            missing.append(path)
+        elif match.group(1) and not re.search(rf"def {match.group(1)}\b", file.read_text()):
+            missing.append(f"{path}::{match.group(1)}")
+    assert missing == []

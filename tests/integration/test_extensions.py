@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import sigmoid_problem
+from helpers import sigmoid_problem
 from reference import (
     oneclass_sdp,
     perturb_direct,

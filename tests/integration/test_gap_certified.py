@@ -19,7 +19,7 @@ from functools import cache
 
 import numpy as np
 import pytest
-from conftest import sigmoid_problem
+from helpers import sigmoid_problem
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from reference import oneclass_sdp, psd_part, svc_sdp, svr_sdp

@@ -273,3 +273,10 @@ def test_readme_large_n_example_runs_at_small_n():
     exec(compile(small, "README", "exec"), namespace)  # noqa: S102
     assert namespace["clf"].score(namespace["X"], namespace["y"]) > 0.8
     assert namespace["Phi"].shape == (1500, namespace["ny"].n_components_)
+
+
+def test_zero_factor_in_low_rank_solver_is_a_clear_error():
+    y = np.arange(5.0)
+    for F in (np.zeros((5, 0)), np.zeros((5, 2))):
+        with pytest.raises(ValueError, match="numerically zero"):
+            lowrank_variance_constrained(F, y, np.ones(F.shape[1]), 1.0)

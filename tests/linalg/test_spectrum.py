@@ -320,3 +320,22 @@ def test_spectrum_table_prints_rows() -> None:
     seen: list[str] = []
     spectrum_table([("a", "k", K1)], file=None, on_row=lambda row: seen.append(row["dataset"]))
     assert seen == ["a"]
+
+
+def _negative_definite(n: int = 30, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = X[:, 0] + 0.1 * rng.normal(size=n)
+    # -(X X') - I: every eigenvalue <= -1, so clipping leaves only rounding noise.
+    return -(X @ X.T) - np.eye(n), y
+
+
+def test_spectrum_transform_active_uses_the_original_scale():
+    """A relative tolerance on the CLIPPED spectrum keeps noise as signal; on the original
+    spectrum it does not (dense eigh as reference)."""
+    K, _ = _negative_definite()
+    tr = spectrum_transform(K, "clip")
+    lam = np.linalg.eigvalsh(K)
+    noise = 30 * np.finfo(float).eps * np.abs(lam).max()
+    assert not np.any(tr.active() & (tr.transformed_eigenvalues <= noise))
+    assert not np.any(tr.active())

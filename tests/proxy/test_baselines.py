@@ -8,7 +8,7 @@ import warnings
 import cvxpy as cp
 import numpy as np
 import pytest
-from conftest import sigmoid_problem
+from helpers import sigmoid_problem
 from sklearn.model_selection import GridSearchCV
 from sklearn.svm import SVC
 
@@ -139,3 +139,20 @@ def test_check_estimator(estimator):
         results = check_estimator(estimator, on_fail=None)
     failed = {r["check_name"] for r in results if r["status"] == "failed"}
     assert not failed, failed
+
+
+def _negative_definite(n: int = 30, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = X[:, 0] + 0.1 * rng.normal(size=n)
+    # -(X X') - I: every eigenvalue <= -1, so clipping leaves only rounding noise.
+    return -(X @ X.T) - np.eye(n), y
+
+
+def test_spectrum_svc_clip_without_positive_eigenvalue_is_refused():
+    K, y = _negative_definite()
+    labels = np.where(y > 0, 1, -1)
+    with pytest.raises(ValueError, match=r"SpectrumSVC\(spectrum='clip'\).*clipped kernel is zero"):
+        SpectrumSVC("clip").fit(K, labels)
+    # flip is a legitimate PSD kernel here and must keep working
+    assert SpectrumSVC("flip").fit(K, labels).score(K, labels) > 0.8

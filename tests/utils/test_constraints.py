@@ -25,7 +25,7 @@ from indefsvm.utils.constraints import (
     check_parameters,
 )
 
-PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "indefsvm"
+PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "indefsvm"
 
 
 def _private_sklearn_imports(path: pathlib.Path) -> list[str]:

@@ -97,3 +97,89 @@ def test_the_circle_finder_finds_a_circle():
 def test_at_most_ten_modules_at_the_package_root():
     root = sorted(p.name for p in PACKAGE.glob("*.py"))
     assert len(root) <= 10, root
+
+
+# -- the tests mirror the package (issue 23, item 7) ---------------------------------------------
+
+TESTS = PACKAGE.parent / "tests"
+#: test folders that do not mirror a subpackage: whole-package checks and the repository's scripts
+OTHER_TEST_FOLDERS = {"integration", "experiments", "tools", "benchmarks"}
+
+
+def _misplaced_test_files(tests: pathlib.Path, package: pathlib.Path) -> list[str]:
+    """Test files outside the mirrored layout, each with the reason.
+
+    ``tests/<sub>/.../test_*.py`` must mirror a subpackage ``indefsvm/<sub>/...`` (or sit in one
+    of :data:`OTHER_TEST_FOLDERS`), and its folder must be a package (an ``__init__.py``: test
+    files of the same name in different folders must not collide); ``tests/test_<name>.py``
+    must name a root module or subpackage of ``indefsvm``.
+    """
+    roots = {p.stem for p in package.glob("*.py")} | {p.name for p in package.iterdir()}
+    bad = []
+    for path in sorted(tests.rglob("test_*.py")):
+        rel = path.relative_to(tests)
+        folder = rel.parent
+        if folder == pathlib.Path("."):
+            if not any(
+                path.stem == f"test_{r}" or path.stem.startswith(f"test_{r}_") for r in roots
+            ):
+                bad.append(f"{rel}: names no root module or subpackage of {package.name}")
+            continue
+        if folder.parts[0] not in OTHER_TEST_FOLDERS and not (package / folder).is_dir():
+            bad.append(f"{rel}: {package.name}/{folder} is not a subpackage")
+        for depth in range(1, len(folder.parts) + 1):
+            if not (tests / pathlib.Path(*folder.parts[:depth]) / "__init__.py").is_file():
+                bad.append(f"{rel}: tests/{pathlib.Path(*folder.parts[:depth])} has no __init__.py")
+    return bad
+
+
+def _conftest_importers(tests: pathlib.Path) -> list[str]:
+    """Python files under ``tests`` (other than conftest.py itself) that import ``conftest``."""
+    found = []
+    for path in sorted(tests.rglob("*.py")):
+        if path.name == "conftest.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            if any(n.split(".")[-1] == "conftest" for n in names):
+                found.append(str(path.relative_to(tests)))
+                break
+    return found
+
+
+def test_every_test_file_mirrors_a_module_of_the_package():
+    assert _misplaced_test_files(TESTS, PACKAGE) == []
+
+
+def test_no_test_file_imports_from_conftest():
+    # shared data builders live in tests/helpers.py; conftest.py holds fixtures and hooks only
+    assert _conftest_importers(TESTS) == []
+
+
+def test_the_layout_checks_find_misplaced_files(tmp_path):
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "root.py").write_text("")
+    (package / "sub" / "mod.py").write_text("")
+    tests = tmp_path / "tests"
+    for folder in ("sub", "nosuch", "integration"):
+        (tests / folder).mkdir(parents=True)
+    (tests / "sub" / "__init__.py").write_text("")
+    (tests / "integration" / "__init__.py").write_text("")
+    for name in ("test_root.py", "test_root_topic.py", "sub/test_mod.py", "integration/test_x.py"):
+        (tests / name).write_text("import numpy\n")
+    assert _misplaced_test_files(tests, package) == []
+    (tests / "test_issue7.py").write_text("")
+    (tests / "nosuch" / "test_mod.py").write_text("from conftest import x\n")
+    assert _misplaced_test_files(tests, package) == [
+        "nosuch/test_mod.py: pkg/nosuch is not a subpackage",
+        "nosuch/test_mod.py: tests/nosuch has no __init__.py",
+        "test_issue7.py: names no root module or subpackage of pkg",
+    ]
+    assert _conftest_importers(tests) == ["nosuch/test_mod.py"]

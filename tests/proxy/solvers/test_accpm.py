@@ -8,7 +8,7 @@ import cvxpy as cp
 import numpy as np
 import pytest
 import scipy.linalg
-from conftest import kind_problem, sigmoid_problem
+from helpers import kind_problem, sigmoid_problem
 from reference import dense_objective_eq7, sdp_optimum
 from sklearn.exceptions import ConvergenceWarning
 

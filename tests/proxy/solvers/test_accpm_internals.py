@@ -30,7 +30,7 @@ import cvxpy as cp
 import numpy as np
 import pytest
 import scipy.linalg
-from conftest import sigmoid_problem
+from helpers import sigmoid_problem
 from reference import psd_part, sdp_optimum, svr_sdp
 from sklearn.exceptions import ConvergenceWarning
 

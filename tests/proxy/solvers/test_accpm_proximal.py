@@ -14,7 +14,7 @@ import warnings
 import cvxpy as cp
 import numpy as np
 import pytest
-from conftest import sigmoid_problem
+from helpers import sigmoid_problem
 from reference import oneclass_sdp, sdp_optimum, svc_sdp, svr_sdp
 from sklearn.exceptions import ConvergenceWarning
 

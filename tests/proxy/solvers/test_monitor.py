@@ -12,12 +12,15 @@ import warnings
 
 import numpy as np
 import pytest
+from mp_reference import mp_excess
 from reference import random_feasible_alpha
 from sklearn.exceptions import ConvergenceWarning
 
+import indefsvm
 from indefsvm.proxy.problems import make_problem
 from indefsvm.proxy.result import HISTORY_KEYS
 from indefsvm.proxy.solvers import SolverMonitor
+from indefsvm.proxy.solvers._monitor import UNCERTIFIED_STATUSES
 
 
 @pytest.fixture
@@ -187,3 +190,104 @@ def test_bad_settings_get_clear_errors(problem, kwargs, match):
     settings = {"method": "test", "tol": 1e-6, "max_iter": 10, **kwargs}
     with pytest.raises(ValueError, match=match):
         SolverMonitor(problem, **settings)
+
+
+METHODS = ("pg", "accpm", "siqclp")
+
+
+def reproducer(scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """The issue's data: 12 points, a sigmoid kernel times ``scale`` (exactly symmetric)."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(12, 3))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=12) > 0, 1, -1)
+    K = scale * np.tanh(0.8 * X @ X.T - 0.5)
+    return 0.5 * (K + K.T), y
+
+
+CASES = [
+    pytest.param(9e4, 1.0, id="K~1e5-rho1"),
+    pytest.param(1.0, 1e11, id="rho1e11"),
+    pytest.param(1.0, 1e13, id="rho1e13"),
+]
+
+
+@pytest.mark.parametrize(("scale", "rho"), CASES)
+def test_converged_gaps_are_confirmed_by_a_60_digit_reference(scale, rho):
+    K, y = reproducer(scale)
+    results = {}
+    for method in METHODS:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            res = indefsvm.solve(K, y, rho=rho, method=method, tol=1e-6)
+        warned = any(issubclass(w.category, ConvergenceWarning) for w in caught)
+        results[method] = (res, warned, mp_excess(K, y, res.alpha, rho))
+    # OPT - f(0) >= the best 60-digit objective any method reached.
+    best = max(excess for _, _, (excess, _) in results.values())
+    for method, (res, warned, (excess, ub_excess)) in results.items():
+        if res.status == "converged":
+            assert not warned
+            assert res.gap >= 0.0, (method, res.gap)
+            # the gap certifies the true suboptimality (at least best - f(alpha))
+            true_subopt = float(best - excess)
+            assert true_subopt <= res.gap + res.gap_error, (method, true_subopt, res.gap)
+            # and it is within tol, its rounding included
+            scale_ = max(1.0, abs(float(excess)))
+            assert res.gap + res.gap_error <= 1e-6 * scale_ * (1 + 1e-6), method
+            # the reported gap is the one the 60-digit bound gives at this point or better
+            assert res.gap <= float(ub_excess - excess) + res.gap_error + 1e-12, method
+        else:
+            assert res.status in UNCERTIFIED_STATUSES and warned, (method, res.status)
+
+
+def test_the_issue_numbers_accpm_no_longer_reports_a_zero_gap():
+    # accpm on the issue's reproducer: gap exactly 0 while the true suboptimality was >= 5.7e-6
+    K, y = reproducer(9e4)
+    res = indefsvm.solve(K, y, rho=1.0, method="accpm", tol=1e-6)
+    excess, ub_excess = mp_excess(K, y, res.alpha, 1.0)
+    own_gap = float(ub_excess - excess)  # the 60-digit gap at the returned point
+    assert res.gap > 0.0
+    assert res.gap == pytest.approx(own_gap, rel=1e-6, abs=1e-12) or res.gap <= own_gap
+
+
+def test_precision_limit_instead_of_converged_when_rounding_exceeds_tol():
+    # tol far below what double precision resolves for this problem: the computed gap may be
+    # within it, but its rounding error bound is not, so no "converged" (a warning instead).
+    K, y = reproducer(9e4)
+    with pytest.warns(ConvergenceWarning, match="NOT certified"):
+        res = indefsvm.solve(K, y, rho=1.0, method="siqclp", tol=1e-16)
+    assert res.status in ("precision_limit", "max_iter", "stalled")
+    assert res.gap_error > 1e-16 * max(1.0, abs(res.objective - res.baseline_objective))
+
+
+def test_excess_accuracy_follows_tol_and_keeps_the_gap_certified():
+    """The penalty change is refined only as far as tol needs (set by the monitor); the gap's
+    rounding bound stays far below tol either way, and a problem evaluated outside a solve
+    refines fully."""
+    from helpers import sigmoid_problem
+
+    K0, y = sigmoid_problem(60, 2)
+    for tol in (1e-4, 1e-9):
+        res = indefsvm.solve(K0, y, rho=1e3, tol=tol, max_iter=50000)
+        scale = max(1.0, abs(res.objective - res.baseline_objective))
+        assert res.converged and res.gap_error <= 1e-2 * tol * scale, (tol, res.gap_error)
+    problem = indefsvm.make_problem("svc", K0, y, rho=1e3)
+    alpha = problem.initial_point() + 0.01
+    full = problem.evaluate(problem.project(alpha)).state.neg_sq_change_error
+    problem.set_excess_accuracy(1e-4)
+    coarse = problem.evaluate(problem.project(alpha)).state.neg_sq_change_error
+    assert full <= coarse
+
+
+@pytest.mark.parametrize(("scale", "rho"), CASES[:2])
+def test_tol_zero_keeps_every_reported_gap_bound_true(scale, rho):
+    """tol = 0 runs to max_iter with the accuracy following the gap: the reported gap plus its
+    rounding bound must still bound the 60-digit suboptimality from above."""
+    K, y = reproducer(scale)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        ref = indefsvm.solve(K, y, rho=rho, method="siqclp", tol=1e-9)
+        res = indefsvm.solve(K, y, rho=rho, method="pg", tol=0.0, max_iter=60)
+    best = max(mp_excess(K, y, ref.alpha, rho)[0], mp_excess(K, y, res.alpha, rho)[0])
+    excess, ub_excess = mp_excess(K, y, res.alpha, rho)
+    true_gap = best - excess
+    assert true_gap <= res.gap + res.gap_error + 1e-12 * abs(best), (true_gap, res.gap)

@@ -519,3 +519,83 @@ def test_complete_best_leaves_a_full_best_and_no_best_alone():
     plain = ev(2.0, 2.5)  # an evaluation without the attribute counts as full
     m.offer(plain)
     assert m.complete_best() is plain and p.evaluated == []
+
+
+# A converged gap must be certified when f(0) swamps the alpha-dependent part: what the monitor
+# asks of the problem and which bounds it trusts (stub problems).
+
+
+class _Stub:
+    """A problem whose f(0) is 1e12 (only what the monitor reads)."""
+
+    baseline_objective = 1e12
+    n = 1
+
+    def reset_warm_start(self):
+        pass
+
+    def set_excess_accuracy(self, tol):
+        pass
+
+
+class _Ev:
+    def __init__(self, objective, upper_bound):
+        self.objective = objective
+        self.upper_bound = upper_bound
+        self.alpha = np.zeros(1)
+
+
+def test_monitor_refuses_to_certify_a_gap_held_by_a_huge_constant():
+    # Values that hold f(0) = 1e12 without their excess: their difference is only known to
+    # ~1e-4, so a computed gap of 0 is not a certificate at tol 1e-6.
+    mon = SolverMonitor(_Stub(), method="stub", tol=1e-6, max_iter=10)
+    mon.offer(_Ev(1e12 + 1.0, 1e12 + 1.0))
+    assert mon.gap == 0.0 and mon.gap_error > 1e-6
+    assert mon.end_iteration() is True and mon.status == "precision_limit"
+    # with the excess formed without f(0) (as problems do) the same gap is certified
+    mon = SolverMonitor(_Stub(), method="stub", tol=1e-6, max_iter=10)
+    ev = _Ev(1e12 + 1.0, 1e12 + 1.0)
+    ev.objective_excess, ev.upper_excess = 1.0, 1.0 + 1e-9
+    ev.objective_error = ev.upper_error = 1e-15
+    mon.offer(ev)
+    assert mon.end_iteration() is True and mon.status == "converged"
+
+
+def test_monitor_prefers_a_precise_bound_to_a_noisy_lower_one():
+    mon = SolverMonitor(_Stub(), method="stub", tol=1e-6, max_iter=10)
+    ev = _Ev(1e12 + 1.0, 1e12 + 1.0)
+    ev.objective_excess, ev.upper_excess = 1.0, 1.0 + 1e-9
+    ev.objective_error = ev.upper_error = 1e-15
+    mon.offer(ev)
+    # an absolute bound 1e-9 lower in value, but known only to ~1e-4: not taken
+    mon.offer_upper_bound(1e12 + 1.0)
+    assert mon.upper_excess == 1.0 + 1e-9 and mon.gap_error < 1e-14
+
+
+class _RecordingStub(_Stub):
+    baseline_objective = 0.0
+
+    def __init__(self):
+        self.asked = []
+
+    def set_excess_accuracy(self, tol):
+        self.asked.append(tol)
+
+
+def test_monitor_asks_accuracy_that_follows_the_gap_and_never_below_tol():
+    """With the gap far above tol (always with tol = 0) the excesses need only be accurate to a
+    fraction of the gap; the request tightens as the gap shrinks and never drops below tol."""
+    for tol in (0.0, 1e-6):
+        stub = _RecordingStub()
+        mon = SolverMonitor(stub, method="stub", tol=tol, max_iter=100)
+        assert stub.asked == [tol]
+        for gap in (1.0, 0.5, 1e-3, 1e-9):
+            ev = _Ev(-1.0, -1.0 + gap)
+            ev.objective_excess, ev.upper_excess = -1.0, -1.0 + gap
+            ev.objective_error = ev.upper_error = 0.0
+            mon.offer(ev)
+            mon.end_iteration()
+        # gap 0.5 is within a factor 10 of the request made at gap 1: not passed on
+        wanted = [max(tol, 1e-2 * g) for g in (1.0, 1e-3, 1e-9)]
+        assert stub.asked[1:] == pytest.approx([w for w in wanted if w > tol] + [tol] * (tol > 0))
+        assert min(stub.asked) >= tol

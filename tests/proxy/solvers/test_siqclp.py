@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import kind_problem, sigmoid_problem
+from helpers import kind_problem, sigmoid_problem
 from reference import psd_part, sdp_optimum, svm_dual_value
 from sklearn.exceptions import ConvergenceWarning
 

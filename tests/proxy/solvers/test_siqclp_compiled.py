@@ -12,8 +12,8 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import kind_problem, sigmoid_problem
 from cvxpy.reductions.dcp2cone.dcp2cone import Dcp2Cone
+from helpers import kind_problem, sigmoid_problem
 from reference import sdp_optimum
 from sklearn.exceptions import ConvergenceWarning
 

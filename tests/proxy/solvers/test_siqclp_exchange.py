@@ -18,7 +18,7 @@ from types import SimpleNamespace
 import cvxpy as cp
 import numpy as np
 import pytest
-from conftest import sigmoid_problem
+from helpers import sigmoid_problem
 from reference import psd_part, sdp_optimum
 from sklearn.exceptions import ConvergenceWarning
 

@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import kind_problem, sigmoid_problem
+from helpers import kind_problem, sigmoid_problem
 from reference import sdp_optimum, svm_dual_value
 from sklearn.exceptions import ConvergenceWarning
 

@@ -1,4 +1,5 @@
-"""Kernels from a precomputed dissimilarity matrix inside scikit-learn's model selection.
+"""Tests of indefsvm.kernels.dissimilarity: double centering, the exponential kernel, and kernels
+from a precomputed dissimilarity matrix inside scikit-learn's model selection.
 
 The references are explicit loops over the folds that slice ``D[train][:, train]`` and
 ``D[test][:, train]`` by hand (what the pairwise convention must make scikit-learn do).
@@ -7,6 +8,7 @@ The references are explicit loops over the folds that slice ``D[train][:, train]
 from __future__ import annotations
 
 import inspect
+import math
 
 import numpy as np
 import pytest
@@ -17,7 +19,14 @@ from sklearn.utils import get_tags
 import indefsvm
 import indefsvm.krein
 from indefsvm import IndefiniteSVC
-from indefsvm.kernels import DissimilarityKernel, DoubleCentering, dtw_distances
+from indefsvm.kernels import (
+    DissimilarityKernel,
+    DoubleCentering,
+    double_centering,
+    dtw_distances,
+    exp_dissimilarity_kernel,
+)
+from indefsvm.linalg.spectrum import eigen_summary
 
 
 def _series(n=40, T=20, seed=0):
@@ -125,3 +134,45 @@ def _estimators_with_kernel():
 def test_estimators_declare_pairwise_exactly_when_precomputed(cls):
     assert get_tags(cls().set_params(kernel="precomputed")).input_tags.pairwise is True
     assert get_tags(cls().set_params(kernel="rbf")).input_tags.pairwise is False
+
+
+# Double centering and the exponential dissimilarity kernel against their definitions.
+
+
+def test_double_centering_recovers_centred_gram() -> None:
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((10, 3))
+    Xt = rng.standard_normal((4, 3))
+    D = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
+    Dt = np.sqrt(((Xt[:, None] - X[None]) ** 2).sum(-1))
+    mu = X.mean(axis=0)
+    # Classical MDS of Euclidean distances is the Gram matrix of the centred points.
+    dc = DoubleCentering().fit(D)
+    np.testing.assert_allclose(dc.kernel_, (X - mu) @ (X - mu).T, atol=1e-12)
+    np.testing.assert_allclose(dc.transform(Dt), (Xt - mu) @ (X - mu).T, atol=1e-12)
+    np.testing.assert_allclose(dc.transform(D), dc.kernel_, atol=1e-13)
+    J = np.eye(10) - 1.0 / 10
+    np.testing.assert_allclose(double_centering(D), -0.5 * J @ (D**2) @ J, atol=1e-12)
+    np.testing.assert_allclose(double_centering(D**2, squared=True), dc.kernel_, atol=1e-12)
+
+
+def test_double_centering_of_non_euclidean_is_indefinite() -> None:
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((30, 4))
+    D_l1 = np.abs(X[:, None] - X[None]).sum(-1) ** 1.5  # not Euclidean-embeddable
+    assert eigen_summary(double_centering(D_l1)).n_negative > 0
+
+
+def test_exp_dissimilarity_and_errors() -> None:
+    D = np.array([[0.0, 2.0], [2.0, 0.0]])
+    np.testing.assert_allclose(
+        exp_dissimilarity_kernel(D, gamma=0.5), [[1, math.exp(-1)], [math.exp(-1), 1]]
+    )
+    with pytest.raises(ValueError, match="negative"):
+        exp_dissimilarity_kernel(-D)
+    with pytest.raises(ValueError, match="not symmetric"):
+        double_centering(np.array([[0.0, 1.0], [2.0, 0.0]]))
+    with pytest.raises(ValueError, match="not fitted"):
+        DoubleCentering().transform(D)
+    with pytest.raises(ValueError, match="one column per training point"):
+        DoubleCentering().fit(D).transform(np.ones((1, 3)))

@@ -1,12 +1,12 @@
-"""Contract of ``indefsvm.linalg.rank_one`` on small inputs: the fast first file of its mutation
-run.
+"""The secular-equation pieces of ``indefsvm.linalg.rank_one`` on small inputs, in seconds.
 
-Written for mutants of the first mutation run of ``indefsvm/linalg/rank_one.py`` that survived
-``tests/test_rank_one.py`` (docs/mutation.md): the input checks of :func:`secular_root` (anchored
-messages), the relative accuracy of ``delta = d - lambda`` for one and two poles (the closed
-forms of LAPACK ``dlaed5``, checked against 60-digit decimal arithmetic), the bookkeeping of
-:class:`SecularWarmStart` (exact guesses from stored roots), and the threaded LAPACK path over
-several blocks of roots (bitwise equal to one thread, and equal to dense ``eigh``).
+The input checks of :func:`secular_root` (anchored messages), the relative accuracy of
+``delta = d - lambda`` for one and two poles (the closed forms of LAPACK ``dlaed5``, checked
+against 60-digit decimal arithmetic), the bookkeeping of :class:`SecularWarmStart` (exact guesses
+from stored roots), and the threaded LAPACK path over several blocks of roots (bitwise equal to
+one thread, and equal to dense ``eigh``). Written for mutants that survived
+``tests/linalg/test_rank_one.py`` (docs/mutation.md); the first file of the ``rank_one``
+mutation run. Kept beside that file because it runs every test on both secular engines.
 """
 
 from __future__ import annotations
