@@ -1,0 +1,291 @@
+"""Every estimator class against values recorded from the code before the estimator template.
+
+Issue 23, item 3 moved the target checks, the one-vs-one dispatch and the Nystroem input of
+every estimator into one template (:mod:`indefsvm.base`, :mod:`indefsvm.multiclass`). The
+refactor must not change a single result: each case below fits one estimator (dense,
+precomputed, Nystroem ``n_components``, explicit landmarks, three classes, vector ``rho``,
+``class_weight``) on fixed small data and compares ``decision_function``/``predict`` (and
+``predict_proba`` where enabled) with ``tests/data/estimator_template_reference.npz``, written
+ONCE by the code of commit 47a3881 (before the template) with::
+
+    OMP_NUM_THREADS=1 PYTHONPATH=. python -c "import sys; sys.path.insert(0, 'tests'); \\
+        import numpy as np, test_estimator_template as t; \\
+        np.savez_compressed(t.REFERENCE, **t.compute_all())"
+
+Tolerance 1e-12 (relative to the largest value of the output), as the issue asks.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from indefsvm.krein.models import (
+    KreinClassifier,
+    KreinKernelRidge,
+    KreinKernelRidgeClassifier,
+    KreinRegressor,
+    KreinSquaredHingeSVC,
+    KreinSVC,
+    OngSubspaceRegressor,
+    SimilarityRidge,
+    SimilarityRidgeClassifier,
+)
+from indefsvm.proxy.baselines import DirectSVC, ModSVC, SpectrumSVC
+from indefsvm.proxy.estimators import (
+    IndefiniteOneClassSVM,
+    IndefiniteSVC,
+    IndefiniteSVR,
+    PerturbSVC,
+)
+
+REFERENCE = Path(__file__).parent / "data" / "estimator_template_reference.npz"
+
+N_TRAIN, N_TEST = 30, 9
+
+
+def _data():
+    rng = np.random.default_rng(23)
+    X = rng.normal(size=(N_TRAIN + N_TEST, 3))
+    y3 = np.array(["a", "b", "c"])[np.argmax(X @ rng.normal(size=(3, 3)), axis=1)]
+    y2 = np.where(X[:, 0] + 0.3 * X[:, 1] > 0, 1, 7)
+    yr = np.sin(X[:, 0]) + 0.5 * X[:, 1]
+    return X, y2, y3, yr
+
+
+def _sigmoid(X, Y=None):
+    Y = X if Y is None else Y
+    return np.tanh(0.5 * X @ Y.T - 0.2)
+
+
+def _rbf(X, Y=None):
+    Y = X if Y is None else Y
+    d = ((X[:, None, :] - Y[None, :, :]) ** 2).sum(-1)
+    return np.exp(-0.5 * d)
+
+
+def _tv(y):
+    return y[:N_TRAIN]
+
+
+_RHO_VEC = np.linspace(0.5, 2.0, N_TRAIN)
+_LMK = np.array([0, 3, 5, 8, 11, 14, 17, 20, 23, 26, 28, 29])
+
+#: (case name, estimator factory, target: "y2" | "y3" | "yr" | None, kernel: "features" |
+#: "precomputed-sigmoid" | "precomputed-rbf")
+CASES = [
+    ("svc_named", lambda: IndefiniteSVC(kernel="sigmoid", gamma=0.5, coef0=-0.2), "y2", "f"),
+    ("svc_pre", lambda: IndefiniteSVC(C=2.0, rho=0.5), "y2", "ps"),
+    ("svc_pre_paper_b", lambda: IndefiniteSVC(intercept="paper"), "y2", "ps"),
+    ("svc_pre_cw", lambda: IndefiniteSVC(class_weight={1: 2.0, 7: 0.5}), "y2", "ps"),
+    ("svc_pre_rhovec", lambda: IndefiniteSVC(rho=_RHO_VEC), "y2", "ps"),
+    ("svc_pre_spectral", lambda: IndefiniteSVC(rho_scale="spectral"), "y2", "ps"),
+    ("svc_transductive", lambda: IndefiniteSVC(out_of_sample="transductive"), "y2", "f-sig"),
+    (
+        "svc_nys_named",
+        lambda: IndefiniteSVC(kernel="sigmoid", gamma=0.5, n_components=12, random_state=0),
+        "y2",
+        "f",
+    ),
+    ("svc_nys_pre", lambda: IndefiniteSVC(n_components=12, random_state=1), "y2", "ps"),
+    (
+        "svc_nys_lmk",
+        lambda: IndefiniteSVC(kernel="sigmoid", gamma=0.5, n_components=12, landmarks=_LMK),
+        "y2",
+        "f",
+    ),
+    (
+        "svc_nys_kmeans",
+        lambda: IndefiniteSVC(n_components=10, landmarks="kmeans++", random_state=2),
+        "y2",
+        "ps",
+    ),
+    ("svc_ovo_named", lambda: IndefiniteSVC(kernel="sigmoid", gamma=0.5), "y3", "f"),
+    ("svc_ovo_pre", lambda: IndefiniteSVC(), "y3", "ps"),
+    ("svc_ovo_ovo", lambda: IndefiniteSVC(decision_function_shape="ovo"), "y3", "ps"),
+    ("svc_ovo_rhovec", lambda: IndefiniteSVC(rho=_RHO_VEC), "y3", "ps"),
+    ("svc_ovo_cw", lambda: IndefiniteSVC(class_weight={"a": 3.0}), "y3", "ps"),
+    ("svc_ovo_balanced", lambda: IndefiniteSVC(class_weight="balanced"), "y3", "ps"),
+    (
+        "svc_ovo_trans",
+        lambda: IndefiniteSVC(kernel="sigmoid", gamma=0.5, out_of_sample="transductive"),
+        "y3",
+        "f",
+    ),
+    (
+        "svc_ovo_nys_named",
+        lambda: IndefiniteSVC(kernel="sigmoid", gamma=0.5, n_components=12, random_state=0),
+        "y3",
+        "f",
+    ),
+    ("svc_ovo_nys_pre", lambda: IndefiniteSVC(n_components=12, random_state=0), "y3", "ps"),
+    ("svc_ovo_nys_lmk", lambda: IndefiniteSVC(n_components=12, landmarks=_LMK), "y3", "ps"),
+    ("svc_proba", lambda: IndefiniteSVC(probability=True, random_state=0), "y2", "ps"),
+    ("svc_ovo_proba", lambda: IndefiniteSVC(probability=True, random_state=0), "y3", "ps"),
+    ("perturb_pre", lambda: PerturbSVC(rho=0.5), "y2", "pr"),
+    ("perturb_ovo", lambda: PerturbSVC(kernel="rbf", gamma=0.5), "y3", "f"),
+    ("svr_pre", lambda: IndefiniteSVR(C=2.0, epsilon=0.05), "yr", "ps"),
+    ("svr_rhovec", lambda: IndefiniteSVR(rho=_RHO_VEC), "yr", "ps"),
+    (
+        "svr_nys",
+        lambda: IndefiniteSVR(kernel="sigmoid", gamma=0.5, n_components=12, random_state=0),
+        "yr",
+        "f",
+    ),
+    ("oc_pre", lambda: IndefiniteOneClassSVM(nu=0.3), None, "ps"),
+    ("oc_named", lambda: IndefiniteOneClassSVM(kernel="rbf", gamma=0.5), None, "f"),
+    ("oc_nys", lambda: IndefiniteOneClassSVM(n_components=12, random_state=0), None, "ps"),
+    ("spec_clip", lambda: SpectrumSVC("clip"), "y2", "ps"),
+    ("spec_flip_named", lambda: SpectrumSVC("flip", kernel="sigmoid", gamma=0.5), "y2", "f"),
+    ("spec_shift_cw", lambda: SpectrumSVC("shift", class_weight="balanced"), "y2", "ps"),
+    ("spec_square_ovo", lambda: SpectrumSVC("square"), "y3", "ps"),
+    ("spec_clip_ovo_named", lambda: SpectrumSVC(kernel="sigmoid", gamma=0.5), "y3", "f"),
+    ("spec_proba_ovo", lambda: SpectrumSVC(probability=True, random_state=0), "y3", "ps"),
+    ("mod_pre", lambda: ModSVC(C=2.0), "y2", "ps"),
+    ("mod_ovo", lambda: ModSVC(class_weight={"b": 2.0}), "y3", "ps"),
+    ("direct_pre", lambda: DirectSVC(), "y2", "ps"),
+    ("direct_ovo_named", lambda: DirectSVC(kernel="sigmoid", gamma=0.5), "y3", "f"),
+    ("kr_krein", lambda: KreinRegressor(), "yr", "ps"),
+    (
+        "kr_omcs_named",
+        lambda: KreinRegressor(kernel="sigmoid", gamma=0.5, formulation="omcs"),
+        "yr",
+        "f",
+    ),
+    ("kr_flip", lambda: KreinRegressor(formulation="flip"), "yr", "ps"),
+    (
+        "kr_square_wu",
+        lambda: KreinRegressor(kernel=_sigmoid, formulation="square", square_test_map="wu"),
+        "yr",
+        "f",
+    ),
+    ("kr_nys", lambda: KreinRegressor(n_components=12, random_state=0), "yr", "ps"),
+    (
+        "kr_nys_lmk_landmark",
+        lambda: KreinRegressor(
+            kernel="sigmoid", gamma=0.5, n_components=12, landmarks=_LMK, factorization="landmark"
+        ),
+        "yr",
+        "f",
+    ),
+    ("kc_bin", lambda: KreinClassifier(), "y2", "ps"),
+    ("kc_ovo", lambda: KreinClassifier(kernel="sigmoid", gamma=0.5), "y3", "f"),
+    (
+        "kc_ovo_wu",
+        lambda: KreinClassifier(kernel=_sigmoid, formulation="square", square_test_map="wu"),
+        "y3",
+        "f",
+    ),
+    ("kc_ovo_nys", lambda: KreinClassifier(n_components=12, random_state=0), "y3", "ps"),
+    (
+        "kc_ovo_nys_named",
+        lambda: KreinClassifier(kernel="sigmoid", gamma=0.5, n_components=12, landmarks=_LMK),
+        "y3",
+        "f",
+    ),
+    ("kkr", lambda: KreinKernelRidge(center=True), "yr", "ps"),
+    (
+        "kkr_nys",
+        lambda: KreinKernelRidge(kernel="sigmoid", gamma=0.5, n_components=12, random_state=3),
+        "yr",
+        "f",
+    ),
+    ("kkrc_ovo", lambda: KreinKernelRidgeClassifier(), "y3", "ps"),
+    (
+        "kkrc_ovo_nys",
+        lambda: KreinKernelRidgeClassifier(n_components=12, random_state=0),
+        "y3",
+        "ps",
+    ),
+    ("ksvc_bin", lambda: KreinSVC(), "y2", "ps"),
+    ("ksvc_ovo", lambda: KreinSVC(kernel="sigmoid", gamma=0.5, class_weight={"c": 2.0}), "y3", "f"),
+    ("shsvc_bin", lambda: KreinSquaredHingeSVC(), "y2", "ps"),
+    (
+        "shsvc_nys",
+        lambda: KreinSquaredHingeSVC(kernel="sigmoid", gamma=0.5, n_components=12, random_state=0),
+        "y2",
+        "f",
+    ),
+    (
+        "shsvc_ovo_nys_lmk",
+        lambda: KreinSquaredHingeSVC(n_components=12, landmarks=_LMK, factorization="landmark"),
+        "y3",
+        "ps",
+    ),
+    ("sr", lambda: SimilarityRidge(), "yr", "ps"),
+    (
+        "sr_nys",
+        lambda: SimilarityRidge(kernel="sigmoid", gamma=0.5, n_components=12, random_state=0),
+        "yr",
+        "f",
+    ),
+    ("src_ovo_nys", lambda: SimilarityRidgeClassifier(n_components=12, random_state=0), "y3", "ps"),
+    ("src_ovo", lambda: SimilarityRidgeClassifier(kernel="sigmoid", gamma=0.5), "y3", "f"),
+    ("ong", lambda: OngSubspaceRegressor(), "yr", "ps"),
+    ("ong_tsf", lambda: OngSubspaceRegressor(solver="tsf", kernel="sigmoid", gamma=0.5), "yr", "f"),
+]
+
+
+def _inputs(kind):
+    """``(train input, test input, K_test_test or None)`` for one input kind."""
+    X, _, _, _ = _data()
+    tr, te = X[:N_TRAIN], X[N_TRAIN:]
+    if kind == "f":
+        return tr, te, None
+    if kind == "f-sig":
+        # transductive on a precomputed sigmoid kernel: the test-vs-test block is passed.
+        return _sigmoid(tr), _sigmoid(te, tr), _sigmoid(te)
+    kernel = _sigmoid if kind == "ps" else _rbf
+    return kernel(tr), kernel(te, tr), None
+
+
+def run_case(name):
+    """Fit one case and return its outputs (a dict of arrays)."""
+    _, factory, target, kind = next(c for c in CASES if c[0] == name)
+    X, y2, y3, yr = _data()
+    y = {"y2": y2, "y3": y3, "yr": yr, None: None}[target]
+    train, test, test_test = _inputs(kind)
+    est = factory()
+    extra = () if test_test is None else (test_test,)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(train, None if y is None else _tv(y))
+        out = {"predict": np.asarray(est.predict(test, *extra))}
+        if hasattr(est, "decision_function"):
+            out["decision"] = np.asarray(est.decision_function(test, *extra), dtype=np.float64)
+        if getattr(est, "probability", False):
+            out["proba"] = est.predict_proba(test)
+    return out
+
+
+def compute_all():
+    """Every case's outputs, keyed ``"<case>/<output>"`` (the reference file's layout)."""
+    values = {}
+    for name, *_ in CASES:
+        for key, value in run_case(name).items():
+            values[f"{name}/{key}"] = value
+    return values
+
+
+@pytest.fixture(scope="module")
+def reference():
+    with np.load(REFERENCE, allow_pickle=False) as data:
+        return dict(data)
+
+
+@pytest.mark.parametrize("name", [c[0] for c in CASES])
+def test_estimator_matches_pre_template_reference(name, reference):
+    out = run_case(name)
+    expected = {k.split("/", 1)[1]: v for k, v in reference.items() if k.split("/")[0] == name}
+    assert set(out) == set(expected), (sorted(out), sorted(expected))
+    for key, value in out.items():
+        ref = expected[key]
+        assert value.shape == ref.shape, key
+        if value.dtype.kind in "fc":
+            scale = max(1.0, float(np.max(np.abs(ref), initial=0.0)))
+            np.testing.assert_allclose(value, ref, rtol=0, atol=1e-12 * scale, err_msg=key)
+        else:
+            np.testing.assert_array_equal(value, ref, err_msg=key)
