@@ -32,14 +32,12 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.linear_model import Ridge
 from sklearn.svm import SVC
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d, validate_data
 
 from indefsvm.base import (
     KERNEL_PARAMETER_CONSTRAINTS,
     IndefsvmEstimator,
     KernelInputMixin,
-    PrecomputedColumns,
     check_landmark_parameters,
     fit_context,
     nystroem_test_features,
@@ -116,45 +114,13 @@ class _KernelEstimatorMixin(KernelInputMixin):
         check_landmark_parameters(self)
         return getattr(self, "n_components", None) is not None
 
-    def _low_rank_points(self, X: Any) -> tuple[Any, Any]:
-        """``(kernel, points)`` of the Nystroem map at fit time.
-
-        With ``kernel="precomputed"`` the map reads only the landmark columns of the given
-        kernel: the "points" are row indices (as in :mod:`indefsvm.proxy.estimators`).
-        """
-        if self._precomputed():
-            K = self._fit_kernel(X)[0]
-            return PrecomputedColumns(K), np.arange(K.shape[0], dtype=np.float64)[:, None]
-        return self.kernel, self._check_raw(X, reset=True)
-
     def _landmark_split(self) -> bool:
         """Paper 003's split of ``z`` by the signs of ``K_ZZ`` (``factorization="landmark"``)."""
         return getattr(self, "factorization", "one-shot") == "landmark"
 
-    def _nystroem(self, **overrides: Any):
-        from indefsvm.approximation.nystrom import IndefiniteNystroem
-
-        params = {
-            "kernel": self.kernel,
-            "gamma": self.gamma,
-            "coef0": self.coef0,
-            "degree": self.degree,
-            "kernel_params": self.kernel_params,
-            "n_components": self.n_components,
-            "landmarks": self.landmarks,
-            "random_state": self.random_state,
-        }
-        if self._landmark_split():
-            # L = K_XZ U |D|^{-1/2}, signature sign(D): the features of paper 003, Sect. 2.4-2.5.
-            params["factorization"] = "plain"
-        if not isinstance(self.landmarks, str):
-            params["n_components"] = None  # explicit indices fix m (checked by _low_rank)
-        params.update(overrides)
-        return IndefiniteNystroem(**params)
-
-    def _landmark_map(self, kernel: Any, n: int | None = None):
-        """The unfitted Nystroem map of ``n_components`` (shared by one-vs-one pairs)."""
-        return self._nystroem(kernel=kernel)
+    def _nystroem_overrides(self) -> dict[str, Any]:
+        # L = K_XZ U |D|^{-1/2}, signature sign(D): the features of paper 003, Sect. 2.4-2.5.
+        return {"factorization": "plain"} if self._landmark_split() else {}
 
     def _prepare_train_factor(
         self, X: Any
@@ -170,18 +136,7 @@ class _KernelEstimatorMixin(KernelInputMixin):
         """
         from indefsvm.krein.lowrank import rediagonalize
 
-        shared = getattr(self, "_ovo_factor", None)
-        if shared is not None:
-            # A one-vs-one pair: X holds its rows of the landmark columns k(X, Z) of the
-            # multi-class model, whose Nystroem map factorised them (indefsvm.multiclass).
-            validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
-            ny, Phi = shared
-        else:
-            kernel, X = self._low_rank_points(X)
-            ny = self._nystroem(kernel=kernel)
-            Phi = ny.fit_transform(X)
-            if isinstance(kernel, PrecomputedColumns):
-                kernel.release()  # prediction reads test-kernel columns (model size)
+        ny, Phi, _ = self._fit_landmarks(X)
         s = ny.signature_
         lam = ny.eigenvalues_
         self.nystroem_ = ny
@@ -575,29 +530,14 @@ class _SignClassifierMixin(OneVsOneMixin, ClassifierMixin):
     ``decision_function`` of shape ``(n_samples, n_classes)`` (``"ovr"``).
     """
 
-    @fit_context
-    def fit(self, X: ArrayLike, y: ArrayLike):  # type: ignore[override]
-        """Fit on ±1 targets (one-vs-one for more than two classes)."""
-        self._require_y(X, y)
-        check_classification_targets(np.asarray(y))
-        if self._fit_multiclass(X, y):
-            return self
+    def _fit_binary(self, X: Any, y: Any) -> None:
         labels = check_binary_labels(y)
         self.classes_ = labels.classes
-        return self._fit_targets(X, labels.y)
+        self._fit_targets(X, labels.y)
 
-    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Signed scores (the regression fit on ±1 targets); positive means ``classes_[1]``."""
-        check_is_fitted(self)
-        if self._is_multiclass():
-            return self._multiclass_decision(X)
+    def _decision_binary(self, X: Any) -> NDArray[np.float64]:
+        # The regression fit on ±1 targets; positive means classes_[1].
         return self._decision(X)
-
-    def predict(self, X: ArrayLike) -> NDArray:  # type: ignore[override]
-        if self._is_multiclass():
-            return self._multiclass_predict(X)
-        scores = self.decision_function(X)
-        return self.classes_[(scores > 0).astype(int)]
 
 
 class KreinClassifier(_SignClassifierMixin, KreinRegressor):
@@ -787,13 +727,8 @@ class KreinSVC(OneVsOneMixin, _KernelEstimatorMixin, ClassifierMixin, IndefsvmEs
         self.tol = tol
         self.class_weight = class_weight
 
-    @fit_context
-    def fit(self, X: ArrayLike, y: ArrayLike) -> KreinSVC:
-        """Train LIBSVM on the flip-spectrum training kernel (one-vs-one for > 2 classes)."""
-        self._require_y(X, y)
-        check_classification_targets(np.asarray(y))
-        if self._fit_multiclass(X, y):
-            return self
+    def _fit_binary(self, X: Any, y: Any) -> None:
+        """Train LIBSVM on the flip-spectrum training kernel."""
         K = self._prepare_train(X)
         labels = check_binary_labels(y, K.shape[0])
         self.classes_ = labels.classes
@@ -808,22 +743,11 @@ class KreinSVC(OneVsOneMixin, _KernelEstimatorMixin, ClassifierMixin, IndefsvmEs
         U = self.transform_.eigenvectors
         self.krein_coef_ = U @ (np.sign(self.transform_.eigenvalues) * (U.T @ dual))
         self.intercept_ = float(svc.intercept_[0])
-        return self
 
-    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+    def _decision_binary(self, X: Any) -> NDArray[np.float64]:
         """LIBSVM decision values on the flip-mapped test rows."""
-        check_is_fitted(self)
-        if self._is_multiclass():
-            return self._multiclass_decision(X)
         check_is_fitted(self, "svc_")
         return self.svc_.decision_function(self.transform_.transform(self._prepare_test(X)))
-
-    def predict(self, X: ArrayLike) -> NDArray:
-        """Predicted class labels."""
-        check_is_fitted(self)
-        if self._is_multiclass():
-            return self._multiclass_predict(X)
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
 
 class KreinSquaredHingeSVC(
@@ -950,14 +874,8 @@ class KreinSquaredHingeSVC(
             return self._test_factor(X) * self.signature_
         return (self._prepare_test(X) @ self.eigen_map_) * self.signature_
 
-    @fit_context
-    def fit(self, X: Any, y: ArrayLike) -> KreinSquaredHingeSVC:
-        """Solve the SH-SVM primal on the (exact or Nystroem) factor (one-vs-one for > 2
-        classes)."""
-        self._require_y(X, y)
-        check_classification_targets(np.asarray(y))
-        if self._fit_multiclass(X, y):
-            return self
+    def _fit_binary(self, X: Any, y: Any) -> None:
+        """Solve the SH-SVM primal on the (exact or Nystroem) factor."""
         from indefsvm.krein.lowrank import squared_hinge_svm
 
         lp, lm = float(self.lambda_plus), float(self.lambda_minus)
@@ -977,22 +895,11 @@ class KreinSquaredHingeSVC(
         self.coef_ = sol.z
         self.intercept_ = sol.intercept
         self.n_iter_ = sol.n_iter
-        return self
 
-    def decision_function(self, X: Any) -> NDArray[np.float64]:
+    def _decision_binary(self, X: Any) -> NDArray[np.float64]:
         """``f(x) = phi(x) S z + b``."""
-        check_is_fitted(self)
-        if self._is_multiclass():
-            return self._multiclass_decision(X)
         check_is_fitted(self, "coef_")
         return self._features(X) @ self.coef_ + self.intercept_
-
-    def predict(self, X: Any) -> NDArray:
-        """Predicted class labels."""
-        check_is_fitted(self)
-        if self._is_multiclass():
-            return self._multiclass_predict(X)
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
     def validation_hypergradient(
         self,
@@ -1082,37 +989,26 @@ class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
 
     center = False  # features are raw similarities; Ridge fits the intercept
 
-    def _landmark_map(self, kernel: Any, n: int | None = None):
+    def _nystroem_overrides(self) -> dict[str, Any]:
         # Landmarks only: the "plain" factorisation touches K_ZZ, not the n rows.
-        return self._nystroem(kernel=kernel, factorization="plain")
+        return {"factorization": "plain"}
 
     def _fit_targets(self, X: ArrayLike, y: NDArray[np.float64]) -> SimilarityRidge:
         lam = float(self.lam)
         if self._low_rank():
-            shared = getattr(self, "_ovo_factor", None)
-            if shared is not None:
-                # A one-vs-one pair: X holds its rows of the landmark similarities k(X, Z) of
-                # the multi-class model (indefsvm.multiclass), the features themselves.
-                K = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
-                self.nystroem_ = shared[0]
-                self.landmark_points_ = None
-            else:
-                kernel, X = self._low_rank_points(X)
-                # Landmarks only: the "plain" factorisation touches K_ZZ, not the n rows.
-                ny = self._landmark_map(kernel).fit(X)
-                self.nystroem_ = ny
-                self.landmark_points_ = ny.landmark_points_
-                K = self._landmark_similarities(X, fitting=True)
-                if isinstance(kernel, PrecomputedColumns):
-                    kernel.release()  # prediction reads test-kernel columns (model size)
+            # The features are the similarities to the landmarks, k(X, Z).
+            pair = getattr(self, "_ovo_factor", None) is not None
+            self.nystroem_, K, _ = self._fit_landmarks(X, columns=True)
+            # A one-vs-one pair reads its landmark columns from the multi-class model.
+            self.landmark_points_ = None if pair else self.nystroem_.landmark_points_
         else:
             K = self._prepare_train(X)
         y = _regression_targets(y, K.shape[0])
         self.ridge_ = Ridge(alpha=K.shape[0] * lam).fit(K, y)
         return self
 
-    def _landmark_similarities(self, X: Any, *, fitting: bool = False) -> NDArray[np.float64]:
-        if self._precomputed() and not fitting:
+    def _landmark_similarities(self, X: Any) -> NDArray[np.float64]:
+        if self._precomputed():
             # test-vs-train kernel rows: the landmark columns are the features
             X = validate_data(self, X, dtype=np.float64, reset=False)
             return X[:, self.nystroem_.landmarks_]

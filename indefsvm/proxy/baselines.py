@@ -31,14 +31,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import ClassifierMixin
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted
 
 from indefsvm.base import (
     KERNEL_PARAMETER_CONSTRAINTS,
     IndefsvmEstimator,
     KernelInputMixin,
-    fit_context,
 )
 from indefsvm.linalg.spectrum import TRANSFORM_METHODS, SpectrumTransform, spectrum_transform
 from indefsvm.multiclass import OneVsOneMixin
@@ -93,36 +90,8 @@ class _LibsvmKernelClassifier(
     ) -> NDArray[np.float64]:
         raise NotImplementedError
 
-    @fit_context
-    def fit(self, X: ArrayLike, y: ArrayLike) -> _LibsvmKernelClassifier:
-        """Train LIBSVM on the (transformed) training kernel.
-
-        Parameters
-        ----------
-        X : array_like of shape (n, n) or (n, n_features)
-            Training kernel (``kernel="precomputed"``) or features.
-        y : array_like of shape (n,)
-            Labels of exactly two classes (any type).
-
-        Returns
-        -------
-        self
-        """
-        if self._fit_multiclass(X, y):
-            if self.probability:
-                self.probA_ = np.array([float(e.probA_[0]) for e in self.estimators_])
-                self.probB_ = np.array([float(e.probB_[0]) for e in self.estimators_])
-            return self
-        tol = float(self.tol)
-        if y is not None:
-            y_array = np.asarray(y)
-            check_classification_targets(y_array)
-            n_classes = np.unique(y_array).shape[0]
-            if n_classes != 2:
-                raise ValueError(
-                    f"Only binary classification is supported. {type(self).__name__} needs y "
-                    f"with exactly two classes; got {n_classes} class(es)."
-                )
+    def _fit_binary(self, X: Any, y: Any) -> None:
+        """Train LIBSVM on the (transformed) training kernel (two classes)."""
         K, y = self._fit_kernel(X, y)
         labels = check_binary_labels(y, K.shape[0])
         self.classes_ = labels.classes
@@ -131,7 +100,12 @@ class _LibsvmKernelClassifier(
         c_neg = float(box[labels.y < 0][0])
         K_fit = self._train_kernel(K)
         fit = _libsvm.train_precomputed(
-            K_fit, labels.y, svm_type=0, C=1.0, class_weights={1: c_pos, -1: c_neg}, tol=tol
+            K_fit,
+            labels.y,
+            svm_type=0,
+            C=1.0,
+            class_weights={1: c_pos, -1: c_neg},
+            tol=float(self.tol),
         )
         # LIBSVM's decision is positive for its first label; orient it towards +1.
         sign = 1.0 if fit.labels[0] == 1 else -1.0
@@ -142,20 +116,9 @@ class _LibsvmKernelClassifier(
         self.support_ = np.flatnonzero(coef != 0)
         self.dual_coef_ = self._test_coefficients(K, coef)
         self._fit_probability(X, y, labels.y)
-        return self
 
-    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Signed decision values (positive means ``classes_[1]``).
-
-        Parameters
-        ----------
-        X : array_like of shape (m, n_train) or (m, n_features)
-            Test-vs-train ORIGINAL kernel (``kernel="precomputed"``) or features; the test map
-            of the transformation is applied internally.
-        """
-        check_is_fitted(self)
-        if self._is_multiclass():
-            return self._multiclass_decision(X)
+    def _decision_binary(self, X: Any) -> NDArray[np.float64]:
+        # X is the ORIGINAL test kernel (or features): the test map is in dual_coef_.
         return self._test_kernel(X) @ self.dual_coef_ + self.intercept_
 
     @available_if(PlattProbabilityMixin._check_probability_available)
@@ -172,14 +135,6 @@ class _LibsvmKernelClassifier(
     def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """``log(predict_proba(X))``."""
         return np.log(self._predict_proba(X))
-
-    def predict(self, X: ArrayLike) -> NDArray:
-        """Predicted labels in the user's label space (``classes_``)."""
-        check_is_fitted(self)
-        if self._is_multiclass():
-            return self._multiclass_predict(X)
-        d = self.decision_function(X)
-        return self.classes_[(d > 0).astype(np.intp)]
 
 
 _BASE_PARAMS_DOC = """
@@ -361,17 +316,10 @@ class ModSVC(_LibsvmKernelClassifier):
     ) -> NDArray[np.float64]:
         return K @ coef
 
-    def fit(self, X: ArrayLike, y: ArrayLike) -> ModSVC:
-        super().fit(X, y)
-        if self._is_multiclass():
-            return self
+    def _fit_binary(self, X: Any, y: Any) -> None:
+        super()._fit_binary(X, y)
         # a = Y w (the formulation's variable); alpha_ from the base class is y * coef.
-        labels = check_binary_labels(y) if y is not None else None
-        if labels is not None:
-            self.alpha_ = labels.y * self.dual_coef_
-        return self
-
-    fit.__doc__ = _LibsvmKernelClassifier.fit.__doc__
+        self.alpha_ = check_binary_labels(y).y * self.dual_coef_
 
 
 class DirectSVC(_LibsvmKernelClassifier):
@@ -441,7 +389,8 @@ class DirectSVC(_LibsvmKernelClassifier):
                 "converges to a stationary point of the non-convex dual, which is not "
                 "guaranteed to be optimal.",
                 IndefiniteKernelWarning,
-                stacklevel=6,  # user -> fit_context -> threaded_fit -> fit -> _train_kernel
+                # user -> fit_context -> threaded_fit -> fit -> _fit_binary -> _train_kernel
+                stacklevel=7,
             )
         return K
 

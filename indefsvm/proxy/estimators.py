@@ -54,15 +54,13 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import ClassifierMixin, OutlierMixin, RegressorMixin
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from indefsvm.approximation.nystrom import LANDMARK_METHODS
 from indefsvm.base import (
     KERNEL_PARAMETER_CONSTRAINTS,
     IndefsvmEstimator,
     KernelInputMixin,
-    PrecomputedColumns,
     check_landmark_parameters,
     fit_context,
     nystroem_test_features,
@@ -193,58 +191,10 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
             return self._fit_kernel(X, y, **check)
         from indefsvm.proxy.lowrank import LowRankKernel
 
-        self._kernel_arguments()
-        shared = getattr(self, "_ovo_factor", None)
-        if shared is not None:
-            # A one-vs-one pair: X holds its rows of the landmark columns k(X, Z) of the
-            # multi-class model, whose Nystroem map factorised them (indefsvm.multiclass).
-            if isinstance(y, str) and y == "no_validation":
-                validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
-            else:
-                _, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, **check)
-            nys, Phi = shared
-        else:
-            kernel: Any = self.kernel
-            if isinstance(kernel, str) and kernel == "precomputed":
-                # The Nystroem map reads only the landmark columns of the given kernel; the
-                # "points" are row indices (useful for m << n when K is already in memory).
-                K, y = self._fit_kernel(X, y, **check)
-                kernel, X = PrecomputedColumns(K), np.arange(K.shape[0], dtype=np.float64)[:, None]
-            elif isinstance(y, str) and y == "no_validation":
-                X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
-            else:
-                X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, **check)
-            nys = self._landmark_map(kernel, X.shape[0])
-            Phi = nys.fit_transform(X)
-            if isinstance(kernel, PrecomputedColumns):
-                kernel.release()
+        nys, Phi, y = self._fit_landmarks(X, y, **check)
         self.nystroem_ = nys
         self._nystroem_fitted = True
         return LowRankKernel(Phi, nys.signature_), y
-
-    def _landmark_map(self, kernel: Any, n: int | None = None):
-        """The unfitted :class:`~indefsvm.approximation.nystrom.IndefiniteNystroem` of
-        ``n_components``."""
-        from indefsvm.approximation.nystrom import IndefiniteNystroem
-
-        m = int(self.n_components)
-        explicit = not isinstance(self.landmarks, str)
-        nys = IndefiniteNystroem(
-            kernel=kernel,
-            gamma=self.gamma,
-            coef0=self.coef0,
-            degree=self.degree,
-            kernel_params=self.kernel_params,
-            # Explicit indices fix m (checked against n_components before); a scheme is
-            # clipped to n quietly, as documented for n_components.
-            n_components=None if explicit else (m if n is None else min(m, n)),
-            landmarks=self.landmarks,
-            random_state=self.random_state,
-            verbose=bool(self.verbose),
-        )
-        if self.nystroem_params is not None:
-            nys.set_params(**dict(self.nystroem_params))
-        return nys
 
     def _finish_fit(self, problem: ProxyKernelProblem, result: SolveResult) -> None:
         if getattr(problem, "low_rank", False):
@@ -583,40 +533,9 @@ class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _Prox
             self._problem_kind, K, y, C=self.C, rho=rho, class_weight=self.class_weight
         )
 
-    @fit_context
-    def fit(self, X: ArrayLike, y: ArrayLike) -> IndefiniteSVC:
-        """Solve eq. (7) on the training kernel.
-
-        Parameters
-        ----------
-        X : array_like of shape (n, n) or (n, n_features)
-            Training kernel (``kernel="precomputed"``) or features.
-        y : array_like of shape (n,)
-            Class labels (any type). Two classes solve eq. (7) once; more are handled one-vs-one
-            (one problem per pair of classes, as :class:`sklearn.svm.SVC`).
-
-        Returns
-        -------
-        self
-        """
-        if self._fit_multiclass(X, y):
-            if self.probability:
-                # One sigmoid per pair, each fitted by the pair's own clone (as LIBSVM).
-                self.probA_ = np.array([float(e.probA_[0]) for e in self.estimators_])
-                self.probB_ = np.array([float(e.probB_[0]) for e in self.estimators_])
-            return self
+    def _fit_binary(self, X: Any, y: Any) -> None:
+        """Solve eq. (7) on the training kernel (two classes)."""
         self._check_common()
-        if y is not None:
-            # Labels first: a one-class y is the more useful error than a kernel shape.
-            y_array = np.asarray(y)
-            check_classification_targets(y_array)
-            classes = np.unique(y_array)
-            if classes.shape[0] != 2:
-                raise ValueError(
-                    f"Only binary classification is supported. {type(self).__name__} needs y "
-                    f"with exactly two classes; got {classes.shape[0]} class(es) "
-                    f"{classes[:10].tolist()}."
-                )
         K, y = self._fit_input(X, y)
         problem = self._scaled_problem(K, lambda rho: self._make_problem(K, y, rho))
         self.classes_ = problem.classes
@@ -627,7 +546,9 @@ class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _Prox
         else:
             self.intercept_ = float(result.intercept)
         self._fit_probability(X, y, problem.y)
-        return self
+
+    def _decision_binary(self, X: Any, *extra: Any) -> NDArray[np.float64]:
+        return self._raw_decision(X, *extra)
 
     def decision_function(
         self, X: ArrayLike, K_test_test: ArrayLike | None = None
@@ -647,9 +568,7 @@ class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _Prox
         ndarray of shape (m,), or (m, n_classes) / (m, n_pairs) with more than two classes
             (``decision_function_shape`` "ovr" / "ovo", as :class:`sklearn.svm.SVC`).
         """
-        if self._is_multiclass():
-            return self._multiclass_decision(X, K_test_test)
-        return self._raw_decision(X, K_test_test)
+        return self._decide(X, K_test_test)
 
     @available_if(PlattProbabilityMixin._check_probability_available)
     def predict_proba(
@@ -687,10 +606,7 @@ class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _Prox
 
     def predict(self, X: ArrayLike, K_test_test: ArrayLike | None = None) -> NDArray:
         """Predicted labels in the user's label space (``classes_``)."""
-        if self._is_multiclass():
-            return self._multiclass_predict(X, K_test_test)
-        d = self.decision_function(X, K_test_test)
-        return self.classes_[(d > 0).astype(np.intp)]
+        return self._predict_labels(X, K_test_test)
 
 
 class PerturbSVC(IndefiniteSVC):
