@@ -19,6 +19,7 @@ Every estimator of :mod:`indefsvm.proxy.estimators` (proxy-kernel SVMs, paper 00
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping
 from numbers import Integral, Real
 from typing import Any, ClassVar
@@ -28,9 +29,10 @@ from numpy.typing import NDArray
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import validate_data
 
+from indefsvm.approximation.nystrom import LANDMARK_METHODS
 from indefsvm.kernels.registry import KERNEL_ALIASES, KERNEL_NAMES, resolve_kernel
 from indefsvm.threads import threaded_fit
-from indefsvm.utils.constraints import StrOptions, validated_fit
+from indefsvm.utils.constraints import Interval, StrOptions, validated_fit
 from indefsvm.utils.validation import (
     check_finite_matrix,
     check_square_symmetric,
@@ -39,12 +41,14 @@ from indefsvm.utils.validation import (
 
 __all__ = [
     "KERNEL_PARAMETER_CONSTRAINTS",
+    "NYSTROEM_PARAMETER_CONSTRAINTS",
     "IndefsvmEstimator",
     "KernelInputMixin",
     "PrecomputedColumns",
     "check_landmark_parameters",
     "fit_context",
     "nystroem_test_features",
+    "set_init_parameters",
 ]
 
 #: Constraints of the kernel-input parameters shared by every estimator.
@@ -55,6 +59,28 @@ KERNEL_PARAMETER_CONSTRAINTS: dict[str, list[Any]] = {
     "degree": [Real, None],
     "kernel_params": [Mapping, None],
 }
+
+
+#: Constraints of the Nystroem input (``n_components``), the same in both paradigms.
+NYSTROEM_PARAMETER_CONSTRAINTS: dict[str, list[Any]] = {
+    "n_components": [Interval(Integral, 1, None, closed="left"), None],
+    "landmarks": [StrOptions(set(LANDMARK_METHODS)), "array-like"],
+    "random_state": ["random_state"],
+}
+
+
+def set_init_parameters(estimator: Any, arguments: Mapping[str, Any]) -> None:
+    """Store every argument of the estimator's ``__init__`` unchanged, under its own name.
+
+    scikit-learn's rule for ``__init__``: no validation and no logic, so that ``get_params``,
+    ``set_params`` and ``clone`` read the parameters back. Called as
+    ``set_init_parameters(self, locals())`` at the end of ``__init__``; the signature stays
+    explicit (scikit-learn reads the parameter names from it).
+    """
+    signature = inspect.signature(type(estimator).__init__)
+    for name, parameter in signature.parameters.items():
+        if name != "self" and parameter.kind is not parameter.VAR_KEYWORD:
+            setattr(estimator, name, arguments[name])
 
 
 def fit_context(fit: Callable[..., Any]) -> Callable[..., Any]:

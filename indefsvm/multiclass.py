@@ -128,6 +128,11 @@ class OneVsOneMixin:
     computed once, and prediction computes the test kernel once for all pairs.
     """
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = True  # any number of classes, by one-vs-one
+        return tags
+
     @fit_context
     def fit(self, X: ArrayLike, y: ArrayLike):
         """Fit the binary problem, or one binary problem per pair of classes.

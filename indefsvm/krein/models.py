@@ -36,11 +36,13 @@ from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d,
 
 from indefsvm.base import (
     KERNEL_PARAMETER_CONSTRAINTS,
+    NYSTROEM_PARAMETER_CONSTRAINTS,
     IndefsvmEstimator,
     KernelInputMixin,
     check_landmark_parameters,
     fit_context,
     nystroem_test_features,
+    set_init_parameters,
 )
 from indefsvm.krein.centering import center_kernel_test, center_kernel_train
 from indefsvm.krein.solver import (
@@ -78,15 +80,29 @@ KREIN_FORMULATIONS = ("krein", "omcs", *TRANSFORM_METHODS)
 ONG_SOLVERS = ("tsf", "landweber", "mr2")
 
 _POSITIVE = Interval(Real, 0, None, closed="neither")
-_LOW_RANK_CONSTRAINTS: dict[str, list[Any]] = {
-    "n_components": [Interval(Integral, 1, None, closed="left"), None],
-    "landmarks": [StrOptions({"uniform", "kmeans++", "leverage"}), "array-like"],
-    "random_state": ["random_state"],
-}
-#: ``factorization`` of the low-rank Krein learners (KREIN LSM, VC-LSM, SH-SVM).
-_FACTORIZATION_CONSTRAINT: dict[str, list[Any]] = {
+#: Kernel input, Nystroem map, ``factorization`` and the two regularisers of the low-rank Krein
+#: learners (KREIN LSM, VC-LSM, SH-SVM).
+_KREIN_LOW_RANK_CONSTRAINTS: dict[str, list[Any]] = {
+    **KERNEL_PARAMETER_CONSTRAINTS,
+    **NYSTROEM_PARAMETER_CONSTRAINTS,
     "factorization": [StrOptions({"one-shot", "landmark"})],
+    "lambda_plus": [_POSITIVE],
+    "lambda_minus": [_POSITIVE],
 }
+
+
+_FACTORIZATION_DOC = """    factorization : {"one-shot", "landmark"}
+        Low-rank factor (with ``n_components`` only). ``"one-shot"`` (default): the
+        approximate eigendecomposition of paper 003, Sect. 2.2 (orthogonal columns), so that
+        ``lambda_+`` / ``lambda_-`` act on the positive / negative eigenspaces of the
+        (centred) low-rank kernel ``K_X|Z``. ``"landmark"``: paper 003's own split in
+        Sect. 2.4-2.5, by the signs of the eigenvalues of ``K_ZZ`` on the features
+        ``K_XZ U_ZZ |D_ZZ|^{-1/2}`` (the same ``K_X|Z``, non-orthogonal columns)."""
+
+
+def _doc(text: str) -> str:
+    """Docstring with the shared ``factorization`` paragraph filled in."""
+    return text.replace("{FACTORIZATION}", _FACTORIZATION_DOC)
 
 
 class _KernelEstimatorMixin(KernelInputMixin):
@@ -216,7 +232,8 @@ def _regression_targets(y: ArrayLike, n: int) -> NDArray[np.float64]:
 
 
 class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
-    """Variance-constrained least squares in a Krein space (Oglic & Gaertner 2018).
+    __doc__ = _doc(
+        """Variance-constrained least squares in a Krein space (Oglic & Gaertner 2018).
 
     Parameters
     ----------
@@ -268,13 +285,7 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         classifier chooses the landmarks once, on the whole training set, for every pair.
     random_state : int, Generator or None
         Seed of the landmark selection.
-    factorization : {"one-shot", "landmark"}
-        Low-rank factor (with ``n_components`` only). ``"one-shot"`` (default): the
-        approximate eigendecomposition of paper 003, Sect. 2.2 (orthogonal columns), so that
-        ``lambda_+`` / ``lambda_-`` act on the positive / negative eigenspaces of the
-        (centred) low-rank kernel ``K_X|Z``. ``"landmark"``: paper 003's own split in
-        Sect. 2.4-2.5, by the signs of the eigenvalues of ``K_ZZ`` on the features
-        ``K_XZ U_ZZ |D_ZZ|^{-1/2}`` (the same ``K_X|Z``, non-orthogonal columns).
+{FACTORIZATION}
         Only ``formulation="krein"`` or ``"omcs"`` with ``"landmark"`` (the spectrum
         transformations need the eigenvalues of ``K_X|Z``).
 
@@ -294,14 +305,11 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
     solution_ : VarianceConstrainedSolution
     transform_ : SpectrumTransform or None
     """
+    )
 
     _parameter_constraints: dict = {
-        **KERNEL_PARAMETER_CONSTRAINTS,
-        **_LOW_RANK_CONSTRAINTS,
-        **_FACTORIZATION_CONSTRAINT,
+        **_KREIN_LOW_RANK_CONSTRAINTS,
         "formulation": [StrOptions(set(KREIN_FORMULATIONS))],
-        "lambda_plus": [_POSITIVE],
-        "lambda_minus": [_POSITIVE],
         "lam": [_POSITIVE],
         "r": [_POSITIVE, None],
         "center": ["boolean"],
@@ -332,24 +340,7 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         random_state: Any = None,
         factorization: str = "one-shot",
     ) -> None:
-        self.kernel = kernel
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.degree = degree
-        self.kernel_params = kernel_params
-        self.n_components = n_components
-        self.landmarks = landmarks
-        self.random_state = random_state
-        self.factorization = factorization
-        self.formulation = formulation
-        self.lambda_plus = lambda_plus
-        self.lambda_minus = lambda_minus
-        self.lam = lam
-        self.r = r
-        self.center = center
-        self.shift = shift
-        self.square_test_map = square_test_map
-        self.eig_tol = eig_tol
+        set_init_parameters(self, locals())
 
     def _fit_targets(self, X: ArrayLike, y: NDArray[np.float64]) -> KreinRegressor:
         if (
@@ -552,7 +543,8 @@ class KreinClassifier(_SignClassifierMixin, KreinRegressor):
 
 
 class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
-    """Krein kernel ridge regression / KREIN LSM (Oglic & Gaertner 2019, Sect. 2.4).
+    __doc__ = _doc(
+        """Krein kernel ridge regression / KREIN LSM (Oglic & Gaertner 2019, Sect. 2.4).
 
     ``min_f (1/n) sum (f(x_i) - y_i)^2 + lambda_+ ||f_+||^2 + lambda_- ||f_-||^2``, closed form
     :func:`indefsvm.krein.solver.krein_kernel_ridge`.
@@ -571,13 +563,7 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator)
         paper 003 on ``m`` Nystroem landmarks (see :class:`KreinRegressor`).
     landmarks : {"uniform", "kmeans++", "leverage"} or array of int
     random_state : int, Generator or None
-    factorization : {"one-shot", "landmark"}
-        Low-rank factor (with ``n_components`` only). ``"one-shot"`` (default): the
-        approximate eigendecomposition of paper 003, Sect. 2.2 (orthogonal columns), so that
-        ``lambda_+`` / ``lambda_-`` act on the positive / negative eigenspaces of the
-        (centred) low-rank kernel ``K_X|Z``. ``"landmark"``: paper 003's own split in
-        Sect. 2.4-2.5, by the signs of the eigenvalues of ``K_ZZ`` on the features
-        ``K_XZ U_ZZ |D_ZZ|^{-1/2}`` (the same ``K_X|Z``, non-orthogonal columns).
+{FACTORIZATION}
 
     Notes
     -----
@@ -585,13 +571,10 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator)
     ``z = (F'F + n Lambda)^{-1} F'y`` with ``F = Phi S`` the Nystroem features times their
     signature (:func:`indefsvm.krein.lowrank.lowrank_krein_ridge`); ``f(x) = F(x) z``.
     """
+    )
 
     _parameter_constraints: dict = {
-        **KERNEL_PARAMETER_CONSTRAINTS,
-        **_LOW_RANK_CONSTRAINTS,
-        **_FACTORIZATION_CONSTRAINT,
-        "lambda_plus": [_POSITIVE],
-        "lambda_minus": [_POSITIVE],
+        **_KREIN_LOW_RANK_CONSTRAINTS,
         "center": ["boolean"],
         "eig_tol": [Interval(Real, 0, None, closed="left"), None],
     }
@@ -613,19 +596,7 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator)
         random_state: Any = None,
         factorization: str = "one-shot",
     ) -> None:
-        self.kernel = kernel
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.degree = degree
-        self.kernel_params = kernel_params
-        self.n_components = n_components
-        self.landmarks = landmarks
-        self.random_state = random_state
-        self.factorization = factorization
-        self.lambda_plus = lambda_plus
-        self.lambda_minus = lambda_minus
-        self.center = center
-        self.eig_tol = eig_tol
+        set_init_parameters(self, locals())
 
     def _fit_targets(self, X: ArrayLike, y: NDArray[np.float64]) -> KreinKernelRidge:
         if self._low_rank():
@@ -717,15 +688,7 @@ class KreinSVC(OneVsOneMixin, _KernelEstimatorMixin, ClassifierMixin, IndefsvmEs
         tol: float = 1e-3,
         class_weight: Any = None,
     ) -> None:
-        self.kernel = kernel
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.degree = degree
-        self.kernel_params = kernel_params
-        self.C = C
-        self.center = center
-        self.tol = tol
-        self.class_weight = class_weight
+        set_init_parameters(self, locals())
 
     def _fit_binary(self, X: Any, y: Any) -> None:
         """Train LIBSVM on the flip-spectrum training kernel."""
@@ -753,7 +716,8 @@ class KreinSVC(OneVsOneMixin, _KernelEstimatorMixin, ClassifierMixin, IndefsvmEs
 class KreinSquaredHingeSVC(
     OneVsOneMixin, _KernelEstimatorMixin, ClassifierMixin, IndefsvmEstimator
 ):
-    """KREIN SH-SVM: squared-hinge SVM in a Krein space (Oglic & Gaertner 2019, Sect. 2.5).
+    __doc__ = _doc(
+        """KREIN SH-SVM: squared-hinge SVM in a Krein space (Oglic & Gaertner 2019, Sect. 2.5).
 
     ``min_f sum_i max(1 - y_i f(x_i), 0)^2 + n lambda_+ ||f_+||^2 + n lambda_- ||f_-||^2``
     solved in the primal on a factor ``K = Phi S Phi'`` of the kernel,
@@ -785,13 +749,7 @@ class KreinSquaredHingeSVC(
     n_components : int, optional
     landmarks : {"uniform", "kmeans++", "leverage"} or array of int
     random_state : int, Generator or None
-    factorization : {"one-shot", "landmark"}
-        Low-rank factor (with ``n_components`` only). ``"one-shot"`` (default): the
-        approximate eigendecomposition of paper 003, Sect. 2.2 (orthogonal columns), so that
-        ``lambda_+`` / ``lambda_-`` act on the positive / negative eigenspaces of the
-        (centred) low-rank kernel ``K_X|Z``. ``"landmark"``: paper 003's own split in
-        Sect. 2.4-2.5, by the signs of the eigenvalues of ``K_ZZ`` on the features
-        ``K_XZ U_ZZ |D_ZZ|^{-1/2}`` (the same ``K_X|Z``, non-orthogonal columns).
+{FACTORIZATION}
 
     Attributes
     ----------
@@ -802,13 +760,10 @@ class KreinSquaredHingeSVC(
     solution_ : SquaredHingeSolution
     classes_ : ndarray of shape (2,)
     """
+    )
 
     _parameter_constraints: dict = {
-        **KERNEL_PARAMETER_CONSTRAINTS,
-        **_LOW_RANK_CONSTRAINTS,
-        **_FACTORIZATION_CONSTRAINT,
-        "lambda_plus": [_POSITIVE],
-        "lambda_minus": [_POSITIVE],
+        **_KREIN_LOW_RANK_CONSTRAINTS,
         "fit_intercept": ["boolean"],
         "center": ["boolean"],
         "tol": [_POSITIVE],
@@ -836,22 +791,7 @@ class KreinSquaredHingeSVC(
         random_state: Any = None,
         factorization: str = "one-shot",
     ) -> None:
-        self.kernel = kernel
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.degree = degree
-        self.kernel_params = kernel_params
-        self.factorization = factorization
-        self.lambda_plus = lambda_plus
-        self.lambda_minus = lambda_minus
-        self.fit_intercept = fit_intercept
-        self.center = center
-        self.tol = tol
-        self.max_iter = max_iter
-        self.eig_tol = eig_tol
-        self.n_components = n_components
-        self.landmarks = landmarks
-        self.random_state = random_state
+        set_init_parameters(self, locals())
 
     def _train_features(self, X: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         if self._low_rank():
@@ -960,7 +900,7 @@ class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
 
     _parameter_constraints: dict = {
         **KERNEL_PARAMETER_CONSTRAINTS,
-        **_LOW_RANK_CONSTRAINTS,
+        **NYSTROEM_PARAMETER_CONSTRAINTS,
         "lam": [_POSITIVE],
     }
 
@@ -977,15 +917,7 @@ class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         landmarks: str | ArrayLike = "uniform",
         random_state: Any = None,
     ) -> None:
-        self.kernel = kernel
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.degree = degree
-        self.kernel_params = kernel_params
-        self.lam = lam
-        self.n_components = n_components
-        self.landmarks = landmarks
-        self.random_state = random_state
+        set_init_parameters(self, locals())
 
     center = False  # features are raw similarities; Ridge fits the intercept
 
@@ -1091,18 +1023,7 @@ class OngSubspaceRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstima
         variant: str = "hilbert",
         center: bool = False,
     ) -> None:
-        self.kernel = kernel
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.degree = degree
-        self.kernel_params = kernel_params
-        self.solver = solver
-        self.n_iter = n_iter
-        self.n_components = n_components
-        self.threshold = threshold
-        self.step_size = step_size
-        self.variant = variant
-        self.center = center
+        set_init_parameters(self, locals())
 
     @fit_context
     def fit(self, X: ArrayLike, y: ArrayLike) -> OngSubspaceRegressor:

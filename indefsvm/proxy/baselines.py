@@ -36,6 +36,7 @@ from indefsvm.base import (
     KERNEL_PARAMETER_CONSTRAINTS,
     IndefsvmEstimator,
     KernelInputMixin,
+    set_init_parameters,
 )
 from indefsvm.linalg.spectrum import TRANSFORM_METHODS, SpectrumTransform, spectrum_transform
 from indefsvm.multiclass import OneVsOneMixin
@@ -76,11 +77,6 @@ class _LibsvmKernelClassifier(
         "probability": ["boolean"],
         "random_state": ["random_state"],
     }
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = True
-        return tags
 
     def _train_kernel(self, K: NDArray[np.float64]) -> NDArray[np.float64]:
         raise NotImplementedError
@@ -222,20 +218,7 @@ class SpectrumSVC(_LibsvmKernelClassifier):
         probability: bool = False,
         random_state: int | np.random.Generator | None = None,
     ) -> None:
-        self.spectrum = spectrum
-        self.C = C
-        self.shift = shift
-        self.class_weight = class_weight
-        self.decision_function_shape = decision_function_shape
-        self.tol = tol
-        self.kernel = kernel
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.degree = degree
-        self.kernel_params = kernel_params
-        self.symmetrize = symmetrize
-        self.probability = probability
-        self.random_state = random_state
+        set_init_parameters(self, locals())
 
     def _train_kernel(self, K: NDArray[np.float64]) -> NDArray[np.float64]:
         shift = self.shift if self.spectrum == "shift" else None
@@ -294,18 +277,7 @@ class ModSVC(_LibsvmKernelClassifier):
         probability: bool = False,
         random_state: int | np.random.Generator | None = None,
     ) -> None:
-        self.C = C
-        self.class_weight = class_weight
-        self.decision_function_shape = decision_function_shape
-        self.tol = tol
-        self.kernel = kernel
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.degree = degree
-        self.kernel_params = kernel_params
-        self.symmetrize = symmetrize
-        self.probability = probability
-        self.random_state = random_state
+        set_init_parameters(self, locals())
 
     def _train_kernel(self, K: NDArray[np.float64]) -> NDArray[np.float64]:
         G = K @ K.T
@@ -364,19 +336,7 @@ class DirectSVC(_LibsvmKernelClassifier):
         probability: bool = False,
         random_state: int | np.random.Generator | None = None,
     ) -> None:
-        self.C = C
-        self.class_weight = class_weight
-        self.decision_function_shape = decision_function_shape
-        self.tol = tol
-        self.psd_tol = psd_tol
-        self.kernel = kernel
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.degree = degree
-        self.kernel_params = kernel_params
-        self.symmetrize = symmetrize
-        self.probability = probability
-        self.random_state = random_state
+        set_init_parameters(self, locals())
 
     def _train_kernel(self, K: NDArray[np.float64]) -> NDArray[np.float64]:
         lam = np.linalg.eigvalsh(K)

@@ -56,14 +56,15 @@ from sklearn.base import ClassifierMixin, OutlierMixin, RegressorMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from indefsvm.approximation.nystrom import LANDMARK_METHODS
 from indefsvm.base import (
     KERNEL_PARAMETER_CONSTRAINTS,
+    NYSTROEM_PARAMETER_CONSTRAINTS,
     IndefsvmEstimator,
     KernelInputMixin,
     check_landmark_parameters,
     fit_context,
     nystroem_test_features,
+    set_init_parameters,
 )
 from indefsvm.kernels.registry import KERNEL_ALIASES, KERNEL_NAMES, resolve_kernel
 from indefsvm.multiclass import OneVsOneMixin
@@ -106,10 +107,8 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
         "out_of_sample": [StrOptions(set(OUT_OF_SAMPLE))],
         "symmetrize": ["boolean"],
         "solver_options": [Mapping, None],
-        "random_state": ["random_state"],
+        **NYSTROEM_PARAMETER_CONSTRAINTS,
         "verbose": ["verbose"],
-        "n_components": [Interval(Integral, 1, None, closed="left"), None],
-        "landmarks": [StrOptions(set(LANDMARK_METHODS)), "array-like"],
         "nystroem_params": [Mapping, None],
         "keep_training_state": ["boolean"],
     }
@@ -377,8 +376,29 @@ _COMMON_DOC = """
         (an error otherwise), and not the estimator's own kernel/landmark parameters."""
 
 
+_RHO_SCALE_DOC = """    rho_scale : {None, "spectral"}, default None
+        Units of ``rho``. None: absolute (the paper's ``rho``). ``"spectral"``: scale-free,
+        ``rho_eff = rho * B / ||K0||_2`` with ``B`` the largest ``||Y alpha||^2`` over the box
+        (``sum_i C_i^2``), so the rank-one term ``(Y alpha)(Y alpha)'/(4 rho_eff)`` has spectral
+        norm at most ``||K0||_2 / (4 rho)``: one grid (e.g. ``{0.1, 1, 10}``) suits a Gaussian
+        kernel with entries in (0, 1] and a negative-distance kernel with entries in the
+        hundreds alike. The value used is ``effective_rho_``."""
+
+_ATTRIBUTES_DOC = """    Attributes
+    ----------
+    effective_rho_ : float or ndarray
+        The penalty the solver used (``rho`` itself unless ``rho_scale="spectral"``)."""
+
+
 def _doc(text: str) -> str:
-    return text.replace("{COMMON}", _COMMON_DOC)
+    """Docstring with the shared parameter paragraphs filled in (one text per parameter)."""
+    for key, value in (
+        ("{COMMON}", _COMMON_DOC),
+        ("{RHO_SCALE}", _RHO_SCALE_DOC),
+        ("{ATTRIBUTES}", _ATTRIBUTES_DOC),
+    ):
+        text = text.replace(key, value)
+    return text
 
 
 class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _ProxyKernelEstimator):
@@ -398,13 +418,7 @@ class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _Prox
     rho : float or array_like of shape (n_train,)
         Penalty on ``||K - K0||_F^2`` (> 0); a vector gives componentwise penalties
         ``H_ij = sqrt(rho_i rho_j)`` (Sect. 4.4, Theorem 3).
-    rho_scale : {None, "spectral"}, default None
-        Units of ``rho``. None: absolute (the paper's ``rho``). ``"spectral"``: scale-free,
-        ``rho_eff = rho * B / ||K0||_2`` with ``B`` the largest ``||Y alpha||^2`` over the box
-        (``sum_i C_i^2``), so the rank-one term ``(Y alpha)(Y alpha)'/(4 rho_eff)`` has spectral
-        norm at most ``||K0||_2 / (4 rho)``: one grid (e.g. ``{0.1, 1, 10}``) suits a Gaussian
-        kernel with entries in (0, 1] and a negative-distance kernel with entries in the
-        hundreds alike. The value used is ``effective_rho_``.
+{RHO_SCALE}
     class_weight : None, "balanced", "paper" or dict
         Per-class multipliers of ``C`` (``"paper"``: the published code's ``C n_pos / n_neg``
         for the negative class; dict keys are the user's labels).
@@ -418,10 +432,7 @@ class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _Prox
         cross-validation seeded by ``random_state``, as ``sklearn.svm.SVC(probability=True)``;
         fitting costs 5 more fits, per pair with more than two classes).
 
-    Attributes
-    ----------
-    effective_rho_ : float or ndarray
-        The penalty the solver used (``rho`` itself unless ``rho_scale="spectral"``).
+{ATTRIBUTES}
     classes_ : ndarray of shape (2,)
         The labels; ``classes_[1]`` is the positive class (+1 in the problem).
     alpha_ : ndarray of shape (n_train,)
@@ -489,30 +500,7 @@ class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _Prox
         keep_training_state: bool = False,
         probability: bool = False,
     ) -> None:
-        self.probability = probability
-        self.n_components = n_components
-        self.landmarks = landmarks
-        self.nystroem_params = nystroem_params
-        self.C = C
-        self.rho = rho
-        self.rho_scale = rho_scale
-        self.solver = solver
-        self.tol = tol
-        self.max_iter = max_iter
-        self.class_weight = class_weight
-        self.decision_function_shape = decision_function_shape
-        self.kernel = kernel
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.degree = degree
-        self.kernel_params = kernel_params
-        self.out_of_sample = out_of_sample
-        self.intercept = intercept
-        self.symmetrize = symmetrize
-        self.solver_options = solver_options
-        self.random_state = random_state
-        self.verbose = verbose
-        self.keep_training_state = keep_training_state
+        set_init_parameters(self, locals())
 
     _parameter_constraints: dict = {
         **_ProxyKernelEstimator._parameter_constraints,
@@ -522,11 +510,6 @@ class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _Prox
         "intercept": [StrOptions({"certified", "paper"})],
         "probability": ["boolean"],
     }
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = True
-        return tags
 
     def _make_problem(self, K: NDArray, y: NDArray, rho: Any) -> ProxyKernelProblem:
         return make_problem(
@@ -631,6 +614,8 @@ class PerturbSVC(IndefiniteSVC):
     )
 
     _problem_kind = "perturb"
+    # Dense only: the Nystroem parameters of IndefiniteSVC are not parameters here.
+    n_components = None
     _parameter_constraints: dict = {
         **{
             key: value
@@ -666,30 +651,7 @@ class PerturbSVC(IndefiniteSVC):
         keep_training_state: bool = False,
         probability: bool = False,
     ) -> None:
-        super().__init__(
-            C=C,
-            rho=rho,
-            rho_scale=rho_scale,
-            solver=solver,
-            tol=tol,
-            max_iter=max_iter,
-            class_weight=class_weight,
-            decision_function_shape=decision_function_shape,
-            kernel=kernel,
-            gamma=gamma,
-            coef0=coef0,
-            degree=degree,
-            kernel_params=kernel_params,
-            out_of_sample=out_of_sample,
-            intercept=intercept,
-            symmetrize=symmetrize,
-            solver_options=solver_options,
-            random_state=random_state,
-            verbose=verbose,
-            keep_training_state=keep_training_state,
-            probability=probability,
-        )
-        self.psd_tol = psd_tol
+        set_init_parameters(self, locals())
 
     def _make_problem(self, K: NDArray, y: NDArray, rho: Any) -> ProxyKernelProblem:
         try:
@@ -727,19 +689,10 @@ class IndefiniteSVR(RegressorMixin, _ProxyKernelEstimator):
         Width of the insensitive tube (>= 0).
     rho : float or array_like of shape (n_train,)
         Kernel penalty (scalar, or componentwise as in Theorem 3).
-    rho_scale : {None, "spectral"}, default None
-        Units of ``rho``. None: absolute (the paper's ``rho``). ``"spectral"``: scale-free,
-        ``rho_eff = rho * B / ||K0||_2`` with ``B`` the largest ``||Y alpha||^2`` over the box
-        (``sum_i C_i^2``), so the rank-one term ``(Y alpha)(Y alpha)'/(4 rho_eff)`` has spectral
-        norm at most ``||K0||_2 / (4 rho)``: one grid (e.g. ``{0.1, 1, 10}``) suits a Gaussian
-        kernel with entries in (0, 1] and a negative-distance kernel with entries in the
-        hundreds alike. The value used is ``effective_rho_``.
+{RHO_SCALE}
 {COMMON}
 
-    Attributes
-    ----------
-    effective_rho_ : float or ndarray
-        The penalty the solver used (``rho`` itself unless ``rho_scale="spectral"``).
+{ATTRIBUTES}
     alpha_ : ndarray of shape (n_train,)
         Dual solution (signed coefficients).
     dual_coef_ : ndarray of shape (n_train,)
@@ -783,27 +736,7 @@ class IndefiniteSVR(RegressorMixin, _ProxyKernelEstimator):
         nystroem_params: Mapping[str, Any] | None = None,
         keep_training_state: bool = False,
     ) -> None:
-        self.n_components = n_components
-        self.landmarks = landmarks
-        self.nystroem_params = nystroem_params
-        self.C = C
-        self.epsilon = epsilon
-        self.rho = rho
-        self.rho_scale = rho_scale
-        self.solver = solver
-        self.tol = tol
-        self.max_iter = max_iter
-        self.kernel = kernel
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.degree = degree
-        self.kernel_params = kernel_params
-        self.out_of_sample = out_of_sample
-        self.symmetrize = symmetrize
-        self.solver_options = solver_options
-        self.random_state = random_state
-        self.verbose = verbose
-        self.keep_training_state = keep_training_state
+        set_init_parameters(self, locals())
 
     @fit_context
     def fit(self, X: ArrayLike, y: ArrayLike) -> IndefiniteSVR:
@@ -872,19 +805,10 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
         Schoelkopf et al. 2001, Prop. 4, for the decision function ``predict`` uses).
     rho : float or array_like of shape (n_train,)
         Kernel penalty.
-    rho_scale : {None, "spectral"}, default None
-        Units of ``rho``. None: absolute (the paper's ``rho``). ``"spectral"``: scale-free,
-        ``rho_eff = rho * B / ||K0||_2`` with ``B`` the largest ``||Y alpha||^2`` over the box
-        (``sum_i C_i^2``), so the rank-one term ``(Y alpha)(Y alpha)'/(4 rho_eff)`` has spectral
-        norm at most ``||K0||_2 / (4 rho)``: one grid (e.g. ``{0.1, 1, 10}``) suits a Gaussian
-        kernel with entries in (0, 1] and a negative-distance kernel with entries in the
-        hundreds alike. The value used is ``effective_rho_``.
+{RHO_SCALE}
 {COMMON}
 
-    Attributes
-    ----------
-    effective_rho_ : float or ndarray
-        The penalty the solver used (``rho`` itself unless ``rho_scale="spectral"``).
+{ATTRIBUTES}
     alpha_ : ndarray of shape (n_train,)
     dual_coef_ : ndarray of shape (n_train,)
         ``P_+ alpha`` (projection map).
@@ -929,26 +853,7 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
         nystroem_params: Mapping[str, Any] | None = None,
         keep_training_state: bool = False,
     ) -> None:
-        self.n_components = n_components
-        self.landmarks = landmarks
-        self.nystroem_params = nystroem_params
-        self.nu = nu
-        self.rho = rho
-        self.rho_scale = rho_scale
-        self.solver = solver
-        self.tol = tol
-        self.max_iter = max_iter
-        self.kernel = kernel
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.degree = degree
-        self.kernel_params = kernel_params
-        self.out_of_sample = out_of_sample
-        self.symmetrize = symmetrize
-        self.solver_options = solver_options
-        self.random_state = random_state
-        self.verbose = verbose
-        self.keep_training_state = keep_training_state
+        set_init_parameters(self, locals())
 
     @fit_context
     def fit(self, X: ArrayLike, y: None = None) -> IndefiniteOneClassSVM:
