@@ -348,6 +348,16 @@ class KernelInputMixin:
             nys.set_params(**dict(extra))
         return nys
 
+    def _low_rank(self) -> bool:
+        """Whether the Nystroem map of ``n_components`` is asked for (after the landmark
+        parameters are checked, :func:`check_landmark_parameters`)."""
+        check_landmark_parameters(self)
+        return getattr(self, "n_components", None) is not None
+
+    def _nystroem_features(self, X: Any) -> NDArray[np.float64]:
+        """Nystroem features of new points (:func:`nystroem_test_features`)."""
+        return nystroem_test_features(self, X)
+
     def _fit_landmarks(
         self, X: Any, y: Any = "no_validation", *, columns: bool = False, **check: Any
     ) -> tuple[Any, NDArray[np.floating], Any]:

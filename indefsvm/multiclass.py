@@ -140,7 +140,7 @@ class OneVsOneMixin:
         Parameters
         ----------
         X : array_like of shape (n, n) or (n, n_features)
-            Training kernel (``kernel="precomputed"``) or features.
+            The training kernel with ``kernel="precomputed"``, else the training points.
         y : array_like of shape (n,)
             Class labels (any type). Two classes are one binary problem; more are handled
             one-vs-one (one problem per pair of classes, as :class:`sklearn.svm.SVC`).

@@ -39,9 +39,7 @@ from indefsvm.base import (
     NYSTROEM_PARAMETER_CONSTRAINTS,
     IndefsvmEstimator,
     KernelInputMixin,
-    check_landmark_parameters,
     fit_context,
-    nystroem_test_features,
     set_init_parameters,
 )
 from indefsvm.krein.centering import center_kernel_test, center_kernel_train
@@ -126,10 +124,6 @@ class _KernelEstimatorMixin(KernelInputMixin):
 
     # ------------------------------------------------------------- low rank (paper 003)
 
-    def _low_rank(self) -> bool:
-        check_landmark_parameters(self)
-        return getattr(self, "n_components", None) is not None
-
     def _landmark_split(self) -> bool:
         """Paper 003's split of ``z`` by the signs of ``K_ZZ`` (``factorization="landmark"``)."""
         return getattr(self, "factorization", "one-shot") == "landmark"
@@ -177,7 +171,7 @@ class _KernelEstimatorMixin(KernelInputMixin):
         return getattr(self, "nystroem_", None) is not None
 
     def _test_factor(self, X: Any) -> NDArray[np.float64]:
-        P = nystroem_test_features(self, X)
+        P = self._nystroem_features(X)
         return (P - self.feature_mean_) @ self.feature_rotation_
 
     def _test_diag(self, X: ArrayLike) -> NDArray[np.float64]:
@@ -188,6 +182,12 @@ class _KernelEstimatorMixin(KernelInputMixin):
         return np.array(
             [float(function(X[i : i + 1], X[i : i + 1], **params)[0, 0]) for i in range(X.shape[0])]
         )
+
+    def _centred_targets(self, y: ArrayLike, n: int) -> NDArray[np.float64]:
+        """``y - intercept_``, the intercept being the mean of ``y`` with ``center`` (else 0)."""
+        y = _regression_targets(y, n)
+        self.intercept_ = float(np.mean(y)) if self.center else 0.0
+        return y - self.intercept_
 
     def _prepare_train(self, X: ArrayLike) -> NDArray[np.float64]:
         self.nystroem_ = None  # full-rank model
@@ -342,6 +342,15 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
     ) -> None:
         set_init_parameters(self, locals())
 
+    def _radius(self, yc: NDArray[np.float64]) -> float:
+        """The radius ``r`` (default the standard deviation of the centred targets)."""
+        r = float(np.std(yc)) if self.r is None else float(self.r)
+        if r <= 0:
+            raise ValueError("r defaults to std(y), which is 0 for constant targets; pass r > 0.")
+        self.r_ = r
+        self.transform_ = None
+        return r
+
     def _fit_targets(self, X: ArrayLike, y: NDArray[np.float64]) -> KreinRegressor:
         if (
             self.square_test_map == "wu"
@@ -354,14 +363,8 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         if self._low_rank():
             return self._fit_low_rank(X, y)
         K = self._prepare_train(X)
-        y = _regression_targets(y, K.shape[0])
-        self.intercept_ = float(np.mean(y)) if self.center else 0.0
-        yc = y - self.intercept_
-        r = float(np.std(yc)) if self.r is None else float(self.r)
-        if r <= 0:
-            raise ValueError("r defaults to std(y), which is 0 for constant targets; pass r > 0.")
-        self.r_ = r
-        self.transform_ = None
+        yc = self._centred_targets(y, K.shape[0])
+        r = self._radius(yc)
         if self.formulation == "krein":
             sol = krein_least_squares(
                 K,
@@ -457,14 +460,8 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
                 "low-rank kernel: use factorization='one-shot')."
             )
         Phi, s, absl = self._prepare_train_factor(X)
-        y = _regression_targets(y, Phi.shape[0])
-        self.intercept_ = float(np.mean(y)) if self.center else 0.0
-        yc = y - self.intercept_
-        r = float(np.std(yc)) if self.r is None else float(self.r)
-        if r <= 0:
-            raise ValueError("r defaults to std(y), which is 0 for constant targets; pass r > 0.")
-        self.r_ = r
-        self.transform_ = None
+        yc = self._centred_targets(y, Phi.shape[0])
+        r = self._radius(yc)
         F, reg = self._low_rank_features(Phi, s, absl)
         if F.shape[1] == 0:
             # clip of a factor without positive columns (the Nystroem map drops numerically
@@ -603,22 +600,18 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator)
             from indefsvm.krein.lowrank import lowrank_krein_ridge
 
             Phi, s, _ = self._prepare_train_factor(X)
-            y = _regression_targets(y, Phi.shape[0])
-            self.intercept_ = float(np.mean(y)) if self.center else 0.0
             self.coef_ = lowrank_krein_ridge(
                 Phi,
                 s,
-                y - self.intercept_,
+                self._centred_targets(y, Phi.shape[0]),
                 lambda_plus=self.lambda_plus,
                 lambda_minus=self.lambda_minus,
             )
             return self
         K = self._prepare_train(X)
-        y = _regression_targets(y, K.shape[0])
-        self.intercept_ = float(np.mean(y)) if self.center else 0.0
         self.alpha_ = krein_kernel_ridge(
             kernel_eigen(K, tol=self.eig_tol),
-            y - self.intercept_,
+            self._centred_targets(y, K.shape[0]),
             lambda_plus=self.lambda_plus,
             lambda_minus=self.lambda_minus,
         )
@@ -1030,9 +1023,7 @@ class OngSubspaceRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstima
         """Solve the interpolation problem in the chosen subspace."""
         y = self._regression_y(X, y)
         K = self._prepare_train(X)
-        y = _regression_targets(y, K.shape[0])
-        self.intercept_ = float(np.mean(y)) if self.center else 0.0
-        yc = y - self.intercept_
+        yc = self._centred_targets(y, K.shape[0])
         self.n_iter_ = 0
         if self.solver == "tsf":
             threshold = self.threshold

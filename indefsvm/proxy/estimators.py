@@ -61,9 +61,7 @@ from indefsvm.base import (
     NYSTROEM_PARAMETER_CONSTRAINTS,
     IndefsvmEstimator,
     KernelInputMixin,
-    check_landmark_parameters,
     fit_context,
-    nystroem_test_features,
     set_init_parameters,
 )
 from indefsvm.kernels.registry import KERNEL_ALIASES, KERNEL_NAMES, resolve_kernel
@@ -158,7 +156,7 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
 
     def _check_common(self) -> None:
         # Single parameters are checked by _parameter_constraints; this is the coupling.
-        check_landmark_parameters(self)
+        self._low_rank()  # checks the landmark parameters
         rho = np.asarray(self.rho, dtype=np.float64)
         if self.out_of_sample == "transductive" and rho.ndim > 0:
             raise ValueError(
@@ -213,10 +211,6 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
         # decision = (P_+ k_x)'u = k_x' (P_+ u): the projection map folded into n coefficients.
         self.dual_coef_ = projection_coefficients(problem, self.alpha_)
         self._release_training_state()
-
-    def _nystroem_features(self, X: Any) -> NDArray[np.float64]:
-        """Nystroem features of new points (test-vs-train kernel rows when precomputed)."""
-        return nystroem_test_features(self, X)
 
     def _finish_fit_low_rank(self, problem: Any, result: SolveResult) -> None:
         # Nothing n x n: K* stays a factor, the decision is linear in the Nystroem features.
@@ -536,7 +530,8 @@ class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _Prox
     def decision_function(
         self, X: ArrayLike, K_test_test: ArrayLike | None = None
     ) -> NDArray[np.float64]:
-        """Signed decision values; positive means ``classes_[1]``.
+        """Signed decision values (positive means ``classes_[1]``), as the template's
+        :meth:`indefsvm.multiclass.OneVsOneMixin.decision_function` with ``K_test_test``.
 
         Parameters
         ----------
