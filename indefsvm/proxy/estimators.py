@@ -543,8 +543,9 @@ class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _Prox
 
         Returns
         -------
-        ndarray of shape (m,), or (m, n_classes) / (m, n_pairs) with more than two classes
-            (``decision_function_shape`` "ovr" / "ovo", as :class:`sklearn.svm.SVC`).
+        ndarray
+            Of shape ``(m,)`` for two classes; with more, one column per class (``"ovr"``) or
+            per pair (``"ovo"``) of ``decision_function_shape``.
         """
         return self._decide(X, K_test_test)
 
@@ -563,10 +564,8 @@ class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _Prox
 
         Parameters
         ----------
-        X : array_like of shape (m, n_train) or (m, n_features)
-            Test-vs-train kernel (``kernel="precomputed"``) or features.
-        K_test_test : array_like of shape (m, m), optional
-            As in :meth:`decision_function` (binary problems only).
+        X, K_test_test
+            As in :meth:`decision_function` (``K_test_test``: binary problems only).
 
         Returns
         -------
@@ -760,7 +759,7 @@ class IndefiniteSVR(RegressorMixin, _ProxyKernelEstimator):
         Parameters
         ----------
         X : array_like of shape (m, n_train) or (m, n_features)
-            Test-vs-train kernel (``kernel="precomputed"``) or features.
+            Test-vs-train kernel (``kernel="precomputed"``) or test points.
         K_test_test : array_like of shape (m, m), optional
             Needed by ``out_of_sample="transductive"`` with a precomputed kernel.
         """
