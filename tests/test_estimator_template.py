@@ -22,7 +22,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sklearn.base import ClassifierMixin
 
+from indefsvm.base import (
+    KERNEL_PARAMETER_CONSTRAINTS,
+    IndefsvmEstimator,
+    KernelInputMixin,
+    set_init_parameters,
+)
 from indefsvm.krein.models import (
     KreinClassifier,
     KreinKernelRidge,
@@ -34,6 +41,7 @@ from indefsvm.krein.models import (
     SimilarityRidge,
     SimilarityRidgeClassifier,
 )
+from indefsvm.multiclass import OneVsOneMixin
 from indefsvm.proxy.baselines import DirectSVC, ModSVC, SpectrumSVC
 from indefsvm.proxy.estimators import (
     IndefiniteOneClassSVM,
@@ -289,3 +297,105 @@ def test_estimator_matches_pre_template_reference(name, reference):
             np.testing.assert_allclose(value, ref, rtol=0, atol=1e-12 * scale, err_msg=key)
         else:
             np.testing.assert_array_equal(value, ref, err_msg=key)
+
+
+# --------------------------------------------------------------------------------------------
+# The template itself: a new estimator implements the binary problem only
+# --------------------------------------------------------------------------------------------
+
+
+class _CentroidClassifier(OneVsOneMixin, ClassifierMixin, KernelInputMixin, IndefsvmEstimator):
+    """Toy binary learner on the template: the kernel mean of each class (no solver)."""
+
+    _parameter_constraints = {**KERNEL_PARAMETER_CONSTRAINTS}
+
+    def __init__(self, kernel="linear", *, gamma=None, coef0=None, degree=None, kernel_params=None):
+        set_init_parameters(self, locals())
+
+    def _fit_binary(self, X, y):
+        K, y = self._fit_kernel(X, y)
+        self.classes_ = np.unique(y)
+        positive = y == self.classes_[1]
+        self.coef_ = np.where(positive, 1.0 / positive.sum(), -1.0 / (~positive).sum())
+
+    def _decision_binary(self, X):
+        return self._test_kernel(X) @ self.coef_
+
+
+def test_template_one_vs_one_matches_scikit_learn_one_vs_one():
+    """The template's dispatch and aggregation against sklearn's OneVsOneClassifier wrapping
+    the same binary learner (an independent implementation of the votes and confidences)."""
+    from sklearn.multiclass import OneVsOneClassifier
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(60, 4))
+    y = np.array(["p", "q", "r", "s"])[rng.integers(0, 4, 60)]
+    Xt = rng.normal(size=(25, 4))
+    ours = _CentroidClassifier(kernel="sigmoid", gamma=0.3).fit(X, y)
+    ref = OneVsOneClassifier(_CentroidClassifier(kernel="sigmoid", gamma=0.3)).fit(X, y)
+    assert len(ours.estimators_) == 6
+    np.testing.assert_array_equal(ours.predict(Xt), ref.predict(Xt))
+    np.testing.assert_allclose(
+        ours.decision_function(Xt), ref.decision_function(Xt), rtol=0, atol=1e-12
+    )
+    two = _CentroidClassifier().fit(X[y != "s"][:20], np.where(y[y != "s"][:20] == "p", 0, 1))
+    assert two.decision_function(Xt).shape == (25,)
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        IndefiniteSVC(),
+        SpectrumSVC(),
+        KreinClassifier(),
+        KreinSVC(),
+        KreinSquaredHingeSVC(),
+        _CentroidClassifier(kernel="precomputed"),
+    ],
+    ids=lambda e: type(e).__name__,
+)
+def test_template_refuses_one_class_before_touching_the_kernel(estimator):
+    # A non-square "kernel" too: the label error comes first, the same for every classifier.
+    with pytest.raises(ValueError, match="needs y with at least two classes .* got 1 class"):
+        estimator.fit(np.ones((6, 5)), np.zeros(6))
+    with pytest.raises(ValueError, match="requires y to be passed"):
+        estimator.fit(np.eye(6), None)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda **p: IndefiniteSVC(**p),
+        lambda **p: KreinRegressor(**p),
+        lambda **p: SimilarityRidge(**p),
+        lambda **p: KreinSquaredHingeSVC(**p),
+    ],
+)
+def test_one_nystroem_builder_and_landmark_checks_for_both_paradigms(make):
+    """Both paradigms build the same map from the same parameters, clip a landmark scheme
+    to n quietly and refuse the same landmark conflicts with the same words."""
+    est = make(kernel="sigmoid", gamma=0.5, n_components=50, landmarks="kmeans++", random_state=3)
+    nys = est._landmark_map("kernel-stand-in", 20)
+    assert (nys.n_components, nys.landmarks, nys.random_state, nys.gamma) == (
+        20,
+        "kmeans++",
+        3,
+        0.5,
+    )
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    with pytest.raises(ValueError, match="n_components=5 but landmarks gives 3 indices"):
+        make(kernel="sigmoid", n_components=5, landmarks=[0, 1, 2]).fit(X, np.arange(20) % 2)
+    with pytest.raises(ValueError, match="landmarks configure the Nystroem map"):
+        make(kernel="sigmoid", landmarks=[0, 1, 2]).fit(X, np.arange(20) % 2)
+
+
+def test_set_init_parameters_stores_exactly_the_signature():
+    est = _CentroidClassifier(kernel="rbf", gamma=2.0)
+    assert vars(est) == {
+        "kernel": "rbf",
+        "gamma": 2.0,
+        "coef0": None,
+        "degree": None,
+        "kernel_params": None,
+    }
+    assert est.get_params() == vars(est)
