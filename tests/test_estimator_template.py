@@ -30,25 +30,10 @@ from indefsvm.base import (
     KernelInputMixin,
     set_init_parameters,
 )
-from indefsvm.krein.models import (
-    KreinClassifier,
-    KreinKernelRidge,
-    KreinKernelRidgeClassifier,
-    KreinRegressor,
-    KreinSquaredHingeSVC,
-    KreinSVC,
-    OngSubspaceRegressor,
-    SimilarityRidge,
-    SimilarityRidgeClassifier,
-)
+from indefsvm.krein import models as km
 from indefsvm.multiclass import OneVsOneMixin
-from indefsvm.proxy.baselines import DirectSVC, ModSVC, SpectrumSVC
-from indefsvm.proxy.estimators import (
-    IndefiniteOneClassSVM,
-    IndefiniteSVC,
-    IndefiniteSVR,
-    PerturbSVC,
-)
+from indefsvm.proxy import baselines as bl
+from indefsvm.proxy import estimators as pe
 
 REFERENCE = Path(__file__).parent / "data" / "estimator_template_reference.npz"
 
@@ -82,158 +67,121 @@ def _tv(y):
 _RHO_VEC = np.linspace(0.5, 2.0, N_TRAIN)
 _LMK = np.array([0, 3, 5, 8, 11, 14, 17, 20, 23, 26, 28, 29])
 
+#: Named kernel with its parameters (features input).
+SIG = {"kernel": "sigmoid", "gamma": 0.5}
+#: The square formulation with the Wu et al. test map (needs k(x, x): a callable kernel).
+WU = {"kernel": _sigmoid, "formulation": "square", "square_test_map": "wu"}
+
 #: (case name, estimator factory, target: "y2" | "y3" | "yr" | None, kernel: "features" |
 #: "precomputed-sigmoid" | "precomputed-rbf")
 CASES = [
-    ("svc_named", lambda: IndefiniteSVC(kernel="sigmoid", gamma=0.5, coef0=-0.2), "y2", "f"),
-    ("svc_pre", lambda: IndefiniteSVC(C=2.0, rho=0.5), "y2", "ps"),
-    ("svc_pre_paper_b", lambda: IndefiniteSVC(intercept="paper"), "y2", "ps"),
-    ("svc_pre_cw", lambda: IndefiniteSVC(class_weight={1: 2.0, 7: 0.5}), "y2", "ps"),
-    ("svc_pre_rhovec", lambda: IndefiniteSVC(rho=_RHO_VEC), "y2", "ps"),
-    ("svc_pre_spectral", lambda: IndefiniteSVC(rho_scale="spectral"), "y2", "ps"),
-    ("svc_transductive", lambda: IndefiniteSVC(out_of_sample="transductive"), "y2", "f-sig"),
-    (
-        "svc_nys_named",
-        lambda: IndefiniteSVC(kernel="sigmoid", gamma=0.5, n_components=12, random_state=0),
-        "y2",
-        "f",
-    ),
-    ("svc_nys_pre", lambda: IndefiniteSVC(n_components=12, random_state=1), "y2", "ps"),
-    (
-        "svc_nys_lmk",
-        lambda: IndefiniteSVC(kernel="sigmoid", gamma=0.5, n_components=12, landmarks=_LMK),
-        "y2",
-        "f",
-    ),
+    ("svc_named", lambda: pe.IndefiniteSVC(**SIG, coef0=-0.2), "y2", "f"),
+    ("svc_pre", lambda: pe.IndefiniteSVC(C=2.0, rho=0.5), "y2", "ps"),
+    ("svc_pre_paper_b", lambda: pe.IndefiniteSVC(intercept="paper"), "y2", "ps"),
+    ("svc_pre_cw", lambda: pe.IndefiniteSVC(class_weight={1: 2.0, 7: 0.5}), "y2", "ps"),
+    ("svc_pre_rhovec", lambda: pe.IndefiniteSVC(rho=_RHO_VEC), "y2", "ps"),
+    ("svc_pre_spectral", lambda: pe.IndefiniteSVC(rho_scale="spectral"), "y2", "ps"),
+    ("svc_transductive", lambda: pe.IndefiniteSVC(out_of_sample="transductive"), "y2", "f-sig"),
+    ("svc_nys_named", lambda: pe.IndefiniteSVC(**SIG, n_components=12, random_state=0), "y2", "f"),
+    ("svc_nys_pre", lambda: pe.IndefiniteSVC(n_components=12, random_state=1), "y2", "ps"),
+    ("svc_nys_lmk", lambda: pe.IndefiniteSVC(**SIG, n_components=12, landmarks=_LMK), "y2", "f"),
     (
         "svc_nys_kmeans",
-        lambda: IndefiniteSVC(n_components=10, landmarks="kmeans++", random_state=2),
+        lambda: pe.IndefiniteSVC(n_components=10, landmarks="kmeans++", random_state=2),
         "y2",
         "ps",
     ),
-    ("svc_ovo_named", lambda: IndefiniteSVC(kernel="sigmoid", gamma=0.5), "y3", "f"),
-    ("svc_ovo_pre", lambda: IndefiniteSVC(), "y3", "ps"),
-    ("svc_ovo_ovo", lambda: IndefiniteSVC(decision_function_shape="ovo"), "y3", "ps"),
-    ("svc_ovo_rhovec", lambda: IndefiniteSVC(rho=_RHO_VEC), "y3", "ps"),
-    ("svc_ovo_cw", lambda: IndefiniteSVC(class_weight={"a": 3.0}), "y3", "ps"),
-    ("svc_ovo_balanced", lambda: IndefiniteSVC(class_weight="balanced"), "y3", "ps"),
-    (
-        "svc_ovo_trans",
-        lambda: IndefiniteSVC(kernel="sigmoid", gamma=0.5, out_of_sample="transductive"),
-        "y3",
-        "f",
-    ),
+    ("svc_ovo_named", lambda: pe.IndefiniteSVC(**SIG), "y3", "f"),
+    ("svc_ovo_pre", lambda: pe.IndefiniteSVC(), "y3", "ps"),
+    ("svc_ovo_ovo", lambda: pe.IndefiniteSVC(decision_function_shape="ovo"), "y3", "ps"),
+    ("svc_ovo_rhovec", lambda: pe.IndefiniteSVC(rho=_RHO_VEC), "y3", "ps"),
+    ("svc_ovo_cw", lambda: pe.IndefiniteSVC(class_weight={"a": 3.0}), "y3", "ps"),
+    ("svc_ovo_balanced", lambda: pe.IndefiniteSVC(class_weight="balanced"), "y3", "ps"),
+    ("svc_ovo_trans", lambda: pe.IndefiniteSVC(**SIG, out_of_sample="transductive"), "y3", "f"),
     (
         "svc_ovo_nys_named",
-        lambda: IndefiniteSVC(kernel="sigmoid", gamma=0.5, n_components=12, random_state=0),
+        lambda: pe.IndefiniteSVC(**SIG, n_components=12, random_state=0),
         "y3",
         "f",
     ),
-    ("svc_ovo_nys_pre", lambda: IndefiniteSVC(n_components=12, random_state=0), "y3", "ps"),
-    ("svc_ovo_nys_lmk", lambda: IndefiniteSVC(n_components=12, landmarks=_LMK), "y3", "ps"),
-    ("svc_proba", lambda: IndefiniteSVC(probability=True, random_state=0), "y2", "ps"),
-    ("svc_ovo_proba", lambda: IndefiniteSVC(probability=True, random_state=0), "y3", "ps"),
-    ("perturb_pre", lambda: PerturbSVC(rho=0.5), "y2", "pr"),
-    ("perturb_ovo", lambda: PerturbSVC(kernel="rbf", gamma=0.5), "y3", "f"),
-    ("svr_pre", lambda: IndefiniteSVR(C=2.0, epsilon=0.05), "yr", "ps"),
-    ("svr_rhovec", lambda: IndefiniteSVR(rho=_RHO_VEC), "yr", "ps"),
-    (
-        "svr_nys",
-        lambda: IndefiniteSVR(kernel="sigmoid", gamma=0.5, n_components=12, random_state=0),
-        "yr",
-        "f",
-    ),
-    ("oc_pre", lambda: IndefiniteOneClassSVM(nu=0.3), None, "ps"),
-    ("oc_named", lambda: IndefiniteOneClassSVM(kernel="rbf", gamma=0.5), None, "f"),
-    ("oc_nys", lambda: IndefiniteOneClassSVM(n_components=12, random_state=0), None, "ps"),
-    ("spec_clip", lambda: SpectrumSVC("clip"), "y2", "ps"),
-    ("spec_flip_named", lambda: SpectrumSVC("flip", kernel="sigmoid", gamma=0.5), "y2", "f"),
-    ("spec_shift_cw", lambda: SpectrumSVC("shift", class_weight="balanced"), "y2", "ps"),
-    ("spec_square_ovo", lambda: SpectrumSVC("square"), "y3", "ps"),
-    ("spec_clip_ovo_named", lambda: SpectrumSVC(kernel="sigmoid", gamma=0.5), "y3", "f"),
-    ("spec_proba_ovo", lambda: SpectrumSVC(probability=True, random_state=0), "y3", "ps"),
-    ("mod_pre", lambda: ModSVC(C=2.0), "y2", "ps"),
-    ("mod_ovo", lambda: ModSVC(class_weight={"b": 2.0}), "y3", "ps"),
-    ("direct_pre", lambda: DirectSVC(), "y2", "ps"),
-    ("direct_ovo_named", lambda: DirectSVC(kernel="sigmoid", gamma=0.5), "y3", "f"),
-    ("kr_krein", lambda: KreinRegressor(), "yr", "ps"),
-    (
-        "kr_omcs_named",
-        lambda: KreinRegressor(kernel="sigmoid", gamma=0.5, formulation="omcs"),
-        "yr",
-        "f",
-    ),
-    ("kr_flip", lambda: KreinRegressor(formulation="flip"), "yr", "ps"),
-    (
-        "kr_square_wu",
-        lambda: KreinRegressor(kernel=_sigmoid, formulation="square", square_test_map="wu"),
-        "yr",
-        "f",
-    ),
-    ("kr_nys", lambda: KreinRegressor(n_components=12, random_state=0), "yr", "ps"),
+    ("svc_ovo_nys_pre", lambda: pe.IndefiniteSVC(n_components=12, random_state=0), "y3", "ps"),
+    ("svc_ovo_nys_lmk", lambda: pe.IndefiniteSVC(n_components=12, landmarks=_LMK), "y3", "ps"),
+    ("svc_proba", lambda: pe.IndefiniteSVC(probability=True, random_state=0), "y2", "ps"),
+    ("svc_ovo_proba", lambda: pe.IndefiniteSVC(probability=True, random_state=0), "y3", "ps"),
+    ("perturb_pre", lambda: pe.PerturbSVC(rho=0.5), "y2", "pr"),
+    ("perturb_ovo", lambda: pe.PerturbSVC(kernel="rbf", gamma=0.5), "y3", "f"),
+    ("svr_pre", lambda: pe.IndefiniteSVR(C=2.0, epsilon=0.05), "yr", "ps"),
+    ("svr_rhovec", lambda: pe.IndefiniteSVR(rho=_RHO_VEC), "yr", "ps"),
+    ("svr_nys", lambda: pe.IndefiniteSVR(**SIG, n_components=12, random_state=0), "yr", "f"),
+    ("oc_pre", lambda: pe.IndefiniteOneClassSVM(nu=0.3), None, "ps"),
+    ("oc_named", lambda: pe.IndefiniteOneClassSVM(kernel="rbf", gamma=0.5), None, "f"),
+    ("oc_nys", lambda: pe.IndefiniteOneClassSVM(n_components=12, random_state=0), None, "ps"),
+    ("spec_clip", lambda: bl.SpectrumSVC("clip"), "y2", "ps"),
+    ("spec_flip_named", lambda: bl.SpectrumSVC("flip", **SIG), "y2", "f"),
+    ("spec_shift_cw", lambda: bl.SpectrumSVC("shift", class_weight="balanced"), "y2", "ps"),
+    ("spec_square_ovo", lambda: bl.SpectrumSVC("square"), "y3", "ps"),
+    ("spec_clip_ovo_named", lambda: bl.SpectrumSVC(**SIG), "y3", "f"),
+    ("spec_proba_ovo", lambda: bl.SpectrumSVC(probability=True, random_state=0), "y3", "ps"),
+    ("mod_pre", lambda: bl.ModSVC(C=2.0), "y2", "ps"),
+    ("mod_ovo", lambda: bl.ModSVC(class_weight={"b": 2.0}), "y3", "ps"),
+    ("direct_pre", lambda: bl.DirectSVC(), "y2", "ps"),
+    ("direct_ovo_named", lambda: bl.DirectSVC(**SIG), "y3", "f"),
+    ("kr_krein", lambda: km.KreinRegressor(), "yr", "ps"),
+    ("kr_omcs_named", lambda: km.KreinRegressor(**SIG, formulation="omcs"), "yr", "f"),
+    ("kr_flip", lambda: km.KreinRegressor(formulation="flip"), "yr", "ps"),
+    ("kr_square_wu", lambda: km.KreinRegressor(**WU), "yr", "f"),
+    ("kr_nys", lambda: km.KreinRegressor(n_components=12, random_state=0), "yr", "ps"),
     (
         "kr_nys_lmk_landmark",
-        lambda: KreinRegressor(
-            kernel="sigmoid", gamma=0.5, n_components=12, landmarks=_LMK, factorization="landmark"
-        ),
+        lambda: km.KreinRegressor(**SIG, n_components=12, landmarks=_LMK, factorization="landmark"),
         "yr",
         "f",
     ),
-    ("kc_bin", lambda: KreinClassifier(), "y2", "ps"),
-    ("kc_ovo", lambda: KreinClassifier(kernel="sigmoid", gamma=0.5), "y3", "f"),
-    (
-        "kc_ovo_wu",
-        lambda: KreinClassifier(kernel=_sigmoid, formulation="square", square_test_map="wu"),
-        "y3",
-        "f",
-    ),
-    ("kc_ovo_nys", lambda: KreinClassifier(n_components=12, random_state=0), "y3", "ps"),
+    ("kc_bin", lambda: km.KreinClassifier(), "y2", "ps"),
+    ("kc_ovo", lambda: km.KreinClassifier(**SIG), "y3", "f"),
+    ("kc_ovo_wu", lambda: km.KreinClassifier(**WU), "y3", "f"),
+    ("kc_ovo_nys", lambda: km.KreinClassifier(n_components=12, random_state=0), "y3", "ps"),
     (
         "kc_ovo_nys_named",
-        lambda: KreinClassifier(kernel="sigmoid", gamma=0.5, n_components=12, landmarks=_LMK),
+        lambda: km.KreinClassifier(**SIG, n_components=12, landmarks=_LMK),
         "y3",
         "f",
     ),
-    ("kkr", lambda: KreinKernelRidge(center=True), "yr", "ps"),
-    (
-        "kkr_nys",
-        lambda: KreinKernelRidge(kernel="sigmoid", gamma=0.5, n_components=12, random_state=3),
-        "yr",
-        "f",
-    ),
-    ("kkrc_ovo", lambda: KreinKernelRidgeClassifier(), "y3", "ps"),
+    ("kkr", lambda: km.KreinKernelRidge(center=True), "yr", "ps"),
+    ("kkr_nys", lambda: km.KreinKernelRidge(**SIG, n_components=12, random_state=3), "yr", "f"),
+    ("kkrc_ovo", lambda: km.KreinKernelRidgeClassifier(), "y3", "ps"),
     (
         "kkrc_ovo_nys",
-        lambda: KreinKernelRidgeClassifier(n_components=12, random_state=0),
+        lambda: km.KreinKernelRidgeClassifier(n_components=12, random_state=0),
         "y3",
         "ps",
     ),
-    ("ksvc_bin", lambda: KreinSVC(), "y2", "ps"),
-    ("ksvc_ovo", lambda: KreinSVC(kernel="sigmoid", gamma=0.5, class_weight={"c": 2.0}), "y3", "f"),
-    ("shsvc_bin", lambda: KreinSquaredHingeSVC(), "y2", "ps"),
+    ("ksvc_bin", lambda: km.KreinSVC(), "y2", "ps"),
+    ("ksvc_ovo", lambda: km.KreinSVC(**SIG, class_weight={"c": 2.0}), "y3", "f"),
+    ("shsvc_bin", lambda: km.KreinSquaredHingeSVC(), "y2", "ps"),
     (
         "shsvc_nys",
-        lambda: KreinSquaredHingeSVC(kernel="sigmoid", gamma=0.5, n_components=12, random_state=0),
+        lambda: km.KreinSquaredHingeSVC(**SIG, n_components=12, random_state=0),
         "y2",
         "f",
     ),
     (
         "shsvc_ovo_nys_lmk",
-        lambda: KreinSquaredHingeSVC(n_components=12, landmarks=_LMK, factorization="landmark"),
+        lambda: km.KreinSquaredHingeSVC(n_components=12, landmarks=_LMK, factorization="landmark"),
         "y3",
         "ps",
     ),
-    ("sr", lambda: SimilarityRidge(), "yr", "ps"),
+    ("sr", lambda: km.SimilarityRidge(), "yr", "ps"),
+    ("sr_nys", lambda: km.SimilarityRidge(**SIG, n_components=12, random_state=0), "yr", "f"),
     (
-        "sr_nys",
-        lambda: SimilarityRidge(kernel="sigmoid", gamma=0.5, n_components=12, random_state=0),
-        "yr",
-        "f",
+        "src_ovo_nys",
+        lambda: km.SimilarityRidgeClassifier(n_components=12, random_state=0),
+        "y3",
+        "ps",
     ),
-    ("src_ovo_nys", lambda: SimilarityRidgeClassifier(n_components=12, random_state=0), "y3", "ps"),
-    ("src_ovo", lambda: SimilarityRidgeClassifier(kernel="sigmoid", gamma=0.5), "y3", "f"),
-    ("ong", lambda: OngSubspaceRegressor(), "yr", "ps"),
-    ("ong_tsf", lambda: OngSubspaceRegressor(solver="tsf", kernel="sigmoid", gamma=0.5), "yr", "f"),
+    ("src_ovo", lambda: km.SimilarityRidgeClassifier(**SIG), "y3", "f"),
+    ("ong", lambda: km.OngSubspaceRegressor(), "yr", "ps"),
+    ("ong_tsf", lambda: km.OngSubspaceRegressor(solver="tsf", **SIG), "yr", "f"),
 ]
 
 
@@ -345,11 +293,11 @@ def test_template_one_vs_one_matches_scikit_learn_one_vs_one():
 @pytest.mark.parametrize(
     "estimator",
     [
-        IndefiniteSVC(),
-        SpectrumSVC(),
-        KreinClassifier(),
-        KreinSVC(),
-        KreinSquaredHingeSVC(),
+        pe.IndefiniteSVC(),
+        bl.SpectrumSVC(),
+        km.KreinClassifier(),
+        km.KreinSVC(),
+        km.KreinSquaredHingeSVC(),
         _CentroidClassifier(kernel="precomputed"),
     ],
     ids=lambda e: type(e).__name__,
@@ -365,16 +313,16 @@ def test_template_refuses_one_class_before_touching_the_kernel(estimator):
 @pytest.mark.parametrize(
     "make",
     [
-        lambda **p: IndefiniteSVC(**p),
-        lambda **p: KreinRegressor(**p),
-        lambda **p: SimilarityRidge(**p),
-        lambda **p: KreinSquaredHingeSVC(**p),
+        lambda **p: pe.IndefiniteSVC(**p),
+        lambda **p: km.KreinRegressor(**p),
+        lambda **p: km.SimilarityRidge(**p),
+        lambda **p: km.KreinSquaredHingeSVC(**p),
     ],
 )
 def test_one_nystroem_builder_and_landmark_checks_for_both_paradigms(make):
     """Both paradigms build the same map from the same parameters, clip a landmark scheme
     to n quietly and refuse the same landmark conflicts with the same words."""
-    est = make(kernel="sigmoid", gamma=0.5, n_components=50, landmarks="kmeans++", random_state=3)
+    est = make(**SIG, n_components=50, landmarks="kmeans++", random_state=3)
     nys = est._landmark_map("kernel-stand-in", 20)
     assert (nys.n_components, nys.landmarks, nys.random_state, nys.gamma) == (
         20,
