@@ -608,8 +608,6 @@ class PerturbSVC(IndefiniteSVC):
     )
 
     _problem_kind = "perturb"
-    # Dense only: the Nystroem parameters of IndefiniteSVC are not parameters here.
-    n_components = None
     _parameter_constraints: dict = {
         **{
             key: value
