@@ -347,3 +347,12 @@ def test_set_init_parameters_stores_exactly_the_signature():
         "kernel_params": None,
     }
     assert est.get_params() == vars(est)
+
+
+def test_direct_svc_warning_points_at_the_callers_line():
+    # The template adds a frame (fit -> _fit_binary): the warning must still name the user's
+    # file (the code before the template pointed at "sys", beyond the top of the stack).
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    with pytest.warns(bl.IndefiniteKernelWarning) as record:
+        bl.DirectSVC(kernel="sigmoid", gamma=0.5, coef0=-1.0).fit(X, np.arange(20) % 2)
+    assert record[0].filename == __file__

@@ -349,8 +349,8 @@ class DirectSVC(_LibsvmKernelClassifier):
                 "converges to a stationary point of the non-convex dual, which is not "
                 "guaranteed to be optimal.",
                 IndefiniteKernelWarning,
-                # user -> fit_context -> threaded_fit -> fit -> _fit_binary -> _train_kernel
-                stacklevel=7,
+                # _train_kernel <- _fit_binary <- fit <- the two fit_context wrappers <- user
+                stacklevel=6,
             )
         return K
 
