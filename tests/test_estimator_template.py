@@ -356,3 +356,22 @@ def test_direct_svc_warning_points_at_the_callers_line():
     with pytest.warns(bl.IndefiniteKernelWarning) as record:
         bl.DirectSVC(kernel="sigmoid", gamma=0.5, coef0=-1.0).fit(X, np.arange(20) % 2)
     assert record[0].filename == __file__
+
+
+#: Models saved with ``indefsvm.persistence.save_model`` by the code before the template
+#: (commit 47a3881): for each name, ``run_case``'s fit (the old package first on ``sys.path``)
+#: followed by ``save_model(est, f"tests/data/pre_template_models/{name}.skops")``.
+PRE_TEMPLATE_MODELS = ["svc_pre_rhovec", "svc_nys_named", "kkrc_ovo", "mod_ovo"]
+
+
+@pytest.mark.parametrize("name", PRE_TEMPLATE_MODELS)
+def test_models_saved_before_the_template_load_and_predict_the_same(name, reference):
+    from indefsvm.persistence import load_model
+
+    model = load_model(REFERENCE.parent / "pre_template_models" / f"{name}.skops")
+    _, _, target, kind = next(c for c in CASES if c[0] == name)
+    _, test, _ = _inputs(kind)
+    np.testing.assert_array_equal(model.predict(test), reference[f"{name}/predict"])
+    ref = reference[f"{name}/decision"]
+    scale = max(1.0, float(np.abs(ref).max()))
+    np.testing.assert_allclose(model.decision_function(test), ref, rtol=0, atol=1e-12 * scale)
