@@ -19,6 +19,7 @@ Every estimator of :mod:`indefsvm.proxy.estimators` (proxy-kernel SVMs, paper 00
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping
 from numbers import Integral, Real
 from typing import Any, ClassVar
@@ -28,9 +29,10 @@ from numpy.typing import NDArray
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import validate_data
 
+from indefsvm.approximation.nystrom import LANDMARK_METHODS
 from indefsvm.kernels.registry import KERNEL_ALIASES, KERNEL_NAMES, resolve_kernel
 from indefsvm.threads import threaded_fit
-from indefsvm.utils.constraints import StrOptions, validated_fit
+from indefsvm.utils.constraints import Interval, StrOptions, validated_fit
 from indefsvm.utils.validation import (
     check_finite_matrix,
     check_square_symmetric,
@@ -39,12 +41,14 @@ from indefsvm.utils.validation import (
 
 __all__ = [
     "KERNEL_PARAMETER_CONSTRAINTS",
+    "NYSTROEM_PARAMETER_CONSTRAINTS",
     "IndefsvmEstimator",
     "KernelInputMixin",
     "PrecomputedColumns",
     "check_landmark_parameters",
     "fit_context",
     "nystroem_test_features",
+    "set_init_parameters",
 ]
 
 #: Constraints of the kernel-input parameters shared by every estimator.
@@ -55,6 +59,28 @@ KERNEL_PARAMETER_CONSTRAINTS: dict[str, list[Any]] = {
     "degree": [Real, None],
     "kernel_params": [Mapping, None],
 }
+
+
+#: Constraints of the Nystroem input (``n_components``), the same in both paradigms.
+NYSTROEM_PARAMETER_CONSTRAINTS: dict[str, list[Any]] = {
+    "n_components": [Interval(Integral, 1, None, closed="left"), None],
+    "landmarks": [StrOptions(set(LANDMARK_METHODS)), "array-like"],
+    "random_state": ["random_state"],
+}
+
+
+def set_init_parameters(estimator: Any, arguments: Mapping[str, Any]) -> None:
+    """Store every argument of the estimator's ``__init__`` unchanged, under its own name.
+
+    scikit-learn's rule for ``__init__``: no validation and no logic, so that ``get_params``,
+    ``set_params`` and ``clone`` read the parameters back. Called as
+    ``set_init_parameters(self, locals())`` at the end of ``__init__``; the signature stays
+    explicit (scikit-learn reads the parameter names from it).
+    """
+    signature = inspect.signature(type(estimator).__init__)
+    for name, parameter in signature.parameters.items():
+        if name != "self" and parameter.kind is not parameter.VAR_KEYWORD:
+            setattr(estimator, name, arguments[name])
 
 
 def fit_context(fit: Callable[..., Any]) -> Callable[..., Any]:
@@ -284,6 +310,92 @@ class KernelInputMixin:
                 ) from exc
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return self._call_kernel(X, self.X_fit_)
+
+    # ------------------------------------------------------------ Nystroem input (n_components)
+
+    def _nystroem_overrides(self) -> dict[str, Any]:
+        """Parameters of the Nystroem map that the estimator fixes itself (none by default)."""
+        return {}
+
+    def _landmark_map(self, kernel: Any, n: int | None = None) -> Any:
+        """The unfitted :class:`~indefsvm.approximation.nystrom.IndefiniteNystroem` of
+        ``n_components``: the one place where every estimator builds its Nystroem map.
+
+        ``kernel`` is the estimator's kernel, or a :class:`PrecomputedColumns` for
+        ``kernel="precomputed"``; ``n`` the number of training points. Explicit ``landmarks``
+        fix the number of landmarks (checked against ``n_components`` by
+        :func:`check_landmark_parameters`); a scheme takes ``min(n_components, n)`` of them.
+        ``nystroem_params`` (where the estimator has it) sets further parameters of the map.
+        """
+        from indefsvm.approximation.nystrom import IndefiniteNystroem
+
+        m = int(self.n_components)  # type: ignore[attr-defined]
+        landmarks = self.landmarks  # type: ignore[attr-defined]
+        nys = IndefiniteNystroem(
+            kernel=kernel,
+            gamma=self.gamma,
+            coef0=self.coef0,
+            degree=self.degree,
+            kernel_params=self.kernel_params,
+            n_components=None if not isinstance(landmarks, str) else min(m, n or m),
+            landmarks=landmarks,
+            random_state=self.random_state,  # type: ignore[attr-defined]
+            verbose=bool(getattr(self, "verbose", False)),
+            **self._nystroem_overrides(),
+        )
+        extra = getattr(self, "nystroem_params", None)
+        if extra is not None:
+            nys.set_params(**dict(extra))
+        return nys
+
+    def _low_rank(self) -> bool:
+        """Whether the Nystroem map of ``n_components`` is asked for (after the landmark
+        parameters are checked, :func:`check_landmark_parameters`)."""
+        check_landmark_parameters(self)
+        return getattr(self, "n_components", None) is not None
+
+    def _nystroem_features(self, X: Any) -> NDArray[np.float64]:
+        """Nystroem features of new points (:func:`nystroem_test_features`)."""
+        return nystroem_test_features(self, X)
+
+    def _fit_landmarks(
+        self, X: Any, y: Any = "no_validation", *, columns: bool = False, **check: Any
+    ) -> tuple[Any, NDArray[np.floating], Any]:
+        """``(nystroem, F, y)``: the fitted Nystroem map of ``n_components`` and the training
+        features ``F`` (with ``columns=True`` the landmark columns ``k(X, Z)`` instead).
+
+        The one Nystroem input path of both paradigms. With ``kernel="precomputed"`` the map
+        reads only the landmark columns of the given kernel (the "points" are row indices) and
+        the kernel is released after fitting (prediction reads the test kernel's columns). A
+        one-vs-one pair (:mod:`indefsvm.multiclass`) receives its rows of the landmark columns
+        of the multi-class model, whose map factorised them (``_ovo_factor``). ``y`` is
+        validated with ``X`` (``check`` as for :func:`sklearn.utils.validation.validate_data`)
+        unless ``"no_validation"``.
+        """
+        check_landmark_parameters(self)
+        self._kernel_arguments()  # a parameter that does not apply fails before the data
+        no_y = isinstance(y, str) and y == "no_validation"
+        shared = getattr(self, "_ovo_factor", None)
+        if shared is not None:
+            if no_y:
+                C = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+            else:
+                C, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, **check)
+            nys, Phi = shared
+            return nys, (C if columns else Phi), y
+        kernel: Any = self.kernel
+        if self._precomputed():
+            K, y = self._fit_kernel(X, y, **check)
+            kernel, X = PrecomputedColumns(K), np.arange(K.shape[0], dtype=np.float64)[:, None]
+        elif no_y:
+            X = self._check_raw(X, reset=True)
+        else:
+            X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, **check)
+        nys = self._landmark_map(kernel, len(X))
+        F = nys.fit(X).landmark_columns(X) if columns else nys.fit_transform(X)
+        if isinstance(kernel, PrecomputedColumns):
+            kernel.release()
+        return nys, F, y
 
     def _test_test_kernel(self, X: Any, K_test_test: Any | None) -> NDArray | None:
         if K_test_test is not None or self._precomputed():

@@ -48,6 +48,10 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from indefsvm.base import check_landmark_parameters, fit_context
 
 DECISION_FUNCTION_SHAPES = ("ovr", "ovo")
 
@@ -93,12 +97,25 @@ def ovo_vote_scores(decisions: NDArray[np.float64], n_classes: int) -> NDArray[n
 
 
 class OneVsOneMixin:
-    """One-vs-one multi-class support for a binary classifier (see module docstring).
+    """The classifier template: target checks, one-vs-one dispatch, binary fit and decision.
 
-    The classifier's ``fit`` starts with ``if self._fit_multiclass(X, y): return self`` and its
-    ``decision_function``/``predict`` with ``if self._is_multiclass(): return
-    self._multiclass_decision(X, ...)`` (resp. ``_multiclass_predict``); everything else is the
-    binary code path, unchanged.
+    A classifier lists this mixin before its other bases and implements the binary problem
+    only:
+
+    * ``_fit_binary(X, y)``: fit on ``X`` (the training kernel, or features) and labels ``y``
+      of exactly two classes in the user's label space; it sets ``classes_`` (``classes_[1]``
+      is the positive class);
+    * ``_decision_binary(X, *extra)``: signed decision values, positive for ``classes_[1]``.
+
+    :meth:`fit` checks the targets once (``y`` given, classification targets, at least two
+    classes), fits one clone per pair of classes when there are more than two
+    (:meth:`_fit_multiclass`: per-pair slices of ``class_weight`` and of every per-point
+    parameter of ``_ovo_per_sample_params``, the training kernel or the Nystroem map computed
+    once) and calls ``_fit_binary`` otherwise; :meth:`decision_function` and :meth:`predict`
+    aggregate the pairs by :func:`ovo_vote_scores` or call ``_decision_binary``. The kernel
+    input (precomputed, named or callable kernel, Nystroem map of ``n_components``) is the one
+    path of :class:`indefsvm.base.KernelInputMixin`, shared with the regressors and the
+    one-class model.
 
     Attributes set by ``fit`` with more than two classes: ``estimators_`` (one fitted binary clone
     per pair of classes ``(classes_[i], classes_[j])``, i < j, in lexicographic order),
@@ -110,6 +127,85 @@ class OneVsOneMixin:
     the pair models are fitted on blocks of one kernel (or of one set of landmark columns)
     computed once, and prediction computes the test kernel once for all pairs.
     """
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = True  # any number of classes, by one-vs-one
+        return tags
+
+    @fit_context
+    def fit(self, X: ArrayLike, y: ArrayLike):
+        """Fit the binary problem, or one binary problem per pair of classes.
+
+        Parameters
+        ----------
+        X : array_like of shape (n, n) or (n, n_features)
+            The training kernel with ``kernel="precomputed"``, else the training points.
+        y : array_like of shape (n,)
+            Class labels (any type). Two classes are one binary problem; more are handled
+            one-vs-one (one problem per pair of classes, as :class:`sklearn.svm.SVC`).
+
+        Returns
+        -------
+        self
+        """
+        if y is None:
+            validate_data(self, X, y)  # scikit-learn's "requires y to be passed" error
+        check_classification_targets(np.asarray(y))
+        if self._fit_multiclass(X, y):
+            if getattr(self, "probability", False):
+                # One sigmoid per pair, each fitted by the pair's own clone (as LIBSVM).
+                self.probA_ = np.array([float(e.probA_[0]) for e in self.estimators_])
+                self.probB_ = np.array([float(e.probB_[0]) for e in self.estimators_])
+            return self
+        classes = np.unique(np.asarray(y))
+        if classes.shape[0] != 2:
+            # Labels first: a one-class y is a more useful error than a kernel shape.
+            raise ValueError(
+                f"{type(self).__name__} needs y with at least two classes (exactly two classes "
+                "are one binary problem, more are fitted one-vs-one); got "
+                f"{classes.shape[0]} class(es) {classes[:10].tolist()}."
+            )
+        self._fit_binary(X, y)
+        return self
+
+    def _fit_binary(self, X: Any, y: Any) -> None:
+        raise NotImplementedError
+
+    def _decision_binary(self, X: Any, *extra: Any) -> NDArray[np.float64]:
+        raise NotImplementedError
+
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Signed decision values; positive means ``classes_[1]``.
+
+        Parameters
+        ----------
+        X : array_like of shape (m, n_train) or (m, n_features)
+            Test-vs-train kernel (``kernel="precomputed"``) or features.
+
+        Returns
+        -------
+        ndarray of shape (m,), or (m, n_classes) / (m, n_pairs) with more than two classes
+            (``decision_function_shape`` "ovr" / "ovo", as :class:`sklearn.svm.SVC`).
+        """
+        return self._decide(X)
+
+    def predict(self, X: ArrayLike) -> NDArray:
+        """Predicted labels in the user's label space (``classes_``)."""
+        return self._predict_labels(X)
+
+    def _decide(self, X: ArrayLike, *extra: Any) -> NDArray[np.float64]:
+        check_is_fitted(self)
+        if self._is_multiclass():
+            return self._multiclass_decision(X, *extra)
+        return self._decision_binary(X, *extra)
+
+    def _predict_labels(self, X: ArrayLike, *extra: Any) -> NDArray:
+        check_is_fitted(self)
+        if self._is_multiclass():
+            return self._multiclass_predict(X, *extra)
+        d = self._decision_binary(X, *extra)
+        return self.classes_[(d > 0).astype(np.intp)]
 
     #: Parameters that may hold one value per training point (sliced to each pair's rows).
     _ovo_per_sample_params: tuple[str, ...] = ()
@@ -146,9 +242,6 @@ class OneVsOneMixin:
             self.ovo_ = None
             return False
         from sklearn.base import clone
-        from sklearn.utils.validation import validate_data
-
-        from indefsvm.base import check_landmark_parameters
 
         check_landmark_parameters(self)
         pairwise = _is_pairwise(self)
@@ -242,21 +335,9 @@ class OneVsOneMixin:
         ``"features"``: the raw rows (estimators whose test map needs more than kernel rows).
         """
         if self._ovo_low_rank():
-            from indefsvm.base import PrecomputedColumns
-
             if hasattr(self, "_low_rank_requested"):
                 self._low_rank_requested()  # refuses out_of_sample="transductive"
-            if pairwise:
-                K, _ = self._fit_kernel(Xa)
-                kernel: Any = PrecomputedColumns(K)
-                points: Any = np.arange(K.shape[0], dtype=np.float64)[:, None]
-            else:
-                kernel, points = self.kernel, Xa
-            landmark_map = self._landmark_map(kernel, points.shape[0])
-            landmark_map.fit(points)
-            C = landmark_map.landmark_columns(points)
-            if pairwise:
-                kernel.release()  # the pairs read landmark columns only
+            landmark_map, C, _ = self._fit_landmarks(Xa, columns=True)
             self.landmarks_ = landmark_map.landmarks_
             # Named kernels: the landmark points are all prediction needs of the training set.
             self.landmark_points_ = None if pairwise else landmark_map.landmark_points_
@@ -271,8 +352,6 @@ class OneVsOneMixin:
 
     def _pair_decisions(self, X: ArrayLike, *extra: Any) -> NDArray[np.float64]:
         """``(m, n_pairs)`` binary decisions; positive means the pair's second class."""
-        from sklearn.utils.validation import check_is_fitted, validate_data
-
         check_is_fitted(self)
         mode = self.ovo_.get("mode", "features")
         given = [value for value in extra if value is not None]

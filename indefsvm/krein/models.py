@@ -32,17 +32,15 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.linear_model import Ridge
 from sklearn.svm import SVC
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d, validate_data
 
 from indefsvm.base import (
     KERNEL_PARAMETER_CONSTRAINTS,
+    NYSTROEM_PARAMETER_CONSTRAINTS,
     IndefsvmEstimator,
     KernelInputMixin,
-    PrecomputedColumns,
-    check_landmark_parameters,
     fit_context,
-    nystroem_test_features,
+    set_init_parameters,
 )
 from indefsvm.krein.centering import center_kernel_test, center_kernel_train
 from indefsvm.krein.solver import (
@@ -80,15 +78,29 @@ KREIN_FORMULATIONS = ("krein", "omcs", *TRANSFORM_METHODS)
 ONG_SOLVERS = ("tsf", "landweber", "mr2")
 
 _POSITIVE = Interval(Real, 0, None, closed="neither")
-_LOW_RANK_CONSTRAINTS: dict[str, list[Any]] = {
-    "n_components": [Interval(Integral, 1, None, closed="left"), None],
-    "landmarks": [StrOptions({"uniform", "kmeans++", "leverage"}), "array-like"],
-    "random_state": ["random_state"],
-}
-#: ``factorization`` of the low-rank Krein learners (KREIN LSM, VC-LSM, SH-SVM).
-_FACTORIZATION_CONSTRAINT: dict[str, list[Any]] = {
+#: Kernel input, Nystroem map, ``factorization`` and the two regularisers of the low-rank Krein
+#: learners (KREIN LSM, VC-LSM, SH-SVM).
+_KREIN_LOW_RANK_CONSTRAINTS: dict[str, list[Any]] = {
+    **KERNEL_PARAMETER_CONSTRAINTS,
+    **NYSTROEM_PARAMETER_CONSTRAINTS,
     "factorization": [StrOptions({"one-shot", "landmark"})],
+    "lambda_plus": [_POSITIVE],
+    "lambda_minus": [_POSITIVE],
 }
+
+
+_FACTORIZATION_DOC = """    factorization : {"one-shot", "landmark"}
+        Low-rank factor (with ``n_components`` only). ``"one-shot"`` (default): the
+        approximate eigendecomposition of paper 003, Sect. 2.2 (orthogonal columns), so that
+        ``lambda_+`` / ``lambda_-`` act on the positive / negative eigenspaces of the
+        (centred) low-rank kernel ``K_X|Z``. ``"landmark"``: paper 003's own split in
+        Sect. 2.4-2.5, by the signs of the eigenvalues of ``K_ZZ`` on the features
+        ``K_XZ U_ZZ |D_ZZ|^{-1/2}`` (the same ``K_X|Z``, non-orthogonal columns)."""
+
+
+def _doc(text: str) -> str:
+    """Docstring with the shared ``factorization`` paragraph filled in."""
+    return text.replace("{FACTORIZATION}", _FACTORIZATION_DOC)
 
 
 class _KernelEstimatorMixin(KernelInputMixin):
@@ -112,49 +124,13 @@ class _KernelEstimatorMixin(KernelInputMixin):
 
     # ------------------------------------------------------------- low rank (paper 003)
 
-    def _low_rank(self) -> bool:
-        check_landmark_parameters(self)
-        return getattr(self, "n_components", None) is not None
-
-    def _low_rank_points(self, X: Any) -> tuple[Any, Any]:
-        """``(kernel, points)`` of the Nystroem map at fit time.
-
-        With ``kernel="precomputed"`` the map reads only the landmark columns of the given
-        kernel: the "points" are row indices (as in :mod:`indefsvm.proxy.estimators`).
-        """
-        if self._precomputed():
-            K = self._fit_kernel(X)[0]
-            return PrecomputedColumns(K), np.arange(K.shape[0], dtype=np.float64)[:, None]
-        return self.kernel, self._check_raw(X, reset=True)
-
     def _landmark_split(self) -> bool:
         """Paper 003's split of ``z`` by the signs of ``K_ZZ`` (``factorization="landmark"``)."""
         return getattr(self, "factorization", "one-shot") == "landmark"
 
-    def _nystroem(self, **overrides: Any):
-        from indefsvm.approximation.nystrom import IndefiniteNystroem
-
-        params = {
-            "kernel": self.kernel,
-            "gamma": self.gamma,
-            "coef0": self.coef0,
-            "degree": self.degree,
-            "kernel_params": self.kernel_params,
-            "n_components": self.n_components,
-            "landmarks": self.landmarks,
-            "random_state": self.random_state,
-        }
-        if self._landmark_split():
-            # L = K_XZ U |D|^{-1/2}, signature sign(D): the features of paper 003, Sect. 2.4-2.5.
-            params["factorization"] = "plain"
-        if not isinstance(self.landmarks, str):
-            params["n_components"] = None  # explicit indices fix m (checked by _low_rank)
-        params.update(overrides)
-        return IndefiniteNystroem(**params)
-
-    def _landmark_map(self, kernel: Any, n: int | None = None):
-        """The unfitted Nystroem map of ``n_components`` (shared by one-vs-one pairs)."""
-        return self._nystroem(kernel=kernel)
+    def _nystroem_overrides(self) -> dict[str, Any]:
+        # L = K_XZ U |D|^{-1/2}, signature sign(D): the features of paper 003, Sect. 2.4-2.5.
+        return {"factorization": "plain"} if self._landmark_split() else {}
 
     def _prepare_train_factor(
         self, X: Any
@@ -170,18 +146,7 @@ class _KernelEstimatorMixin(KernelInputMixin):
         """
         from indefsvm.krein.lowrank import rediagonalize
 
-        shared = getattr(self, "_ovo_factor", None)
-        if shared is not None:
-            # A one-vs-one pair: X holds its rows of the landmark columns k(X, Z) of the
-            # multi-class model, whose Nystroem map factorised them (indefsvm.multiclass).
-            validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
-            ny, Phi = shared
-        else:
-            kernel, X = self._low_rank_points(X)
-            ny = self._nystroem(kernel=kernel)
-            Phi = ny.fit_transform(X)
-            if isinstance(kernel, PrecomputedColumns):
-                kernel.release()  # prediction reads test-kernel columns (model size)
+        ny, Phi, _ = self._fit_landmarks(X)
         s = ny.signature_
         lam = ny.eigenvalues_
         self.nystroem_ = ny
@@ -206,7 +171,7 @@ class _KernelEstimatorMixin(KernelInputMixin):
         return getattr(self, "nystroem_", None) is not None
 
     def _test_factor(self, X: Any) -> NDArray[np.float64]:
-        P = nystroem_test_features(self, X)
+        P = self._nystroem_features(X)
         return (P - self.feature_mean_) @ self.feature_rotation_
 
     def _test_diag(self, X: ArrayLike) -> NDArray[np.float64]:
@@ -217,6 +182,12 @@ class _KernelEstimatorMixin(KernelInputMixin):
         return np.array(
             [float(function(X[i : i + 1], X[i : i + 1], **params)[0, 0]) for i in range(X.shape[0])]
         )
+
+    def _centred_targets(self, y: ArrayLike, n: int) -> NDArray[np.float64]:
+        """``y - intercept_``, the intercept being the mean of ``y`` with ``center`` (else 0)."""
+        y = _regression_targets(y, n)
+        self.intercept_ = float(np.mean(y)) if self.center else 0.0
+        return y - self.intercept_
 
     def _prepare_train(self, X: ArrayLike) -> NDArray[np.float64]:
         self.nystroem_ = None  # full-rank model
@@ -261,7 +232,8 @@ def _regression_targets(y: ArrayLike, n: int) -> NDArray[np.float64]:
 
 
 class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
-    """Variance-constrained least squares in a Krein space (Oglic & Gaertner 2018).
+    __doc__ = _doc(
+        """Variance-constrained least squares in a Krein space (Oglic & Gaertner 2018).
 
     Parameters
     ----------
@@ -313,13 +285,7 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         classifier chooses the landmarks once, on the whole training set, for every pair.
     random_state : int, Generator or None
         Seed of the landmark selection.
-    factorization : {"one-shot", "landmark"}
-        Low-rank factor (with ``n_components`` only). ``"one-shot"`` (default): the
-        approximate eigendecomposition of paper 003, Sect. 2.2 (orthogonal columns), so that
-        ``lambda_+`` / ``lambda_-`` act on the positive / negative eigenspaces of the
-        (centred) low-rank kernel ``K_X|Z``. ``"landmark"``: paper 003's own split in
-        Sect. 2.4-2.5, by the signs of the eigenvalues of ``K_ZZ`` on the features
-        ``K_XZ U_ZZ |D_ZZ|^{-1/2}`` (the same ``K_X|Z``, non-orthogonal columns).
+{FACTORIZATION}
         Only ``formulation="krein"`` or ``"omcs"`` with ``"landmark"`` (the spectrum
         transformations need the eigenvalues of ``K_X|Z``).
 
@@ -339,14 +305,11 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
     solution_ : VarianceConstrainedSolution
     transform_ : SpectrumTransform or None
     """
+    )
 
     _parameter_constraints: dict = {
-        **KERNEL_PARAMETER_CONSTRAINTS,
-        **_LOW_RANK_CONSTRAINTS,
-        **_FACTORIZATION_CONSTRAINT,
+        **_KREIN_LOW_RANK_CONSTRAINTS,
         "formulation": [StrOptions(set(KREIN_FORMULATIONS))],
-        "lambda_plus": [_POSITIVE],
-        "lambda_minus": [_POSITIVE],
         "lam": [_POSITIVE],
         "r": [_POSITIVE, None],
         "center": ["boolean"],
@@ -377,24 +340,16 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         random_state: Any = None,
         factorization: str = "one-shot",
     ) -> None:
-        self.kernel = kernel
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.degree = degree
-        self.kernel_params = kernel_params
-        self.n_components = n_components
-        self.landmarks = landmarks
-        self.random_state = random_state
-        self.factorization = factorization
-        self.formulation = formulation
-        self.lambda_plus = lambda_plus
-        self.lambda_minus = lambda_minus
-        self.lam = lam
-        self.r = r
-        self.center = center
-        self.shift = shift
-        self.square_test_map = square_test_map
-        self.eig_tol = eig_tol
+        set_init_parameters(self, locals())
+
+    def _radius(self, yc: NDArray[np.float64]) -> float:
+        """The radius ``r`` (default the standard deviation of the centred targets)."""
+        r = float(np.std(yc)) if self.r is None else float(self.r)
+        if r <= 0:
+            raise ValueError("r defaults to std(y), which is 0 for constant targets; pass r > 0.")
+        self.r_ = r
+        self.transform_ = None
+        return r
 
     def _fit_targets(self, X: ArrayLike, y: NDArray[np.float64]) -> KreinRegressor:
         if (
@@ -408,14 +363,8 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         if self._low_rank():
             return self._fit_low_rank(X, y)
         K = self._prepare_train(X)
-        y = _regression_targets(y, K.shape[0])
-        self.intercept_ = float(np.mean(y)) if self.center else 0.0
-        yc = y - self.intercept_
-        r = float(np.std(yc)) if self.r is None else float(self.r)
-        if r <= 0:
-            raise ValueError("r defaults to std(y), which is 0 for constant targets; pass r > 0.")
-        self.r_ = r
-        self.transform_ = None
+        yc = self._centred_targets(y, K.shape[0])
+        r = self._radius(yc)
         if self.formulation == "krein":
             sol = krein_least_squares(
                 K,
@@ -511,14 +460,8 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
                 "low-rank kernel: use factorization='one-shot')."
             )
         Phi, s, absl = self._prepare_train_factor(X)
-        y = _regression_targets(y, Phi.shape[0])
-        self.intercept_ = float(np.mean(y)) if self.center else 0.0
-        yc = y - self.intercept_
-        r = float(np.std(yc)) if self.r is None else float(self.r)
-        if r <= 0:
-            raise ValueError("r defaults to std(y), which is 0 for constant targets; pass r > 0.")
-        self.r_ = r
-        self.transform_ = None
+        yc = self._centred_targets(y, Phi.shape[0])
+        r = self._radius(yc)
         F, reg = self._low_rank_features(Phi, s, absl)
         if F.shape[1] == 0:
             # clip of a factor without positive columns (the Nystroem map drops numerically
@@ -575,29 +518,14 @@ class _SignClassifierMixin(OneVsOneMixin, ClassifierMixin):
     ``decision_function`` of shape ``(n_samples, n_classes)`` (``"ovr"``).
     """
 
-    @fit_context
-    def fit(self, X: ArrayLike, y: ArrayLike):  # type: ignore[override]
-        """Fit on ±1 targets (one-vs-one for more than two classes)."""
-        self._require_y(X, y)
-        check_classification_targets(np.asarray(y))
-        if self._fit_multiclass(X, y):
-            return self
+    def _fit_binary(self, X: Any, y: Any) -> None:
         labels = check_binary_labels(y)
         self.classes_ = labels.classes
-        return self._fit_targets(X, labels.y)
+        self._fit_targets(X, labels.y)
 
-    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Signed scores (the regression fit on ±1 targets); positive means ``classes_[1]``."""
-        check_is_fitted(self)
-        if self._is_multiclass():
-            return self._multiclass_decision(X)
+    def _decision_binary(self, X: Any) -> NDArray[np.float64]:
+        # The regression fit on ±1 targets; positive means classes_[1].
         return self._decision(X)
-
-    def predict(self, X: ArrayLike) -> NDArray:  # type: ignore[override]
-        if self._is_multiclass():
-            return self._multiclass_predict(X)
-        scores = self.decision_function(X)
-        return self.classes_[(scores > 0).astype(int)]
 
 
 class KreinClassifier(_SignClassifierMixin, KreinRegressor):
@@ -612,7 +540,8 @@ class KreinClassifier(_SignClassifierMixin, KreinRegressor):
 
 
 class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
-    """Krein kernel ridge regression / KREIN LSM (Oglic & Gaertner 2019, Sect. 2.4).
+    __doc__ = _doc(
+        """Krein kernel ridge regression / KREIN LSM (Oglic & Gaertner 2019, Sect. 2.4).
 
     ``min_f (1/n) sum (f(x_i) - y_i)^2 + lambda_+ ||f_+||^2 + lambda_- ||f_-||^2``, closed form
     :func:`indefsvm.krein.solver.krein_kernel_ridge`.
@@ -631,13 +560,7 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator)
         paper 003 on ``m`` Nystroem landmarks (see :class:`KreinRegressor`).
     landmarks : {"uniform", "kmeans++", "leverage"} or array of int
     random_state : int, Generator or None
-    factorization : {"one-shot", "landmark"}
-        Low-rank factor (with ``n_components`` only). ``"one-shot"`` (default): the
-        approximate eigendecomposition of paper 003, Sect. 2.2 (orthogonal columns), so that
-        ``lambda_+`` / ``lambda_-`` act on the positive / negative eigenspaces of the
-        (centred) low-rank kernel ``K_X|Z``. ``"landmark"``: paper 003's own split in
-        Sect. 2.4-2.5, by the signs of the eigenvalues of ``K_ZZ`` on the features
-        ``K_XZ U_ZZ |D_ZZ|^{-1/2}`` (the same ``K_X|Z``, non-orthogonal columns).
+{FACTORIZATION}
 
     Notes
     -----
@@ -645,13 +568,10 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator)
     ``z = (F'F + n Lambda)^{-1} F'y`` with ``F = Phi S`` the Nystroem features times their
     signature (:func:`indefsvm.krein.lowrank.lowrank_krein_ridge`); ``f(x) = F(x) z``.
     """
+    )
 
     _parameter_constraints: dict = {
-        **KERNEL_PARAMETER_CONSTRAINTS,
-        **_LOW_RANK_CONSTRAINTS,
-        **_FACTORIZATION_CONSTRAINT,
-        "lambda_plus": [_POSITIVE],
-        "lambda_minus": [_POSITIVE],
+        **_KREIN_LOW_RANK_CONSTRAINTS,
         "center": ["boolean"],
         "eig_tol": [Interval(Real, 0, None, closed="left"), None],
     }
@@ -673,41 +593,25 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator)
         random_state: Any = None,
         factorization: str = "one-shot",
     ) -> None:
-        self.kernel = kernel
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.degree = degree
-        self.kernel_params = kernel_params
-        self.n_components = n_components
-        self.landmarks = landmarks
-        self.random_state = random_state
-        self.factorization = factorization
-        self.lambda_plus = lambda_plus
-        self.lambda_minus = lambda_minus
-        self.center = center
-        self.eig_tol = eig_tol
+        set_init_parameters(self, locals())
 
     def _fit_targets(self, X: ArrayLike, y: NDArray[np.float64]) -> KreinKernelRidge:
         if self._low_rank():
             from indefsvm.krein.lowrank import lowrank_krein_ridge
 
             Phi, s, _ = self._prepare_train_factor(X)
-            y = _regression_targets(y, Phi.shape[0])
-            self.intercept_ = float(np.mean(y)) if self.center else 0.0
             self.coef_ = lowrank_krein_ridge(
                 Phi,
                 s,
-                y - self.intercept_,
+                self._centred_targets(y, Phi.shape[0]),
                 lambda_plus=self.lambda_plus,
                 lambda_minus=self.lambda_minus,
             )
             return self
         K = self._prepare_train(X)
-        y = _regression_targets(y, K.shape[0])
-        self.intercept_ = float(np.mean(y)) if self.center else 0.0
         self.alpha_ = krein_kernel_ridge(
             kernel_eigen(K, tol=self.eig_tol),
-            y - self.intercept_,
+            self._centred_targets(y, K.shape[0]),
             lambda_plus=self.lambda_plus,
             lambda_minus=self.lambda_minus,
         )
@@ -777,23 +681,10 @@ class KreinSVC(OneVsOneMixin, _KernelEstimatorMixin, ClassifierMixin, IndefsvmEs
         tol: float = 1e-3,
         class_weight: Any = None,
     ) -> None:
-        self.kernel = kernel
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.degree = degree
-        self.kernel_params = kernel_params
-        self.C = C
-        self.center = center
-        self.tol = tol
-        self.class_weight = class_weight
+        set_init_parameters(self, locals())
 
-    @fit_context
-    def fit(self, X: ArrayLike, y: ArrayLike) -> KreinSVC:
-        """Train LIBSVM on the flip-spectrum training kernel (one-vs-one for > 2 classes)."""
-        self._require_y(X, y)
-        check_classification_targets(np.asarray(y))
-        if self._fit_multiclass(X, y):
-            return self
+    def _fit_binary(self, X: Any, y: Any) -> None:
+        """Train LIBSVM on the flip-spectrum training kernel."""
         K = self._prepare_train(X)
         labels = check_binary_labels(y, K.shape[0])
         self.classes_ = labels.classes
@@ -808,28 +699,18 @@ class KreinSVC(OneVsOneMixin, _KernelEstimatorMixin, ClassifierMixin, IndefsvmEs
         U = self.transform_.eigenvectors
         self.krein_coef_ = U @ (np.sign(self.transform_.eigenvalues) * (U.T @ dual))
         self.intercept_ = float(svc.intercept_[0])
-        return self
 
-    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+    def _decision_binary(self, X: Any) -> NDArray[np.float64]:
         """LIBSVM decision values on the flip-mapped test rows."""
-        check_is_fitted(self)
-        if self._is_multiclass():
-            return self._multiclass_decision(X)
         check_is_fitted(self, "svc_")
         return self.svc_.decision_function(self.transform_.transform(self._prepare_test(X)))
-
-    def predict(self, X: ArrayLike) -> NDArray:
-        """Predicted class labels."""
-        check_is_fitted(self)
-        if self._is_multiclass():
-            return self._multiclass_predict(X)
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
 
 class KreinSquaredHingeSVC(
     OneVsOneMixin, _KernelEstimatorMixin, ClassifierMixin, IndefsvmEstimator
 ):
-    """KREIN SH-SVM: squared-hinge SVM in a Krein space (Oglic & Gaertner 2019, Sect. 2.5).
+    __doc__ = _doc(
+        """KREIN SH-SVM: squared-hinge SVM in a Krein space (Oglic & Gaertner 2019, Sect. 2.5).
 
     ``min_f sum_i max(1 - y_i f(x_i), 0)^2 + n lambda_+ ||f_+||^2 + n lambda_- ||f_-||^2``
     solved in the primal on a factor ``K = Phi S Phi'`` of the kernel,
@@ -861,13 +742,7 @@ class KreinSquaredHingeSVC(
     n_components : int, optional
     landmarks : {"uniform", "kmeans++", "leverage"} or array of int
     random_state : int, Generator or None
-    factorization : {"one-shot", "landmark"}
-        Low-rank factor (with ``n_components`` only). ``"one-shot"`` (default): the
-        approximate eigendecomposition of paper 003, Sect. 2.2 (orthogonal columns), so that
-        ``lambda_+`` / ``lambda_-`` act on the positive / negative eigenspaces of the
-        (centred) low-rank kernel ``K_X|Z``. ``"landmark"``: paper 003's own split in
-        Sect. 2.4-2.5, by the signs of the eigenvalues of ``K_ZZ`` on the features
-        ``K_XZ U_ZZ |D_ZZ|^{-1/2}`` (the same ``K_X|Z``, non-orthogonal columns).
+{FACTORIZATION}
 
     Attributes
     ----------
@@ -878,13 +753,10 @@ class KreinSquaredHingeSVC(
     solution_ : SquaredHingeSolution
     classes_ : ndarray of shape (2,)
     """
+    )
 
     _parameter_constraints: dict = {
-        **KERNEL_PARAMETER_CONSTRAINTS,
-        **_LOW_RANK_CONSTRAINTS,
-        **_FACTORIZATION_CONSTRAINT,
-        "lambda_plus": [_POSITIVE],
-        "lambda_minus": [_POSITIVE],
+        **_KREIN_LOW_RANK_CONSTRAINTS,
         "fit_intercept": ["boolean"],
         "center": ["boolean"],
         "tol": [_POSITIVE],
@@ -912,22 +784,7 @@ class KreinSquaredHingeSVC(
         random_state: Any = None,
         factorization: str = "one-shot",
     ) -> None:
-        self.kernel = kernel
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.degree = degree
-        self.kernel_params = kernel_params
-        self.factorization = factorization
-        self.lambda_plus = lambda_plus
-        self.lambda_minus = lambda_minus
-        self.fit_intercept = fit_intercept
-        self.center = center
-        self.tol = tol
-        self.max_iter = max_iter
-        self.eig_tol = eig_tol
-        self.n_components = n_components
-        self.landmarks = landmarks
-        self.random_state = random_state
+        set_init_parameters(self, locals())
 
     def _train_features(self, X: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         if self._low_rank():
@@ -950,14 +807,8 @@ class KreinSquaredHingeSVC(
             return self._test_factor(X) * self.signature_
         return (self._prepare_test(X) @ self.eigen_map_) * self.signature_
 
-    @fit_context
-    def fit(self, X: Any, y: ArrayLike) -> KreinSquaredHingeSVC:
-        """Solve the SH-SVM primal on the (exact or Nystroem) factor (one-vs-one for > 2
-        classes)."""
-        self._require_y(X, y)
-        check_classification_targets(np.asarray(y))
-        if self._fit_multiclass(X, y):
-            return self
+    def _fit_binary(self, X: Any, y: Any) -> None:
+        """Solve the SH-SVM primal on the (exact or Nystroem) factor."""
         from indefsvm.krein.lowrank import squared_hinge_svm
 
         lp, lm = float(self.lambda_plus), float(self.lambda_minus)
@@ -977,22 +828,11 @@ class KreinSquaredHingeSVC(
         self.coef_ = sol.z
         self.intercept_ = sol.intercept
         self.n_iter_ = sol.n_iter
-        return self
 
-    def decision_function(self, X: Any) -> NDArray[np.float64]:
+    def _decision_binary(self, X: Any) -> NDArray[np.float64]:
         """``f(x) = phi(x) S z + b``."""
-        check_is_fitted(self)
-        if self._is_multiclass():
-            return self._multiclass_decision(X)
         check_is_fitted(self, "coef_")
         return self._features(X) @ self.coef_ + self.intercept_
-
-    def predict(self, X: Any) -> NDArray:
-        """Predicted class labels."""
-        check_is_fitted(self)
-        if self._is_multiclass():
-            return self._multiclass_predict(X)
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
     def validation_hypergradient(
         self,
@@ -1053,7 +893,7 @@ class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
 
     _parameter_constraints: dict = {
         **KERNEL_PARAMETER_CONSTRAINTS,
-        **_LOW_RANK_CONSTRAINTS,
+        **NYSTROEM_PARAMETER_CONSTRAINTS,
         "lam": [_POSITIVE],
     }
 
@@ -1070,49 +910,30 @@ class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         landmarks: str | ArrayLike = "uniform",
         random_state: Any = None,
     ) -> None:
-        self.kernel = kernel
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.degree = degree
-        self.kernel_params = kernel_params
-        self.lam = lam
-        self.n_components = n_components
-        self.landmarks = landmarks
-        self.random_state = random_state
+        set_init_parameters(self, locals())
 
     center = False  # features are raw similarities; Ridge fits the intercept
 
-    def _landmark_map(self, kernel: Any, n: int | None = None):
+    def _nystroem_overrides(self) -> dict[str, Any]:
         # Landmarks only: the "plain" factorisation touches K_ZZ, not the n rows.
-        return self._nystroem(kernel=kernel, factorization="plain")
+        return {"factorization": "plain"}
 
     def _fit_targets(self, X: ArrayLike, y: NDArray[np.float64]) -> SimilarityRidge:
         lam = float(self.lam)
         if self._low_rank():
-            shared = getattr(self, "_ovo_factor", None)
-            if shared is not None:
-                # A one-vs-one pair: X holds its rows of the landmark similarities k(X, Z) of
-                # the multi-class model (indefsvm.multiclass), the features themselves.
-                K = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
-                self.nystroem_ = shared[0]
-                self.landmark_points_ = None
-            else:
-                kernel, X = self._low_rank_points(X)
-                # Landmarks only: the "plain" factorisation touches K_ZZ, not the n rows.
-                ny = self._landmark_map(kernel).fit(X)
-                self.nystroem_ = ny
-                self.landmark_points_ = ny.landmark_points_
-                K = self._landmark_similarities(X, fitting=True)
-                if isinstance(kernel, PrecomputedColumns):
-                    kernel.release()  # prediction reads test-kernel columns (model size)
+            # The features are the similarities to the landmarks, k(X, Z).
+            pair = getattr(self, "_ovo_factor", None) is not None
+            self.nystroem_, K, _ = self._fit_landmarks(X, columns=True)
+            # A one-vs-one pair reads its landmark columns from the multi-class model.
+            self.landmark_points_ = None if pair else self.nystroem_.landmark_points_
         else:
             K = self._prepare_train(X)
         y = _regression_targets(y, K.shape[0])
         self.ridge_ = Ridge(alpha=K.shape[0] * lam).fit(K, y)
         return self
 
-    def _landmark_similarities(self, X: Any, *, fitting: bool = False) -> NDArray[np.float64]:
-        if self._precomputed() and not fitting:
+    def _landmark_similarities(self, X: Any) -> NDArray[np.float64]:
+        if self._precomputed():
             # test-vs-train kernel rows: the landmark columns are the features
             X = validate_data(self, X, dtype=np.float64, reset=False)
             return X[:, self.nystroem_.landmarks_]
@@ -1195,27 +1016,14 @@ class OngSubspaceRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstima
         variant: str = "hilbert",
         center: bool = False,
     ) -> None:
-        self.kernel = kernel
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.degree = degree
-        self.kernel_params = kernel_params
-        self.solver = solver
-        self.n_iter = n_iter
-        self.n_components = n_components
-        self.threshold = threshold
-        self.step_size = step_size
-        self.variant = variant
-        self.center = center
+        set_init_parameters(self, locals())
 
     @fit_context
     def fit(self, X: ArrayLike, y: ArrayLike) -> OngSubspaceRegressor:
         """Solve the interpolation problem in the chosen subspace."""
         y = self._regression_y(X, y)
         K = self._prepare_train(X)
-        y = _regression_targets(y, K.shape[0])
-        self.intercept_ = float(np.mean(y)) if self.center else 0.0
-        yc = y - self.intercept_
+        yc = self._centred_targets(y, K.shape[0])
         self.n_iter_ = 0
         if self.solver == "tsf":
             threshold = self.threshold

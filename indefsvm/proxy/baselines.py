@@ -31,14 +31,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import ClassifierMixin
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted
 
 from indefsvm.base import (
     KERNEL_PARAMETER_CONSTRAINTS,
     IndefsvmEstimator,
     KernelInputMixin,
-    fit_context,
+    set_init_parameters,
 )
 from indefsvm.linalg.spectrum import TRANSFORM_METHODS, SpectrumTransform, spectrum_transform
 from indefsvm.multiclass import OneVsOneMixin
@@ -80,11 +78,6 @@ class _LibsvmKernelClassifier(
         "random_state": ["random_state"],
     }
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = True
-        return tags
-
     def _train_kernel(self, K: NDArray[np.float64]) -> NDArray[np.float64]:
         raise NotImplementedError
 
@@ -93,36 +86,8 @@ class _LibsvmKernelClassifier(
     ) -> NDArray[np.float64]:
         raise NotImplementedError
 
-    @fit_context
-    def fit(self, X: ArrayLike, y: ArrayLike) -> _LibsvmKernelClassifier:
-        """Train LIBSVM on the (transformed) training kernel.
-
-        Parameters
-        ----------
-        X : array_like of shape (n, n) or (n, n_features)
-            Training kernel (``kernel="precomputed"``) or features.
-        y : array_like of shape (n,)
-            Labels of exactly two classes (any type).
-
-        Returns
-        -------
-        self
-        """
-        if self._fit_multiclass(X, y):
-            if self.probability:
-                self.probA_ = np.array([float(e.probA_[0]) for e in self.estimators_])
-                self.probB_ = np.array([float(e.probB_[0]) for e in self.estimators_])
-            return self
-        tol = float(self.tol)
-        if y is not None:
-            y_array = np.asarray(y)
-            check_classification_targets(y_array)
-            n_classes = np.unique(y_array).shape[0]
-            if n_classes != 2:
-                raise ValueError(
-                    f"Only binary classification is supported. {type(self).__name__} needs y "
-                    f"with exactly two classes; got {n_classes} class(es)."
-                )
+    def _fit_binary(self, X: Any, y: Any) -> None:
+        """Train LIBSVM on the (transformed) training kernel (two classes)."""
         K, y = self._fit_kernel(X, y)
         labels = check_binary_labels(y, K.shape[0])
         self.classes_ = labels.classes
@@ -131,7 +96,12 @@ class _LibsvmKernelClassifier(
         c_neg = float(box[labels.y < 0][0])
         K_fit = self._train_kernel(K)
         fit = _libsvm.train_precomputed(
-            K_fit, labels.y, svm_type=0, C=1.0, class_weights={1: c_pos, -1: c_neg}, tol=tol
+            K_fit,
+            labels.y,
+            svm_type=0,
+            C=1.0,
+            class_weights={1: c_pos, -1: c_neg},
+            tol=float(self.tol),
         )
         # LIBSVM's decision is positive for its first label; orient it towards +1.
         sign = 1.0 if fit.labels[0] == 1 else -1.0
@@ -142,20 +112,9 @@ class _LibsvmKernelClassifier(
         self.support_ = np.flatnonzero(coef != 0)
         self.dual_coef_ = self._test_coefficients(K, coef)
         self._fit_probability(X, y, labels.y)
-        return self
 
-    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Signed decision values (positive means ``classes_[1]``).
-
-        Parameters
-        ----------
-        X : array_like of shape (m, n_train) or (m, n_features)
-            Test-vs-train ORIGINAL kernel (``kernel="precomputed"``) or features; the test map
-            of the transformation is applied internally.
-        """
-        check_is_fitted(self)
-        if self._is_multiclass():
-            return self._multiclass_decision(X)
+    def _decision_binary(self, X: Any) -> NDArray[np.float64]:
+        # X is the ORIGINAL test kernel (or features): the test map is in dual_coef_.
         return self._test_kernel(X) @ self.dual_coef_ + self.intercept_
 
     @available_if(PlattProbabilityMixin._check_probability_available)
@@ -172,14 +131,6 @@ class _LibsvmKernelClassifier(
     def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """``log(predict_proba(X))``."""
         return np.log(self._predict_proba(X))
-
-    def predict(self, X: ArrayLike) -> NDArray:
-        """Predicted labels in the user's label space (``classes_``)."""
-        check_is_fitted(self)
-        if self._is_multiclass():
-            return self._multiclass_predict(X)
-        d = self.decision_function(X)
-        return self.classes_[(d > 0).astype(np.intp)]
 
 
 _BASE_PARAMS_DOC = """
@@ -267,20 +218,7 @@ class SpectrumSVC(_LibsvmKernelClassifier):
         probability: bool = False,
         random_state: int | np.random.Generator | None = None,
     ) -> None:
-        self.spectrum = spectrum
-        self.C = C
-        self.shift = shift
-        self.class_weight = class_weight
-        self.decision_function_shape = decision_function_shape
-        self.tol = tol
-        self.kernel = kernel
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.degree = degree
-        self.kernel_params = kernel_params
-        self.symmetrize = symmetrize
-        self.probability = probability
-        self.random_state = random_state
+        set_init_parameters(self, locals())
 
     def _train_kernel(self, K: NDArray[np.float64]) -> NDArray[np.float64]:
         shift = self.shift if self.spectrum == "shift" else None
@@ -339,18 +277,7 @@ class ModSVC(_LibsvmKernelClassifier):
         probability: bool = False,
         random_state: int | np.random.Generator | None = None,
     ) -> None:
-        self.C = C
-        self.class_weight = class_weight
-        self.decision_function_shape = decision_function_shape
-        self.tol = tol
-        self.kernel = kernel
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.degree = degree
-        self.kernel_params = kernel_params
-        self.symmetrize = symmetrize
-        self.probability = probability
-        self.random_state = random_state
+        set_init_parameters(self, locals())
 
     def _train_kernel(self, K: NDArray[np.float64]) -> NDArray[np.float64]:
         G = K @ K.T
@@ -361,17 +288,10 @@ class ModSVC(_LibsvmKernelClassifier):
     ) -> NDArray[np.float64]:
         return K @ coef
 
-    def fit(self, X: ArrayLike, y: ArrayLike) -> ModSVC:
-        super().fit(X, y)
-        if self._is_multiclass():
-            return self
+    def _fit_binary(self, X: Any, y: Any) -> None:
+        super()._fit_binary(X, y)
         # a = Y w (the formulation's variable); alpha_ from the base class is y * coef.
-        labels = check_binary_labels(y) if y is not None else None
-        if labels is not None:
-            self.alpha_ = labels.y * self.dual_coef_
-        return self
-
-    fit.__doc__ = _LibsvmKernelClassifier.fit.__doc__
+        self.alpha_ = check_binary_labels(y).y * self.dual_coef_
 
 
 class DirectSVC(_LibsvmKernelClassifier):
@@ -416,19 +336,7 @@ class DirectSVC(_LibsvmKernelClassifier):
         probability: bool = False,
         random_state: int | np.random.Generator | None = None,
     ) -> None:
-        self.C = C
-        self.class_weight = class_weight
-        self.decision_function_shape = decision_function_shape
-        self.tol = tol
-        self.psd_tol = psd_tol
-        self.kernel = kernel
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.degree = degree
-        self.kernel_params = kernel_params
-        self.symmetrize = symmetrize
-        self.probability = probability
-        self.random_state = random_state
+        set_init_parameters(self, locals())
 
     def _train_kernel(self, K: NDArray[np.float64]) -> NDArray[np.float64]:
         lam = np.linalg.eigvalsh(K)
@@ -441,7 +349,8 @@ class DirectSVC(_LibsvmKernelClassifier):
                 "converges to a stationary point of the non-convex dual, which is not "
                 "guaranteed to be optimal.",
                 IndefiniteKernelWarning,
-                stacklevel=6,  # user -> fit_context -> threaded_fit -> fit -> _train_kernel
+                # _train_kernel <- _fit_binary <- fit <- the two fit_context wrappers <- user
+                stacklevel=6,
             )
         return K
 

@@ -54,18 +54,15 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import ClassifierMixin, OutlierMixin, RegressorMixin
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from indefsvm.approximation.nystrom import LANDMARK_METHODS
 from indefsvm.base import (
     KERNEL_PARAMETER_CONSTRAINTS,
+    NYSTROEM_PARAMETER_CONSTRAINTS,
     IndefsvmEstimator,
     KernelInputMixin,
-    PrecomputedColumns,
-    check_landmark_parameters,
     fit_context,
-    nystroem_test_features,
+    set_init_parameters,
 )
 from indefsvm.kernels.registry import KERNEL_ALIASES, KERNEL_NAMES, resolve_kernel
 from indefsvm.multiclass import OneVsOneMixin
@@ -108,10 +105,8 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
         "out_of_sample": [StrOptions(set(OUT_OF_SAMPLE))],
         "symmetrize": ["boolean"],
         "solver_options": [Mapping, None],
-        "random_state": ["random_state"],
+        **NYSTROEM_PARAMETER_CONSTRAINTS,
         "verbose": ["verbose"],
-        "n_components": [Interval(Integral, 1, None, closed="left"), None],
-        "landmarks": [StrOptions(set(LANDMARK_METHODS)), "array-like"],
         "nystroem_params": [Mapping, None],
         "keep_training_state": ["boolean"],
     }
@@ -161,7 +156,7 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
 
     def _check_common(self) -> None:
         # Single parameters are checked by _parameter_constraints; this is the coupling.
-        check_landmark_parameters(self)
+        self._low_rank()  # checks the landmark parameters
         rho = np.asarray(self.rho, dtype=np.float64)
         if self.out_of_sample == "transductive" and rho.ndim > 0:
             raise ValueError(
@@ -193,58 +188,10 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
             return self._fit_kernel(X, y, **check)
         from indefsvm.proxy.lowrank import LowRankKernel
 
-        self._kernel_arguments()
-        shared = getattr(self, "_ovo_factor", None)
-        if shared is not None:
-            # A one-vs-one pair: X holds its rows of the landmark columns k(X, Z) of the
-            # multi-class model, whose Nystroem map factorised them (indefsvm.multiclass).
-            if isinstance(y, str) and y == "no_validation":
-                validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
-            else:
-                _, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, **check)
-            nys, Phi = shared
-        else:
-            kernel: Any = self.kernel
-            if isinstance(kernel, str) and kernel == "precomputed":
-                # The Nystroem map reads only the landmark columns of the given kernel; the
-                # "points" are row indices (useful for m << n when K is already in memory).
-                K, y = self._fit_kernel(X, y, **check)
-                kernel, X = PrecomputedColumns(K), np.arange(K.shape[0], dtype=np.float64)[:, None]
-            elif isinstance(y, str) and y == "no_validation":
-                X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
-            else:
-                X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, **check)
-            nys = self._landmark_map(kernel, X.shape[0])
-            Phi = nys.fit_transform(X)
-            if isinstance(kernel, PrecomputedColumns):
-                kernel.release()
+        nys, Phi, y = self._fit_landmarks(X, y, **check)
         self.nystroem_ = nys
         self._nystroem_fitted = True
         return LowRankKernel(Phi, nys.signature_), y
-
-    def _landmark_map(self, kernel: Any, n: int | None = None):
-        """The unfitted :class:`~indefsvm.approximation.nystrom.IndefiniteNystroem` of
-        ``n_components``."""
-        from indefsvm.approximation.nystrom import IndefiniteNystroem
-
-        m = int(self.n_components)
-        explicit = not isinstance(self.landmarks, str)
-        nys = IndefiniteNystroem(
-            kernel=kernel,
-            gamma=self.gamma,
-            coef0=self.coef0,
-            degree=self.degree,
-            kernel_params=self.kernel_params,
-            # Explicit indices fix m (checked against n_components before); a scheme is
-            # clipped to n quietly, as documented for n_components.
-            n_components=None if explicit else (m if n is None else min(m, n)),
-            landmarks=self.landmarks,
-            random_state=self.random_state,
-            verbose=bool(self.verbose),
-        )
-        if self.nystroem_params is not None:
-            nys.set_params(**dict(self.nystroem_params))
-        return nys
 
     def _finish_fit(self, problem: ProxyKernelProblem, result: SolveResult) -> None:
         if getattr(problem, "low_rank", False):
@@ -264,10 +211,6 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
         # decision = (P_+ k_x)'u = k_x' (P_+ u): the projection map folded into n coefficients.
         self.dual_coef_ = projection_coefficients(problem, self.alpha_)
         self._release_training_state()
-
-    def _nystroem_features(self, X: Any) -> NDArray[np.float64]:
-        """Nystroem features of new points (test-vs-train kernel rows when precomputed)."""
-        return nystroem_test_features(self, X)
 
     def _finish_fit_low_rank(self, problem: Any, result: SolveResult) -> None:
         # Nothing n x n: K* stays a factor, the decision is linear in the Nystroem features.
@@ -427,8 +370,29 @@ _COMMON_DOC = """
         (an error otherwise), and not the estimator's own kernel/landmark parameters."""
 
 
+_RHO_SCALE_DOC = """    rho_scale : {None, "spectral"}, default None
+        Units of ``rho``. None: absolute (the paper's ``rho``). ``"spectral"``: scale-free,
+        ``rho_eff = rho * B / ||K0||_2`` with ``B`` the largest ``||Y alpha||^2`` over the box
+        (``sum_i C_i^2``), so the rank-one term ``(Y alpha)(Y alpha)'/(4 rho_eff)`` has spectral
+        norm at most ``||K0||_2 / (4 rho)``: one grid (e.g. ``{0.1, 1, 10}``) suits a Gaussian
+        kernel with entries in (0, 1] and a negative-distance kernel with entries in the
+        hundreds alike. The value used is ``effective_rho_``."""
+
+_ATTRIBUTES_DOC = """    Attributes
+    ----------
+    effective_rho_ : float or ndarray
+        The penalty the solver used (``rho`` itself unless ``rho_scale="spectral"``)."""
+
+
 def _doc(text: str) -> str:
-    return text.replace("{COMMON}", _COMMON_DOC)
+    """Docstring with the shared parameter paragraphs filled in (one text per parameter)."""
+    for key, value in (
+        ("{COMMON}", _COMMON_DOC),
+        ("{RHO_SCALE}", _RHO_SCALE_DOC),
+        ("{ATTRIBUTES}", _ATTRIBUTES_DOC),
+    ):
+        text = text.replace(key, value)
+    return text
 
 
 class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _ProxyKernelEstimator):
@@ -448,13 +412,7 @@ class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _Prox
     rho : float or array_like of shape (n_train,)
         Penalty on ``||K - K0||_F^2`` (> 0); a vector gives componentwise penalties
         ``H_ij = sqrt(rho_i rho_j)`` (Sect. 4.4, Theorem 3).
-    rho_scale : {None, "spectral"}, default None
-        Units of ``rho``. None: absolute (the paper's ``rho``). ``"spectral"``: scale-free,
-        ``rho_eff = rho * B / ||K0||_2`` with ``B`` the largest ``||Y alpha||^2`` over the box
-        (``sum_i C_i^2``), so the rank-one term ``(Y alpha)(Y alpha)'/(4 rho_eff)`` has spectral
-        norm at most ``||K0||_2 / (4 rho)``: one grid (e.g. ``{0.1, 1, 10}``) suits a Gaussian
-        kernel with entries in (0, 1] and a negative-distance kernel with entries in the
-        hundreds alike. The value used is ``effective_rho_``.
+{RHO_SCALE}
     class_weight : None, "balanced", "paper" or dict
         Per-class multipliers of ``C`` (``"paper"``: the published code's ``C n_pos / n_neg``
         for the negative class; dict keys are the user's labels).
@@ -468,10 +426,7 @@ class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _Prox
         cross-validation seeded by ``random_state``, as ``sklearn.svm.SVC(probability=True)``;
         fitting costs 5 more fits, per pair with more than two classes).
 
-    Attributes
-    ----------
-    effective_rho_ : float or ndarray
-        The penalty the solver used (``rho`` itself unless ``rho_scale="spectral"``).
+{ATTRIBUTES}
     classes_ : ndarray of shape (2,)
         The labels; ``classes_[1]`` is the positive class (+1 in the problem).
     alpha_ : ndarray of shape (n_train,)
@@ -539,30 +494,7 @@ class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _Prox
         keep_training_state: bool = False,
         probability: bool = False,
     ) -> None:
-        self.probability = probability
-        self.n_components = n_components
-        self.landmarks = landmarks
-        self.nystroem_params = nystroem_params
-        self.C = C
-        self.rho = rho
-        self.rho_scale = rho_scale
-        self.solver = solver
-        self.tol = tol
-        self.max_iter = max_iter
-        self.class_weight = class_weight
-        self.decision_function_shape = decision_function_shape
-        self.kernel = kernel
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.degree = degree
-        self.kernel_params = kernel_params
-        self.out_of_sample = out_of_sample
-        self.intercept = intercept
-        self.symmetrize = symmetrize
-        self.solver_options = solver_options
-        self.random_state = random_state
-        self.verbose = verbose
-        self.keep_training_state = keep_training_state
+        set_init_parameters(self, locals())
 
     _parameter_constraints: dict = {
         **_ProxyKernelEstimator._parameter_constraints,
@@ -573,50 +505,14 @@ class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _Prox
         "probability": ["boolean"],
     }
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = True
-        return tags
-
     def _make_problem(self, K: NDArray, y: NDArray, rho: Any) -> ProxyKernelProblem:
         return make_problem(
             self._problem_kind, K, y, C=self.C, rho=rho, class_weight=self.class_weight
         )
 
-    @fit_context
-    def fit(self, X: ArrayLike, y: ArrayLike) -> IndefiniteSVC:
-        """Solve eq. (7) on the training kernel.
-
-        Parameters
-        ----------
-        X : array_like of shape (n, n) or (n, n_features)
-            Training kernel (``kernel="precomputed"``) or features.
-        y : array_like of shape (n,)
-            Class labels (any type). Two classes solve eq. (7) once; more are handled one-vs-one
-            (one problem per pair of classes, as :class:`sklearn.svm.SVC`).
-
-        Returns
-        -------
-        self
-        """
-        if self._fit_multiclass(X, y):
-            if self.probability:
-                # One sigmoid per pair, each fitted by the pair's own clone (as LIBSVM).
-                self.probA_ = np.array([float(e.probA_[0]) for e in self.estimators_])
-                self.probB_ = np.array([float(e.probB_[0]) for e in self.estimators_])
-            return self
+    def _fit_binary(self, X: Any, y: Any) -> None:
+        """Solve eq. (7) on the training kernel (two classes)."""
         self._check_common()
-        if y is not None:
-            # Labels first: a one-class y is the more useful error than a kernel shape.
-            y_array = np.asarray(y)
-            check_classification_targets(y_array)
-            classes = np.unique(y_array)
-            if classes.shape[0] != 2:
-                raise ValueError(
-                    f"Only binary classification is supported. {type(self).__name__} needs y "
-                    f"with exactly two classes; got {classes.shape[0]} class(es) "
-                    f"{classes[:10].tolist()}."
-                )
         K, y = self._fit_input(X, y)
         problem = self._scaled_problem(K, lambda rho: self._make_problem(K, y, rho))
         self.classes_ = problem.classes
@@ -627,12 +523,15 @@ class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _Prox
         else:
             self.intercept_ = float(result.intercept)
         self._fit_probability(X, y, problem.y)
-        return self
+
+    def _decision_binary(self, X: Any, *extra: Any) -> NDArray[np.float64]:
+        return self._raw_decision(X, *extra)
 
     def decision_function(
         self, X: ArrayLike, K_test_test: ArrayLike | None = None
     ) -> NDArray[np.float64]:
-        """Signed decision values; positive means ``classes_[1]``.
+        """Signed decision values (positive means ``classes_[1]``), as the template's
+        :meth:`indefsvm.multiclass.OneVsOneMixin.decision_function` with ``K_test_test``.
 
         Parameters
         ----------
@@ -644,12 +543,11 @@ class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _Prox
 
         Returns
         -------
-        ndarray of shape (m,), or (m, n_classes) / (m, n_pairs) with more than two classes
-            (``decision_function_shape`` "ovr" / "ovo", as :class:`sklearn.svm.SVC`).
+        ndarray
+            Of shape ``(m,)`` for two classes; with more, one column per class (``"ovr"``) or
+            per pair (``"ovo"``) of ``decision_function_shape``.
         """
-        if self._is_multiclass():
-            return self._multiclass_decision(X, K_test_test)
-        return self._raw_decision(X, K_test_test)
+        return self._decide(X, K_test_test)
 
     @available_if(PlattProbabilityMixin._check_probability_available)
     def predict_proba(
@@ -666,10 +564,8 @@ class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _Prox
 
         Parameters
         ----------
-        X : array_like of shape (m, n_train) or (m, n_features)
-            Test-vs-train kernel (``kernel="precomputed"``) or features.
-        K_test_test : array_like of shape (m, m), optional
-            As in :meth:`decision_function` (binary problems only).
+        X, K_test_test
+            As in :meth:`decision_function` (``K_test_test``: binary problems only).
 
         Returns
         -------
@@ -687,10 +583,7 @@ class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _Prox
 
     def predict(self, X: ArrayLike, K_test_test: ArrayLike | None = None) -> NDArray:
         """Predicted labels in the user's label space (``classes_``)."""
-        if self._is_multiclass():
-            return self._multiclass_predict(X, K_test_test)
-        d = self.decision_function(X, K_test_test)
-        return self.classes_[(d > 0).astype(np.intp)]
+        return self._predict_labels(X, K_test_test)
 
 
 class PerturbSVC(IndefiniteSVC):
@@ -750,30 +643,7 @@ class PerturbSVC(IndefiniteSVC):
         keep_training_state: bool = False,
         probability: bool = False,
     ) -> None:
-        super().__init__(
-            C=C,
-            rho=rho,
-            rho_scale=rho_scale,
-            solver=solver,
-            tol=tol,
-            max_iter=max_iter,
-            class_weight=class_weight,
-            decision_function_shape=decision_function_shape,
-            kernel=kernel,
-            gamma=gamma,
-            coef0=coef0,
-            degree=degree,
-            kernel_params=kernel_params,
-            out_of_sample=out_of_sample,
-            intercept=intercept,
-            symmetrize=symmetrize,
-            solver_options=solver_options,
-            random_state=random_state,
-            verbose=verbose,
-            keep_training_state=keep_training_state,
-            probability=probability,
-        )
-        self.psd_tol = psd_tol
+        set_init_parameters(self, locals())
 
     def _make_problem(self, K: NDArray, y: NDArray, rho: Any) -> ProxyKernelProblem:
         try:
@@ -811,19 +681,10 @@ class IndefiniteSVR(RegressorMixin, _ProxyKernelEstimator):
         Width of the insensitive tube (>= 0).
     rho : float or array_like of shape (n_train,)
         Kernel penalty (scalar, or componentwise as in Theorem 3).
-    rho_scale : {None, "spectral"}, default None
-        Units of ``rho``. None: absolute (the paper's ``rho``). ``"spectral"``: scale-free,
-        ``rho_eff = rho * B / ||K0||_2`` with ``B`` the largest ``||Y alpha||^2`` over the box
-        (``sum_i C_i^2``), so the rank-one term ``(Y alpha)(Y alpha)'/(4 rho_eff)`` has spectral
-        norm at most ``||K0||_2 / (4 rho)``: one grid (e.g. ``{0.1, 1, 10}``) suits a Gaussian
-        kernel with entries in (0, 1] and a negative-distance kernel with entries in the
-        hundreds alike. The value used is ``effective_rho_``.
+{RHO_SCALE}
 {COMMON}
 
-    Attributes
-    ----------
-    effective_rho_ : float or ndarray
-        The penalty the solver used (``rho`` itself unless ``rho_scale="spectral"``).
+{ATTRIBUTES}
     alpha_ : ndarray of shape (n_train,)
         Dual solution (signed coefficients).
     dual_coef_ : ndarray of shape (n_train,)
@@ -867,27 +728,7 @@ class IndefiniteSVR(RegressorMixin, _ProxyKernelEstimator):
         nystroem_params: Mapping[str, Any] | None = None,
         keep_training_state: bool = False,
     ) -> None:
-        self.n_components = n_components
-        self.landmarks = landmarks
-        self.nystroem_params = nystroem_params
-        self.C = C
-        self.epsilon = epsilon
-        self.rho = rho
-        self.rho_scale = rho_scale
-        self.solver = solver
-        self.tol = tol
-        self.max_iter = max_iter
-        self.kernel = kernel
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.degree = degree
-        self.kernel_params = kernel_params
-        self.out_of_sample = out_of_sample
-        self.symmetrize = symmetrize
-        self.solver_options = solver_options
-        self.random_state = random_state
-        self.verbose = verbose
-        self.keep_training_state = keep_training_state
+        set_init_parameters(self, locals())
 
     @fit_context
     def fit(self, X: ArrayLike, y: ArrayLike) -> IndefiniteSVR:
@@ -916,7 +757,7 @@ class IndefiniteSVR(RegressorMixin, _ProxyKernelEstimator):
         Parameters
         ----------
         X : array_like of shape (m, n_train) or (m, n_features)
-            Test-vs-train kernel (``kernel="precomputed"``) or features.
+            Test-vs-train kernel (``kernel="precomputed"``) or test points.
         K_test_test : array_like of shape (m, m), optional
             Needed by ``out_of_sample="transductive"`` with a precomputed kernel.
         """
@@ -956,19 +797,10 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
         Schoelkopf et al. 2001, Prop. 4, for the decision function ``predict`` uses).
     rho : float or array_like of shape (n_train,)
         Kernel penalty.
-    rho_scale : {None, "spectral"}, default None
-        Units of ``rho``. None: absolute (the paper's ``rho``). ``"spectral"``: scale-free,
-        ``rho_eff = rho * B / ||K0||_2`` with ``B`` the largest ``||Y alpha||^2`` over the box
-        (``sum_i C_i^2``), so the rank-one term ``(Y alpha)(Y alpha)'/(4 rho_eff)`` has spectral
-        norm at most ``||K0||_2 / (4 rho)``: one grid (e.g. ``{0.1, 1, 10}``) suits a Gaussian
-        kernel with entries in (0, 1] and a negative-distance kernel with entries in the
-        hundreds alike. The value used is ``effective_rho_``.
+{RHO_SCALE}
 {COMMON}
 
-    Attributes
-    ----------
-    effective_rho_ : float or ndarray
-        The penalty the solver used (``rho`` itself unless ``rho_scale="spectral"``).
+{ATTRIBUTES}
     alpha_ : ndarray of shape (n_train,)
     dual_coef_ : ndarray of shape (n_train,)
         ``P_+ alpha`` (projection map).
@@ -1013,26 +845,7 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
         nystroem_params: Mapping[str, Any] | None = None,
         keep_training_state: bool = False,
     ) -> None:
-        self.n_components = n_components
-        self.landmarks = landmarks
-        self.nystroem_params = nystroem_params
-        self.nu = nu
-        self.rho = rho
-        self.rho_scale = rho_scale
-        self.solver = solver
-        self.tol = tol
-        self.max_iter = max_iter
-        self.kernel = kernel
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.degree = degree
-        self.kernel_params = kernel_params
-        self.out_of_sample = out_of_sample
-        self.symmetrize = symmetrize
-        self.solver_options = solver_options
-        self.random_state = random_state
-        self.verbose = verbose
-        self.keep_training_state = keep_training_state
+        set_init_parameters(self, locals())
 
     @fit_context
     def fit(self, X: ArrayLike, y: None = None) -> IndefiniteOneClassSVM:
