@@ -67,7 +67,13 @@ from indefsvm.base import (
 from indefsvm.kernels.registry import KERNEL_ALIASES, KERNEL_NAMES, resolve_kernel
 from indefsvm.multiclass import OneVsOneMixin
 from indefsvm.probability import PlattProbabilityMixin
-from indefsvm.proxy.api import SOLVERS, check_solver_options, solve_problem
+from indefsvm.proxy.api import (
+    MONITOR_ARGUMENTS,
+    PRESETS,
+    SOLVERS,
+    check_solver_options,
+    solve_problem,
+)
 from indefsvm.proxy.out_of_sample import (
     OUT_OF_SAMPLE,
     estimate_intercept_paper,
@@ -105,6 +111,7 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
         "out_of_sample": [StrOptions(set(OUT_OF_SAMPLE))],
         "symmetrize": ["boolean"],
         "solver_options": [Mapping, None],
+        "preset": [StrOptions(set(PRESETS)), None],
         **NYSTROEM_PARAMETER_CONSTRAINTS,
         "verbose": ["verbose"],
         "nystroem_params": [Mapping, None],
@@ -116,16 +123,21 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
         # solver_options are refused by name (issue 22), not Python's "multiple values".
         options = check_solver_options(
             self.solver_options,
-            named=("method", "tol", "max_iter", "verbose"),
+            named=("method", "tol", "max_iter", "verbose", "preset", "options"),
             owner=type(self).__name__,
         )
+        # solver_options holds the solver's own options and, for convenience, the monitor's
+        # other arguments (max_time, libsvm_every, callback, ...): the latter go by name.
+        monitor = {key: options.pop(key) for key in list(options) if key in MONITOR_ARGUMENTS}
         return solve_problem(
             problem,
             method=self.solver,
             tol=self.tol,
             max_iter=self.max_iter,
             verbose=self.verbose,
-            **options,
+            preset=self.preset,
+            options=options,
+            **monitor,
         )
 
     def _scaled_problem(self, K: Any, make: Callable[[Any], ProxyKernelProblem]):
@@ -336,15 +348,22 @@ _COMMON_DOC = """
     symmetrize : bool
         Accept a non-symmetric training kernel and use ``(K + K')/2``.
     solver_options : dict, optional
-        Further options of the solver (e.g. ``{"step": "paper", "step_size": 5.0}`` for the
-        paper's Algorithm 1, or ``{"libsvm_every": 50}``).
+        The solver's own options, as :func:`indefsvm.solve` takes them in ``options`` (e.g.
+        ``{"step_size": 5.0}``), and the monitor's arguments the estimator has no parameter for
+        (``{"max_time": 60}``, ``{"libsvm_every": 50}``).
+    preset : {"default", "paper"} or None
+        ``"paper"``: the paper's algorithm for ``solver`` (Algorithm 1, 2 or 3 as published,
+        :data:`indefsvm.proxy.api.PRESETS`) instead of our faster default variant; same optimum,
+        same certified gap. Keys in ``solver_options`` override it. (The paper's intercept rule
+        is ``intercept="paper"`` where the estimator has it: a prediction rule, not part of the
+        algorithm.)
     random_state : int, Generator or None
-        Seed for solvers that make random choices. The solvers available are deterministic
-        (the value is recorded, not used), so refits give identical results. It seeds the
-        landmark selection with ``n_components`` and, with ``probability=True``, the internal
-        cross-validation of the classifiers.
+        Seeds the landmark selection with ``n_components`` and, with ``probability=True``, the
+        internal cross-validation of the classifiers. The solvers are deterministic, so refits
+        with the same seed give identical results.
     verbose : bool or int
-        Solver progress lines (every ``verbose`` iterations; True: every 50).
+        Progress: a progress bar for the Nyström map with ``n_components``, and a solver log
+        line every ``verbose`` iterations (True: every 50).
     n_components : int or None
         None (default): the dense problem on the n x n kernel. An int ``m``: fit an
         :class:`~indefsvm.approximation.nystrom.IndefiniteNystroem` with ``m`` landmarks and solve
@@ -486,6 +505,7 @@ class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _Prox
         intercept: str = "certified",
         symmetrize: bool = False,
         solver_options: Mapping[str, Any] | None = None,
+        preset: str | None = None,
         random_state: int | np.random.Generator | None = None,
         verbose: bool | int = False,
         n_components: int | None = None,
@@ -638,6 +658,7 @@ class PerturbSVC(IndefiniteSVC):
         psd_tol: float = 1e-5,
         symmetrize: bool = False,
         solver_options: Mapping[str, Any] | None = None,
+        preset: str | None = None,
         random_state: int | np.random.Generator | None = None,
         verbose: bool | int = False,
         keep_training_state: bool = False,
@@ -721,6 +742,7 @@ class IndefiniteSVR(RegressorMixin, _ProxyKernelEstimator):
         out_of_sample: str = "projection",
         symmetrize: bool = False,
         solver_options: Mapping[str, Any] | None = None,
+        preset: str | None = None,
         random_state: int | np.random.Generator | None = None,
         verbose: bool | int = False,
         n_components: int | None = None,
@@ -838,6 +860,7 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
         out_of_sample: str = "projection",
         symmetrize: bool = False,
         solver_options: Mapping[str, Any] | None = None,
+        preset: str | None = None,
         random_state: int | np.random.Generator | None = None,
         verbose: bool | int = False,
         n_components: int | None = None,

@@ -9,7 +9,7 @@ precomputed, Nystroem ``n_components``, explicit landmarks, three classes, vecto
 ONCE by the code of commit 47a3881 (before the template) with::
 
     OMP_NUM_THREADS=1 PYTHONPATH=. python -c "import sys; sys.path.insert(0, 'tests'); \\
-        import numpy as np, test_estimator_template as t; \\
+        import numpy as np, test_base_template as t; \\
         np.savez_compressed(t.REFERENCE, **t.compute_all())"
 
 Tolerance 1e-12 (relative to the largest value of the output), as the issue asks.
