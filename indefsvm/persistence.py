@@ -42,6 +42,9 @@ TRUSTED_TYPES: tuple[str, ...] = (
     "indefsvm.proxy.baselines.ModSVC",
     "indefsvm.proxy.baselines.DirectSVC",
     "indefsvm.approximation.nystrom.IndefiniteNystroem",
+    # kernel="precomputed" with n_components: the landmark-column reader (holds no kernel
+    # after fitting, only None; a plain data class, nothing to run on load)
+    "indefsvm.base.PrecomputedColumns",
     "indefsvm.krein.models.KreinRegressor",
     "indefsvm.krein.models.KreinClassifier",
     "indefsvm.krein.models.KreinSVC",

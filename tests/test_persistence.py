@@ -209,3 +209,17 @@ def test_unreadable_model_files_are_value_errors(tmp_path, content):
         load_model(tmp_path)
     with pytest.raises(ValueError, match="does not exist"):
         load_model(tmp_path / "missing.skops")
+
+
+def test_precomputed_kernel_with_landmarks_saves_and_predicts_the_same(tmp_path):
+    # kernel="precomputed" + n_components keeps a PrecomputedColumns reader in the Nystroem map;
+    # it was not a trusted type, so such a model could not be saved (found by the issue-23
+    # estimator template work).
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    K = np.tanh(0.5 * X @ X.T - 0.2)
+    model = indefsvm.IndefiniteSVC(n_components=20, random_state=0).fit(K, y)
+    path = save_model(model, tmp_path / "model.skops")
+    loaded = load_model(path)
+    np.testing.assert_array_equal(loaded.decision_function(K[:7]), model.decision_function(K[:7]))
