@@ -154,16 +154,26 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
         if self.rho_scale is None:
             self.effective_rho_ = self.rho
             return problem
-        from indefsvm.linalg.spectrum import spectral_scale
+        rho = np.asarray(self.rho, dtype=np.float64)
+        if rho.ndim == 0:
+            # The operator of a scalar-rho problem holds the eigenvalues of K0 itself: ||K0||_2
+            # comes from them, and the new rho only changes sigma, so the eigendecomposition is
+            # kept (one eigh per fit, not three).
+            scale = float(np.max(np.abs(problem.operator.k0_eigenvalues()), initial=0.0))
+        else:
+            from indefsvm.linalg.spectrum import spectral_scale
 
-        scale = spectral_scale(K)
+            scale = spectral_scale(K)
         if not scale > 0:
             raise ValueError(
                 "rho_scale='spectral' needs a non-zero training kernel; got ||K0||_2 = 0."
             )
         bound = float(np.sum(np.maximum(np.abs(problem.lower), np.abs(problem.upper)) ** 2))
-        rho = np.asarray(self.rho, dtype=np.float64) * (bound / scale)
+        rho = rho * (bound / scale)
         self.effective_rho_ = float(rho) if rho.ndim == 0 else rho
+        if rho.ndim == 0:
+            problem.set_penalty(self.effective_rho_)
+            return problem
         return make(self.effective_rho_)
 
     def _check_common(self) -> None:

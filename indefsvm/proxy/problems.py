@@ -310,6 +310,23 @@ class ProxyKernelProblem:
         )
         self._check_objective_range()
 
+    def set_penalty(self, rho: float) -> None:
+        """Change a scalar ``rho`` in place, keeping the operator and its eigendecomposition.
+
+        ``rho`` enters the operator only through ``sigma = 1/(4 rho)`` (notes §1): the
+        eigendecomposition of ``K0`` (or the factor's basis) does not depend on it, so a
+        problem re-scaled after it was built (``rho_scale="spectral"``) costs no second one. A
+        vector rho rescales the working kernel itself; build a new problem for it.
+        """
+        if self.scale is not None:
+            raise ValueError("set_penalty changes a scalar rho only; this problem has a vector rho")
+        rho = float(check_positive(rho, "rho"))
+        _check_sigma(rho)
+        self.rho = self.penalty_rho = rho
+        self.operator.sigma = 1.0 / (4.0 * rho)
+        self.reset_warm_start()
+        self._check_objective_range()
+
     def _check_objective_range(self) -> None:
         """Refuse problems whose objective terms overflow double precision.
 

@@ -79,3 +79,28 @@ def test_rho_scale_is_validated():
         IndefiniteSVC(rho_scale="auto").fit(np.exp(-D), y)
     with pytest.raises(ValueError, match="non-zero training kernel"):
         IndefiniteSVC(rho_scale="spectral").fit(np.zeros((10, 10)), y)
+
+
+def test_spectral_units_cost_one_eigendecomposition_and_match_the_effective_rho(monkeypatch):
+    # rho only sets sigma = 1/(4 rho): the problem is re-scaled in place (set_penalty), so a fit
+    # in spectral units makes one eigh of K0, and equals a fit at the effective rho built afresh.
+    import indefsvm.proxy.operators as operators
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(50, 3))
+    K = np.tanh(0.6 * X @ X.T - 0.3)
+    y = np.where(X[:, 1] > 0, 1, -1)
+    calls = []
+    eigh = np.linalg.eigh
+
+    def counting_eigh(*args, **kwargs):
+        calls.append(1)
+        return eigh(*args, **kwargs)
+
+    monkeypatch.setattr(operators.np.linalg, "eigh", counting_eigh)
+    scaled = IndefiniteSVC(C=1.0, rho=0.3, rho_scale="spectral", tol=1e-9).fit(K, y)
+    assert len(calls) == 1
+    plain = IndefiniteSVC(C=1.0, rho=scaled.effective_rho_, tol=1e-9).fit(K, y)
+    np.testing.assert_allclose(scaled.dual_coef_, plain.dual_coef_, rtol=0, atol=1e-12)
+    lam = np.linalg.eigvalsh(K)
+    assert scaled.effective_rho_ == pytest.approx(0.3 * 50 / np.abs(lam).max(), rel=1e-12)
