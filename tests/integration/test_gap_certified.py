@@ -247,7 +247,7 @@ def test_gap_certified_at_every_iteration_siqclp(monkeypatch, kind, rho_kind, me
 def test_smoothed_paper_policy_raises_for_perturb():
     problem, *_ = build("perturb", "scalar")
     with pytest.raises(ValueError, match="smoothing"):
-        solve_problem(problem, step="paper", smoothing=0.05, max_iter=3)
+        solve_problem(problem, options={"step": "paper", "smoothing": 0.05}, max_iter=3)
 
 
 @settings(

@@ -45,7 +45,9 @@ def test_reported_gap_never_below_true_suboptimality(step):
     slack = 1e-6 * abs(opt)  # accuracy of the SDP reference
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        res = indefsvm.solve(K0, y, C=C, rho=rho, tol=1e-9, max_iter=300, step=step, libsvm_every=7)
+        res = indefsvm.solve(
+            K0, y, C=C, rho=rho, tol=1e-9, max_iter=300, options={"step": step}, libsvm_every=7
+        )
     h = res.history
     assert len(h["iteration"]) == res.n_iter
     assert np.all(h["upper_bound"] >= opt - slack)
@@ -63,7 +65,9 @@ def test_iteration_limit_is_reported_not_hidden():
     assert res.status == "max_iter" and not res.converged and res.n_iter == 3
     assert res.relative_gap > 1e-14
     with pytest.warns(ConvergenceWarning):
-        res = indefsvm.solve(K0, y, step="paper", smoothing=1e-4, max_iter=5, tol=1e-12)
+        res = indefsvm.solve(
+            K0, y, options={"step": "paper", "smoothing": 1e-4}, max_iter=5, tol=1e-12
+        )
     assert res.status == "max_iter"
     # the reported objective is the exact eq. (7), even with the smoothed gradient
     assert res.objective == pytest.approx(dense_objective_eq7(K0, y, res.alpha, 1.0)[0], rel=1e-10)
@@ -74,7 +78,9 @@ def test_paper_policy_converges_eventually_and_agrees():
     fast = indefsvm.solve(K0, y, C=1.0, rho=1.0, tol=1e-8)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        slow = indefsvm.solve(K0, y, C=1.0, rho=1.0, tol=1e-4, step="paper", max_iter=20000)
+        slow = indefsvm.solve(
+            K0, y, C=1.0, rho=1.0, tol=1e-4, options={"step": "paper"}, max_iter=20000
+        )
     assert slow.status == "converged"
     assert slow.objective <= fast.upper_bound + 1e-12
     assert fast.objective - slow.objective <= slow.gap + 1e-12
@@ -472,5 +478,5 @@ def test_solve_names_unknown_solver_options_before_any_work():
         indefsvm.solve(K0, y, stepp="paper")
     with pytest.raises(TypeError, match=r"not as solver_options=\{\.\.\.\}"):
         indefsvm.solve(K0, y, solver_options={"step": "paper"})
-    res = indefsvm.solve(K0, y, step="paper", step_size=1.0, max_iter=300, tol=1e-2)
+    res = indefsvm.solve(K0, y, options={"step": "paper", "step_size": 1.0}, max_iter=300, tol=1e-2)
     assert np.isfinite(res.objective)

@@ -160,7 +160,9 @@ def test_paper_policy_with_smoothing_returns_the_exact_proxy_kernel():
     from indefsvm.proxy.api import solve_problem
 
     with pytest.warns(Warning):
-        res = solve_problem(problem, step="paper", step_size=1.0, smoothing=0.5, max_iter=20)
+        res = solve_problem(
+            problem, options={"step": "paper", "step_size": 1.0, "smoothing": 0.5}, max_iter=20
+        )
     K = _dense_kstar(K0, y * res.alpha, 0.5)
     assert np.allclose(res.kernel, K, atol=1e-10 * np.abs(K).max())
 

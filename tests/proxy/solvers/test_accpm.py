@@ -119,7 +119,7 @@ def test_cut_limit_is_respected_and_2n_cuts_still_converge():
     # gap, because dropping still-relevant cuts lets the centers cycle.
     K0, y = sigmoid_problem(15, 5)
     pg = indefsvm.solve(K0, y, C=2.0, rho=0.5, tol=1e-10)
-    res = indefsvm.solve(K0, y, C=2.0, rho=0.5, method="accpm", tol=1e-6, max_cuts=30)
+    res = indefsvm.solve(K0, y, C=2.0, rho=0.5, method="accpm", tol=1e-6, options={"max_cuts": 30})
     assert res.converged and res.info["n_cuts"] <= 30
     assert res.objective <= pg.upper_bound + 1e-9
     assert pg.objective - res.objective <= res.gap + 1e-9
@@ -196,7 +196,13 @@ def test_deterministic_and_monitor_api():
 def test_paper_ellipsoid_stopping_rule():
     K0, y = sigmoid_problem(12, 0)
     opt, _ = sdp_optimum(K0, y, 1.0, 1.0)
-    res = indefsvm.solve(K0, y, method="accpm", tol=1e-4, stop="ellipsoid", variant="paper")
+    res = indefsvm.solve(
+        K0,
+        y,
+        method="accpm",
+        tol=1e-4,
+        options={"stop": "ellipsoid", "variant": "paper"},
+    )
     assert res.status in ("converged", "stalled")
     # the ellipsoid bound f(x) + m sqrt(g'H^-1 g) at the (approximate) centers bounds the optimum
     assert res.info["ellipsoid_bound"] >= opt - 1e-6 * abs(opt)

@@ -160,7 +160,9 @@ def test_proximal_svc_matches_the_sdp_and_the_paper_variant(n, seed, C, rho):
     assert abs(y @ res.alpha) < 1e-10 and res.alpha.min() >= 0 and res.alpha.max() <= C
     check_history(res, opt)
     assert res.info["n_cuts"] <= res.info["max_cuts"] == min(3 * n, 100)
-    paper = indefsvm.solve(K0, y, C=C, rho=rho, method="accpm", variant="paper", tol=1e-7)
+    paper = indefsvm.solve(
+        K0, y, C=C, rho=rho, method="accpm", options={"variant": "paper"}, tol=1e-7
+    )
     assert paper.converged and "variant" not in paper.info
     assert abs(paper.objective - res.objective) <= 1e-6 * max(1.0, abs(opt))
 
@@ -233,7 +235,7 @@ def test_proximal_limits_warn_and_never_claim_convergence():
 
 def test_proximal_cut_limit_is_respected():
     K0, y = sigmoid_problem(16, 5)
-    res = indefsvm.solve(K0, y, C=2.0, rho=0.5, method="accpm", tol=1e-7, max_cuts=6)
+    res = indefsvm.solve(K0, y, C=2.0, rho=0.5, method="accpm", tol=1e-7, options={"max_cuts": 6})
     assert res.converged and res.info["n_cuts"] <= 6
 
 
@@ -271,7 +273,7 @@ def test_paper_variant_stays_available_and_certified(kind):
         rho = vector_rho(n, 14)
         opt, _ = svc_sdp(K0, y, 1.0, 1.0, H_sqrt=np.outer(rho**0.25, rho**0.25))
         kw = {"rho": rho}
-    res = indefsvm.solve(K0, y, method="accpm", variant="paper", tol=1e-6, **kw)
+    res = indefsvm.solve(K0, y, method="accpm", options={"variant": "paper"}, tol=1e-6, **kw)
     assert res.converged and "ellipsoid_bound" in res.info and "variant" not in res.info
     assert abs(res.objective - opt) <= 1e-5 * max(1.0, abs(opt))
     check_history(res, opt)

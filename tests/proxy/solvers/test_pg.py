@@ -1019,7 +1019,7 @@ def _restart_problem():
 @pytest.mark.parametrize("restart", ["both", "gradient", "function", False, True])
 def test_restart_variants_reach_the_same_certified_optimum(restart):
     ref = solve_problem(_restart_problem(), tol=1e-9, max_iter=20000)
-    res = solve_problem(_restart_problem(), tol=1e-9, max_iter=20000, restart=restart)
+    res = solve_problem(_restart_problem(), tol=1e-9, max_iter=20000, options={"restart": restart})
     assert ref.status == res.status == "converged"
     scale = max(1.0, abs(ref.objective - ref.baseline_objective))
     # both are certified within 1e-9 * scale of the optimum
@@ -1031,4 +1031,4 @@ def test_restart_variants_reach_the_same_certified_optimum(restart):
 
 def test_restart_option_is_checked():
     with pytest.raises(ValueError, match="restart must be"):
-        solve_problem(_restart_problem(), restart="sometimes")
+        solve_problem(_restart_problem(), options={"restart": "sometimes"})

@@ -19,7 +19,7 @@ def test_siqclp_matches_sdp_of_problem_3(n, seed, C, rho):
     """The cvxpy QCLP master (the paper's formulation) against the SDP of (3)."""
     K0, y = sigmoid_problem(n, seed)
     opt, K_sdp = sdp_optimum(K0, y, C, rho)
-    res = indefsvm.solve(K0, y, C=C, rho=rho, method="siqclp", master="qclp", tol=1e-6)
+    res = indefsvm.solve(K0, y, C=C, rho=rho, method="siqclp", options={"master": "qclp"}, tol=1e-6)
     assert res.converged and res.method == "siqclp"
     assert res.objective <= opt + 1e-6 * abs(opt)
     assert res.upper_bound >= opt - 1e-6 * abs(opt)
@@ -69,8 +69,14 @@ def test_mixture_bound_is_certified_and_below_the_relaxation():
 @pytest.mark.slow
 def test_parametric_mode_agrees_with_rebuild():
     K0, y = sigmoid_problem(12, 5)
-    a = indefsvm.solve(K0, y, method="siqclp", master="qclp", tol=1e-6)
-    b = indefsvm.solve(K0, y, method="siqclp", master="qclp", tol=1e-6, compile="parametric")
+    a = indefsvm.solve(K0, y, method="siqclp", options={"master": "qclp"}, tol=1e-6)
+    b = indefsvm.solve(
+        K0,
+        y,
+        method="siqclp",
+        options={"master": "qclp", "compile": "parametric"},
+        tol=1e-6,
+    )
     assert a.converged and b.converged
     assert abs(a.objective - b.objective) <= a.gap + b.gap
     assert b.info["n_compilations"] < b.n_iter or b.n_iter <= 4
@@ -97,7 +103,7 @@ def test_other_problem_kinds_agree_with_pg(kind, kwargs):
 @pytest.mark.parametrize(
     "kwargs,match",
     [
-        ({"solver": "NOT_A_SOLVER"}, "not installed"),
+        ({"conic_solver": "NOT_A_SOLVER"}, "not installed"),
         ({"compile": "jit"}, "compile must be one of"),
         ({"prune_tol": -1.0}, "prune_tol"),
         ({"exchange_tol": -1.0}, "exchange_tol"),
@@ -106,7 +112,7 @@ def test_other_problem_kinds_agree_with_pg(kind, kwargs):
 def test_bad_options_get_clear_errors(kwargs, match):
     K0, y = sigmoid_problem(8, 6)
     with pytest.raises(ValueError, match=match):
-        indefsvm.solve(K0, y, method="siqclp", **kwargs)
+        indefsvm.solve(K0, y, method="siqclp", options=kwargs)
 
 
 def _issue10_problem():
@@ -139,7 +145,9 @@ def test_conic_solver_failure_falls_back_to_another_solver(monkeypatch):
     monkeypatch.setattr(cp.Problem, "solve", clarabel_fails_once)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = indefsvm.solve(K0, y, C=10, rho=0.1, method="siqclp", master="qclp", max_iter=3)
+        res = indefsvm.solve(
+            K0, y, C=10, rho=0.1, method="siqclp", options={"master": "qclp"}, max_iter=3
+        )
     assert res.n_iter == 3 and res.status == "max_iter"
     fallbacks = res.info["solver_fallbacks"]
     assert len(fallbacks) == 1
@@ -180,7 +188,7 @@ def test_all_conic_solvers_failing_returns_certified_point_with_status(monkeypat
 
     monkeypatch.setattr(cp.Problem, "solve", flaky)
     with pytest.warns(ConvergenceWarning, match="could not be solved"):
-        res = indefsvm.solve(K0, y, method="siqclp", master="qclp", tol=1e-12)
+        res = indefsvm.solve(K0, y, method="siqclp", options={"master": "qclp"}, tol=1e-12)
     assert res.status == "solver_error" and "mock failure" in res.message
     assert not res.converged and res.n_iter == 1
     problem = make_problem("svc", K0, y, C=1.0, rho=1.0)
@@ -199,5 +207,5 @@ def test_solver_failure_on_first_subproblem_still_returns_a_point(monkeypatch):
 
     monkeypatch.setattr(cp.Problem, "solve", broken)
     with pytest.warns(ConvergenceWarning, match="solver_error|could not be solved"):
-        res = indefsvm.solve(K0, y, method="siqclp", master="qclp")
+        res = indefsvm.solve(K0, y, method="siqclp", options={"master": "qclp"})
     assert res.status == "solver_error" and np.isfinite(res.objective) and res.gap >= 0

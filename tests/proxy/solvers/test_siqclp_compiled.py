@@ -39,7 +39,13 @@ def test_parametric_matches_sdp_and_compiles_once(count_canonicalisations):
     opt, _ = sdp_optimum(K0, y, 1.0, 1.0)
     count_canonicalisations["n"] = 0  # the reference SDP above was canonicalised too
     res = indefsvm.solve(
-        K0, y, C=1.0, rho=1.0, method="siqclp", master="qclp", tol=1e-6, compile="parametric"
+        K0,
+        y,
+        C=1.0,
+        rho=1.0,
+        method="siqclp",
+        options={"master": "qclp", "compile": "parametric"},
+        tol=1e-6,
     )
     assert res.converged
     assert res.objective <= opt + 1e-6 * abs(opt)
@@ -59,7 +65,9 @@ def test_rebuild_compiles_every_iteration(count_canonicalisations):
     K0, y = sigmoid_problem(10, 1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        res = indefsvm.solve(K0, y, method="siqclp", master="qclp", tol=1e-12, max_iter=4)
+        res = indefsvm.solve(
+            K0, y, method="siqclp", options={"master": "qclp"}, tol=1e-12, max_iter=4
+        )
     assert res.n_iter == 4 and res.info["n_compilations"] == 4
     assert count_canonicalisations["n"] == 4
 
@@ -72,10 +80,11 @@ def test_parametric_qclp_equals_rebuilt_qclp(n_iter):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         for mode in ("rebuild", "parametric"):
+            options = {"master": "qclp", "compile": mode}
             runs.append(
                 indefsvm.solve(
-                    K0, y, C=0.5, rho=2.0, method="siqclp", master="qclp", tol=1e-12,
-                    max_iter=n_iter, compile=mode,
+                    K0, y, C=0.5, rho=2.0, method="siqclp", options=options, tol=1e-12,
+                    max_iter=n_iter,
                 )
             )  # fmt: skip
     a, b = runs
@@ -89,9 +98,9 @@ def test_built_once_within_one_block(count_canonicalisations):
     K0, y = sigmoid_problem(16, 3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
+        options = {"master": "qclp", "compile": "parametric"}
         res = indefsvm.solve(
-            K0, y, C=1.0, rho=1.0, method="siqclp", master="qclp", tol=1e-12, max_iter=6,
-            compile="parametric",
+            K0, y, C=1.0, rho=1.0, method="siqclp", options=options, tol=1e-12, max_iter=6,
         )  # fmt: skip
     assert res.n_iter == 6 and res.info["max_constraints"] <= 8
     assert res.info["n_compilations"] == 1
@@ -115,9 +124,8 @@ def test_parametric_other_problem_kinds_agree_with_pg(kind, kwargs):
         y,
         problem=kind,
         method="siqclp",
-        master="qclp",
+        options={"master": "qclp", "compile": "parametric"},
         tol=1e-5,
-        compile="parametric",
         **kwargs,
     )
     assert res.converged
@@ -135,4 +143,10 @@ def test_large_parametric_problem_warns(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         with pytest.warns(ResourceWarning, match="compile='rebuild'"):
-            indefsvm.solve(K0, y, method="siqclp", master="qclp", max_iter=2, compile="parametric")
+            indefsvm.solve(
+                K0,
+                y,
+                method="siqclp",
+                options={"master": "qclp", "compile": "parametric"},
+                max_iter=2,
+            )

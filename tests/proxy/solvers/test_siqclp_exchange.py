@@ -396,7 +396,7 @@ BAD = [
         {"compile": "parametric"},
         r"^compile='parametric' applies to the cvxpy QCLP master only; pass master='qclp'\.$",
     ),
-    ({"solver": "NOPE"}, r"^solver 'NOPE' is not installed for cvxpy; installed: \["),
+    ({"conic_solver": "NOPE"}, r"^solver 'NOPE' is not installed for cvxpy; installed: \["),
     ({"prune_tol": -1.0}, r"^prune_tol must be >= 0; got -1\.0\.$"),
     ({"prune_tol": np.nan}, r"^prune_tol must be >= 0; got nan\.$"),
     ({"exchange_tol": -1.0}, r"^exchange_tol must be >= 0; got -1\.0\.$"),
@@ -419,7 +419,7 @@ def test_edge_options_are_accepted():
         {"prune_tol": 0.0, "exchange_tol": 0.0, "exchange_patience": 0},
         {"master": "qclp", "compile": "parametric", "stabilise": "none"},
         {"prox_weight": 1e-3},
-        {"master": "qclp", "solver": "SCS"},
+        {"master": "qclp", "conic_solver": "SCS"},
     ):
         res = run(max_iter=1, **kw)
         assert res.n_iter == 1
