@@ -64,37 +64,17 @@ class InputError(Exception):
 
 # -- input --------------------------------------------------------------------------------------
 def load_array(path: str, *, what: str, labels: bool = False) -> np.ndarray:
-    """Load a matrix or vector from ``.npy``, ``.csv``, ``.tsv`` or ``.txt``."""
-    p = Path(path)
-    if not p.exists():
-        raise InputError(f"{what} file {path!r} does not exist.")
-    if p.is_dir():
-        raise InputError(f"{what} file {path!r} is a directory; expected a file.")
-    suffix = p.suffix.lower()
+    """Load a matrix or vector from ``.npy``, ``.csv``, ``.tsv`` or ``.txt``.
+
+    :func:`indefsvm.utils.io.read_array` (``labels=True``: :func:`~indefsvm.utils.io.read_labels`);
+    a file that cannot be read is bad input (exit code 2).
+    """
+    from indefsvm.utils.io import ReadError, read_array, read_labels
+
     try:
-        if suffix == ".npy":
-            return np.load(p, allow_pickle=False)
-        if suffix in (".csv", ".txt", ".tsv", ".dat"):
-            delimiter = "," if suffix == ".csv" else ("\t" if suffix == ".tsv" else None)
-            if labels:
-                return _parse_labels(np.loadtxt(p, delimiter=delimiter, dtype=str, ndmin=1))
-            return np.loadtxt(p, delimiter=delimiter, dtype=np.float64, ndmin=2)
-    except (ValueError, OSError) as exc:
-        raise InputError(f"could not read {what} file {path!r}: {exc}") from exc
-    raise InputError(f"{what} file {path!r}: expected .npy, .csv, .tsv or .txt.")
-
-
-def _parse_labels(tokens: np.ndarray) -> np.ndarray:
-    """Integers if every label is an integer, else floats if every label is a number, else text."""
-    for dtype in (np.int64, np.float64):
-        try:
-            values = tokens.astype(dtype)
-        except (ValueError, OverflowError):
-            continue
-        if dtype is np.int64 and not np.all(values.astype(str) == np.char.lstrip(tokens, "+")):
-            continue  # "1.0" or "1e3" are floats, not integers
-        return values
-    return tokens
+        return read_labels(path, what=what) if labels else read_array(path, what=what)
+    except ReadError as exc:
+        raise InputError(str(exc)) from exc
 
 
 def _check_outputs(args: argparse.Namespace) -> None:
