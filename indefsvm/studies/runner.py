@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import sys
 import time
 import warnings
 from dataclasses import dataclass
@@ -14,6 +13,7 @@ from indefsvm.studies.data import StudyData, load_dataset
 from indefsvm.studies.harness import plan_inner, plan_outer_keys, select
 from indefsvm.studies.spec import SpecError, Study, load_spec
 from indefsvm.studies.store import Store
+from indefsvm.utils.progress import progress_bar, progress_wanted
 
 __all__ = ["StudyStatus", "prepare_study", "run_study", "study_status"]
 
@@ -27,15 +27,13 @@ class _Progress:
         self.total, self.done, self.start_done = total, done, done
         self.t0 = time.perf_counter()
         self.last_log = self.t0
-        self.bar = None
-        if enabled:
-            from tqdm.auto import tqdm
-
-            self.bar = tqdm(total=total, initial=done, desc=desc, unit="task", dynamic_ncols=True)
+        self.bar = progress_bar(
+            total, initial=done, desc=desc, unit="task", enabled=enabled, leave=True
+        )
 
     def update(self) -> None:
         self.done += 1
-        if self.bar is not None:
+        if self.bar.active:
             self.bar.update(1)
             return
         now = time.perf_counter()
@@ -47,8 +45,7 @@ class _Progress:
                      self.done, self.total, now - self.t0, eta)  # fmt: skip
 
     def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
+        self.bar.close()
 
 
 @dataclass
@@ -254,8 +251,7 @@ def run_study(
     for d in data.values():
         log.info("data set %s: n=%d, %s", d.name, d.n, d.description)
     store = Store.create(out, study, force_new=force_new)
-    if progress is None:
-        progress = sys.stderr.isatty()
+    progress = progress_wanted(progress)
     try:
         inner_all = plan_inner(study)
         outer_keys = plan_outer_keys(study)
