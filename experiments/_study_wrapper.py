@@ -15,7 +15,7 @@ from pathlib import Path
 
 from _common import add_smoke_argument, markdown_table, output_dir
 
-from indefsvm.studies.cli import main as study_main
+from indefsvm.cli.study import main as study_main
 
 
 def run(

@@ -11,17 +11,9 @@ Matrices are read from ``.npy``, ``.csv`` (comma-separated), ``.tsv`` or ``.txt`
 (whitespace-separated) files; labels likewise (one per line, any two distinct values; integers
 stay integers).
 
-Exit codes (also in ``indefsvm --help``):
-
-====  ==========================================================================================
-0     success: the solver certified convergence (``status == "converged"``)
-1     the run finished without certified convergence (``max_iter``, ``max_time``, ``stalled``,
-      ...); the result is still written
-2     bad input or usage: unreadable files, invalid kernel or labels, options that do not apply,
-      output paths that cannot be written (checked before any computation)
-3     internal error (a bug: please report it with the message; ``-v`` shows the traceback)
-130   interrupted (Ctrl-C)
-====  ==========================================================================================
+Exit codes: one table for every command, :data:`indefsvm.cli.common.EXIT_CODES` (also in
+``indefsvm --help`` and docs/cli.md): 0 success, 1 finished without certified convergence (the
+result is still written), 2 bad input or usage, 3 internal error, 130 interrupted.
 
 Heavy modules (scikit-learn, cvxpy) are imported only when a command needs them, so ``--help``
 and ``--version`` return at once. Progress lines go through :mod:`logging` to stderr, results and
@@ -33,33 +25,33 @@ from __future__ import annotations
 
 import argparse
 import logging
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from indefsvm.proxy.api import SOLVERS
-from indefsvm.proxy.problems import PROBLEM_TYPES
+from indefsvm.cli.common import (
+    EPILOG,
+    EXIT_CODES,
+    ExitCode,
+    InputError,
+    configure_logging,
+    run_command,
+)
 
 # The registries (light modules: solvers and scikit-learn are imported on first use).
-from indefsvm.utils.log import report_internal_error
+from indefsvm.proxy.api import SOLVERS
+from indefsvm.proxy.problems import PROBLEM_TYPES
+from indefsvm.utils.progress import progress_wanted
 
-EXIT_OK = 0
-EXIT_NOT_CONVERGED = 1
-EXIT_BAD_INPUT = 2
-EXIT_INTERRUPTED = 130
+EXIT_OK = int(ExitCode.OK)
+EXIT_NOT_CONVERGED = int(ExitCode.INCOMPLETE)
+EXIT_BAD_INPUT = int(ExitCode.BAD_INPUT)
+EXIT_INTERNAL_ERROR = int(ExitCode.INTERNAL_ERROR)
+EXIT_INTERRUPTED = int(ExitCode.INTERRUPTED)
 
 logger = logging.getLogger("indefsvm.cli")
-
-
-_EPILOG = """exit codes: 0 converged; 1 finished without certified convergence (result still
-written); 2 bad input or usage; 3 internal error; 130 interrupted."""
-
-
-class InputError(Exception):
-    """Bad input or usage detected by the CLI (exit code 2)."""
 
 
 # -- input --------------------------------------------------------------------------------------
@@ -177,21 +169,33 @@ def _add_logging_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--every", type=int, default=50, help="a progress line every N iterations")
 
 
+def _add_command(sub: Any, name: str, *, help: str, description: str) -> argparse.ArgumentParser:
+    """A sub-command whose ``--help`` ends with the exit-code table."""
+    return sub.add_parser(
+        name,
+        help=help,
+        description=description,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``indefsvm`` command (choices from the registries)."""
     parser = argparse.ArgumentParser(
         prog="indefsvm",
         description="Learning with indefinite kernels (Luss & d'Aspremont SVM, Krein spaces).",
-        epilog=_EPILOG,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"indefsvm {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    s = sub.add_parser(
+    s = _add_command(
+        sub,
         "solve",
         help="solve the indefinite SVM (paper 004, eq. 7) on a precomputed kernel",
         description="Solve max_alpha min_K>=0 of the indefinite SVM and write the result as JSON.",
-        epilog=_EPILOG,
     )
     _add_problem_arguments(s)
     s.add_argument("--method", choices=tuple(SOLVERS), default="pg", help="solver (default pg)")
@@ -211,14 +215,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--save-kernel", default=None, help="write the proxy kernel K* to this .npy")
     s.add_argument("--plot", default=None, help="draw the gap against iteration and time (.png)")
 
-    c = sub.add_parser(
+    c = _add_command(
+        sub,
         "compare",
         help="run several solvers on the same problem and draw their convergence together",
         description=(
             "Solve one problem with several methods (default pg, accpm, siqclp), print a summary "
             "table and optionally draw the certified gap against iteration and time."
         ),
-        epilog=_EPILOG,
     )
     _add_problem_arguments(c)
     c.add_argument("--methods", nargs="+", choices=tuple(SOLVERS), default=list(SOLVERS))
@@ -226,7 +230,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_logging_arguments(c)
     c.add_argument("--plot", default=None, help="image file for the convergence figure")
 
-    f = sub.add_parser(
+    f = _add_command(
+        sub,
         "fit",
         help="train an estimator (indefsvm or indefsvm.krein) and save it to a model file",
         description=(
@@ -234,7 +239,6 @@ def build_parser() -> argparse.ArgumentParser:
             "precomputed n x n kernel (the default, --kernel precomputed) and save it in the "
             "skops format (.skops), which 'indefsvm predict' loads without running code."
         ),
-        epilog=_EPILOG,
     )
     f.add_argument("data", help="n x n kernel (precomputed) or n x d features (.npy/.csv/.txt)")
     f.add_argument("labels", nargs="?", default=None, help="labels/targets (omit if unsupervised)")
@@ -259,14 +263,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_logging_arguments(f)
 
-    pr = sub.add_parser(
+    pr = _add_command(
+        sub,
         "predict",
         help="apply a model file written by 'fit' to new data",
         description=(
             "Predict with a model written by 'indefsvm fit'. DATA is the m x n test-vs-train "
             "kernel (precomputed models) or m x d features."
         ),
-        epilog=_EPILOG,
     )
     pr.add_argument("model", help="model file written by 'indefsvm fit' (.skops)")
     pr.add_argument("data", help="m x n test-vs-train kernel or m x d features")
@@ -284,7 +288,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_logging_arguments(pr)
 
-    e = sub.add_parser(
+    e = _add_command(
+        sub,
         "example-data",
         help="write an example kernel.npy and labels.txt to a directory",
         description=(
@@ -298,7 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--n", type=int, default=200, help="number of samples, 4 to 365 (default 200)")
     _add_logging_arguments(e)
 
-    from indefsvm.studies.cli import add_study_parser  # comparative studies (docs/studies.md)
+    from indefsvm.cli.study import add_study_parser  # comparative studies (docs/studies.md)
 
     add_study_parser(sub)
     return parser
@@ -382,7 +387,7 @@ def _monitor_options(args: argparse.Namespace) -> dict[str, Any]:
         "libsvm_every": args.libsvm_every,
         "verbose": False if args.quiet else args.every,
         # A bar with time left when a person watches; log lines otherwise.
-        "progress": (not args.quiet) and sys.stderr.isatty(),
+        "progress": (not args.quiet) and progress_wanted(None),
     }
 
 
@@ -637,35 +642,18 @@ _COMMANDS = {
 }
 
 
-def _configure_logging(args: argparse.Namespace) -> None:
-    from indefsvm.utils.log import console_logger
-
-    console_logger(
-        logging.DEBUG if args.verbose else (logging.WARNING if args.quiet else logging.INFO)
-    )
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``indefsvm`` command; returns the exit code (see module docstring)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "study":
         return args.study_handler(args)
-    _configure_logging(args)
-    try:
-        return _COMMANDS[args.command](args)
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except Exception as exc:  # noqa: BLE001 - the CLI's last line of defence
-        return report_internal_error(exc, logger)
+    configure_logging(args.verbose, args.quiet)
+    return run_command(_COMMANDS[args.command], args, logger)
 
 
 if __name__ == "__main__":  # pragma: no cover
     raise SystemExit(main())
 
 
-__all__ = ["build_parser", "load_array", "main"]
+__all__ = ["EXIT_CODES", "ExitCode", "InputError", "build_parser", "load_array", "main"]
