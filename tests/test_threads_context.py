@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import warnings
+from unittest import mock
 
 import numba
 import numpy as np
@@ -126,24 +127,19 @@ def test_cap_threads_is_config_context_max_threads(monkeypatch):
 
 
 def _spy_accpm(monkeypatch):
+    """The thread counts ACCPM hands to its BLAS limiter (the real limiter still runs)."""
     from indefsvm.proxy.solvers import accpm
 
-    calls = []
-    real = accpm.blas_limit
-
-    def spy(threads):
-        calls.append(threads)
-        return real(threads)
-
+    spy = mock.Mock(side_effect=accpm.blas_limit)
     monkeypatch.setattr(accpm, "blas_limit", spy)
-    return calls
+    return spy
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_the_solvers_read_it_and_blas_threads_is_deprecated(monkeypatch):
     from indefsvm.proxy.api import solve
 
-    calls = _spy_accpm(monkeypatch)
+    spy = _spy_accpm(monkeypatch)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(12, 2))
     K, y = X @ X.T, np.where(X[:, 0] > 0, 1, -1)
@@ -154,7 +150,7 @@ def test_the_solvers_read_it_and_blas_threads_is_deprecated(monkeypatch):
             solve(K, y, method="accpm", max_iter=1)
     with pytest.warns(FutureWarning, match="blas_threads= of ACCPM is deprecated"):
         solve(K, y, method="accpm", max_iter=1, blas_threads=None)
-    assert calls == [1, 2, None]
+    assert [c.args for c in spy.call_args_list] == [(1,), (2,), (None,)]
 
 
 def test_the_study_runner_reads_it(monkeypatch, tmp_path):

@@ -45,11 +45,8 @@ from indefsvm.proxy.api import SOLVERS
 from indefsvm.proxy.problems import PROBLEM_TYPES
 from indefsvm.utils.progress import progress_wanted
 
-EXIT_OK = int(ExitCode.OK)
-EXIT_NOT_CONVERGED = int(ExitCode.INCOMPLETE)
-EXIT_BAD_INPUT = int(ExitCode.BAD_INPUT)
-EXIT_INTERNAL_ERROR = int(ExitCode.INTERNAL_ERROR)
-EXIT_INTERRUPTED = int(ExitCode.INTERRUPTED)
+#: A finished run without certified convergence (its result is still written).
+NOT_CONVERGED = ExitCode.INCOMPLETE
 
 logger = logging.getLogger("indefsvm.cli")
 
@@ -169,11 +166,50 @@ def _add_logging_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--every", type=int, default=50, help="a progress line every N iterations")
 
 
-def _add_command(sub: Any, name: str, *, help: str, description: str) -> argparse.ArgumentParser:
+#: Each sub-command's (help, description).
+_COMMAND_TEXTS: dict[str, tuple[str, str]] = {
+    "solve": (
+        "solve the indefinite SVM (paper 004, eq. 7) on a precomputed kernel",
+        "Solve max_alpha min_K>=0 of the indefinite SVM and write the result as JSON.",
+    ),
+    "compare": (
+        "run several solvers on the same problem and draw their convergence together",
+        (
+            "Solve one problem with several methods (default pg, accpm, siqclp), print a summary "
+            "table and optionally draw the certified gap against iteration and time."
+        ),
+    ),
+    "fit": (
+        "train an estimator (indefsvm or indefsvm.krein) and save it to a model file",
+        (
+            "Train a scikit-learn style estimator on features (with --kernel NAME) or a "
+            "precomputed n x n kernel (the default, --kernel precomputed) and save it in the "
+            "skops format (.skops), which 'indefsvm predict' loads without running code."
+        ),
+    ),
+    "predict": (
+        "apply a model file written by 'fit' to new data",
+        (
+            "Predict with a model written by 'indefsvm fit'. DATA is the m x n test-vs-train "
+            "kernel (precomputed models) or m x d features."
+        ),
+    ),
+    "example-data": (
+        "write an example kernel.npy and labels.txt to a directory",
+        (
+            "Write an indefinite sigmoid kernel on scikit-learn's digits 3 vs 5 (kernel.npy) and "
+            "its labels (labels.txt), the input format of 'solve' and 'compare'."
+        ),
+    ),
+}
+
+
+def _add_command(sub: Any, name: str) -> argparse.ArgumentParser:
     """A sub-command whose ``--help`` ends with the exit-code table."""
+    help_text, description = _COMMAND_TEXTS[name]
     return sub.add_parser(
         name,
-        help=help,
+        help=help_text,
         description=description,
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -191,12 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"indefsvm {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    s = _add_command(
-        sub,
-        "solve",
-        help="solve the indefinite SVM (paper 004, eq. 7) on a precomputed kernel",
-        description="Solve max_alpha min_K>=0 of the indefinite SVM and write the result as JSON.",
-    )
+    s = _add_command(sub, "solve")
     _add_problem_arguments(s)
     s.add_argument("--method", choices=tuple(SOLVERS), default="pg", help="solver (default pg)")
     s.add_argument(
@@ -215,31 +246,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--save-kernel", default=None, help="write the proxy kernel K* to this .npy")
     s.add_argument("--plot", default=None, help="draw the gap against iteration and time (.png)")
 
-    c = _add_command(
-        sub,
-        "compare",
-        help="run several solvers on the same problem and draw their convergence together",
-        description=(
-            "Solve one problem with several methods (default pg, accpm, siqclp), print a summary "
-            "table and optionally draw the certified gap against iteration and time."
-        ),
-    )
+    c = _add_command(sub, "compare")
     _add_problem_arguments(c)
     c.add_argument("--methods", nargs="+", choices=tuple(SOLVERS), default=list(SOLVERS))
     _add_solver_arguments(c)
     _add_logging_arguments(c)
     c.add_argument("--plot", default=None, help="image file for the convergence figure")
 
-    f = _add_command(
-        sub,
-        "fit",
-        help="train an estimator (indefsvm or indefsvm.krein) and save it to a model file",
-        description=(
-            "Train a scikit-learn style estimator on features (with --kernel NAME) or a "
-            "precomputed n x n kernel (the default, --kernel precomputed) and save it in the "
-            "skops format (.skops), which 'indefsvm predict' loads without running code."
-        ),
-    )
+    f = _add_command(sub, "fit")
     f.add_argument("data", help="n x n kernel (precomputed) or n x d features (.npy/.csv/.txt)")
     f.add_argument("labels", nargs="?", default=None, help="labels/targets (omit if unsupervised)")
     f.add_argument("--model", required=True, help="model file to write (.skops)")
@@ -263,40 +277,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_logging_arguments(f)
 
-    pr = _add_command(
-        sub,
-        "predict",
-        help="apply a model file written by 'fit' to new data",
-        description=(
-            "Predict with a model written by 'indefsvm fit'. DATA is the m x n test-vs-train "
-            "kernel (precomputed models) or m x d features."
-        ),
-    )
+    pr = _add_command(sub, "predict")
     pr.add_argument("model", help="model file written by 'indefsvm fit' (.skops)")
     pr.add_argument("data", help="m x n test-vs-train kernel or m x d features")
     pr.add_argument("--out", default=None, help="write predictions here (.txt, .csv or .npy)")
-    pr.add_argument(
-        "--decision",
-        action="store_true",
-        help="write decision_function values instead of predicted labels",
-    )
-    pr.add_argument(
-        "--allow-pickle",
-        action="store_true",
-        help="also load a pickle/joblib model file; loading a pickle can run arbitrary code, "
-        "so use this only for files whose origin you trust",
-    )
+    for flag, help_text in (
+        ("--decision", "write decision_function values instead of predicted labels"),
+        (
+            "--allow-pickle",
+            "also load a pickle/joblib model file; loading a pickle can run arbitrary code, so "
+            "use this only for files whose origin you trust",
+        ),
+    ):
+        pr.add_argument(flag, action="store_true", help=help_text)
     _add_logging_arguments(pr)
 
-    e = _add_command(
-        sub,
-        "example-data",
-        help="write an example kernel.npy and labels.txt to a directory",
-        description=(
-            "Write an indefinite sigmoid kernel on scikit-learn's digits 3 vs 5 (kernel.npy) and "
-            "its labels (labels.txt), the input format of 'solve' and 'compare'."
-        ),
-    )
+    e = _add_command(sub, "example-data")
     e.add_argument(
         "directory", help="directory to write kernel.npy and labels.txt into (created if missing)"
     )
@@ -418,7 +414,7 @@ def _solve(args: argparse.Namespace) -> int:
 
         plt.close(plot_solve(result, args.plot))
         _say(args, f"wrote {args.plot}")
-    return EXIT_OK if result.converged else EXIT_NOT_CONVERGED
+    return ExitCode.OK if result.converged else NOT_CONVERGED
 
 
 def _compare(args: argparse.Namespace) -> int:
@@ -459,7 +455,7 @@ def _compare(args: argparse.Namespace) -> int:
         save_figure(fig, args.plot)
         plt.close(fig)
         _say(args, f"wrote {args.plot}")
-    return EXIT_OK if all(r.converged for r in results.values()) else EXIT_NOT_CONVERGED
+    return ExitCode.OK if all(r.converged for r in results.values()) else NOT_CONVERGED
 
 
 def _example_data(args: argparse.Namespace) -> int:
@@ -497,7 +493,7 @@ def _example_data(args: argparse.Namespace) -> int:
         f"wrote {directory / 'kernel.npy'} ({K.shape[0]} x {K.shape[1]}) and "
         f"{directory / 'labels.txt'}",
     )
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def _estimator_class(name: str) -> type:
@@ -585,7 +581,7 @@ def _fit(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise InputError(f"could not write {args.model!r}: {exc}") from exc
     _say(args, f"wrote {args.model} ({args.estimator}, {X.shape[0]} training points)")
-    return EXIT_OK if converged else EXIT_NOT_CONVERGED
+    return ExitCode.OK if converged else NOT_CONVERGED
 
 
 def _predict(args: argparse.Namespace) -> int:
@@ -621,7 +617,7 @@ def _predict(args: argparse.Namespace) -> int:
     if args.out is None:
         for v in values:
             print(v)
-        return EXIT_OK
+        return ExitCode.OK
     suffix = Path(args.out).suffix.lower()
     if suffix == ".npy":
         _write(args.out, lambda fh: np.save(fh, values), binary=True)
@@ -630,7 +626,7 @@ def _predict(args: argparse.Namespace) -> int:
         lines = [sep.join(map(str, np.atleast_1d(v))) for v in values]
         _write(args.out, lambda fh: fh.write("\n".join(lines) + "\n"))
     _say(args, f"wrote {args.out} ({values.shape[0]} predictions)")
-    return EXIT_OK
+    return ExitCode.OK
 
 
 _COMMANDS = {

@@ -23,12 +23,9 @@ __all__ = [
     "main",
 ]
 
-EXIT_OK = int(ExitCode.OK)
-#: ``study status``: the study is incomplete (records missing).
-EXIT_INCOMPLETE = int(ExitCode.INCOMPLETE)
-EXIT_BAD_INPUT = int(ExitCode.BAD_INPUT)
-EXIT_INTERNAL_ERROR = int(ExitCode.INTERNAL_ERROR)
-EXIT_INTERRUPTED = int(ExitCode.INTERRUPTED)
+# The names of release 0.x (the table is ExitCode).
+EXIT_OK, EXIT_INCOMPLETE, EXIT_BAD_INPUT = ExitCode.OK, ExitCode.INCOMPLETE, ExitCode.BAD_INPUT
+EXIT_INTERNAL_ERROR, EXIT_INTERRUPTED = ExitCode.INTERNAL_ERROR, ExitCode.INTERRUPTED
 
 log = logging.getLogger("indefsvm.cli.study")
 

@@ -47,6 +47,7 @@ MOVED_MODULES: dict[str, str] = {
     "indefsvm.baselines": "indefsvm.proxy.baselines",
     "indefsvm._libsvm": "indefsvm.proxy._libsvm",
     "indefsvm.solvers": "indefsvm.proxy.solvers",
+    "indefsvm.studies.cli": "indefsvm.cli.study",
 }
 
 

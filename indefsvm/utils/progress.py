@@ -75,10 +75,10 @@ def progress_bar(
     total: float | None,
     *,
     desc: str,
-    unit: str = "it",
+    unit: str,
     initial: float = 0,
-    enabled: bool | None = None,
     leave: bool = False,
+    enabled: bool | None = None,
 ) -> ProgressBar:
     """A progress bar on stderr showing the count, the rate and the time left.
 
@@ -92,11 +92,11 @@ def progress_bar(
         Name of a unit (``"task"``, ``"rows"``, ``"%"``).
     initial : float
         Units already done (a resumed study).
+    leave : bool
+        Keep the finished bar on screen.
     enabled : bool or None
         True: draw the bar (also in a notebook, whose stderr is not a terminal); False: never;
         None: when stderr is a terminal.
-    leave : bool
-        Keep the finished bar on screen.
 
     Returns
     -------
@@ -109,14 +109,5 @@ def progress_bar(
         from tqdm.auto import tqdm
     except ImportError:  # pragma: no cover - tqdm is a dependency
         return ProgressBar()
-    return ProgressBar(
-        tqdm(
-            total=total,
-            initial=initial,
-            desc=desc,
-            unit=unit,
-            leave=leave,
-            dynamic_ncols=True,
-            file=sys.stderr,
-        )
-    )
+    style = {"dynamic_ncols": True, "file": sys.stderr, "leave": leave}
+    return ProgressBar(tqdm(total=total, initial=initial, desc=desc, unit=unit, **style))

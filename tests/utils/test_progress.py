@@ -22,11 +22,11 @@ class _Terminal(io.StringIO):
 def test_enabled_none_follows_whether_stderr_is_a_terminal(monkeypatch):
     monkeypatch.setattr("sys.stderr", io.StringIO())
     assert progress_wanted(None) is False
-    assert not progress_bar(10, desc="x").active
+    assert not progress_bar(10, desc="x", unit="it").active
     monkeypatch.setattr("sys.stderr", _Terminal())
     assert progress_wanted(None) is True
     assert progress_wanted(False) is False and progress_wanted(True) is True
-    assert not progress_bar(10, desc="x", enabled=False).active
+    assert not progress_bar(10, desc="x", unit="it", enabled=False).active
 
 
 def test_a_drawn_bar_goes_to_stderr_with_count_and_time_left(monkeypatch):
@@ -46,7 +46,7 @@ def test_a_drawn_bar_goes_to_stderr_with_count_and_time_left(monkeypatch):
 
 
 def test_a_disabled_bar_is_a_silent_no_op(monkeypatch, capsys):
-    bar = progress_bar(5, desc="x", enabled=False)
+    bar = progress_bar(5, desc="x", unit="it", enabled=False)
     assert isinstance(bar, ProgressBar) and not bar.active
     bar.update(2)
     bar.set(3, postfix="y")
