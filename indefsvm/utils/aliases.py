@@ -47,7 +47,6 @@ MOVED_MODULES: dict[str, str] = {
     "indefsvm.baselines": "indefsvm.proxy.baselines",
     "indefsvm._libsvm": "indefsvm.proxy._libsvm",
     "indefsvm.solvers": "indefsvm.proxy.solvers",
-    "indefsvm.studies.cli": "indefsvm.cli.study",
 }
 
 
