@@ -62,9 +62,7 @@ def main() -> None:
                 tol=args.tol,
                 max_iter=10**7,
                 max_time=fast.time,
-                step="paper",
-                step_size=5.0,
-                smoothing=smoothing,
+                options={"step": "paper", "step_size": 5.0, "smoothing": smoothing},
             )
             row(label + " (same wall time as default at tol)", args.tol, slow)
 

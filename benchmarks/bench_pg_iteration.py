@@ -43,7 +43,9 @@ from indefsvm import solve
 
 def _solve_time(K0, y, max_iter: int, evaluations: str = "lean") -> tuple[float, object]:
     t0 = time.perf_counter()
-    res = solve(K0, y, C=1.0, rho=1.0, tol=0.0, max_iter=max_iter, evaluations=evaluations)
+    res = solve(
+        K0, y, C=1.0, rho=1.0, tol=0.0, max_iter=max_iter, options={"evaluations": evaluations}
+    )
     return time.perf_counter() - t0, res
 
 

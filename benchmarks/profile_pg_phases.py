@@ -70,10 +70,10 @@ def main() -> None:
     K0, y = sigmoid_kernel_problem(args.n, seed=args.n)
     print(f"n = {args.n}, load average at start: {os.getloadavg()}")
     for evaluations in ("lean", "full"):
-        solve(K0, y, tol=0.0, max_iter=3, evaluations=evaluations)  # warm-up
+        solve(K0, y, tol=0.0, max_iter=3, options={"evaluations": evaluations})  # warm-up
         _ACC.clear()
         t0 = time.perf_counter()
-        res = solve(K0, y, tol=0.0, max_iter=45, evaluations=evaluations)
+        res = solve(K0, y, tol=0.0, max_iter=45, options={"evaluations": evaluations})
         per_it = (time.perf_counter() - t0 - res.history["time"][0]) / (res.n_iter - 1)
         print(
             f"{evaluations}: {1e3 * per_it:.1f} ms per iteration (iterations 2-45), "

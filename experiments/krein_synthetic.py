@@ -69,14 +69,9 @@ def tune(K: np.ndarray, y: np.ndarray, method: str, seed: int, max_iter: int) ->
             res = tune_variance_constrained(
                 K, y, formulation="krein", random_state=seed, max_iter=max_iter, **kw
             )
-        elif method == "omcs":
+        else:  # "omcs" or a spectrum transformation (eq. 2 on the transformed kernel)
             res = tune_variance_constrained(
-                K, y, formulation="omcs", random_state=seed, max_iter=max_iter, **kw
-            )
-        else:
-            res = tune_variance_constrained(
-                K, y, formulation="omcs", transform=method, random_state=seed,
-                max_iter=max_iter, **kw,
+                K, y, formulation=method, random_state=seed, max_iter=max_iter, **kw
             )
         if best is None or res.loss < best.loss:
             best = res

@@ -129,8 +129,8 @@ def test_feature_coef_gives_p_plus_k0_u_not_k_star_u_on_training_points():
 
 
 def test_feature_coef_docstring_no_longer_claims_the_k_star_row():
-    from indefsvm.proxy.lowrank import LowRankClassificationProblem
+    from indefsvm.proxy.lowrank import LowRankProxyOperator
 
-    doc = " ".join(LowRankClassificationProblem.feature_coef.__doc__.split())
+    doc = " ".join(LowRankProxyOperator.feature_coef.__doc__.split())
     assert "On a training point it is ``(K* u)_i``" not in doc
     assert "(K0 P_+ u)_i" in doc

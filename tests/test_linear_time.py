@@ -175,7 +175,7 @@ def test_accelerated_lowrank_solve_uses_linearity_and_reaches_the_dense_optimum(
     res = solve_problem(problem, tol=1e-7, max_iter=5000)
     assert res.status == "converged"
     assert problem.operator.n_linear_z > 0.3 * res.n_iter
-    dense = make_problem("svc", problem.kernel0.toarray(), problem.y, C=1.0, rho=1.0)
+    dense = make_problem("svc", problem.operator.factor.toarray(), problem.y, C=1.0, rho=1.0)
     ref = solve_problem(dense, tol=1e-7, max_iter=5000)
     scale = max(1.0, abs(ref.objective - ref.baseline_objective))
     assert abs(res.objective - ref.objective) <= 2e-7 * scale

@@ -84,7 +84,7 @@ def test_evaluation_matches_dense(kind, vector_rho):
     assert rel(low.out_of_sample_rows(a, R), dense.out_of_sample_rows(a, R)) < 1e-10
     # f(0) = rho ||(K0)_-||_F^2 (notes §10)
     lam = np.linalg.eigvalsh(dense.operator.K0)
-    assert low.objective_at_zero() == pytest.approx(
+    assert low.baseline_objective == pytest.approx(
         dense.penalty_rho * np.sum(np.minimum(lam, 0) ** 2), rel=1e-10
     )
 

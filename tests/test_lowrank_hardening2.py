@@ -88,13 +88,15 @@ def test_low_rank_oneclass_libsvm_check_refused_before_solving(monkeypatch):
     Phi, s, K, rng = factor(n=30)
     monkeypatch.setattr(lowrank, "DENSE_LIMIT", 10)
     calls = []
-    evaluate = lowrank.LowRankOneClassProblem.evaluate
+    from indefsvm.proxy.problems import OneClassProblem
+
+    evaluate = OneClassProblem.evaluate
 
     def spy(self, *args, **kwargs):
         calls.append(1)
         return evaluate(self, *args, **kwargs)
 
-    monkeypatch.setattr(lowrank.LowRankOneClassProblem, "evaluate", spy)
+    monkeypatch.setattr(OneClassProblem, "evaluate", spy)
     with pytest.raises(ValueError, match="libsvm_every .* one-class problem"):
         indefsvm.solve(LowRankKernel(Phi, s), problem="oneclass", libsvm_every=5)
     assert calls == []  # nothing was solved and thrown away

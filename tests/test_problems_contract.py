@@ -331,11 +331,13 @@ def test_objective_only_evaluation_matches_dense_definitions(kind, vector_rho):
 
 
 def test_objective_only_evaluation_falls_back_to_a_full_one_without_an_objective_path():
-    """An operator without ``objective_state`` (the low-rank one) gets a full evaluation."""
+    """An operator that does not provide "objective_only" (the low-rank one) gets a full one."""
     problem = _problem("svc")
     alpha = _point(problem)
 
     class NoObjectivePath:
+        provides = frozenset({"n_by_n", "eigenbasis"})
+
         def __init__(self, operator):
             self._operator = operator
 
@@ -529,7 +531,10 @@ def test_feasible_sets_and_projections_match_cvxpy(kind, vector_rho):
         assert np.array_equal(x0, np.zeros(n))
     problem.reset_warm_start()
     assert problem._tau_warm is None
-    problem.check_method("pg")  # every solver runs on a dense problem
+    problem.check_solver("pg", frozenset())  # a dense operator provides every capability
+    problem.check_solver("siqclp", frozenset({"n_by_n", "eigenbasis"}))
+    with pytest.raises(ValueError, match=r"^method='x' needs teleportation, which this problem's"):
+        problem.check_solver("x", frozenset({"teleportation"}))
 
 
 def test_class_weights_set_the_box_and_labels_are_mapped():
@@ -622,13 +627,13 @@ def test_input_checks_have_clear_messages():
 def test_input_scale_limits_are_exact():
     """``max|K| * n > 1e150`` is refused; exactly at the limit it is not (checked before eigh)."""
     K = np.full((2, 2), 0.5e150)
-    P._check_input_scale(K, 1.0)
+    P._check_input_scale(K)
     with pytest.raises(ValueError, match="^K0 has entries up to"):
-        P._check_input_scale(K * 1.0000001, 1.0)
-    P._check_input_scale(np.zeros((0, 0)), 1.0)  # an empty kernel has scale 0
-    P._check_input_scale(K, 0.25e-300)
+        P._check_input_scale(K * 1.0000001)
+    P._check_input_scale(np.zeros((0, 0)))  # an empty kernel has scale 0
+    P._check_sigma(0.25e-300)
     with pytest.raises(ValueError, match=r"^rho = "):
-        P._check_input_scale(K, 1e-310)
+        P._check_sigma(1e-310)
 
 
 def test_objective_range_check_names_the_overflowing_terms():
@@ -694,7 +699,7 @@ def test_make_problem_contract():
 
 
 def test_make_problem_low_rank_kernels():
-    from indefsvm.proxy.lowrank import LOW_RANK_PROBLEM_TYPES, LowRankKernel
+    from indefsvm.proxy.lowrank import LowRankKernel, LowRankProxyOperator
 
     rng = np.random.default_rng(0)
     Phi, _ = np.linalg.qr(rng.normal(size=(N, 3)))
@@ -703,17 +708,18 @@ def test_make_problem_low_rank_kernels():
     with pytest.raises(ValueError, match=r"^symmetrize does not apply to a LowRankKernel "
                        r"\(symmetric by design\)\.$"):  # fmt: skip
         make_problem("svc", lrk, y, symmetrize=True)
-    missing = [k for k in P.PROBLEM_TYPES if k not in LOW_RANK_PROBLEM_TYPES]
-    for kind in missing:
-        with pytest.raises(ValueError, match=rf"^problem='{kind}' has no low-rank variant for a "
-                           r"LowRankKernel\.$"):  # fmt: skip
-            make_problem(kind, lrk, y)
-    assert type(make_problem("svc", lrk, y)) is LOW_RANK_PROBLEM_TYPES["svc"]
-    if "oneclass" in LOW_RANK_PROBLEM_TYPES:
-        oc = make_problem("oneclass", lrk, nu=0.3)
-        assert type(oc) is LOW_RANK_PROBLEM_TYPES["oneclass"] and oc.nu == 0.3
-    if "svr" in LOW_RANK_PROBLEM_TYPES:
-        assert make_problem("svr", lrk, t, epsilon=0.2).epsilon == 0.2
+    # One class per problem for both forms of K0: the operator is what differs (issue 23).
+    svc = make_problem("svc", lrk, y)
+    assert type(svc) is P.PROBLEM_TYPES["svc"] and svc.low_rank
+    assert isinstance(svc.operator, LowRankProxyOperator)
+    assert not make_problem("svc", lrk.toarray(), y).low_rank
+    oc = make_problem("oneclass", lrk, nu=0.3)
+    assert type(oc) is P.PROBLEM_TYPES["oneclass"] and oc.nu == 0.3 and oc.low_rank
+    assert make_problem("svr", lrk, t, epsilon=0.2).epsilon == 0.2
+    with pytest.raises(ValueError, match=r"^problem='perturb' \(PerturbSVM"):
+        make_problem("perturb", lrk, y)  # the signature has a negative weight
+    psd = LowRankKernel(Phi, np.array([0.5, 1.0, 2.0]))
+    assert type(make_problem("perturb", psd, y)) is P.PROBLEM_TYPES["perturb"]
 
 
 def test_register_problem_extends_the_registry(monkeypatch):
@@ -728,14 +734,19 @@ def test_register_problem_extends_the_registry(monkeypatch):
     assert P.PROBLEMS[-1] == "shifted_oneclass" and "svc" in P.PROBLEMS
     K0, _, _ = _data(0)
     assert type(make_problem("shifted_oneclass", K0, nu=0.5)) is Shifted
-    # a registered kind without a low-rank variant is refused for a LowRankKernel
+    # ... and, being one class, works on a LowRankKernel at once (the operator differs; issue
+    # 23): same objective and certified bound as on the dense form of the same kernel.
     from indefsvm.proxy.lowrank import LowRankKernel
 
     Phi, _ = np.linalg.qr(np.random.default_rng(0).normal(size=(N, 3)))
     lrk = LowRankKernel(Phi, np.array([-0.5, 1.0, 2.0]))
-    msg = r"^problem='shifted_oneclass' has no low-rank variant for a LowRankKernel\.$"
-    with pytest.raises(ValueError, match=msg):
-        make_problem("shifted_oneclass", lrk)
+    low = make_problem("shifted_oneclass", lrk, nu=0.5)
+    dense = make_problem("shifted_oneclass", lrk.toarray(), nu=0.5)
+    assert type(low) is Shifted and low.low_rank and not dense.low_rank
+    alpha = np.random.default_rng(1).dirichlet(np.ones(N))
+    a, b = low.evaluate(alpha), dense.evaluate(alpha)
+    assert a.objective == pytest.approx(b.objective, rel=1e-10, abs=1e-12)
+    assert a.upper_bound == pytest.approx(b.upper_bound, rel=1e-10, abs=1e-12)
 
 
 def test_base_class_hooks_are_abstract():

@@ -90,7 +90,6 @@ class HyperGradient:
     hard_case: bool = False
 
 
-
 def _renamed_formulation(formulation: str, method: str | None) -> str:
     """``method=`` is the old name of ``formulation=`` (one name per concept, issue 23)."""
     if method is None:
@@ -102,6 +101,7 @@ def _renamed_formulation(formulation: str, method: str | None) -> str:
         stacklevel=3,
     )
     return method
+
 
 def validation_hypergradient(
     K: ArrayLike | KernelEigen,
@@ -229,9 +229,7 @@ def validation_hypergradient(
     qu = float(q_hat @ u_hat)
     alpha = sol.alpha
     m = y_val.shape[0]
-    e = K_val @ alpha + intercept - y_val
-    loss = float(e @ e / m)
-    tau_hat = VJ.T @ ((2.0 / m) * (K_val.T @ e))
+    e, loss, tau_hat = _validation_loss(alpha, intercept, K_val, y_val, VJ)
     t_hat = tau_hat / a_diag
     tu = float(t_hat @ u_hat)
 
@@ -294,6 +292,25 @@ def validation_hypergradient(
     return HyperGradient(loss=loss, grad=grad, mu=mu, dmu=dmu)
 
 
+def _validation_loss(
+    alpha: NDArray[np.float64],
+    intercept: float,
+    K_val: NDArray[np.float64],
+    y_val: NDArray[np.float64],
+    VJ: NDArray[np.float64],
+) -> tuple[NDArray[np.float64], float, NDArray[np.float64]]:
+    """Validation residual ``e``, the mean squared loss and ``tau_hat = V_J' dloss/dalpha``.
+
+    ``dloss/dalpha = (2/m) K_val' e``, taken to the eigen coordinates of the active eigenvectors
+    ``V_J``; the regular and the hard-case hypergradients start from the same three quantities.
+    """
+    m = y_val.shape[0]
+    e = K_val @ alpha + intercept - y_val
+    loss = float(e @ e / m)
+    tau_hat = VJ.T @ ((2.0 / m) * (K_val.T @ e))
+    return e, loss, tau_hat
+
+
 def _hard_case_hypergradient(
     eig: KernelEigen,
     sol: Any,
@@ -322,12 +339,8 @@ def _hard_case_hypergradient(
     VJ = eig.eigenvectors[:, J]
     D = sol.secular_diag
     u_hat = sol.u_hat
-    alpha = sol.alpha
-    m = y_val.shape[0]
-    e = K_val @ alpha + intercept - y_val
-    loss = float(e @ e / m)
+    _, loss, tau_hat = _validation_loss(sol.alpha, intercept, K_val, y_val, VJ)
     # d loss = tau_hat' (du_hat / sigma): alpha = V_J (u_hat / sigma).
-    tau_hat = VJ.T @ ((2.0 / m) * (K_val.T @ e))
     t_hat = tau_hat / sigma
     delta = float(np.min(D))
     bottom = (D - delta) <= 4.0 * np.finfo(np.float64).eps * max(1.0, abs(delta))
@@ -448,14 +461,16 @@ def tune_variance_constrained(
     kernel_grad : callable, optional
         ``kernel_grad(X, Y, **params) -> {name: dK}``; default central finite differences of the
         kernel function.
-    formulation : {"krein", "omcs"}
-        Problem (eq. 4 or eq. 2), as ``KreinRegressor(formulation=...)`` (``method=`` before
-        issue 23; still accepted with a ``FutureWarning``).
+    formulation : {"krein", "omcs", "flip", "clip", "shift", "square"}
+        Problem, as ``KreinRegressor(formulation=...)``: eq. (4) (KREIN), eq. (2) (OMCS), or
+        eq. (2) on a spectrum-transformed kernel: the transformation is applied to each inner
+        training kernel (after centring), with its test-row map
+        (:func:`indefsvm.linalg.spectrum.spectrum_transform`); not combinable with
+        ``tune_kernel_params``. (``method=`` before issue 23; still accepted with a
+        ``FutureWarning``.)
     transform : {"flip", "clip", "shift", "square"}, optional
-        Spectrum transformation applied to each inner training kernel (after centring), with
-        its test-row map (:func:`indefsvm.linalg.spectrum.spectrum_transform`); needs
-        ``formulation="omcs"`` (eq. 2 with the transformed kernel, as :class:`KreinRegressor`).
-        Not combinable with ``tune_kernel_params``.
+        Former spelling of ``formulation=<transform>`` (with ``formulation="omcs"``);
+        FutureWarning.
     lambda_plus, lambda_minus, lam : float
         Initial regularisation values (finite and > 0: the tuner works in their logarithms,
         and ``lambda = 0`` removes the regularisation the problem needs).
@@ -488,15 +503,28 @@ def tune_variance_constrained(
     reported in ``TuningResult.n_hard_case``.
     """
     formulation = _renamed_formulation(formulation, method)
-    if formulation not in ("krein", "omcs"):
-        raise ValueError(f"formulation must be 'krein' or 'omcs'; got {formulation!r}.")
     if transform is not None:
+        # formulation="omcs" + transform=T was a second name for KreinRegressor's formulation=T.
         if transform not in TRANSFORM_METHODS:
             raise ValueError(f"transform must be one of {TRANSFORM_METHODS}; got {transform!r}.")
         if formulation != "omcs":
             raise ValueError(
                 "a spectrum transform is used with formulation='omcs' (paper 000, eq. 2)."
             )
+        warnings.warn(
+            f"formulation='omcs', transform={transform!r} is now formulation={transform!r} (the "
+            "name KreinRegressor uses); transform= works for one more release.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        formulation = transform
+    allowed = ("krein", "omcs", *TRANSFORM_METHODS)
+    if formulation not in allowed:
+        raise ValueError(f"formulation must be one of {allowed}; got {formulation!r}.")
+    # A spectrum formulation is eq. (2) (OMCS) on the transformed inner kernels.
+    spectrum = formulation if formulation in TRANSFORM_METHODS else None
+    if spectrum is not None:
+        formulation = "omcs"
         if tune_kernel_params:
             raise ValueError("tune_kernel_params cannot be combined with a spectrum transform.")
     # Validate the initial values here, not after np.log: log(0) = -inf was silently clipped
@@ -586,8 +614,8 @@ def tune_variance_constrained(
                 for k in list(dtr):
                     dtr[k], dcol, dgrand = center_kernel_train(dtr[k])
                     dva[k] = center_kernel_test(dva[k], dcol, dgrand)
-            if transform is not None:
-                tr_map = spectrum_transform(Ktr, transform)
+            if spectrum is not None:
+                tr_map = spectrum_transform(Ktr, spectrum)
                 Ktr, Kva = tr_map.kernel, tr_map.transform(Kva)
             out.append((kernel_eigen(Ktr), ytr - b, Kva, y[va], b, dtr, dva))
         return out

@@ -44,7 +44,6 @@ vector machines. Machine Learning 46, 2002.
 
 from __future__ import annotations
 
-import logging
 import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -71,8 +70,6 @@ __all__ = [
     "squared_hinge_svm",
 ]
 
-logger = logging.getLogger(__name__)
-
 _EPS = float(np.finfo(np.float64).eps)
 
 
@@ -90,6 +87,18 @@ def _check_factor(
     if not np.all(np.abs(s) == 1.0):
         raise ValueError("signature must contain only +1.0 and -1.0.")
     return Phi, s
+
+
+def _check_features(F: ArrayLike) -> NDArray:
+    """The feature matrix ``F`` (n, r) of the low-rank solvers, refused unless 2-D.
+
+    Its dtype is kept (a float32 factor stays float32 and :func:`_gram` accumulates in
+    float64); shared by :func:`lowrank_variance_constrained` and :func:`squared_hinge_svm`.
+    """
+    F = np.asarray(F)
+    if F.ndim != 2:
+        raise ValueError(f"F must be 2-D; got shape {F.shape}.")
+    return F
 
 
 def _gram(F: NDArray) -> NDArray[np.float64]:
@@ -268,9 +277,7 @@ def lowrank_variance_constrained(
     -------
     LowRankVCSolution
     """
-    F = np.asarray(F)
-    if F.ndim != 2:
-        raise ValueError(f"F must be 2-D; got shape {F.shape}.")
+    F = _check_features(F)
     n = F.shape[0]
     y = _check_y(y, n)
     reg = check_finite_matrix(reg, name="reg", ndim=1)
@@ -465,9 +472,7 @@ def squared_hinge_svm(
     -------
     SquaredHingeSolution
     """
-    F = np.asarray(F)
-    if F.ndim != 2:
-        raise ValueError(f"F must be 2-D; got shape {F.shape}.")
+    F = _check_features(F)
     n, r = F.shape
     y = _check_y(y, n)
     if not np.all(np.abs(y) == 1.0):

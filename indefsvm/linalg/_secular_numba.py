@@ -50,12 +50,15 @@ N_CHUNKS = 16
 _FAST = {"reassoc", "contract"}
 
 
-@njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
-def _lower_sums(d, z, dorg, tau, lo, hi):
+@njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy", inline="always")
+def _pole_sums(d, z, dorg, tau, lo, hi, upwards):
     """``sum z_j^2/delta_j``, ``sum (z_j/delta_j)^2`` and dlaed4's running-sum error term.
 
-    Terms ``j`` in ``[lo, hi)``, summed upwards in dlaed4 (PSI): the error accumulator adds every
-    partial sum, i.e. term ``j`` with weight ``hi - j``.
+    Terms ``j`` in ``[lo, hi)``. dlaed4 sums PSI upwards and PHI downwards and its error
+    accumulator adds every partial sum, i.e. term ``j`` with weight ``hi - j`` (upwards) or
+    ``j - lo + 1`` (downwards); one loop serves both, with the weight as an integer
+    ``first + step * j`` so the values are those of the two written-out loops. Inlined into
+    :func:`_lower_sums` and :func:`_upper_sums`, where ``upwards`` is a constant.
     """
     # The loops run over slices from index 0, not over ``range(lo, hi)``: with a start that
     # may be negative Numba keeps a wraparound branch per index and LLVM does not vectorise the
@@ -63,6 +66,10 @@ def _lower_sums(d, z, dorg, tau, lo, hi):
     ds_ = d[lo:hi]
     zs = z[lo:hi]
     m = ds_.shape[0]
+    if upwards:
+        first, step = m, -1
+    else:
+        first, step = 1, 1
     s = 0.0
     dsum = 0.0
     e = 0.0
@@ -72,27 +79,32 @@ def _lower_sums(d, z, dorg, tau, lo, hi):
         t = zs[j] * temp
         s += t
         dsum += temp * temp
-        e += t * (m - j)
+        e += t * (first + step * j)
     return s, dsum, e
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
+def _lower_sums(d, z, dorg, tau, lo, hi):
+    """:func:`_pole_sums` for PSI (the poles below the origin), summed upwards."""
+    return _pole_sums(d, z, dorg, tau, lo, hi, True)
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
 def _upper_sums(d, z, dorg, tau, lo, hi):
-    """As :func:`_lower_sums` for PHI, summed downwards: term ``j`` has weight ``j - lo + 1``."""
-    ds_ = d[lo:hi]
-    zs = z[lo:hi]
-    m = ds_.shape[0]
-    s = 0.0
-    dsum = 0.0
-    e = 0.0
-    for j in range(m):
-        delta = (ds_[j] - dorg) - tau
-        temp = zs[j] / delta
-        t = zs[j] * temp
-        s += t
-        dsum += temp * temp
-        e += t * (j + 1)
-    return s, dsum, e
+    """:func:`_pole_sums` for PHI (the poles above the origin), summed downwards."""
+    return _pole_sums(d, z, dorg, tau, lo, hi, False)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _shrink_bracket(w, tau, lb, ub):
+    """The bracket ``(lb, ub)`` of the root after the secular function's value ``w`` at ``tau``.
+
+    ``f`` increases between its poles, so ``w <= 0`` puts the root above ``tau`` and ``w > 0``
+    below it (dlaed4's update); shared by :func:`_interior_root` and :func:`_last_root`.
+    """
+    if w <= 0.0:
+        return max(lb, tau), ub
+    return lb, min(ub, tau)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -173,10 +185,7 @@ def _interior_root(i, d, z, rho, side, guess_tau):
             return org, tau, sweeps
         if _it >= MAX_ITER:
             break
-        if w <= 0.0:
-            lb = max(lb, tau)
-        else:
-            ub = min(ub, tau)
+        lb, ub = _shrink_bracket(w, tau, lb, ub)
         delta_i = (d[i] - dorg) - tau
         delta_ip1 = (d[ip1] - dorg) - tau
         if first:
@@ -246,10 +255,7 @@ def _last_root(d, z, rho, side, guess_tau):
             return n1, tau, sweeps
         if _it >= MAX_ITER:
             break
-        if w <= 0.0:
-            lb = max(lb, tau)
-        else:
-            ub = min(ub, tau)
+        lb, ub = _shrink_bracket(w, tau, lb, ub)
         delta_n1 = (d[n2] - dorg) - tau
         c = w - delta_n1 * dpsi - delta_n * dphi
         a = (delta_n1 + delta_n) * w - delta_n1 * delta_n * (dpsi + dphi)
@@ -310,6 +316,23 @@ def _accumulate_lowner_pair(j, d, dorg0, tau0, dorg1, tau1, acc):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def _solve_root(j, d, z, rho, side, guess_tau, origin, tau, status):
+    """Root ``j`` (interior or last) written to ``origin[j], tau[j], status[j]`` and returned.
+
+    The one step of both root loops (:func:`_roots_chunk` with the Löwner products,
+    :func:`_roots_prefix_range` without), so the two always solve a root the same way.
+    """
+    if j < d.shape[0] - 1:
+        o, t, s = _interior_root(j, d, z, rho, side[j], guess_tau[j])
+    else:
+        o, t, s = _last_root(d, z, rho, side[j], guess_tau[j])
+    origin[j] = o
+    tau[j] = t
+    status[j] = s
+    return o, t, s
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def _roots_chunk(c, d, z, rho, side, guess_tau, pair, origin, tau, status, partial):
     """Roots ``[c k / n_chunks, (c+1) k / n_chunks)`` and their Löwner product (one chunk)."""
     k = d.shape[0]
@@ -320,13 +343,7 @@ def _roots_chunk(c, d, z, rho, side, guess_tau, pair, origin, tau, status, parti
     acc[:] = 1.0
     pending = -1
     for j in range(start, stop):
-        if j < k - 1:
-            o, t, s = _interior_root(j, d, z, rho, side[j], guess_tau[j])
-        else:
-            o, t, s = _last_root(d, z, rho, side[j], guess_tau[j])
-        origin[j] = o
-        tau[j] = t
-        status[j] = s
+        o, t, s = _solve_root(j, d, z, rho, side, guess_tau, origin, tau, status)
         if s < 0:
             continue
         if not pair:
@@ -408,15 +425,8 @@ def secular_vectors_serial(d, zhat, origin, tau, first, out):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _roots_prefix_range(start, stop, d, z, rho, side, guess_tau, origin, tau, status):
-    k = d.shape[0]
     for j in range(start, stop):
-        if j < k - 1:
-            o, t, s = _interior_root(j, d, z, rho, side[j], guess_tau[j])
-        else:
-            o, t, s = _last_root(d, z, rho, side[j], guess_tau[j])
-        origin[j] = o
-        tau[j] = t
-        status[j] = s
+        _solve_root(j, d, z, rho, side, guess_tau, origin, tau, status)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

@@ -59,6 +59,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.linalg.blas import drot
 
+from indefsvm.utils.validation import _as_finite_real
+
 __all__ = [
     "ENGINES",
     "RankOneEigen",
@@ -123,6 +125,12 @@ class SecularWarmStart:
         self.n_sweeps = 0
         self.n_roots = 0
         self.last_root_state: tuple[NDArray[np.int64], NDArray[np.float64]] | None = None
+
+    def _record_call(self, status: NDArray[np.int64]) -> None:
+        """Count one call of the compiled roots and its sweeps (``status`` of the roots found)."""
+        self.n_calls += 1
+        self.n_roots += status.shape[0]
+        self.n_sweeps += int(np.sum(np.abs(status)))
 
     def reset(self) -> None:
         """Forget the stored roots (next call is a cold start)."""
@@ -444,10 +452,7 @@ def _secular_eigenpairs_numba(
 
     kernel = _numba_kernel()
     k = d.shape[0]
-    side, guess_tau = _initial_guess(k, guess)
-    origin = np.empty(k, dtype=np.int64)
-    tau = np.empty(k, dtype=np.float64)
-    status = np.empty(k, dtype=np.int64)
+    side, guess_tau, origin, tau, status = _root_buffers(k, guess)
     partial = np.empty((kernel.N_CHUNKS, k), dtype=np.float64)
     # Two Löwner ratios per division when their products cannot over/underflow.
     scale = max(float(np.max(np.abs(d))), rho)
@@ -460,9 +465,7 @@ def _secular_eigenpairs_numba(
         roots, vectors = kernel.secular_roots_serial, kernel.secular_vectors_serial
     roots(d, z_unit, float(rho), side, guess_tau, pair, origin, tau, status, partial)
     if warm is not None:
-        warm.n_calls += 1
-        warm.n_roots += k
-        warm.n_sweeps += int(np.sum(np.abs(status)))
+        warm._record_call(status)
         warm.last_root_state = (origin, tau)
     if np.any(status < 0):
         bad = int(np.flatnonzero(status < 0)[0])
@@ -615,19 +618,9 @@ class RankOneEigen:
 
 
 def _as_vector(x: ArrayLike, name: str) -> NDArray[np.float64]:
-    arr = np.asarray(x)
-    if arr.dtype == object or not (
-        np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)
-    ):
-        raise TypeError(f"{name} must be a numeric vector, got dtype {arr.dtype}.")
-    if np.iscomplexobj(arr):
-        raise TypeError(f"{name} must be real; got complex values.")
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be a 1-D vector; got shape {arr.shape}.")
-    arr = np.ascontiguousarray(arr, dtype=np.float64)
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} contains NaN or inf; expected finite values.")
-    return arr
+    # Contiguous: the compiled kernels and the ctypes calls to dlaed4 read raw memory.
+    arr = _as_finite_real(x, name, ndim=1, what="a numeric vector", dims="a 1-D vector")
+    return np.ascontiguousarray(arr)
 
 
 def _vector_norm(x: NDArray[np.float64]) -> float:
@@ -648,6 +641,47 @@ class _Deflation:
     kept: NDArray[np.intp]  # ascending positions entering the secular equation
     deflated: NDArray[np.intp]  # positions whose unit vector is an eigenvector
     rotations: list[tuple[int, int, float, float]]  # (p, q, c, s) in the order applied
+
+
+def _secular_weight(z: NDArray[np.float64], sigma: float) -> tuple[float, float]:
+    """``||z||`` and the weight ``rho = sigma ||z||^2`` of ``diag(d) + sigma z z'``.
+
+    Shared by the eigenpair and the eigenvalue-only paths: ``z`` is then used with unit norm,
+    and a weight that overflows is refused (it would make every root infinite).
+    """
+    z_norm = _vector_norm(z)
+    rho = (sigma * z_norm) * z_norm
+    if not np.isfinite(rho):
+        raise ValueError(f"sigma * ||z||^2 overflows (sigma = {sigma!r}, ||z|| = {z_norm!r}).")
+    return z_norm, rho
+
+
+def _secular_problem(
+    defl: _Deflation, rho: float
+) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
+    """Poles, unit weights and ``rho`` of the secular equation left after deflation.
+
+    The kept part of the deflated ``z`` has norm below one: renormalise it and fold its norm
+    into ``rho``, as both the eigenpair and the eigenvalue-only paths do before the roots.
+    """
+    zk = defl.z[defl.kept]
+    zk_norm = _vector_norm(zk)
+    return defl.d[defl.kept], zk / zk_norm, rho * zk_norm * zk_norm
+
+
+def _root_buffers(
+    k: int, guess: tuple[NDArray[np.int64], NDArray[np.float64]] | None
+) -> tuple[NDArray[Any], ...]:
+    """Warm start ``(side, guess_tau)`` and zeroed outputs ``(origin, tau, status)`` of ``k`` roots.
+
+    The inputs and outputs of the compiled root loops, for all roots or a prefix (whose
+    unwritten entries stay 0).
+    """
+    side, guess_tau = _initial_guess(k, guess)
+    origin = np.zeros(k, dtype=np.int64)
+    tau = np.zeros(k, dtype=np.float64)
+    status = np.zeros(k, dtype=np.int64)
+    return side, guess_tau, origin, tau, status
 
 
 def _deflate(d: NDArray[np.float64], z: NDArray[np.float64], rho: float) -> _Deflation:
@@ -717,10 +751,7 @@ def _rank_one_positive(
     ``"lapack"`` (resolved by the caller); ``warm``/``sign`` key the warm start.
     """
     n = d.shape[0]
-    z_norm = _vector_norm(z)
-    rho = (sigma * z_norm) * z_norm
-    if not np.isfinite(rho):
-        raise ValueError(f"sigma * ||z||^2 overflows (sigma = {sigma!r}, ||z|| = {z_norm!r}).")
+    z_norm, rho = _secular_weight(z, sigma)
     if n == 0 or rho == 0.0:
         cols = np.flatnonzero((d > window[0]) & (d < window[1]))
         vectors = np.zeros((n, cols.size))
@@ -730,11 +761,7 @@ def _rank_one_positive(
     kept, deflated = defl.kept, defl.deflated
     k = kept.size
     if k > 0:
-        dk = defl.d[kept]
-        zk = defl.z[kept]
-        zk_norm = _vector_norm(zk)
-        zk_unit = zk / zk_norm
-        rho_k = rho * zk_norm * zk_norm
+        dk, zk_unit, rho_k = _secular_problem(defl, rho)
         found = None
         if engine == "numba" and k >= 3:
             guess = warm.guesses(n, sign, kept) if warm is not None else None
@@ -815,19 +842,14 @@ def _secular_values_numba(
 
     kernel = _numba_kernel()
     k = d.shape[0]
-    side, guess_tau = _initial_guess(k, guess)
-    origin = np.zeros(k, dtype=np.int64)
-    tau = np.zeros(k, dtype=np.float64)
-    status = np.zeros(k, dtype=np.int64)
+    side, guess_tau, origin, tau, status = _root_buffers(k, guess)
     if _use_threads(n_threads):
         roots = kernel.secular_roots_prefix
     else:
         roots = kernel.secular_roots_prefix_serial
     roots(d, z_unit, float(rho), side, guess_tau, m, origin, tau, status)
     if warm is not None:
-        warm.n_calls += 1
-        warm.n_roots += m
-        warm.n_sweeps += int(np.sum(np.abs(status[:m])))
+        warm._record_call(status[:m])
     if np.any(status[:m] < 0):
         return None
     return d[origin[:m]] + tau[:m], origin, tau
@@ -849,10 +871,7 @@ def _rank_one_values_positive(
     Löwner products and no eigenvectors. Returns the eigenvalues and the number deflated.
     """
     n = d.shape[0]
-    z_norm = _vector_norm(z)
-    rho = (sigma * z_norm) * z_norm
-    if not np.isfinite(rho):
-        raise ValueError(f"sigma * ||z||^2 overflows (sigma = {sigma!r}, ||z|| = {z_norm!r}).")
+    z_norm, rho = _secular_weight(z, sigma)
     if n == 0 or rho == 0.0:
         return d[d < upper].copy(), n
     defl = _deflate(d, z / z_norm, rho)
@@ -860,11 +879,7 @@ def _rank_one_values_positive(
     k = kept.size
     lam_k = np.empty(0)
     if k > 0:
-        dk = defl.d[kept]
-        zk = defl.z[kept]
-        zk_norm = _vector_norm(zk)
-        zk_unit = zk / zk_norm
-        rho_k = rho * zk_norm * zk_norm
+        dk, zk_unit, rho_k = _secular_problem(defl, rho)
         m = int(np.searchsorted(dk, upper, side="left"))
         found = None
         if engine == "numba" and k >= 3:

@@ -427,7 +427,11 @@ class SpectrumTransform:
 
 
 def spectrum_transform(
-    K: ArrayLike, method: str, *, shift: float | None = None
+    K: ArrayLike,
+    spectrum: str | None = None,
+    *,
+    shift: float | None = None,
+    method: str | None = None,
 ) -> SpectrumTransform:
     """Make a symmetric kernel matrix positive semi-definite by modifying its spectrum.
 
@@ -444,20 +448,37 @@ def spectrum_transform(
     ----------
     K : array_like of shape (n, n)
         Symmetric training kernel.
-    method : {"clip", "flip", "shift", "square"}
-        Transformation.
+    spectrum : {"clip", "flip", "shift", "square"}
+        Transformation (the name ``SpectrumSVC(spectrum=...)`` uses; ``method=`` before issue
+        23, still accepted with a FutureWarning).
     shift : float, optional
-        Diagonal shift for ``method="shift"`` (finite, >= 0). Defaults to ``max(0, -lambda_min)``.
+        Diagonal shift for ``spectrum="shift"`` (finite, >= 0). Defaults to
+        ``max(0, -lambda_min)``.
 
     Returns
     -------
     SpectrumTransform
         Eigendecomposition, transformed kernel and the test-row map (see its notes).
     """
+    if method is not None:
+        import warnings
+
+        if spectrum is not None:
+            raise TypeError("give spectrum= only (method= is its former name).")
+        warnings.warn(
+            "spectrum_transform(method=...) is now spectrum_transform(spectrum=...) (the name "
+            "SpectrumSVC uses); method= works for one more release.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        spectrum = method
+    if spectrum is None:
+        raise TypeError("spectrum_transform() needs spectrum= ('clip', 'flip', 'shift', 'square').")
+    method = spectrum
     if method not in TRANSFORM_METHODS:
-        raise ValueError(f"method must be one of {TRANSFORM_METHODS}; got {method!r}.")
+        raise ValueError(f"spectrum must be one of {TRANSFORM_METHODS}; got {method!r}.")
     if shift is not None and method != "shift":
-        raise ValueError(f"shift is only used by method='shift'; got method={method!r}.")
+        raise ValueError(f"shift is only used by spectrum='shift'; got spectrum={method!r}.")
     K = check_square_symmetric(K, name="K")
     lam, U = np.linalg.eigh(K)
     amount = 0.0

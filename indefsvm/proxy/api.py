@@ -26,10 +26,72 @@ SOLVERS: dict[str, str] = {
 #: Solvers known to :func:`solve` (names of :data:`SOLVERS`).
 METHODS = tuple(SOLVERS)
 
+#: ``preset=`` name -> solver -> options: the one way to say "as in the paper" (paper 004's
+#: algorithms as published; our defaults are faster variants with the same optimum and the same
+#: certified gap). Options given explicitly override a preset's. ``"default"`` is the empty
+#: preset. The estimators' ``preset="paper"`` also sets the paper's intercept.
+PRESETS: dict[str, dict[str, dict[str, Any]]] = {
+    "default": {},
+    "paper": {
+        # Algorithm 1: projected gradient with step t/k (Sect. 3.2).
+        "pg": {"step": "paper"},
+        # Algorithm 2: the analytic center cutting plane method (Sect. 3.3).
+        "accpm": {"variant": "paper"},
+        # Algorithm 3: Chen & Ye's exchange method with the QCLP (13) master, as the paper ran
+        # it (no proximal stabilisation, the problem rebuilt each iteration).
+        "siqclp": {"master": "qclp", "stabilise": "none", "compile": "rebuild"},
+    },
+}
+
+
+def resolve_options(
+    method: str,
+    *,
+    preset: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    loose: Mapping[str, Any] | None = None,
+    owner: str = "solve",
+) -> dict[str, Any]:
+    """The solver options of one solve: a preset's, then ``options`` (explicit ones win).
+
+    ``loose`` are options given as keyword arguments (the spelling before issue 23; a
+    FutureWarning says to pass ``options={...}``).
+
+    Raises
+    ------
+    ValueError
+        For an unknown preset, or a key given both loose and in ``options``.
+    """
+    if preset is None:
+        preset = "default"
+    if preset not in PRESETS:
+        raise ValueError(f"preset must be one of {tuple(PRESETS)}; got {preset!r}.")
+    explicit = check_solver_options(options, owner=owner, name="options")
+    if loose:
+        import warnings
+
+        names = ", ".join(f"{k}=" for k in loose)
+        warnings.warn(
+            f"{owner}() takes the solver's options as options={{...}} (as scipy.optimize."
+            f"minimize does); passing them as keywords ({names}) is deprecated and will stop "
+            "working in the next release.",
+            FutureWarning,
+            stacklevel=3,
+        )
+        both = sorted(set(loose) & set(explicit))
+        if both:
+            raise ValueError(
+                f"{', '.join(both)} given both as a keyword and in options; give it once, in "
+                "options."
+            )
+        explicit = {**loose, **explicit}
+    return {**PRESETS[preset].get(method, {}), **explicit}
+
+
 #: Named arguments of :func:`solve_problem`: a solver option with one of these names would be
 #: passed twice (Python's "multiple values for keyword" deep inside a fit).
-NAMED_OPTIONS = (
-    "method",
+#: The arguments that go to the :class:`SolverMonitor` (stopping, checks, history, progress).
+MONITOR_ARGUMENTS = (
     "tol",
     "max_iter",
     "libsvm_every",
@@ -37,9 +99,9 @@ NAMED_OPTIONS = (
     "verbose",
     "callback",
     "max_time",
-    "start_time",
     "progress",
 )
+NAMED_OPTIONS = ("method", *MONITOR_ARGUMENTS, "start_time", "preset", "options")
 
 
 def check_solver_options(
@@ -47,6 +109,7 @@ def check_solver_options(
     *,
     named: tuple[str, ...] = NAMED_OPTIONS,
     owner: str = "solve",
+    name: str = "solver_options",
 ) -> dict[str, Any]:
     """A copy of ``solver_options`` after refusing keys that clash with named arguments.
 
@@ -62,6 +125,8 @@ def check_solver_options(
         Names given as their own arguments (refused as keys).
     owner : str
         Who takes those arguments (for the message, e.g. ``"IndefiniteSVC"``).
+    name : str
+        The argument's name in ``owner`` (``"options"`` for :func:`solve`).
 
     Raises
     ------
@@ -74,18 +139,18 @@ def check_solver_options(
         return {}
     if not isinstance(solver_options, Mapping):
         raise TypeError(
-            f"solver_options must be a dict of solver options; got {type(solver_options).__name__}."
+            f"{name} must be a dict of solver options; got {type(solver_options).__name__}."
         )
     options = dict(solver_options)
     bad_keys = [key for key in options if not isinstance(key, str)]
     if bad_keys:
-        raise TypeError(f"solver_options keys must be option names (str); got {bad_keys!r}.")
+        raise TypeError(f"{name} keys must be option names (str); got {bad_keys!r}.")
     clash = [key for key in options if key in named]
     if clash:
         raise ValueError(
-            f"solver_options has {', '.join(repr(k) for k in clash)}, which {owner} takes as its "
+            f"{name} has {', '.join(repr(k) for k in clash)}, which {owner} takes as its "
             f"own argument{'s' if len(clash) > 1 else ''}: pass "
-            f"{', '.join(f'{k}=...' for k in clash)} to {owner} directly, not in solver_options."
+            f"{', '.join(f'{k}=...' for k in clash)} to {owner} directly, not in {name}."
         )
     return options
 
@@ -103,9 +168,9 @@ def _check_solver_keywords(method: str, solver: Callable[..., Any], options: Map
         return
     if unknown == ["solver_options"] and isinstance(options["solver_options"], Mapping):
         raise TypeError(
-            "indefsvm.solve takes the solver's options as keyword arguments "
-            "(solve(K0, y, step='paper')), not as solver_options={...}; unpack the dict: "
-            "solve(K0, y, **solver_options)."
+            "indefsvm.solve takes the solver's options as options={...} (as "
+            "scipy.optimize.minimize does), not as solver_options={...} (the estimators' name): "
+            "solve(K0, y, options=solver_options)."
         )
     raise TypeError(
         f"method={method!r} takes no option {', '.join(repr(k) for k in unknown)}; its options "
@@ -142,6 +207,8 @@ def solve(
     libsvm_tol: float = 1e-3,
     psd_tol: float | None = None,
     progress: bool = False,
+    preset: str | None = None,
+    options: Mapping[str, Any] | None = None,
     **solver_options: Any,
 ) -> SolveResult:
     """Solve the indefinite SVM of Luss & d'Aspremont (paper 004, eq. 4/7) or a variant.
@@ -212,10 +279,19 @@ def solve(
     progress : bool
         Show a progress bar (tqdm, stderr) whose unit is the certified relative gap's progress
         towards ``tol`` on a log scale, with an estimate of the time left.
-    **solver_options
-        Passed to the solver (:func:`indefsvm.proxy.solvers.projected_gradient`,
+    preset : {"default", "paper"}, optional
+        ``"paper"``: the paper's algorithm for the chosen ``method`` (:data:`PRESETS`:
+        Algorithm 1, 2 or 3 as published) instead of our faster default variant; same optimum,
+        same certified gap. Keys in ``options`` override it.
+    options : dict, optional
+        The solver's own options, as ``scipy.optimize.minimize(options=...)``:
+        :func:`indefsvm.proxy.solvers.projected_gradient`,
         :func:`~indefsvm.proxy.solvers.accpm.analytic_center_cutting_plane` or
-        :func:`~indefsvm.proxy.solvers.siqclp.exchange_method`).
+        :func:`~indefsvm.proxy.solvers.siqclp.exchange_method` (an option the solver does not
+        take is refused, naming the ones it does).
+    **solver_options
+        The solver's options as keywords: the spelling before issue 23, deprecated
+        (FutureWarning); use ``options``.
 
     Returns
     -------
@@ -234,6 +310,7 @@ def solve(
     'converged'
     """
     start = time.perf_counter()
+    arguments = locals()  # solve_problem takes the monitor's arguments as solve got them
     if method not in SOLVERS:
         raise ValueError(f"method must be one of {tuple(SOLVERS)}; got {method!r}.")
     built = make_problem(
@@ -251,16 +328,9 @@ def solve(
     return solve_problem(
         built,
         method=method,
-        tol=tol,
-        max_iter=max_iter,
-        libsvm_every=libsvm_every,
-        libsvm_tol=libsvm_tol,
-        verbose=verbose,
-        callback=callback,
-        max_time=max_time,
         start_time=start,
-        progress=progress,
-        **solver_options,
+        options=resolve_options(method, preset=preset, options=options, loose=solver_options),
+        **{name: arguments[name] for name in MONITOR_ARGUMENTS},
     )
 
 
@@ -277,26 +347,27 @@ def solve_problem(
     max_time: float | None = None,
     start_time: float | None = None,
     progress: bool = False,
+    preset: str | None = None,
+    options: Mapping[str, Any] | None = None,
     **solver_options: Any,
 ) -> SolveResult:
     """Run a solver on an already-built problem object (same options as :func:`solve`)."""
+    arguments = locals()  # the monitor's arguments, passed on by name
     solver = get_solver(method)
+    solver_options = resolve_options(
+        method, preset=preset, options=options, loose=solver_options, owner="solve_problem"
+    )
     _check_solver_keywords(method, solver, solver_options)
-    problem.check_method(method)  # e.g. a large low-rank problem refuses n x n solvers
+    # A solver declares what it needs from the kernel operator (e.g. n x n arrays); a problem
+    # whose operator lacks it (a large low-rank one) refuses before any work.
+    problem.check_solver(method, getattr(solver, "needs", frozenset()))
     # A check the solve would reach only after its iterations (e.g. a LIBSVM check that this
     # problem cannot run) is refused now, before any work is thrown away.
     problem.check_options(method=method, libsvm_every=libsvm_every)
     monitor = SolverMonitor(
         problem,
         method=method,
-        tol=tol,
-        max_iter=max_iter,
-        libsvm_every=libsvm_every,
-        libsvm_tol=libsvm_tol,
-        verbose=verbose,
-        callback=callback,
-        max_time=max_time,
         start_time=start_time,
-        progress=progress,
+        **{name: arguments[name] for name in MONITOR_ARGUMENTS},
     )
     return solver(problem, monitor, **solver_options)

@@ -20,8 +20,10 @@ the best intercept found by sorting (:func:`indefsvm.proxy.problems.minimize_pie
 evaluation costs two products with ``Phi`` (O(nm)) plus O(m^2); no n x n array is formed.
 
 No published method has this low-rank variant; everything else (feasible sets, projections,
-bounds, the solvers) is the dense problem's, so the problem classes here subclass the dense ones
-of :mod:`indefsvm.proxy.problems` and only replace the kernel operator.
+bounds, the solvers) is the dense problem's: the problem classes of :mod:`indefsvm.proxy.problems`
+take a :class:`LowRankKernel` as ``K0`` and build :class:`LowRankProxyOperator` in place of the
+dense operator (:func:`indefsvm.proxy.problems.make_operator`); both follow
+:class:`indefsvm.proxy.protocols.KernelOperator`.
 
 Usage::
 
@@ -38,13 +40,11 @@ from __future__ import annotations
 import functools
 import logging
 import warnings
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from sklearn.exceptions import ConvergenceWarning
 
 from indefsvm.linalg.rank_one import rank_one_eigh
 from indefsvm.proxy.operators import (
@@ -52,27 +52,15 @@ from indefsvm.proxy.operators import (
     _TINY,
     _Z_ERROR_LIMIT,
     ProxyState,
-    neg_sq_change_fields,
+    eigen_state_fields,
     smoothing_correction,
-)
-from indefsvm.proxy.problems import (
-    ClassificationProblem,
-    Evaluation,
-    OneClassProblem,
-    ProxyKernelProblem,
-    RegressionProblem,
 )
 
 __all__ = [
     "DENSE_LIMIT",
-    "LowRankClassificationProblem",
     "LowRankKernel",
-    "LowRankOneClassProblem",
-    "LowRankPerturbProblem",
     "LowRankProxyKernel",
     "LowRankProxyOperator",
-    "LowRankRegressionProblem",
-    "make_lowrank_problem",
 ]
 
 logger = logging.getLogger(__name__)
@@ -80,8 +68,6 @@ logger = logging.getLogger(__name__)
 #: Largest n for which a low-rank problem agrees to form n x n matrices (dense ``K0``/``K*``,
 #: LIBSVM checks, ACCPM's Newton systems, SIQCLP): 5,000 x 5,000 float64 is 200 MB.
 DENSE_LIMIT = 5000
-#: Problems whose LIBSVM check has a linear (LIBLINEAR) form above :data:`DENSE_LIMIT`.
-_LINEAR_CHECK_KINDS = ("svc", "perturb", "svr")
 
 # Rows of Phi converted to float64 at once when Phi is stored in float32 (64 MB for m = 500).
 _BLOCK_ROWS = 16384
@@ -289,6 +275,8 @@ class LowRankProxyOperator:
         is below ``rank_tol`` times the largest are dropped: they carry a kernel part of relative
         size ``rank_tol`` at most and would make the basis lose orthogonality.
     """
+
+    low_rank = True
 
     def __init__(
         self,
@@ -523,6 +511,76 @@ class LowRankProxyOperator:
         return self.n_negative_k0 == 0
 
     @property
+    def dense_limit(self) -> int:
+        """Largest n for which n x n arrays are formed (:data:`DENSE_LIMIT`)."""
+        return DENSE_LIMIT
+
+    @property
+    def provides(self) -> frozenset[str]:
+        """Capabilities (:class:`indefsvm.proxy.protocols.KernelOperator`): n x n arrays and a
+        dense eigenbasis only up to :data:`DENSE_LIMIT` (formed on demand), never an
+        objective-only evaluation (one evaluation is already O(nm + m^2)); always the factor."""
+        if self.n <= DENSE_LIMIT:
+            return frozenset({"n_by_n", "eigenbasis", "factor"})
+        return frozenset({"factor"})
+
+    def dense_eigh(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``(eigenvalues, eigenvectors)`` of the dense working kernel (up to ``DENSE_LIMIT``).
+
+        The dense view that the cutting-plane solvers need (SIQCLP's initial constraint
+        ``(K0)_+`` and its certified kernel bounds): the factored operator has no n x n
+        eigenbasis, so one is computed here, once, from the dense ``K0`` (refused above
+        :data:`DENSE_LIMIT` with the reason).
+        """
+        cached = getattr(self, "_dense_eigh", None)
+        if cached is None:
+            _check_dense(self.n, DENSE_LIMIT, "the eigendecomposition of K0 (needed by SIQCLP)")
+            cached = self._dense_eigh = np.linalg.eigh(self.K0)
+        return cached
+
+    def k0_eigenvalues(self) -> NDArray[np.float64]:
+        """The nonzero eigenvalues of the working ``K0`` (the rest are 0)."""
+        return self.eigenvalues
+
+    def result_kernel(self, state: LowRankProxyState) -> LowRankProxyKernel:
+        """``K*`` of ``state`` as results carry it: a :class:`LowRankProxyKernel` (never n x n)."""
+        return LowRankProxyKernel(self, state)
+
+    def proxy_features(self, state: LowRankProxyState) -> NDArray[np.float64]:
+        """A factor ``F`` with ``K* = F F'`` in the original coordinates (O(nm) memory)."""
+        return LowRankProxyKernel(self, state).features()
+
+    def feature_coef(self, state: LowRankProxyState, u: NDArray[np.float64]) -> NDArray:
+        """Weights ``c`` (m,) of the inductive decision in factor coordinates (notes §8).
+
+        ``u = S alpha`` in the original coordinates; ``state.u`` is its working form. A point
+        with factor row ``phi`` (e.g. its Nyström features) has the kernel row
+        ``k_x = Phi diag(s) phi``; its proxy-kernel decision ``(P_+ k_x)'u`` (the map of
+        :meth:`~indefsvm.proxy.problems.ProxyKernelProblem.out_of_sample_rows`) equals
+        ``phi @ c``. On a training point (``phi`` its row of ``Phi``) it is
+        ``(P_+ k_i)'u = (K0 P_+ u)_i``, not the row ``(K* u)_i`` of the learned kernel:
+        ``K* = M P_+`` adds ``sigma u_i (u'P_+ u)`` on every support vector (the rank-one term
+        of ``M`` belongs to the training sample). Cost O(nm).
+        """
+        g = _rmat(self.Phi, u)  # Phi' u in the ORIGINAL coordinates
+        neg = state.low_values < 0
+        if np.any(neg):
+            Wn = state.low_vectors[:, neg]
+            t = Wn @ (Wn.T @ state.z)  # [U q]' Q_- Q_-' u_w in the basis [U q]
+            head, last = self._split(t)
+            corr = self.gram @ (self.T @ head)
+            rn = state.residual_norm
+            if rn > 0 and last != 0.0:
+                if state.residual is not None:
+                    phi_q = self.rmat_w(state.residual) / rn
+                else:
+                    z_head, _ = self._split(state.z)
+                    phi_q = (self.rmat_w(state.u) - self.gram @ (self.T @ z_head)) / rn
+                corr = corr + last * phi_q
+            g = g - corr
+        return self.factor.signature * g
+
+    @property
     def K0(self) -> NDArray[np.float64]:
         """The dense working kernel ``Phi_w diag(s) Phi_w'`` (only up to ``DENSE_LIMIT``)."""
         _check_dense(self.n, DENSE_LIMIT, "the dense kernel K0 (needed by SIQCLP)")
@@ -556,27 +614,12 @@ class LowRankProxyOperator:
         low = rank_one_eigh(
             d, z, sigma, which="below", upper=float(smoothing), n_threads=self.engine_threads
         )
-        lam, W = low.eigenvalues, low.eigenvectors
-        neg = lam < 0
-        wz = W[:, neg].T @ z
-        # [U q]' K* u = (diag(d,0) + sigma c c') c - W_- diag(lam_-) W_-' c
-        s = d * z + (sigma * float(z @ z)) * z - W[:, neg] @ (lam[neg] * wz)
+        s, fields = eigen_state_fields(
+            d, z, sigma, low.eigenvalues, low.eigenvectors, u_norm_sq,
+            getattr(self, "excess_accuracy", 0.0),
+        )  # fmt: skip
         state = LowRankProxyState(
-            u=u,
-            z=z,
-            low_values=lam,
-            low_vectors=W,
-            kstar_u=np.empty(0),
-            u_kstar_u=float(z @ s),
-            u_k0_u=float(z @ (d * z)),
-            u_norm_sq=u_norm_sq,
-            u_mneg_u=float(np.sum(lam[neg] * wz**2)),
-            neg_sq_sum=float(np.sum(lam[neg] ** 2)),
-            **neg_sq_change_fields(
-                d, z, sigma, lam[neg], u_norm_sq, getattr(self, "excess_accuracy", 0.0)
-            ),
-            residual_norm=rn,
-            residual=residual,
+            u=u, kstar_u=np.empty(0), residual_norm=rn, residual=residual, **fields
         )
         state.kstar_u = self.apply_basis(state, s)
         return state
@@ -680,287 +723,29 @@ class LowRankProxyKernel:
         return f"LowRankProxyKernel(n={self.shape[0]}, rank<={self.core.shape[0]})"
 
 
-class _LowRankProblemMixin:
-    """Replaces the dense operator of a :class:`ProxyKernelProblem` by the low-rank one.
-
-    The subclasses below inherit everything else (projection, objective, gradient, certified
-    bound ``_primal_from``, out-of-sample rows) from the dense problem classes: those only talk to
-    ``self.operator`` through the :class:`~indefsvm.proxy.operators.ProxyKernelOperator` interface.
-    """
-
-    #: Marks the problem as factored (no n x n arrays); used by estimators and ``solve``.
-    low_rank = True
-    n: int
-    operator: LowRankProxyOperator
-
-    def _init_lowrank(
-        self,
-        K0: LowRankKernel,
-        rho: float | ArrayLike,
-        feasible: dict[str, Any],
-        *,
-        rank_tol: float = 1e-12,
-    ) -> None:
-        # The dense problem's rho and feasible-set set-up (same attributes), then the factored
-        # operator in place of the dense one.
-        self.kernel0 = K0
-        self._setup(K0.n, rho, **feasible)  # type: ignore[attr-defined]
-        self.operator = LowRankProxyOperator(
-            K0, 1.0 / (4.0 * self.penalty_rho), row_scale=self.scale, rank_tol=rank_tol
-        )
-
-    def check_method(self, method: str) -> None:
-        """Refuse solvers that form n x n matrices above :data:`DENSE_LIMIT` (hook of solve)."""
-        if method != "pg" and self.n > DENSE_LIMIT:
-            raise ValueError(
-                f"method={method!r} needs n x n matrices (ACCPM: the Newton system of its "
-                f"analytic centers; SIQCLP: dense kernels in its conic program), which the "
-                f"low-rank problem forms only up to n = {DENSE_LIMIT}; here n = {self.n}. "
-                "Use method='pg' (O(nm) per iteration)."
-            )
-
-    def check_options(self, *, method: str, libsvm_every: int | None = None) -> None:
-        """Refuse, before solving, options that would fail only after the iterations.
-
-        Above :data:`DENSE_LIMIT` the LIBSVM checks run as a linear SVM (LIBLINEAR) on the
-        factor of ``K*``, which exists for classification and regression only: a one-class
-        problem with ``libsvm_every`` would iterate and then fail at its first check (the
-        result thrown away), so it is refused here with the way out.
-        """
-        kind = getattr(self, "kind", "")
-        if libsvm_every is not None and self.n > DENSE_LIMIT and kind not in _LINEAR_CHECK_KINDS:
-            what = "the one-class problem" if kind == "oneclass" else f"problem={kind!r}"
-            raise ValueError(
-                f"libsvm_every needs a LIBSVM check of {what} on the n x n proxy "
-                f"kernel, which the low-rank problem forms only up to n = {DENSE_LIMIT}; here "
-                f"n = {self.n}, and above the limit only {', '.join(_LINEAR_CHECK_KINDS)} have "
-                "the linear (LIBLINEAR) check. Leave libsvm_every=None: the certified gap does "
-                "not need it."
-            )
-
-    @property
-    def working_eigh(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """``(eigenvalues, eigenvectors)`` of the dense working kernel (up to ``DENSE_LIMIT``).
-
-        The dense view that the cutting-plane solvers need (SIQCLP's initial constraint
-        ``(K0)_+`` and its certified kernel bounds;
-        :class:`~indefsvm.proxy.protocols.DenseProblem`):
-        the factored operator has no n x n eigenbasis, so one is computed here, once, from the
-        dense ``K0`` (refused above :data:`DENSE_LIMIT` with the reason).
-        """
-        cached = getattr(self, "_dense_eigh", None)
-        if cached is None:
-            _check_dense(self.n, DENSE_LIMIT, "the eigendecomposition of K0 (needed by SIQCLP)")
-            d, V = np.linalg.eigh(self.operator.K0)
-            cached = (d, V)
-            self._dense_eigh = cached
-        return cached
-
-    def objective_at_zero(self) -> float:
-        """``f(0) = rho ||(K0)_-||_F^2`` (notes §10), the alpha-free part of the objective."""
-        d = self.operator.eigenvalues
-        return self.penalty_rho * float(np.sum(np.minimum(d, 0.0) ** 2))
-
-    def kernel_from_state(self, state: ProxyState) -> LowRankProxyKernel:  # type: ignore[override]
-        """The proxy kernel as a :class:`LowRankProxyKernel` factor (never n x n)."""
-        return LowRankProxyKernel(self.operator, state)  # type: ignore[arg-type]
-
-    def feature_coef(
-        self, alpha: ArrayLike, *, state: ProxyState | None = None
-    ) -> NDArray[np.float64]:
-        """Weights ``c`` (m,) of the inductive decision in factor coordinates (notes §8).
-
-        A point with factor row ``phi`` (e.g. its Nyström features) has the kernel row
-        ``k_x = Phi diag(s) phi``; its proxy-kernel decision ``(P_+ k_x)'u`` (the map of
-        :meth:`out_of_sample_rows`) equals ``phi @ c``. On a training point (``phi`` its row of
-        ``Phi``) it is ``(P_+ k_i)'u = (K0 P_+ u)_i``, not the row ``(K* u)_i`` of the learned
-        kernel: ``K* = M P_+`` adds ``sigma u_i (u'P_+ u)`` on every support vector (the
-        rank-one term of ``M`` belongs to the training sample). Cost O(nm).
-        """
-        alpha = np.asarray(alpha, dtype=np.float64)
-        op = self.operator
-        if state is None:
-            state = self.state(alpha)
-        u = self.sign * alpha
-        u_w = self.u_coef * alpha
-        g = _rmat(op.Phi, u)  # Phi' u in the ORIGINAL coordinates
-        neg = state.low_values < 0
-        if np.any(neg):
-            Wn = state.low_vectors[:, neg]
-            t = Wn @ (Wn.T @ state.z)  # [U q]' Q_- Q_-' u_w in the basis [U q]
-            head, last = op._split(t)
-            corr = op.gram @ (op.T @ head)
-            rn = state.residual_norm
-            if rn > 0 and last != 0.0:
-                if isinstance(state, LowRankProxyState) and state.residual is not None:
-                    phi_q = op.rmat_w(state.residual) / rn
-                else:
-                    z_head, _ = op._split(state.z)
-                    phi_q = (op.rmat_w(u_w) - op.gram @ (op.T @ z_head)) / rn
-                corr = corr + last * phi_q
-            g = g - corr
-        return self.kernel0.signature * g
-
-    def _libsvm_primal(
-        self, evaluation: Evaluation, tol: float
-    ) -> tuple[float, float, NDArray[np.float64], NDArray[np.float64]]:
-        """Primal value, intercept, alpha and decision values of an external SVM on ``K*``.
-
-        The hook of :meth:`~indefsvm.proxy.problems.ProxyKernelProblem.libsvm_upper_bound` (notes
-        §3-4),
-        which adds ``rho ||K* - K0||_F^2``.
-
-        Up to :data:`DENSE_LIMIT` this is the dense problem's LIBSVM check on the n x n ``K*``.
-        Above it, ``K* = F F'`` with ``F`` the (m'+1)-column factor of
-        :meth:`LowRankProxyKernel.features`, so the SVM with kernel ``K*`` is a LINEAR SVM on
-        ``F``: LIBLINEAR (scikit-learn's ``LinearSVC``/``LinearSVR``, dual coordinate descent,
-        ``C_i`` as sample weights) solves it in O(nm) per epoch, and the bound is the exact
-        primal of its ``w`` with the best intercept (valid whatever LIBLINEAR's tolerance) plus
-        ``rho ||K* - K0||_F^2``. The one-class problem has no LIBLINEAR counterpart and is refused
-        above the limit. The third value (LIBSVM's alpha) is NaN on the linear path (LIBLINEAR
-        does not return its dual variables).
-        """
-        state = evaluation.state
-        if self.n > DENSE_LIMIT:
-            return self._linear_primal(state, tol)
-        K = self.operator.kernel(state)
-        if self.scale is not None:
-            K = (K / self.scale[:, None]) / self.scale[None, :]
-        u_lib = self._libsvm_solution(K, tol)  # type: ignore[attr-defined]
-        g = K @ u_lib
-        primal, b = self._primal_from(g, float(u_lib @ g))  # type: ignore[attr-defined]
-        return primal, b, self.sign * u_lib, g  # type: ignore[attr-defined]
-
-    def _linear_primal(
-        self, state: ProxyState, tol: float
-    ) -> tuple[float, float, NDArray[np.float64], NDArray[np.float64]]:
-        kind = getattr(self, "kind", "")
-        if kind not in _LINEAR_CHECK_KINDS:
-            _check_dense(self.n, DENSE_LIMIT, "a LIBSVM check of the one-class problem")
-        F = self.kernel_from_state(state).features()
-        # LIBLINEAR regularises the intercept as an extra feature: a large scale makes that
-        # negligible; the bound re-optimises b exactly anyway.
-        common = {"C": 1.0, "dual": True, "tol": tol, "intercept_scaling": 10.0}
-        # LIBLINEAR's own convergence warning is irrelevant: the primal of any w is a bound.
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            w = self._liblinear_w(kind, F, common)
-        g = F @ w
-        primal, b = self._primal_from(g, float(w @ w))  # type: ignore[attr-defined]
-        return primal, b, np.full(self.n, np.nan), g
-
-    def _liblinear_w(self, kind: str, F: NDArray[np.float64], common: dict) -> NDArray:
-        from sklearn.svm import LinearSVC, LinearSVR
-
-        if kind == "svr":
-            model = LinearSVR(loss="epsilon_insensitive", epsilon=self.epsilon, **common)
-            model.C = self.C  # type: ignore[attr-defined]
-            model.fit(F, self.y)  # type: ignore[attr-defined]
-        else:
-            model = LinearSVC(loss="hinge", max_iter=2000, **common)
-            model.fit(F, self.y, sample_weight=self.box)  # type: ignore[attr-defined]
-        return np.ravel(model.coef_)
-
-
-class LowRankClassificationProblem(_LowRankProblemMixin, ClassificationProblem):
-    """Indefinite SVM classification (paper 004, eq. 7) on ``K0 = Phi diag(s) Phi'``.
-
-    Same problem, parameters and results as :class:`~indefsvm.proxy.problems.ClassificationProblem`;
-    ``K0`` is a :class:`LowRankKernel` and one evaluation costs O(nm + m^2) (notes §11).
-    """
-
-    def __init__(
-        self,
-        K0: LowRankKernel,
-        y: ArrayLike,
-        *,
-        C: float = 1.0,
-        rho: float | ArrayLike = 1.0,
-        class_weight: None | str | Mapping[Any, float] = None,
-        rank_tol: float = 1e-12,
-    ) -> None:
-        feasible = self._feasible_set(K0.n, y, C=C, class_weight=class_weight)  # type: ignore
-        self._init_lowrank(K0, rho, feasible, rank_tol=rank_tol)
-
-
-class LowRankPerturbProblem(LowRankClassificationProblem):
-    """PerturbSVM (eq. 21-22) on a PSD low-rank kernel (``signature >= 0`` up to ``psd_tol``)."""
-
-    kind = "perturb"
-
-    def __init__(
-        self,
-        K0: LowRankKernel,
-        y: ArrayLike,
-        *,
-        C: float = 1.0,
-        rho: float | ArrayLike = 1.0,
-        class_weight: None | str | Mapping[Any, float] = None,
-        psd_tol: float = 1e-10,
-        rank_tol: float = 1e-12,
-    ) -> None:
-        super().__init__(K0, y, C=C, rho=rho, class_weight=class_weight, rank_tol=rank_tol)
-        d = self.operator.eigenvalues
-        scale = max(1.0, float(np.max(np.abs(d)))) if d.size else 1.0
-        if d.size and d[0] < -psd_tol * scale:
-            raise ValueError(
-                f"problem='perturb' (PerturbSVM, paper 004 Sect. 4.3) needs a PSD kernel, but "
-                f"the low-rank K0 has {int(np.sum(d < -psd_tol * scale))} eigenvalues below "
-                f"-psd_tol * max|lambda| (smallest {d[0]:.6g}). Use problem='svc'."
-            )
-
-
-class LowRankRegressionProblem(_LowRankProblemMixin, RegressionProblem):
-    """Indefinite SVR (paper 004, eq. 17) on ``K0 = Phi diag(s) Phi'`` (see the dense class)."""
-
-    def __init__(
-        self,
-        K0: LowRankKernel,
-        y: ArrayLike,
-        *,
-        C: float = 1.0,
-        epsilon: float = 0.1,
-        rho: float | ArrayLike = 1.0,
-        rank_tol: float = 1e-12,
-    ) -> None:
-        feasible = self._feasible_set(K0.n, y, C=C, epsilon=epsilon)  # type: ignore[attr-defined]
-        self._init_lowrank(K0, rho, feasible, rank_tol=rank_tol)
-
-
-class LowRankOneClassProblem(_LowRankProblemMixin, OneClassProblem):
-    """Indefinite one-class SVM (paper 004, eq. 20) on ``K0 = Phi diag(s) Phi'``."""
-
-    def __init__(
-        self,
-        K0: LowRankKernel,
-        *,
-        nu: float = 0.5,
-        rho: float | ArrayLike = 1.0,
-        rank_tol: float = 1e-12,
-    ) -> None:
-        self._init_lowrank(K0, rho, self._feasible_set(K0.n, nu=nu), rank_tol=rank_tol)  # type: ignore
-
-
-#: Low-rank counterparts of :data:`indefsvm.proxy.problems.PROBLEM_TYPES` (same names, options and
-#: targets): ``make_problem`` picks from here when ``K0`` is a :class:`LowRankKernel`.
-LOW_RANK_PROBLEM_TYPES: dict[str, type[ProxyKernelProblem]] = {
-    "svc": LowRankClassificationProblem,
-    "svr": LowRankRegressionProblem,
-    "oneclass": LowRankOneClassProblem,
-    "perturb": LowRankPerturbProblem,
+#: Problem classes of the low-rank kernel before issue 23: the problems of
+#: :mod:`indefsvm.proxy.problems` take a :class:`LowRankKernel` themselves now.
+_FORMER_PROBLEMS = {
+    "LowRankClassificationProblem": "ClassificationProblem",
+    "LowRankPerturbProblem": "PerturbProblem",
+    "LowRankRegressionProblem": "RegressionProblem",
+    "LowRankOneClassProblem": "OneClassProblem",
+    "make_lowrank_problem": "make_problem",
 }
 
 
-def make_lowrank_problem(
-    kind: str, K0: LowRankKernel, y: ArrayLike | None = None, **options: Any
-) -> ProxyKernelProblem:
-    """Low-rank counterpart of :func:`indefsvm.proxy.problems.make_problem` (same arguments).
+def __getattr__(name: str) -> Any:
+    # Old names keep working for one release (and model files that name them still load).
+    if name in _FORMER_PROBLEMS:
+        import importlib
 
-    ``make_problem`` (and so :func:`indefsvm.solve`) does this itself when ``K0`` is a
-    :class:`LowRankKernel`; this function only insists on that input type.
-    """
-    if not isinstance(K0, LowRankKernel):
-        raise TypeError(f"K0 must be a LowRankKernel; got {type(K0).__name__}.")
-    from indefsvm.proxy.problems import make_problem
-
-    return make_problem(kind, K0, y, **options)
+        new = _FORMER_PROBLEMS[name]
+        warnings.warn(
+            f"indefsvm.proxy.lowrank.{name} is deprecated: the problems of "
+            f"indefsvm.proxy.problems take a LowRankKernel themselves; use "
+            f"indefsvm.proxy.problems.{new}. The old name will be removed in the next release.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module("indefsvm.proxy.problems"), new)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

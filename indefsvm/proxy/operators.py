@@ -377,6 +377,42 @@ def _refine_offsets(
     return offset, t_error, ok
 
 
+def eigen_state_fields(
+    d: NDArray[np.float64],
+    z: NDArray[np.float64],
+    sigma: float,
+    lam: NDArray[np.float64],
+    W: NDArray[np.float64],
+    u_norm_sq: float,
+    excess_accuracy: float,
+) -> tuple[NDArray[np.float64], dict[str, Any]]:
+    """``K* u`` in the basis where ``K0 = diag(d)``, and the :class:`ProxyState` fields (notes §1).
+
+    ``z`` are the coordinates of ``u`` in that basis (``V'u`` for a dense ``K0``, ``(U'u, ||r||)``
+    for a factored one, notes §11) and ``(lam, W)`` the eigenpairs of ``diag(d) + sigma z z'``
+    below zero (ascending). Shared by the dense and the low-rank operators, which differ only in
+    the basis. Returns ``(s, fields)`` with ``s = (diag(d) + sigma z z') z - W_- diag(lam_-) W_-'
+    z``, the basis coordinates of ``K* u``.
+    """
+    # Eigenvalues ascend, so the negative ones are a prefix: a slice (a view), where a boolean
+    # mask would copy the n x k block twice per evaluation.
+    neg = slice(0, int(np.searchsorted(lam, 0.0)))
+    wz = W[:, neg].T @ z
+    s = d * z + (sigma * float(z @ z)) * z - W[:, neg] @ (lam[neg] * wz)
+    fields = dict(
+        z=z,
+        low_values=lam,
+        low_vectors=W,
+        u_kstar_u=float(z @ s),
+        u_k0_u=float(z @ (d * z)),
+        u_norm_sq=u_norm_sq,
+        u_mneg_u=float(np.sum(lam[neg] * wz**2)),
+        neg_sq_sum=float(np.sum(lam[neg] ** 2)),
+        **neg_sq_change_fields(d, z, sigma, lam[neg], u_norm_sq, excess_accuracy),
+    )
+    return s, fields
+
+
 def smoothing_correction(state: ProxyState, smoothing: float) -> NDArray[np.float64] | None:
     """``K* u - K_eps u`` in the operator's eigenbasis (None when it is zero), paper 004 Sect. 3.
 
@@ -415,6 +451,11 @@ class ProxyKernelOperator:
     ``K* = M`` and no eigenvalue work is done per evaluation (paper 004 eq. 22, PerturbSVM).
     """
 
+    #: The operator protocol (:class:`indefsvm.proxy.protocols.KernelOperator`): this operator
+    #: holds ``K0`` as an n x n array, so it provides every capability a solver may need.
+    low_rank = False
+    provides = frozenset({"n_by_n", "eigenbasis", "objective_only"})
+
     def __init__(
         self,
         K0: NDArray[np.float64],
@@ -422,8 +463,12 @@ class ProxyKernelOperator:
         *,
         eigh: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
         assume_psd: bool = False,
+        row_scale: NDArray[np.float64] | None = None,
     ) -> None:
         self.K0 = K0
+        #: ``Ds`` of a componentwise rho (``K0`` is then the working kernel ``Ds K0 Ds``); only
+        #: :meth:`result_kernel` uses it, to return ``K*`` in the original coordinates.
+        self.row_scale = row_scale
         self.n = K0.shape[0]
         self.sigma = float(sigma)
         self.assume_psd = assume_psd
@@ -476,6 +521,37 @@ class ProxyKernelOperator:
         """True when ``K0`` has no negative eigenvalue (computed), so ``K*(u) = M(u)``."""
         return self.n_negative_k0 == 0
 
+    def dense_eigh(self) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
+        """``(eigenvalues, eigenvectors)`` of the working ``K0`` (None on the PSD-only path)."""
+        if self.eigenvalues is None:
+            return None
+        return self.eigenvalues, self.eigenvectors
+
+    def k0_eigenvalues(self) -> NDArray[np.float64]:
+        """The eigenvalues of the working ``K0`` (computed once on the PSD-only path)."""
+        if self.eigenvalues is not None:
+            return self.eigenvalues
+        cached = getattr(self, "_k0_eigenvalues", None)
+        if cached is None:
+            cached = self._k0_eigenvalues = np.linalg.eigvalsh(self.K0)
+        return cached
+
+    def result_kernel(self, state: ProxyState) -> NDArray[np.float64]:
+        """``K*`` of ``state`` as results carry it: dense, in the original coordinates."""
+        K = self.kernel(state)
+        if self.row_scale is not None:
+            # one product per entry, s_i s_j == s_j s_i bitwise: K* stays exactly symmetric
+            K /= np.multiply.outer(self.row_scale, self.row_scale)
+        return K
+
+    def feature_coef(self, state: ProxyState, u: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Refused: decision weights in factor coordinates need a factored ``K0``."""
+        raise TypeError(
+            "feature_coef needs a factored kernel K0 = Phi diag(s) Phi' (a LowRankKernel, e.g. "
+            "from IndefiniteNystroem); this problem was built on a dense n x n K0. Use "
+            "out_of_sample_rows with the new points' kernel rows instead."
+        )
+
     def state(self, u: NDArray[np.float64], *, smoothing: float = 0.0) -> ProxyState:
         """Evaluate the proxy kernel quantities at ``u``.
 
@@ -522,28 +598,11 @@ class ProxyKernelOperator:
             engine=self.engine,
             warm_start=self.warm_start,
         )
-        lam, W = low.eigenvalues, low.eigenvectors
-        # Eigenvalues ascend, so the negative ones are a prefix: a slice (a view), where a
-        # boolean mask would copy the n x k block twice per evaluation.
-        neg = slice(0, int(np.searchsorted(lam, 0.0)))
-        # V' K* u = (D + sigma z z') z - W_- diag(lam_-) W_-' z
-        wz = W[:, neg].T @ z
-        s = d * z + (sigma * float(z @ z)) * z - W[:, neg] @ (lam[neg] * wz)
-        return ProxyState(
-            u=u,
-            z=z,
-            low_values=lam,
-            low_vectors=W,
-            kstar_u=V @ s,
-            u_kstar_u=float(z @ s),
-            u_k0_u=float(z @ (d * z)),
-            u_norm_sq=u_norm_sq,
-            u_mneg_u=float(np.sum(lam[neg] * wz**2)),
-            neg_sq_sum=float(np.sum(lam[neg] ** 2)),
-            **neg_sq_change_fields(
-                d, z, sigma, lam[neg], u_norm_sq, getattr(self, "excess_accuracy", 0.0)
-            ),
-        )
+        s, fields = eigen_state_fields(
+            d, z, sigma, low.eigenvalues, low.eigenvectors, u_norm_sq,
+            getattr(self, "excess_accuracy", 0.0),
+        )  # fmt: skip
+        return ProxyState(u=u, kstar_u=V @ s, **fields)
 
     def objective_state(self, u: NDArray[np.float64]) -> ProxyState:
         """What the objective needs at ``u``, and nothing else (notes §1).

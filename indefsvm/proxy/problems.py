@@ -14,7 +14,6 @@ a certified upper bound on the optimum in one O(n^2) pass), :meth:`libsvm_upper_
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +23,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from indefsvm.linalg.projection import project_hyperplane_box
 from indefsvm.proxy import _libsvm
+from indefsvm.proxy.lowrank import LowRankKernel, LowRankProxyOperator
 from indefsvm.proxy.operators import ProxyKernelOperator, ProxyState
 from indefsvm.utils.validation import (
     check_binary_labels,
@@ -38,7 +38,7 @@ from indefsvm.utils.validation import (
 _ROUNDING = 16.0 * float(np.finfo(np.float64).eps)
 
 
-def _check_input_scale(K: NDArray[np.float64], rho: float) -> None:
+def _check_input_scale(K: NDArray[np.float64]) -> None:
     """Refuse a kernel so large that its squared eigenvalues overflow (before any eigh)."""
     with np.errstate(over="ignore"):
         scale = float(np.max(np.abs(K))) * K.shape[0] if K.size else 0.0
@@ -48,11 +48,78 @@ def _check_input_scale(K: NDArray[np.float64], rho: float) -> None:
             "eigenvalues in the objective overflow double precision. Rescale the kernel (e.g. "
             "K0 / np.abs(K0).max()) and choose C and rho on that scale."
         )
+
+
+def _check_sigma(rho: float) -> None:
+    """Refuse a rho so small that ``sigma = 1/(4 rho)`` overflows."""
     if not np.isfinite(1.0 / (4.0 * rho)):
         raise ValueError(
             f"rho = {rho!r} is too small: sigma = 1/(4 rho) overflows. Use a rho of at least "
             "1e-300 relative to the kernel's scale (typical values are 1e-2 to 1e3)."
         )
+
+
+def check_kernel_input(
+    K0: ArrayLike | LowRankKernel, *, symmetrize: bool = False
+) -> NDArray[np.float64] | LowRankKernel:
+    """``K0`` as a problem takes it: a :class:`LowRankKernel` as given, else a checked array.
+
+    An array must be square, finite and symmetric (``symmetrize=True`` uses ``(K0 + K0')/2``);
+    a factored kernel is symmetric by construction, so ``symmetrize`` does not apply to it.
+    """
+    if isinstance(K0, LowRankKernel):
+        if symmetrize:
+            raise ValueError("symmetrize does not apply to a LowRankKernel (symmetric by design).")
+        return K0
+    return check_square_symmetric(K0, name="K0", symmetrize=symmetrize, min_size=2)
+
+
+def make_operator(
+    K0: NDArray[np.float64] | LowRankKernel,
+    sigma: float,
+    *,
+    row_scale: NDArray[np.float64] | None = None,
+    eigh: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
+    assume_psd: bool = False,
+    rank_tol: float | None = None,
+) -> ProxyKernelOperator | LowRankProxyOperator:
+    """The proxy-kernel operator ``u -> K*(u) = (K0 + sigma u u')_+`` for this form of ``K0``.
+
+    The one place where the form of ``K0`` is looked at: a dense (checked) array gives
+    :class:`~indefsvm.proxy.operators.ProxyKernelOperator` (an eigendecomposition of
+    ``Ds K0 Ds``, notes §5), a :class:`~indefsvm.proxy.lowrank.LowRankKernel` gives
+    :class:`~indefsvm.proxy.lowrank.LowRankProxyOperator` (an orthonormal basis of the
+    factor's range, notes §11). Both follow :class:`indefsvm.proxy.protocols.KernelOperator`,
+    so every problem works on both and every solver checks the operator's ``provides``.
+
+    Parameters
+    ----------
+    K0 : ndarray of shape (n, n) or LowRankKernel
+        The kernel in the ORIGINAL coordinates (validated by :func:`check_kernel_input`).
+    sigma : float
+        ``1 / (4 rho)`` of the working problem.
+    row_scale : ndarray of shape (n,), optional
+        ``Ds = diag(rho_i^(1/4))`` of a componentwise rho (notes §7).
+    eigh : tuple, optional
+        A precomputed eigendecomposition of a dense ``K0`` (scalar rho only).
+    assume_psd : bool
+        The caller checked that a dense ``K0`` is PSD (PerturbSVM): no eigendecomposition.
+    rank_tol : float, optional
+        Relative cut-off of the factor's range (low-rank only; default 1e-12).
+    """
+    if isinstance(K0, LowRankKernel):
+        if eigh is not None:
+            raise ValueError("eigh does not apply to a LowRankKernel (its basis is computed).")
+        return LowRankProxyOperator(
+            K0, sigma, row_scale=row_scale, rank_tol=1e-12 if rank_tol is None else rank_tol
+        )
+    if rank_tol is not None:
+        raise ValueError("rank_tol applies to a LowRankKernel only; K0 is a dense array.")
+    if eigh is not None and row_scale is not None:
+        raise ValueError("a precomputed eigh of K0 cannot be used with a vector rho.")
+    K_work = K0 if row_scale is None else (row_scale[:, None] * K0) * row_scale[None, :]
+    _check_input_scale(K_work)
+    return ProxyKernelOperator(K_work, sigma, eigh=eigh, assume_psd=assume_psd, row_scale=row_scale)
 
 
 def minimize_piecewise_linear(
@@ -194,7 +261,7 @@ class ProxyKernelProblem:
 
     def __init__(
         self,
-        K0: NDArray[np.float64],
+        K0: NDArray[np.float64] | LowRankKernel,
         rho: float | ArrayLike,
         *,
         lower: NDArray[np.float64],
@@ -206,47 +273,10 @@ class ProxyKernelProblem:
         l1_weight: float = 0.0,
         eigh: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
         assume_psd: bool = False,
+        rank_tol: float | None = None,
     ) -> None:
-        self._setup(
-            K0.shape[0],
-            rho,
-            lower=lower,
-            upper=upper,
-            eq_coef=eq_coef,
-            eq_rhs=eq_rhs,
-            sign=sign,
-            linear_coef=linear_coef,
-            l1_weight=l1_weight,
-        )
-        if eigh is not None and self.scale is not None:
-            raise ValueError("a precomputed eigh of K0 cannot be used with a vector rho.")
-        K_work = K0 if self.scale is None else (self.scale[:, None] * K0) * self.scale[None, :]
-        _check_input_scale(K_work, self.penalty_rho)
-        self.operator = ProxyKernelOperator(
-            K_work, 1.0 / (4.0 * self.penalty_rho), eigh=eigh, assume_psd=assume_psd
-        )
-        self._check_objective_range()
-
-    def _setup(
-        self,
-        n: int,
-        rho: float | ArrayLike,
-        *,
-        lower: NDArray[np.float64],
-        upper: NDArray[np.float64],
-        eq_coef: NDArray[np.float64],
-        eq_rhs: float,
-        sign: NDArray[np.float64],
-        linear_coef: NDArray[np.float64],
-        l1_weight: float = 0.0,
-    ) -> None:
-        """Set ``rho`` (scalar, or per point: the ``Ds`` scaling of notes §7) and the feasible set.
-
-        Shared by the dense problems and the low-rank ones (:mod:`indefsvm.proxy.lowrank`), which
-        differ
-        only in the kernel operator built afterwards.
-        """
-        self.n = n
+        # rho: a scalar, or one per point (the Ds scaling of notes §7); then the feasible set.
+        self.n = n = K0.shape[0]
         rho_arr = np.asarray(check_positive(rho, "rho", allow_array=True), dtype=np.float64)
         if rho_arr.ndim == 0:
             self.rho: float | NDArray[np.float64] = float(rho_arr)
@@ -269,6 +299,16 @@ class ProxyKernelProblem:
         self.u_coef = sign if self.scale is None else sign / self.scale
         self.linear_coef = linear_coef
         self.l1_weight = float(l1_weight)
+        _check_sigma(self.penalty_rho)
+        self.operator = make_operator(
+            K0,
+            1.0 / (4.0 * self.penalty_rho),
+            row_scale=self.scale,
+            eigh=eigh,
+            assume_psd=assume_psd,
+            rank_tol=rank_tol,
+        )
+        self._check_objective_range()
 
     def _check_objective_range(self) -> None:
         """Refuse problems whose objective terms overflow double precision.
@@ -298,15 +338,65 @@ class ProxyKernelProblem:
                 "choose C and rho on that scale; rho must not be vanishingly small either."
             )
 
-    def check_method(self, method: str) -> None:
-        """Raise a clear error if solver ``method`` cannot run on this problem (all can here)."""
+    @property
+    def low_rank(self) -> bool:
+        """True when ``K0`` is factored (a :class:`~indefsvm.proxy.lowrank.LowRankKernel`)."""
+        return self.operator.low_rank
+
+    def check_solver(self, method: str, needs: frozenset[str] | set[str]) -> None:
+        """Refuse, before any work, a solver that needs what this problem's operator lacks.
+
+        Solvers declare ``needs`` (:class:`indefsvm.proxy.protocols.KernelOperator` names the
+        capabilities): ACCPM forms n x n Newton systems (``"n_by_n"``), SIQCLP also needs a
+        dense eigenbasis of ``K0`` (``"eigenbasis"``). A low-rank operator provides them only up
+        to its ``dense_limit`` (:data:`~indefsvm.proxy.lowrank.DENSE_LIMIT`).
+        """
+        # the size limit first: it is what a user can act on (method='pg')
+        missing = sorted(set(needs) - set(self.operator.provides), key=lambda c: (c != "n_by_n", c))
+        if not missing:
+            return
+        what = {
+            "n_by_n": "n x n matrices (ACCPM: the Newton system of its analytic centers; "
+            "SIQCLP: dense kernels in its conic program)",
+            "eigenbasis": "a dense eigendecomposition of K0",
+        }
+        needed = "; ".join(what.get(name, name) for name in missing)
+        if self.low_rank:
+            raise ValueError(
+                f"method={method!r} needs {needed}, which the low-rank problem forms only up to "
+                f"n = {self.operator.dense_limit}; here n = {self.n}. Use method='pg' (O(nm) "
+                "per iteration)."
+            )
+        raise ValueError(
+            f"method={method!r} needs {needed}, which this problem's kernel operator "
+            f"({type(self.operator).__name__}) does not provide. Use method='pg'."
+        )
 
     def check_options(self, *, method: str, libsvm_every: int | None = None) -> None:
         """Raise, before solving, for options this problem could only refuse after iterating.
 
-        Every option works on a dense problem; the low-rank problems refuse LIBSVM checks they
-        cannot run above their dense limit (:mod:`indefsvm.proxy.lowrank`).
+        A LIBSVM check (``libsvm_every``) trains LIBSVM on the n x n proxy kernel; where the
+        operator forms no n x n arrays (a large low-rank problem), it runs as a linear SVM on
+        the factor of ``K*``, which exists only for problems with :meth:`_linear_solution`
+        (classification and regression): the one-class problem would iterate and then fail at
+        its first check (the result thrown away), so it is refused here with the way out.
         """
+        if libsvm_every is None or "n_by_n" in self.operator.provides:
+            return
+        if not self.has_linear_check:
+            what = "the one-class problem" if self.kind == "oneclass" else f"problem={self.kind!r}"
+            raise ValueError(
+                f"libsvm_every needs a LIBSVM check of {what} on the n x n proxy kernel, which "
+                f"the low-rank problem forms only up to n = {self.operator.dense_limit}; here "
+                f"n = {self.n}, and "
+                "above the limit only classification and regression have the linear (LIBLINEAR) "
+                "check. Leave libsvm_every=None: the certified gap does not need it."
+            )
+
+    @property
+    def has_linear_check(self) -> bool:
+        """Whether the LIBSVM check has a linear (LIBLINEAR) form on a factor of ``K*``."""
+        return type(self)._linear_solution is not ProxyKernelProblem._linear_solution
 
     def reset_warm_start(self) -> None:
         """Forget state kept between evaluations (the secular solver's warm start).
@@ -315,9 +405,7 @@ class ProxyKernelProblem:
         evaluated before it and repeated solves are bitwise identical.
         """
         self._tau_warm = None
-        reset = getattr(self.operator, "reset_warm_start", None)
-        if reset is not None:
-            reset()
+        self.operator.reset_warm_start()
 
     def set_excess_accuracy(self, tol: float) -> None:
         """Ask for ``f - f(0)`` and ``UB - f(0)`` accurate to ``1e-3 tol`` of their size.
@@ -564,10 +652,9 @@ class ProxyKernelProblem:
         objective-only path (e.g. the low-rank one) get a full evaluation instead.
         """
         alpha = np.asarray(alpha, dtype=np.float64)
-        objective_state = getattr(self.operator, "objective_state", None)
-        if objective_state is None:
+        if "objective_only" not in self.operator.provides:
             return self.evaluate(alpha)
-        state = objective_state(self.u_coef * alpha)
+        state = self.operator.objective_state(self.u_coef * alpha)
         smooth = (
             float(self.linear_coef @ alpha)
             - 0.5 * state.u_k0_u
@@ -601,17 +688,33 @@ class ProxyKernelProblem:
         """Certified gap ``UB(alpha) - f(alpha) >= OPT - f(alpha)`` for feasible ``alpha``."""
         return self.evaluate(np.asarray(alpha, dtype=np.float64)).gap
 
-    def kernel_from_state(self, state: ProxyState) -> NDArray[np.float64]:
-        """The dense proxy kernel for an evaluated state, in the original coordinates."""
-        K = self.operator.kernel(state)
-        if self.scale is not None:
-            # one product per entry, s_i s_j == s_j s_i bitwise: K* stays exactly symmetric
-            K /= np.multiply.outer(self.scale, self.scale)
-        return K
+    def kernel_from_state(self, state: ProxyState) -> Any:
+        """The proxy kernel of an evaluated state, in the original coordinates.
 
-    def proxy_kernel(self, alpha: ArrayLike) -> NDArray[np.float64]:
-        """The dense proxy kernel ``K*(alpha)`` of eq. (5)/(16)/(24)."""
+        Dense (n x n) for a dense ``K0``; a :class:`~indefsvm.proxy.lowrank.LowRankProxyKernel`
+        factor for a low-rank one (never n x n).
+        """
+        return self.operator.result_kernel(state)
+
+    def proxy_kernel(self, alpha: ArrayLike) -> Any:
+        """The proxy kernel ``K*(alpha)`` of eq. (5)/(16)/(24) (see :meth:`kernel_from_state`)."""
         return self.kernel_from_state(self.state(np.asarray(alpha, dtype=np.float64)))
+
+    def feature_coef(
+        self, alpha: ArrayLike, *, state: ProxyState | None = None
+    ) -> NDArray[np.float64]:
+        """Weights ``c`` (m,) of the inductive decision in factor coordinates (notes §8).
+
+        A low-rank ``K0 = Phi diag(s) Phi'`` only: a point with factor row ``phi`` has the
+        out-of-sample decision ``phi @ c`` (:meth:`out_of_sample_rows` applied to its kernel
+        row ``Phi diag(s) phi``); on a training point that is ``(P_+ k_i)'u``, not the row
+        ``(K* u)_i`` of the learned kernel (see
+        :meth:`indefsvm.proxy.lowrank.LowRankProxyOperator.feature_coef`). Cost O(nm).
+        """
+        alpha = np.asarray(alpha, dtype=np.float64)
+        if state is None:
+            state = self.state(alpha)
+        return self.operator.feature_coef(state, self.sign * alpha)
 
     def out_of_sample_rows(
         self, alpha: ArrayLike, K_test_train: ArrayLike, *, state: ProxyState | None = None
@@ -662,10 +765,11 @@ class ProxyKernelProblem:
 
     @property
     def working_eigh(self) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
-        """``(eigenvalues, eigenvectors)`` of :attr:`working_kernel` (None for a PSD-only path)."""
-        if self.operator.eigenvalues is None:
-            return None
-        return self.operator.eigenvalues, self.operator.eigenvectors
+        """``(eigenvalues, eigenvectors)`` of :attr:`working_kernel` (None for a PSD-only path).
+
+        A low-rank operator computes it once from the dense kernel, up to its dense limit.
+        """
+        return self.operator.dense_eigh()
 
     def working_proxy_kernel(self, state: ProxyState) -> NDArray[np.float64]:
         """``K*(alpha)`` of an evaluated state in working coordinates (dense)."""
@@ -789,12 +893,54 @@ class ProxyKernelProblem:
     def _libsvm_primal(
         self, evaluation: Evaluation, tol: float
     ) -> tuple[float, float, NDArray[np.float64], NDArray[np.float64]]:
-        """LIBSVM on the dense ``K*``: its primal value, intercept, alpha and decision values."""
-        K = self.kernel_from_state(evaluation.state)
+        """Primal value, intercept, alpha and decision values of an external SVM on ``K*``.
+
+        The hook of :meth:`libsvm_upper_bound` (notes §3-4), which adds
+        ``rho ||K* - K0||_F^2``. Where the operator forms n x n arrays this is LIBSVM on the
+        dense ``K*``. Otherwise ``K* = F F'`` with ``F`` the (m'+1)-column factor of
+        :meth:`~indefsvm.proxy.lowrank.LowRankProxyOperator.proxy_features`, so the SVM with
+        kernel ``K*`` is a LINEAR SVM on ``F``: LIBLINEAR (:meth:`_linear_solution`, dual
+        coordinate descent) solves it in O(nm) per epoch, and the bound is the exact primal of
+        its ``w`` with the best intercept (valid whatever LIBLINEAR's tolerance). The third value
+        (LIBSVM's alpha) is NaN on the linear path (LIBLINEAR does not return its duals).
+        """
+        state = evaluation.state
+        if "n_by_n" not in self.operator.provides:
+            return self._linear_primal(state, tol)
+        K = self.operator.kernel(state)
+        if self.scale is not None:
+            # one product per entry, s_i s_j == s_j s_i bitwise: K* stays exactly symmetric
+            K /= np.multiply.outer(self.scale, self.scale)
         u_lib = self._libsvm_solution(K, tol)
         g = K @ u_lib
         primal, b = self._primal_from(g, float(u_lib @ g))
         return primal, b, self.sign * u_lib, g
+
+    def _linear_primal(
+        self, state: ProxyState, tol: float
+    ) -> tuple[float, float, NDArray[np.float64], NDArray[np.float64]]:
+        """The linear form of the LIBSVM check on the factor ``F`` of ``K* = F F'``."""
+        if not self.has_linear_check:
+            raise ValueError(
+                f"a LIBSVM check of problem={self.kind!r} needs the n x n proxy kernel, which "
+                f"this problem's operator does not form (n = {self.n}); it has no linear form."
+            )
+        import warnings
+
+        from sklearn.exceptions import ConvergenceWarning
+
+        F = self.operator.proxy_features(state)
+        # LIBLINEAR's own convergence warning is irrelevant: the primal of any w is a bound.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            w = self._linear_solution(F, tol)
+        g = F @ w
+        primal, b = self._primal_from(g, float(w @ w))
+        return primal, b, np.full(self.n, np.nan), g
+
+    def _linear_solution(self, F: NDArray[np.float64], tol: float) -> NDArray[np.float64]:
+        """Weights ``w`` of the problem's SVM on the features ``F`` (LIBLINEAR), if it has one."""
+        raise NotImplementedError
 
 
 class ClassificationProblem(ProxyKernelProblem):
@@ -838,16 +984,14 @@ class ClassificationProblem(ProxyKernelProblem):
         symmetrize: bool = False,
         eigh: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
         assume_psd: bool = False,
+        rank_tol: float | None = None,
     ) -> None:
-        K0 = check_square_symmetric(K0, name="K0", symmetrize=symmetrize, min_size=2)
+        K0 = check_kernel_input(K0, symmetrize=symmetrize)
         feasible = self._feasible_set(K0.shape[0], y, C=C, class_weight=class_weight)
-        super().__init__(K0, rho, **feasible, eigh=eigh, assume_psd=assume_psd)
+        super().__init__(K0, rho, **feasible, eigh=eigh, assume_psd=assume_psd, rank_tol=rank_tol)
 
     def _feasible_set(self, n: int, y: ArrayLike, *, C: float, class_weight: Any) -> dict[str, Any]:
-        """Check the labels and C; the set ``{y'alpha = 0, 0 <= alpha <= C_i}`` (eq. 4).
-
-        Shared with :class:`indefsvm.proxy.lowrank.LowRankClassificationProblem`.
-        """
+        """Check the labels and C; the set ``{y'alpha = 0, 0 <= alpha <= C_i}`` (eq. 4)."""
         labels = check_binary_labels(y, n)
         self.classes = labels.classes
         self.y = labels.y
@@ -878,9 +1022,22 @@ class ClassificationProblem(ProxyKernelProblem):
         # decision = K coef + b with coef = y*alpha when LIBSVM's first label is +1.
         return fit.coef if fit.labels[0] == 1 else -fit.coef
 
+    def _linear_solution(self, F: NDArray[np.float64], tol: float) -> NDArray[np.float64]:
+        from sklearn.svm import LinearSVC
 
-def _check_psd_for_perturb(K0: NDArray[np.float64], psd_tol: float) -> None:
-    lam = np.linalg.eigvalsh(K0)
+        # LIBLINEAR regularises the intercept as an extra feature: a large scale makes that
+        # negligible; the bound re-optimises b exactly anyway.
+        model = LinearSVC(
+            loss="hinge", max_iter=2000, C=1.0, dual=True, tol=tol, intercept_scaling=10.0
+        )
+        model.fit(F, self.y, sample_weight=self.box)
+        return np.ravel(model.coef_)
+
+
+def _check_psd_for_perturb(lam: NDArray[np.float64], psd_tol: float) -> None:
+    """Refuse ``K0`` with eigenvalues ``lam`` (ascending) below ``-psd_tol * max|lambda|``."""
+    if not lam.size:
+        return
     scale = max(1.0, float(np.max(np.abs(lam))))
     if lam[0] < -psd_tol * scale:
         raise ValueError(
@@ -904,19 +1061,22 @@ class PerturbProblem(ClassificationProblem):
     options = ("C", "rho", "class_weight", "psd_tol")
 
     def __init__(
-        self,
-        K0: ArrayLike,
-        y: ArrayLike,
-        *,
-        C: float = 1.0,
-        rho: float | ArrayLike = 1.0,
-        class_weight: None | str | Mapping[Any, float] = None,
-        symmetrize: bool = False,
-        psd_tol: float = 1e-10,
+        self, K0: ArrayLike, y: ArrayLike, *, psd_tol: float = 1e-10, **options: Any
     ) -> None:
-        K0 = check_square_symmetric(K0, name="K0", symmetrize=symmetrize, min_size=2)
-        _check_psd_for_perturb(K0, psd_tol)
-        super().__init__(K0, y, C=C, rho=rho, class_weight=class_weight, assume_psd=True)
+        # options: C, rho, class_weight, symmetrize, rank_tol, as ClassificationProblem takes
+        # them (eigh and assume_psd are this class's to set).
+        refused = sorted(set(options) & {"eigh", "assume_psd"})
+        if refused:
+            raise TypeError(f"PerturbProblem takes no {', '.join(refused)} (it assumes K0 PSD).")
+        symmetrize = options.pop("symmetrize", False)
+        K0 = check_kernel_input(K0, symmetrize=symmetrize)
+        if not isinstance(K0, LowRankKernel):
+            # Checked before the operator is built: a PSD dense K0 needs no eigendecomposition
+            # (eq. 22), so its eigenvalues are computed once here and not kept.
+            _check_psd_for_perturb(np.linalg.eigvalsh(K0), psd_tol)
+        super().__init__(K0, y, assume_psd=True, **options)
+        if self.low_rank:  # the factored operator has the (m) eigenvalues of K0 anyway
+            _check_psd_for_perturb(self.operator.k0_eigenvalues(), psd_tol)
 
 
 class RegressionProblem(ProxyKernelProblem):
@@ -942,16 +1102,14 @@ class RegressionProblem(ProxyKernelProblem):
         rho: float | ArrayLike = 1.0,
         symmetrize: bool = False,
         eigh: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
+        rank_tol: float | None = None,
     ) -> None:
-        K0 = check_square_symmetric(K0, name="K0", symmetrize=symmetrize, min_size=2)
+        K0 = check_kernel_input(K0, symmetrize=symmetrize)
         feasible = self._feasible_set(K0.shape[0], y, C=C, epsilon=epsilon)
-        super().__init__(K0, rho, **feasible, eigh=eigh)
+        super().__init__(K0, rho, **feasible, eigh=eigh, rank_tol=rank_tol)
 
     def _feasible_set(self, n: int, y: ArrayLike, *, C: float, epsilon: float) -> dict[str, Any]:
-        """Check targets, C, epsilon; the set ``{e'alpha = 0, -C <= alpha <= C}`` (eq. 17).
-
-        Shared with :class:`indefsvm.proxy.lowrank.LowRankRegressionProblem`.
-        """
+        """Check targets, C, epsilon; the set ``{e'alpha = 0, -C <= alpha <= C}`` (eq. 17)."""
         y = check_finite_matrix(y, name="y (regression targets)", ndim=1)
         if y.shape[0] != n:
             raise ValueError(f"y must be a vector of {n} regression targets; got shape {y.shape}.")
@@ -987,6 +1145,16 @@ class RegressionProblem(ProxyKernelProblem):
         )
         return fit.coef
 
+    def _linear_solution(self, F: NDArray[np.float64], tol: float) -> NDArray[np.float64]:
+        from sklearn.svm import LinearSVR
+
+        model = LinearSVR(
+            loss="epsilon_insensitive", epsilon=self.epsilon, C=self.C, dual=True, tol=tol,
+            intercept_scaling=10.0,
+        )  # fmt: skip
+        model.fit(F, self.y)
+        return np.ravel(model.coef_)
+
 
 class OneClassProblem(ProxyKernelProblem):
     """Indefinite one-class SVM, paper 004 eq. (18)-(20).
@@ -1009,15 +1177,14 @@ class OneClassProblem(ProxyKernelProblem):
         rho: float | ArrayLike = 1.0,
         symmetrize: bool = False,
         eigh: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
+        rank_tol: float | None = None,
     ) -> None:
-        K0 = check_square_symmetric(K0, name="K0", symmetrize=symmetrize, min_size=2)
-        super().__init__(K0, rho, **self._feasible_set(K0.shape[0], nu=nu), eigh=eigh)
+        K0 = check_kernel_input(K0, symmetrize=symmetrize)
+        feasible = self._feasible_set(K0.shape[0], nu=nu)
+        super().__init__(K0, rho, **feasible, eigh=eigh, rank_tol=rank_tol)
 
     def _feasible_set(self, n: int, *, nu: float) -> dict[str, Any]:
-        """Check nu; the set ``{e'alpha = 1, 0 <= alpha <= 1/(nu n)}`` (eq. 20).
-
-        Shared with :class:`indefsvm.proxy.lowrank.LowRankOneClassProblem`.
-        """
+        """Check nu; the set ``{e'alpha = 1, 0 <= alpha <= 1/(nu n)}`` (eq. 20)."""
         nu = float(nu)
         if not (np.isfinite(nu) and 0 < nu <= 1):
             raise ValueError(f"nu must be in (0, 1]; got {nu!r}.")
@@ -1100,18 +1267,6 @@ def make_problem(
         raise ValueError(
             f"problem={kind!r} needs y ({cls.targets}); only unsupervised problems omit it."
         )
-    # A LowRankKernel exists only once indefsvm.proxy.lowrank was imported: no import otherwise (it
-    # imports scikit-learn, ~0.7 s of a first solve on a dense kernel; issue 14).
-    lowrank = sys.modules.get("indefsvm.proxy.lowrank")
-    if lowrank is not None and isinstance(K0, lowrank.LowRankKernel):
-        # K0 = Phi diag(s) Phi' (indefsvm.proxy.lowrank, notes §11)
-        LOW_RANK_PROBLEM_TYPES = lowrank.LOW_RANK_PROBLEM_TYPES
-        if symmetrize:
-            raise ValueError("symmetrize does not apply to a LowRankKernel (symmetric by design).")
-        if kind not in LOW_RANK_PROBLEM_TYPES:
-            raise ValueError(f"problem={kind!r} has no low-rank variant for a LowRankKernel.")
-        cls = LOW_RANK_PROBLEM_TYPES[kind]
-        return cls(K0, **given) if cls.targets is None else cls(K0, y, **given)
     if cls.targets is None:
         return cls(K0, symmetrize=symmetrize, **given)
     return cls(K0, y, symmetrize=symmetrize, **given)

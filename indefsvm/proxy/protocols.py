@@ -10,7 +10,13 @@ solver
 is one function ``solver(problem, monitor, **options) -> SolveResult`` plus one line in
 :data:`indefsvm.proxy.api.SOLVERS`.
 
-Two levels, like skglm's datafit/penalty "required attributes":
+Every problem holds its kernel through one :class:`KernelOperator` (dense ``K0`` or a factored
+``K0 = Phi diag(s) Phi'``, chosen by :func:`indefsvm.proxy.problems.make_operator`), so a problem
+works on both at once. A solver declares what it needs from the operator (its ``needs``
+attribute: ``"n_by_n"``, ``"eigenbasis"``) and :func:`indefsvm.solve` refuses, before any work, a
+problem whose operator does not provide it.
+
+Two levels of problem, like skglm's datafit/penalty "required attributes":
 
 :class:`Problem`
     What first-order solvers (projected gradient) and the monitor need. Nothing here requires an
@@ -88,8 +94,9 @@ class Problem(Protocol):
         """
         ...
 
-    def check_method(self, method: str) -> None:
-        """Raise a clear ``ValueError`` if solver ``method`` cannot run on this problem."""
+    def check_solver(self, method: str, needs: frozenset[str]) -> None:
+        """Raise a clear ``ValueError`` if solver ``method``, which declares ``needs`` (names of
+        :attr:`KernelOperator.provides`), cannot run on this problem."""
         ...
 
     def check_options(self, *, method: str, libsvm_every: int | None = None) -> None:
@@ -168,4 +175,78 @@ class DenseProblem(Problem, Protocol):
         ...
 
 
-__all__ = ["DenseProblem", "Problem"]
+@runtime_checkable
+class KernelOperator(Protocol):
+    """``u -> K*(u) = (K0 + sigma u u')_+`` for one form of ``K0`` (notes §1, §5, §11).
+
+    The problems of :mod:`indefsvm.proxy.problems` talk to their kernel only through these
+    members; ``K0`` here is the WORKING kernel (``Ds K0 Ds`` for a componentwise rho, notes §7).
+
+    Attributes
+    ----------
+    n : int
+        Size of ``K0``.
+    sigma : float
+        ``1 / (4 rho)`` of the working problem.
+    eigenvalues : ndarray or None
+        Eigenvalues of ``K0`` that the objective needs (all n for a dense ``K0``, the m nonzero
+        ones for a factored one; None on the PSD-only path of PerturbSVM).
+    low_rank : bool
+        True for a factored ``K0`` (results then hold factors, never n x n arrays).
+    provides : frozenset of str
+        Capabilities: ``"n_by_n"`` (n x n arrays may be formed: ``K0``, ``K*``, LIBSVM checks),
+        ``"eigenbasis"`` (a dense eigendecomposition of ``K0``, :meth:`dense_eigh`),
+        ``"objective_only"`` (:meth:`objective_state`, cheaper than :meth:`state`),
+        ``"factor"`` (:meth:`proxy_features`, :meth:`feature_coef`).
+    excess_accuracy : float
+        Accuracy asked of the penalty's change (set by the problem, notes §10).
+    """
+
+    n: int
+    sigma: float
+    eigenvalues: NDArray[np.float64] | None
+    low_rank: bool
+    provides: frozenset[str]
+
+    def state(self, u: NDArray[np.float64], *, smoothing: float = 0.0) -> Any:
+        """What an evaluation needs at ``u`` (a :class:`~indefsvm.proxy.operators.ProxyState`)."""
+        ...
+
+    def matvec(self, state: Any, v: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``K*(u) v`` without forming ``K*``."""
+        ...
+
+    def smoothed_kstar_u(self, state: Any, smoothing: float) -> NDArray[np.float64]:
+        """The paper's Moreau-Yosida smoothed ``K_eps u`` (Sect. 3)."""
+        ...
+
+    def project_rows(self, state: Any, R: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``R P_+``: the out-of-sample map of kernel rows (notes §8)."""
+        ...
+
+    def kernel(self, state: Any) -> NDArray[np.float64]:
+        """The dense ``K*`` in working coordinates (needs ``"n_by_n"``)."""
+        ...
+
+    def result_kernel(self, state: Any) -> Any:
+        """``K*`` in the original coordinates, as results hold it (dense or a factor)."""
+        ...
+
+    def dense_eigh(self) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
+        """A dense eigendecomposition of ``K0`` (needs ``"eigenbasis"``; None: PSD-only)."""
+        ...
+
+    def k0_eigenvalues(self) -> NDArray[np.float64]:
+        """The eigenvalues of ``K0`` (for input checks such as PerturbSVM's PSD test)."""
+        ...
+
+    def spectral_scale(self) -> float:
+        """A curvature scale of ``K0`` for step sizes and rounding bounds."""
+        ...
+
+    def reset_warm_start(self) -> None:
+        """Forget what was kept between evaluations (a solve starts from nothing)."""
+        ...
+
+
+__all__ = ["DenseProblem", "KernelOperator", "Problem"]

@@ -57,12 +57,7 @@ def check_square_symmetric(
     """
     _refuse_container(K, name)
     K = np.asarray(K)
-    if K.dtype == object or not (
-        np.issubdtype(K.dtype, np.number) or np.issubdtype(K.dtype, np.bool_)
-    ):
-        raise TypeError(f"{name} must be a numeric matrix, got dtype {K.dtype}.")
-    if np.iscomplexobj(K):
-        raise TypeError(f"{name} must be real; got a complex matrix.")
+    _refuse_non_real(K, name, what="a numeric matrix", complex_what="a complex matrix")
     if K.ndim != 2 or K.shape[0] != K.shape[1]:
         raise ValueError(f"{name} must be a square (n, n) matrix; got shape {K.shape}.")
     n = K.shape[0]
@@ -114,15 +109,41 @@ def _symmetrize_inplace(K: NDArray[np.float64]) -> None:
 def check_finite_matrix(X: ArrayLike, *, name: str = "X", ndim: int = 2) -> NDArray[np.float64]:
     """Return ``X`` as a finite float64 array of dimension ``ndim`` or raise."""
     _refuse_container(X, name)
-    X = np.asarray(X)
+    return _as_finite_real(X, name, ndim=ndim, what="numeric", dims=f"{ndim}-dimensional")
+
+
+def _refuse_non_real(
+    X: NDArray[Any], name: str, *, what: str, complex_what: str = "complex values"
+) -> None:
+    """Refuse a non-numeric or complex ``X`` before it is cast to float64.
+
+    Shared by the matrix checks here and the vector check of :mod:`indefsvm.linalg.rank_one`,
+    so every entry point refuses strings, objects and complex numbers the same way (booleans
+    are accepted as 0/1); ``what`` and ``complex_what`` finish the messages, e.g. "z must be a
+    numeric vector, got dtype <U1." and "z must be real; got complex values.".
+    """
     if X.dtype == object or not (
         np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.bool_)
     ):
-        raise TypeError(f"{name} must be numeric, got dtype {X.dtype}.")
+        raise TypeError(f"{name} must be {what}, got dtype {X.dtype}.")
     if np.iscomplexobj(X):
-        raise TypeError(f"{name} must be real; got complex values.")
+        raise TypeError(f"{name} must be real; got {complex_what}.")
+
+
+def _as_finite_real(
+    X: ArrayLike, name: str, *, ndim: int, what: str, dims: str
+) -> NDArray[np.float64]:
+    """``X`` as a finite real float64 array of ``ndim`` dimensions (no copy if it is one).
+
+    The one body of :func:`check_finite_matrix` and of the vector check of
+    :mod:`indefsvm.linalg.rank_one` (which asks for ``ndim=1``); ``what`` names the expected
+    kind in the dtype message (see :func:`_refuse_non_real`) and ``dims`` the expected shape,
+    e.g. "a 1-D vector".
+    """
+    X = np.asarray(X)
+    _refuse_non_real(X, name, what=what)
     if X.ndim != ndim:
-        raise ValueError(f"{name} must be {ndim}-dimensional; got shape {X.shape}.")
+        raise ValueError(f"{name} must be {dims}; got shape {X.shape}.")
     X = np.asarray(X, dtype=np.float64)
     if not np.all(np.isfinite(X)):
         raise ValueError(f"{name} contains NaN or inf; expected finite values.")

@@ -177,7 +177,7 @@ def _rbf_grad(A, B, *, gamma):  # no default for B: the tuner must pass it
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"formulation": "x"}, r"^formulation must be 'krein' or 'omcs'; got 'x'\.$"),
+        ({"formulation": "x"}, r"^formulation must be one of \('krein', 'omcs', 'clip', "),
         ({"formulation": "omcs", "transform": "x"}, r"^transform must be one of .*; got 'x'\.$"),
         (
             {"transform": "clip"},

@@ -63,6 +63,8 @@ old barrier (strictly feasible for every old constraint) before Newton resumes (
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import scipy.linalg
@@ -86,6 +88,33 @@ PROXIMAL_MAX_CUTS = 100
 
 class LocalizationSetEmpty(RuntimeError):
     """Raised when the localization set has no interior left at working precision."""
+
+
+def _backtracking_steps(decrement_sq: float, step_max: float) -> Iterator[float]:
+    """Trial steps of the damped Newton line search of both analytic-centre methods.
+
+    Backtracking from the full step (kept strictly inside: ``0.99 step_max``) by halving, but
+    never below the self-concordant damped step ``1/(1 + lambda)`` (``lambda^2`` the Newton
+    decrement) while above it: below that floor the Armijo test always passes. Ends under
+    ``1e-14`` (no decrease at working precision).
+    """
+    step = min(1.0, 0.99 * step_max)
+    floor = 1.0 / (1.0 + np.sqrt(max(decrement_sq, 0.0)))
+    while step > 1e-14:
+        yield step
+        step = max(0.5 * step, floor) if step > floor else 0.5 * step
+
+
+def _sufficient_decrease(phi_new: float, phi: float, step: float, decrement_sq: float) -> bool:
+    """Armijo test of a trial step of :func:`_backtracking_steps` on the barrier ``phi``.
+
+    Near the centre (decrement under 1e-6) any finite non-increase is accepted: the Armijo
+    margin is then below the rounding of ``phi``.
+    """
+    return bool(
+        phi_new <= phi - 0.01 * step * decrement_sq
+        or (np.isfinite(phi_new) and phi_new <= phi and decrement_sq < 1e-6)
+    )
 
 
 class _Localization:
@@ -198,22 +227,13 @@ class _Localization:
             if decrement_sq <= 2.0 * tol:
                 break
             t_max = self.max_step(x, dx, sl, su, s)
-            # Backtracking from the full step (kept strictly inside); the self-concordant damped
-            # step 1/(1 + lambda) is the floor below which the Armijo test always passes.
-            t = min(1.0, 0.99 * t_max)
-            t_floor = 1.0 / (1.0 + np.sqrt(decrement_sq))
-            accepted = False
-            while t > 1e-14:
+            for t in _backtracking_steps(decrement_sq, t_max):
                 x_new = x + t * dx
                 sl_new, su_new, s_new = self.slacks(x_new)
                 phi_new = self.barrier(sl_new, su_new, s_new)
-                if phi_new <= phi - 0.01 * t * decrement_sq or (
-                    np.isfinite(phi_new) and phi_new <= phi and decrement_sq < 1e-6
-                ):
-                    accepted = True
+                if _sufficient_decrease(phi_new, phi, t, decrement_sq):
                     break
-                t = max(0.5 * t, t_floor) if t > t_floor else 0.5 * t
-            if not accepted:
+            else:
                 # No decrease at working precision: the point is as centered as it gets.
                 break
             x, sl, su, s, phi = x_new, sl_new, su_new, s_new, phi_new
@@ -271,6 +291,66 @@ def _single_point(problem: DenseProblem, monitor: SolverMonitor) -> SolveResult:
     while not monitor.end_iteration(current_objective=ev.objective):
         pass
     return monitor.finish(info={"note": "the feasible set has no interior; single point"})
+
+
+def _initial_localization(
+    problem: DenseProblem, localization: type, capacity: int, **weights: float
+) -> tuple[NDArray[np.float64], Any] | None:
+    """Interior start and ``L_0 = {c'a = d, lower <= a <= upper}`` with room for ``capacity`` cuts.
+
+    Both variants start the same way from the problem's feasible set (``localization`` is
+    :class:`_Localization` or :class:`_EpigraphLocalization`, ``weights`` the latter's barrier
+    weights). None when the set has no interior: the caller then returns :func:`_single_point`.
+    """
+    x = _interior_start(problem)
+    if x is None:
+        return None
+    loc = localization(
+        problem.lower.astype(np.float64),
+        problem.upper.astype(np.float64),
+        problem.eq_coef.astype(np.float64),
+        problem.eq_rhs,
+        capacity,
+        **weights,
+    )
+    return x, loc
+
+
+def _evaluate_with_supergradient(
+    problem: DenseProblem, x: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], Evaluation, NDArray[np.float64]]:
+    """The feasible point ``p`` at ``x``, its evaluation and the supergradient of the cut.
+
+    ``p`` is the exact projection of ``x`` onto the feasible set; the cut's supergradient is
+    the gradient minus the l1 term's ``l1_weight * sign(p)`` (SVR), as in both variants' cuts.
+    """
+    p = problem.project(x)
+    ev = problem.evaluate(p)
+    g = ev.gradient
+    if problem.l1_weight:
+        g = g - problem.l1_weight * np.sign(p)
+    return p, ev, g
+
+
+def _timing_info(times: dict[str, float], monitor: SolverMonitor) -> dict[str, float]:
+    """``info`` entries of the time split: ``time_<phase>`` and the per-iteration means."""
+    iters = max(monitor.n_iter, 1)
+    info = {f"time_{phase}": seconds for phase, seconds in times.items()}
+    info["time_center_per_iter"] = times["center"] / iters
+    info["time_gradient_per_iter"] = times["gradient"] / iters
+    return info
+
+
+def _finish(monitor: SolverMonitor, status_note: str | None, info: dict[str, Any]) -> SolveResult:
+    """End of both variants: report an early stop by the solver's own rule, then finish.
+
+    The note goes to the monitor, which decides the status (:meth:`SolverMonitor.conclude`),
+    and to ``info``.
+    """
+    if status_note is not None:
+        monitor.conclude(f"ACCPM stopped early: {status_note}; loosen tol or use method='pg'")
+        info["note"] = status_note
+    return monitor.finish(info=info)
 
 
 def analytic_center_cutting_plane(
@@ -416,13 +496,8 @@ def _accpm(
     n = problem.n
     if max_cuts is None:
         max_cuts = 3 * n
-    if int(max_cuts) != max_cuts or max_cuts < 1:
-        raise ValueError(f"max_cuts must be a positive integer; got {max_cuts!r}.")
+    _check_options(max_cuts, newton_tol, max_newton)
     max_cuts = int(max_cuts)
-    if not newton_tol > 0:
-        raise ValueError(f"newton_tol must be > 0; got {newton_tol!r}.")
-    if int(max_newton) != max_newton or max_newton < 1:
-        raise ValueError(f"max_newton must be a positive integer; got {max_newton!r}.")
     if not 0 < recenter_radius < 1:
         raise ValueError(f"recenter_radius must be in (0, 1); got {recenter_radius!r}.")
 
@@ -432,17 +507,10 @@ def _accpm(
     best_ellipsoid = np.inf
     newton_total = 0
     status_note = None
-    x = _interior_start(problem)
-    if x is None:
+    start = _initial_localization(problem, _Localization, max_cuts + 1)
+    if start is None:
         return _single_point(problem, monitor)
-
-    loc = _Localization(
-        problem.lower.astype(np.float64),
-        problem.upper.astype(np.float64),
-        problem.eq_coef.astype(np.float64),
-        problem.eq_rhs,
-        max_cuts + 1,
-    )
+    x, loc = start
     t0 = time.perf_counter()
     x, steps = loc.center(x, tol=newton_tol, max_steps=max_newton)
     times["center"] += time.perf_counter() - t0
@@ -452,11 +520,7 @@ def _accpm(
         # The center satisfies c'x = d up to rounding; the exact projection (a change of the
         # order of machine precision) makes the evaluated point feasible, so its objective is a
         # certified lower bound.
-        p = problem.project(x)
-        ev = problem.evaluate(p)
-        g = ev.gradient
-        if problem.l1_weight:
-            g = g - problem.l1_weight * np.sign(p)
+        p, ev, g = _evaluate_with_supergradient(problem, x)
         times["gradient"] += time.perf_counter() - t0
         if not np.all(np.isfinite(g)):
             # Checked before the ellipsoid bound: its solve with the Cholesky factor would
@@ -533,23 +597,14 @@ def _accpm(
         times["center"] += time.perf_counter() - t0
         newton_total += steps
 
-    if status_note is not None:
-        monitor.conclude(f"ACCPM stopped early: {status_note}; loosen tol or use method='pg'")
-    iters = max(monitor.n_iter, 1)
     info = {
         "max_cuts": max_cuts,
         "n_cuts": loc.m,
         "newton_steps": newton_total,
-        "time_center": times["center"],
-        "time_gradient": times["gradient"],
-        "time_cuts": times["cuts"],
-        "time_center_per_iter": times["center"] / iters,
-        "time_gradient_per_iter": times["gradient"] / iters,
+        **_timing_info(times, monitor),
         "ellipsoid_bound": best_ellipsoid,
     }
-    if status_note is not None:
-        info["note"] = status_note
-    return monitor.finish(info=info)
+    return _finish(monitor, status_note, info)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -759,20 +814,13 @@ class _EpigraphLocalization:
                 else:
                     r = (1.0 - step) * r
                 continue
-            step = min(1.0, 0.99 * t_max)
-            step_floor = 1.0 / (1.0 + np.sqrt(max(decrement_sq, 0.0)))
-            accepted = False
-            while step > 1e-14:
+            for step in _backtracking_steps(decrement_sq, t_max):
                 a_new, t_new = a + step * da, t + step * dt
                 s_new = self.cut_slacks(a_new, t_new)
                 phi_new = self._phi(a_new, t_new, s_new)
-                if phi_new <= phi - 0.01 * step * decrement_sq or (
-                    np.isfinite(phi_new) and phi_new <= phi and decrement_sq < 1e-6
-                ):
-                    accepted = True
+                if _sufficient_decrease(phi_new, phi, step, decrement_sq):
                     break
-                step = max(0.5 * step, step_floor) if step > step_floor else 0.5 * step
-            if not accepted:
+            else:
                 break
             a, t, s, phi = a_new, t_new, s_new, phi_new
         if not feasible:
@@ -855,18 +903,16 @@ def _proximal_accpm(
     times = {"center": 0.0, "gradient": 0.0, "cuts": 0.0, "polish": 0.0}
     newton_total = 0
     status_note = None
-    x = _interior_start(problem)
-    if x is None:
-        return _single_point(problem, monitor)
-    loc = _EpigraphLocalization(
-        problem.lower.astype(np.float64),
-        problem.upper.astype(np.float64),
-        problem.eq_coef.astype(np.float64),
-        problem.eq_rhs,
+    start = _initial_localization(
+        problem,
+        _EpigraphLocalization,
         max_cuts + 1,
         box_weight=box_weight,
         objective_weight=objective_weight,
     )
+    if start is None:
+        return _single_point(problem, monitor)
+    x, loc = start
     c = loc.c
     a, t = x, np.nan
     lip = max(float(problem.lipschitz_estimate()), 1e-12)
@@ -893,11 +939,7 @@ def _proximal_accpm(
     n_serious = 0
     while True:
         t0 = time.perf_counter()
-        p = problem.project(a)
-        ev = problem.evaluate(p)
-        g = ev.gradient
-        if problem.l1_weight:
-            g = g - problem.l1_weight * np.sign(p)
+        p, ev, g = _evaluate_with_supergradient(problem, a)
         f = ev.objective
         times["gradient"] += time.perf_counter() - t0
         monitor.offer(ev)
@@ -1002,9 +1044,6 @@ def _proximal_accpm(
         times["center"] += time.perf_counter() - t0
         newton_total += steps
 
-    if status_note is not None:
-        monitor.conclude(f"ACCPM stopped early: {status_note}; loosen tol or use method='pg'")
-    iters = max(monitor.n_iter, 1)
     info = {
         "variant": "proximal",
         "max_cuts": max_cuts,
@@ -1015,13 +1054,12 @@ def _proximal_accpm(
         "polish_steps": n_polish,
         "first_polish_iteration": first_polish,
         "proximal_weight": loc.rho,
-        "time_center": times["center"],
-        "time_gradient": times["gradient"],
-        "time_cuts": times["cuts"],
-        "time_polish": times["polish"],
-        "time_center_per_iter": times["center"] / iters,
-        "time_gradient_per_iter": times["gradient"] / iters,
+        **_timing_info(times, monitor),
     }
-    if status_note is not None:
-        info["note"] = status_note
-    return monitor.finish(info=info)
+    return _finish(monitor, status_note, info)
+
+
+#: What the solver needs from the problem's kernel operator
+#: (:class:`indefsvm.proxy.protocols.KernelOperator`): the Newton systems of its analytic
+#: centers are n x n, so a large low-rank problem refuses it before it starts.
+analytic_center_cutting_plane.needs = frozenset({"n_by_n"})  # type: ignore[attr-defined]

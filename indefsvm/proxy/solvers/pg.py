@@ -285,3 +285,9 @@ def _paper_policy(
         x = problem.prox(x + step_k * ev.gradient, step_k)
     info = {"step": "paper", "step_size": step_size, "smoothing": smoothing}
     return monitor.finish(info=info)
+
+
+#: What the solver needs from the problem's kernel operator
+#: (:class:`indefsvm.proxy.protocols.KernelOperator`): nothing beyond evaluations, so it runs
+#: on every operator, dense or low-rank at any n.
+projected_gradient.needs = frozenset()  # type: ignore[attr-defined]

@@ -405,12 +405,43 @@ def _initial_factor(problem: DenseProblem) -> NDArray[np.float64]:
     return V[:, keep] * np.sqrt(d[keep])
 
 
+def _former_conic_names(
+    conic_solver: str,
+    conic_options: dict[str, Any] | None,
+    solver: str | None,
+    solver_options: dict[str, Any] | None,
+) -> tuple[str, dict[str, Any] | None]:
+    """Map the names before issue 23 (``solver``, ``solver_options``) to the conic ones.
+
+    Inside ``indefsvm.solve(..., options={...})`` the old names nested ``solver_options``
+    within the solver's options; they keep working for one release with a FutureWarning.
+    """
+    for old, new, value in (
+        ("solver", "conic_solver", solver),
+        ("solver_options", "conic_options", solver_options),
+    ):
+        if value is not None:
+            warnings.warn(
+                f"the SIQCLP option {old!r} is now {new!r} (the cvxpy solver of the QCLP "
+                f"master); {old!r} will be removed in the next release.",
+                FutureWarning,
+                stacklevel=4,
+            )
+    if solver is not None:
+        conic_solver = solver
+    if solver_options is not None:
+        if conic_options is not None:
+            raise ValueError("give conic_options only (solver_options is its former name).")
+        conic_options = solver_options
+    return conic_solver, conic_options
+
+
 def exchange_method(
     problem: DenseProblem,
     monitor: SolverMonitor,
     *,
-    solver: str = "CLARABEL",
-    solver_options: dict[str, Any] | None = None,
+    conic_solver: str = "CLARABEL",
+    conic_options: dict[str, Any] | None = None,
     compile: str = "rebuild",
     master: str = "mkl",
     mkl_step: str = "newton",
@@ -425,6 +456,8 @@ def exchange_method(
     certify_mixture: bool = True,
     exchange_patience: int = 5,
     blas_threads: int | None = NOT_GIVEN,
+    solver: str | None = None,
+    solver_options: dict[str, Any] | None = None,
 ) -> SolveResult:
     """Maximise a proxy-kernel problem by the exchange method (paper 004, Algorithm 3).
 
@@ -458,11 +491,14 @@ def exchange_method(
     kernel_bound : bool
         MKL master: offer the kernel-SVM bound at the best point when the model promises less
         than a tenth of the gap left (see the module docstring).
-    solver : str
+    conic_solver : str
         ``master="qclp"``: cvxpy solver for the QCLP (13) (``"CLARABEL"`` installs with cvxpy;
-        ``"SCS"`` also works; ``"MOSEK"`` was the paper's).
-    solver_options : dict, optional
-        Keyword arguments passed to ``cvxpy.Problem.solve``.
+        ``"SCS"`` also works; ``"MOSEK"`` was the paper's). Named ``solver`` before issue 23
+        (that name still works, with a FutureWarning, for one release).
+    conic_options : dict, optional
+        Keyword arguments passed to ``cvxpy.Problem.solve`` (formerly ``solver_options``).
+    solver, solver_options
+        Former names of ``conic_solver`` and ``conic_options`` (FutureWarning).
     compile : {"rebuild", "parametric"}
         Rebuild the QCLP with constant factors each iteration (Chen & Ye's method as the paper
         runs it), or compile a DPP problem with parameter slots once, grown in blocks, and only
@@ -503,12 +539,15 @@ def exchange_method(
         (``n_constraints``; ``max_constraints`` the most in one QCLP) and of compilations,
         and the last relaxation value ``t``.
     """
+    conic_solver, conic_options = _former_conic_names(
+        conic_solver, conic_options, solver, solver_options
+    )
     with blas_limit(solver_blas_threads(blas_threads, solver="SIQCLP")):
         return _exchange(
             problem,
             monitor,
-            solver=solver,
-            solver_options=solver_options,
+            solver=conic_solver,
+            solver_options=conic_options,
             compile=compile,
             master=master,
             mkl_options={
@@ -815,3 +854,9 @@ def _exchange(
             }
         )
     return monitor.finish(info=info)
+
+
+#: What the solver needs from the problem's kernel operator
+#: (:class:`indefsvm.proxy.protocols.KernelOperator`): dense kernels in its conic program and a
+#: dense eigenbasis of K0 (the initial constraint (K0)_+ and the certified kernel bounds).
+exchange_method.needs = frozenset({"n_by_n", "eigenbasis"})  # type: ignore[attr-defined]

@@ -1,0 +1,102 @@
+"""Solver options in one place (``options=``, as SciPy's) and one way to say "as in the paper".
+
+Issue 23 item 4. The references: a run with the paper's options spelt out by hand (the preset must
+give the same iterates bitwise), and the spelling before issue 23 (loose keywords, which must keep
+working with a FutureWarning and give the same result).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+import indefsvm
+from indefsvm.proxy.api import PRESETS
+
+
+def _data(n=40, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    return np.tanh(0.5 * X @ X.T - 0.2), np.where(X[:, 0] + 0.1 > 0, 1.0, -1.0)
+
+
+def _quiet_solve(*args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return indefsvm.solve(*args, **kwargs)
+
+
+def test_options_give_what_the_former_keywords_gave_and_those_warn():
+    K, y = _data()
+    new = _quiet_solve(K, y, max_iter=60, options={"step": "paper", "step_size": 2.0})
+    with pytest.warns(FutureWarning, match=r"^solve\(\) takes the solver's options as options="):
+        old = _quiet_solve(K, y, max_iter=60, step="paper", step_size=2.0)
+    np.testing.assert_array_equal(new.alpha, old.alpha)
+    default = _quiet_solve(K, y, max_iter=60)
+    assert not np.array_equal(default.alpha, new.alpha)  # the options did reach the solver
+
+
+@pytest.mark.parametrize(
+    ("method", "paper_options", "max_iter"),
+    [
+        ("pg", {"step": "paper"}, 40),
+        ("accpm", {"variant": "paper"}, 15),
+    ],
+)
+def test_paper_preset_is_the_papers_algorithm(method, paper_options, max_iter):
+    K, y = _data()
+    preset = _quiet_solve(K, y, method=method, max_iter=max_iter, preset="paper")
+    by_hand = _quiet_solve(K, y, method=method, max_iter=max_iter, options=paper_options)
+    np.testing.assert_array_equal(preset.alpha, by_hand.alpha)
+    assert preset.n_iter == by_hand.n_iter
+
+
+def test_siqclp_paper_preset_runs_the_qclp_master():
+    K, y = _data(n=24)
+    res = _quiet_solve(K, y, method="siqclp", preset="paper", max_iter=3)
+    by_hand = _quiet_solve(
+        K, y, method="siqclp", max_iter=3,
+        options={"master": "qclp", "stabilise": "none", "compile": "rebuild"},
+    )  # fmt: skip
+    assert PRESETS["paper"]["siqclp"]["master"] == "qclp"
+    np.testing.assert_allclose(res.alpha, by_hand.alpha, atol=1e-9)
+
+
+def test_explicit_options_override_the_preset():
+    K, y = _data()
+    a = _quiet_solve(K, y, max_iter=40, preset="paper", options={"step": "accelerated"})
+    b = _quiet_solve(K, y, max_iter=40)
+    np.testing.assert_array_equal(a.alpha, b.alpha)
+
+
+def test_bad_preset_and_doubly_given_options_are_refused():
+    K, y = _data()
+    with pytest.raises(ValueError, match=r"^preset must be one of \('default', 'paper'\); got 'x'"):
+        indefsvm.solve(K, y, preset="x")
+    with (
+        pytest.warns(FutureWarning),
+        pytest.raises(ValueError, match=r"^step given both as a keyword and in options"),
+    ):
+        indefsvm.solve(K, y, step="paper", options={"step": "accelerated"})
+    with pytest.raises(ValueError, match=r"^options has 'preset', which solve takes as its own"):
+        indefsvm.solve(K, y, options={"preset": "paper"})
+    with pytest.raises(TypeError, match=r"^method='pg' takes no option 'stepp'; its options are"):
+        indefsvm.solve(K, y, options={"stepp": "paper"})
+    with pytest.raises(
+        TypeError, match=r"not as solver_options=\{\.\.\.\} \(the estimators' name\)"
+    ):
+        indefsvm.solve(K, y, solver_options={"step": "paper"})
+
+
+def test_siqclp_former_solver_names_warn_and_still_choose_the_conic_solver():
+    K, y = _data(n=20)
+    with pytest.raises(ValueError, match=r"^solver 'NOPE' is not installed for cvxpy"):
+        _quiet_solve(K, y, method="siqclp", options={"master": "qclp", "conic_solver": "NOPE"})
+    with (
+        pytest.warns(FutureWarning, match=r"the SIQCLP option 'solver' is now 'conic_solver'"),
+        pytest.raises(ValueError, match=r"^solver 'NOPE' is not installed for cvxpy"),
+    ):
+        _quiet_solve(K, y, method="siqclp", options={"master": "qclp", "solver": "NOPE"})
