@@ -99,10 +99,12 @@ def _read_file(spec: DatasetSpec, key: str, numeric: bool) -> NDArray:
             return read_array(path, what=key, delimiter=spec.delimiter, ndmin=1)
         return read_labels(path, what=key, delimiter=spec.delimiter)
     except ReadError as exc:
-        hint = ""
+        message = str(exc)
         if isinstance(exc, TableFormatError):
-            hint = "; set datasets.delimiter if the file uses another separator"
-        raise SpecError(f"{where}: {exc}{hint}") from None
+            message = message.rstrip(".") + (
+                "; set datasets.delimiter if the file uses another separator."
+            )
+        raise SpecError(f"{where}: {message}") from None
 
 
 def _load_raw(
