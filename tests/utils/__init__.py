@@ -1,0 +1,1 @@
+"""Tests of indefsvm.utils (a package so that basenames may repeat across folders)."""
