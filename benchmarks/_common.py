@@ -66,14 +66,17 @@ def load_line() -> str:
 
 
 def markdown_header(columns: Iterable[str]) -> str:
-    """Header and separator lines of a markdown table."""
-    columns = list(columns)
-    return "| " + " | ".join(columns) + " |\n|" + "---|" * len(columns)
+    """Header and separator lines of a markdown table (:mod:`indefsvm.utils.tables`)."""
+    from indefsvm.utils.tables import markdown_header as header
+
+    return header(list(columns))
 
 
 def markdown_row(cells: Iterable[Any]) -> str:
     """One markdown table row (cells already formatted, or formatted with ``str``)."""
-    return "| " + " | ".join(str(c) for c in cells) + " |"
+    from indefsvm.utils.tables import markdown_row as row
+
+    return row(cells)
 
 
 def solve_to_limit(K0: np.ndarray, y: np.ndarray | None, **options: Any) -> Any:

@@ -147,7 +147,7 @@ def _fit_once(
     the fit's own ``finally`` clauses restore the thread settings.
     """
     use_alarm = limit is not None and hasattr(signal, "setitimer")
-    threads_module.THREADS = setting
+    threads_module.set_config(n_threads=setting)
     previous = signal.signal(signal.SIGALRM, _abandon) if use_alarm else None
     # An alarm that lands in a ctypes callback (LIBSVM's print function) cannot propagate; the
     # fit then runs to its end and is discarded below. Keep that out of the output.
@@ -174,7 +174,7 @@ def _fit_once(
         if use_alarm:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
-        threads_module.THREADS = None
+        threads_module.set_config(n_threads=None)
 
 
 def time_settings(

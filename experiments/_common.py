@@ -58,13 +58,10 @@ def log(msg: str, *, enabled: bool = True) -> None:
 def markdown_table(
     columns: Sequence[str], rows: Iterable[Sequence[Any]], *, align: str | None = None
 ) -> list[str]:
-    """Lines of a markdown table; ``align`` gives one of ``l``/``r`` per column (default left)."""
-    columns = list(columns)
-    marks = {"l": "---", "r": "---:"}
-    sep = [marks[a] for a in align] if align else ["---"] * len(columns)
-    lines = ["| " + " | ".join(columns) + " |", "|" + "|".join(sep) + "|"]
-    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in rows]
-    return lines
+    """Lines of a markdown table (:func:`indefsvm.utils.tables.markdown_table`)."""
+    from indefsvm.utils import tables
+
+    return tables.markdown_table(columns, rows, align=align).split("\n")
 
 
 def write_csv_and_markdown(
@@ -72,10 +69,9 @@ def write_csv_and_markdown(
     *, stem: str = "summary",
 ) -> None:  # fmt: skip
     """Write ``out/<stem>.csv`` and ``out/<stem>.md`` (caption, blank line, table); print the md."""
-    with open(out / f"{stem}.csv", "w", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(columns)
-        writer.writerows(rows)
+    from indefsvm.utils import tables
+
+    tables.write_csv(out / f"{stem}.csv", columns, rows)
     lines = [caption, "", *markdown_table(columns, rows)]
     (out / f"{stem}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines), flush=True)

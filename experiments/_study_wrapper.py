@@ -13,9 +13,9 @@ import argparse
 import csv
 from pathlib import Path
 
-from _common import add_smoke_argument, output_dir
+from _common import add_smoke_argument, markdown_table, output_dir
 
-from indefsvm.studies.cli import main as study_main
+from indefsvm.cli.study import main as study_main
 
 
 def run(
@@ -45,14 +45,7 @@ def run(
     with open(Path(args.out) / "summary.csv") as fh:
         rows = [r for r in csv.DictReader(fh) if r["measure"] == measure]
     methods = list(dict.fromkeys(m for v in paper.values() for m in v))
-    lines = [
-        f"# Ours against the published values ({measure}, %)",
-        "",
-        note,
-        "",
-        "| data set / kernel | " + " | ".join(methods) + " |",
-        "|---|" + "---:|" * len(methods),
-    ]
+    body = []
     for (dataset, kernel), published in paper.items():
         cells = []
         for m in methods:
@@ -66,7 +59,9 @@ def run(
             if pub is not None:
                 text += f" ({pub:.2f})"
             cells.append(text)
-        lines.append(f"| {dataset} / {kernel} | " + " | ".join(cells) + " |")
+        body.append([f"{dataset} / {kernel}", *cells])
+    table = markdown_table(["data set / kernel", *methods], body, align="l" + "r" * len(methods))
+    lines = [f"# Ours against the published values ({measure}, %)", "", note, "", *table]
     (Path(args.out) / "paper_comparison.md").write_text("\n".join(lines) + "\n")
     print(Path(args.out) / "paper_comparison.md")
     return 0

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _common import add_smoke_argument, log, output_dir
+from _common import add_smoke_argument, log, markdown_table, output_dir
 from joblib import Parallel, delayed
 from sklearn.datasets import load_diabetes, load_digits
 from sklearn.metrics import balanced_accuracy_score, roc_auc_score
@@ -224,33 +224,27 @@ def run_oneclass(args, out: Path, log) -> list[dict[str, Any]]:
 
 
 def write_markdown(reg: list[dict[str, Any]], one: list[dict[str, Any]], path: Path, args) -> None:
+    svr = [[r["method"], f"`{r['params']}`", r["cv_rmse"], r["test_rmse"], r["test_r2"]]
+           for r in reg]  # fmt: skip
+    columns = ["Method", "Chosen parameters", "CV RMSE", "Test RMSE", "Test R^2"]
     lines = [
         "## Indefinite SVR: diabetes (scikit-learn), sigmoid kernel",
         "",
-        "| Method | Chosen parameters | CV RMSE | Test RMSE | Test R^2 |",
-        "|---|---|---:|---:|---:|",
-    ]
-    for r in reg:
-        lines.append(
-            f"| {r['method']} | `{r['params']}` | {r['cv_rmse']} | {r['test_rmse']} | "
-            f"{r['test_r2']} |"
-        )
-    lines += [
+        *markdown_table(columns, svr, align="llrrr"),
         "",
         f"## One-class novelty detection: digits, Simpson kernel, nu = {args.nu}",
         "",
-        "| Method | rho | mean AUC | mean balanced accuracy | min AUC | max AUC |",
-        "|---|---:|---:|---:|---:|---:|",
     ]
+    novelty = []
     keys = list(dict.fromkeys((r["method"], r["rho"]) for r in one))
     for method, rho in keys:
         sel = [r for r in one if (r["method"], r["rho"]) == (method, rho)]
         auc = np.array([r["auc"] for r in sel])
         bal = np.array([r["balanced_accuracy"] for r in sel])
-        lines.append(
-            f"| {method} | {rho} | {auc.mean():.4f} | {bal.mean():.4f} | {auc.min():.4f} | "
-            f"{auc.max():.4f} |"
-        )
+        novelty.append([method, rho, f"{auc.mean():.4f}", f"{bal.mean():.4f}",
+                        f"{auc.min():.4f}", f"{auc.max():.4f}"])  # fmt: skip
+    columns = ["Method", "rho", "mean AUC", "mean balanced accuracy", "min AUC", "max AUC"]
+    lines += markdown_table(columns, novelty, align="lrrrrr")
     path.write_text("\n".join(lines) + "\n")
 
 

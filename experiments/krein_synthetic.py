@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 import matplotlib
-from _common import add_smoke_argument, output_dir
+from _common import add_smoke_argument, markdown_table, output_dir
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -140,20 +140,9 @@ def write_markdown(rows: list[dict], out: Path, command: str) -> None:
     by_set: dict[tuple[str, int], dict[str, dict]] = {}
     for row in rows:
         by_set.setdefault((row["kernel"], int(row["n"])), {})[row["method"]] = row
-    header = (
-        "| K - K^{-1} | min | max | # pos | # neg | iota | std(y) | "
-        + " | ".join(LABELS[m] for m in METHODS)
-        + " |"
-    )
-    lines = [
-        "# Synthetic Krein regression (Oglic & Gaertner 2018, Table 1)",
-        "",
-        f"Command: `{command}`. RMSE over {rows and 'outer'} 10-fold CV, mean (± std); best per "
-        "row in bold.",
-        "",
-        header,
-        "|" + "---|" * (7 + len(METHODS)),
-    ]
+    columns = ["K - K^{-1}", "min", "max", "# pos", "# neg", "iota", "std(y)",
+               *(LABELS[m] for m in METHODS)]  # fmt: skip
+    body = []
     for (kernel, n), res in by_set.items():
         first = next(iter(res.values()))
         means = {m: float(res[m]["rmse_mean"]) for m in METHODS if m in res}
@@ -165,11 +154,17 @@ def write_markdown(rows: list[dict], out: Path, command: str) -> None:
                 continue
             text = f"{float(res[m]['rmse_mean']):.3f} (± {float(res[m]['rmse_std']):.3f})"
             cells.append(f"**{text}**" if m == best else text)
-        lines.append(
-            f"| {kernel.upper()} (n = {n}) | {float(first['lambda_min']):.2f} | "
-            f"{float(first['lambda_max']):.2f} | {first['n_pos']} | {first['n_neg']} | "
-            f"{first['iota']} | {first['y_std']} | " + " | ".join(cells) + " |"
-        )
+        body.append([f"{kernel.upper()} (n = {n})", f"{float(first['lambda_min']):.2f}",
+                     f"{float(first['lambda_max']):.2f}", first["n_pos"], first["n_neg"],
+                     first["iota"], first["y_std"], *cells])  # fmt: skip
+    lines = [
+        "# Synthetic Krein regression (Oglic & Gaertner 2018, Table 1)",
+        "",
+        f"Command: `{command}`. RMSE over {rows and 'outer'} 10-fold CV, mean (± std); best per "
+        "row in bold.",
+        "",
+        *markdown_table(columns, body),
+    ]
     (out / "krein_synthetic.md").write_text("\n".join(lines) + "\n")
 
     fig, ax = plt.subplots(figsize=(9, 4))

@@ -43,7 +43,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from _common import add_smoke_argument, append_csv_row, output_dir  # noqa: E402
+from _common import (  # noqa: E402
+    add_smoke_argument,
+    append_csv_row,
+    markdown_table,
+    output_dir,
+)
 from sklearn.model_selection import StratifiedKFold  # noqa: E402
 
 from indefsvm.datasets import load_uci, standardize_within_fold  # noqa: E402
@@ -165,9 +170,8 @@ def summarize(rows, ranks, out: Path) -> None:
             f"**{task}** (n = {sub[0]['n']}, iota = {sub[0]['iota']:.2f}): mean (median) test "
             f"error in % over folds",
             "",
-            "| learner | " + " | ".join(f"rank {c}" for c in cols) + " |",
-            "|---" * (len(cols) + 1) + "|",
         ]
+        body = []
         for learner in LEARNERS:
             cells = []
             for c in cols:
@@ -175,8 +179,8 @@ def summarize(rows, ranks, out: Path) -> None:
                 cells.append(
                     f"{100 * np.mean(errs):.1f} ({100 * np.median(errs):.1f})" if errs else "-"
                 )
-            lines.append(f"| {learner} | " + " | ".join(cells) + " |")
-        lines.append("")
+            body.append([learner, *cells])
+        lines += [*markdown_table(["learner", *(f"rank {c}" for c in cols)], body), ""]
     (out / "lowrank_accuracy.md").write_text("\n".join(lines))
     fig, axes = plt.subplots(1, len(tasks), figsize=(3.6 * len(tasks), 3.2), squeeze=False)
     for ax, task in zip(axes.flat, tasks, strict=False):

@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 import matplotlib
-from _common import add_smoke_argument, output_dir
+from _common import add_smoke_argument, markdown_table, output_dir
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -251,14 +251,12 @@ def main(argv: list[str] | None = None) -> None:
                             f"{np.std(values[:, j]):.6g}", f"{np.median(values[:, j]):.6g}",
                         ])  # fmt: skip
 
-    lines = [
-        "| function | method | setting | RMSE mean (± std) |",
-        "|---|---|---|---|",
-    ]
+    body = []
     for name, res in results.items():
         for label, param, mean, std in table_rows(name, res, args):
             value = f"{mean:.4f} (± {std:.4f})" if mean < 1e3 else f"{mean:.3g}"
-            lines.append(f"| {FUNCTIONS[name][1]} | {label} | {param} | {value} |")
+            body.append([FUNCTIONS[name][1], label, param, value])
+    lines = markdown_table(["function", "method", "setting", "RMSE mean (± std)"], body)
     header = (
         f"Ong et al. (2004) Fig. 2: {args.experiments} experiments, n = {args.n}, noise "
         f"{args.noise}, sinc on {list(args.sinc_range)}, cos(exp) on {list(args.cosexp_range)}; "

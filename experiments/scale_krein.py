@@ -35,7 +35,12 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import add_smoke_argument, append_csv_row, output_dir  # noqa: E402
+from _common import (  # noqa: E402
+    add_smoke_argument,
+    append_csv_row,
+    markdown_table,
+    output_dir,
+)
 
 LEARNERS = ("vc-lsm", "lsm", "sh-svm")
 
@@ -148,20 +153,16 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(row), flush=True)
         path = args.out / "scale_krein.csv"
         append_csv_row(path, row)
-    lines = [
-        f"Machine: {machine}",
-        "",
-        "| n | "
-        + " | ".join(f"{name} fit (s) | {name} acc" for name in args.learners)
-        + " | peak RSS (GB) | eigh(2000) (s) | load |",
-        "|---" * (2 + 2 * len(args.learners) + 2) + "|",
-    ]
+    columns = ["n", *(f"{name} {what}" for name in args.learners for what in ("fit (s)", "acc")),
+               "peak RSS (GB)", "eigh(2000) (s)", "load"]  # fmt: skip
+    body = []
     for row in rows:
         cells = [f"{row['n']:,}"]
         for name in args.learners:
             cells += [f"{row[f'{name}_fit_s']:.1f}", f"{100 * row[f'{name}_acc']:.2f}"]
         cells += [f"{row['peak_rss_gb']:.2f}", f"{row['eigh_2000_s']:.2f}", f"{row['load1']:.1f}"]
-        lines.append("| " + " | ".join(cells) + " |")
+        body.append(cells)
+    lines = [f"Machine: {machine}", "", *markdown_table(columns, body)]
     (args.out / "scale_krein.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     if failed:  # the finished rows are kept; the exit status says the run is incomplete

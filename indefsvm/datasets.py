@@ -469,20 +469,15 @@ def standardize_within_fold(
 # --------------------------------------------------------------------------------------------
 
 
-def _read_array(source: ArrayLike | str | Path, name: str, delimiter: str) -> NDArray:
+def _read_array(
+    source: ArrayLike | str | Path, name: str, delimiter: str | None, *, labels: bool = False
+) -> NDArray:
     if isinstance(source, (str, Path)):
-        path = Path(source)
-        if not path.is_file():
-            raise FileNotFoundError(f"{name} file {path} does not exist.")
-        if path.suffix == ".npy":
-            return np.load(path, allow_pickle=False)
-        if path.suffix in (".csv", ".txt", ".tsv"):
-            try:
-                return np.loadtxt(path, delimiter=delimiter, ndmin=1)
-            except ValueError:
-                # Labels may be strings; they are kept as such.
-                return np.loadtxt(path, delimiter=delimiter, ndmin=1, dtype=str)
-        raise ValueError(f"{name} file must be .npy, .csv, .tsv or .txt; got {path.suffix!r}.")
+        from indefsvm.utils.io import read_array, read_labels
+
+        if labels:
+            return read_labels(source, what=name, delimiter=delimiter)
+        return read_array(source, what=name, delimiter=delimiter, ndmin=1)
     return np.asarray(source)
 
 
@@ -492,7 +487,7 @@ def load_matrix(
     *,
     kind: str = "similarity",
     symmetrize: bool = False,
-    delimiter: str = ",",
+    delimiter: str | None = None,
 ) -> Bunch:
     """Load a user's own similarity or dissimilarity matrix with its labels.
 
@@ -508,8 +503,11 @@ def load_matrix(
         :func:`indefsvm.kernels.exp_dissimilarity_kernel`).
     symmetrize : bool
         Replace a non-symmetric matrix by ``(M + M') / 2`` instead of raising.
-    delimiter : str
-        Field separator of text files.
+    delimiter : str, optional
+        Field separator of text files; None (default): by suffix, as the command line reads
+        them (``.csv`` comma, ``.tsv`` tab, ``.txt`` whitespace). Files are read by
+        :func:`indefsvm.utils.io.read_array` and :func:`~indefsvm.utils.io.read_labels`
+        (labels: integers, else numbers, else text; a missing label is refused).
 
     Returns
     -------
@@ -521,7 +519,7 @@ def load_matrix(
     M = check_square_symmetric(
         _read_array(matrix, "matrix", delimiter), name="matrix", symmetrize=symmetrize
     )
-    y = _read_array(labels, "labels", delimiter)
+    y = _read_array(labels, "labels", delimiter, labels=True)
     if y.ndim == 2 and 1 in y.shape:
         y = y.ravel()
     if y.ndim != 1 or y.shape[0] != M.shape[0]:

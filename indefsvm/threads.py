@@ -20,10 +20,30 @@ package's estimators therefore runs inside :func:`limit_threads`, which
   one thread, 3.7 s with two);
 * restores the caller's settings on exit (BLAS, OpenMP and Numba's thread count).
 
-An explicit choice always wins: set :data:`THREADS` (every pool, every fit, whatever the size
-and the load), or ``indefsvm.proxy.operators.ENGINE_THREADS`` (the secular-root loop only), or wrap
-the fit
-in ``threadpoolctl.threadpool_limits`` / ``numba.set_num_threads`` to lower the pools.
+An explicit choice always wins. The one way to make it is :func:`config_context` (for a block,
+like ``sklearn.config_context``) or :func:`set_config` (for the process)::
+
+    with indefsvm.threads.config_context(n_threads=1):      # every pool of every fit inside
+        clf.fit(K, y)
+    with indefsvm.threads.config_context(max_threads=2):    # a cap on the automatic choices
+        run_study(...)
+
+``n_threads`` is an integer for every pool or a mapping ``{"blas": 2, "engine": 1, "openmp": 1}``
+(a pool left out stays automatic); ``max_threads`` caps every automatic choice (a study worker,
+a test session). Inside the block BLAS and OpenMP are limited at once (``threadpoolctl`` reports
+the limit) and Numba's thread count is set; everything is restored on exit, also on an
+exception, and blocks nest (an inner block overrides the settings it names). The settings live
+in :mod:`contextvars`, so a block in one thread does not change another thread's choices (the
+BLAS and OpenMP limits themselves are process-wide, as in ``threadpoolctl``). The solvers' BLAS
+threads (``blas_threads=`` of ACCPM and SIQCLP, default 1) and the study runner's threads per
+task (``blas_threads=`` of :func:`indefsvm.studies.runner.run_study`, default 1) follow
+``n_threads`` too.
+
+Old spellings keep working for one release with a ``FutureWarning``: assigning
+``indefsvm.threads.THREADS = 2`` (use :func:`set_config`), ``blas_threads=`` of the solvers and
+of ``run_study``; :func:`cap_threads` is ``config_context(max_threads=...)``.
+``indefsvm.proxy.operators.ENGINE_THREADS`` (the secular-root loop only) and wrapping the fit in
+``threadpoolctl.threadpool_limits`` / ``numba.set_num_threads`` also lower the pools.
 """
 
 from __future__ import annotations
@@ -35,6 +55,8 @@ import math
 import os
 import sys
 import time
+import types
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from numbers import Integral
 from typing import Any
@@ -44,9 +66,12 @@ __all__ = [
     "LOAD_AWARE",
     "THREADS",
     "cap_threads",
+    "config_context",
     "free_cores",
+    "get_config",
     "limit_openmp",
     "limit_threads",
+    "set_config",
     "threads_for",
     "usable_cores",
 ]
@@ -203,26 +228,182 @@ def _effective_size(n: int, m: int | None) -> float:
     return float(n * m * m) ** (1.0 / 3.0)
 
 
-def _explicit(kind: str) -> int | None:
-    """The user's explicit thread count for ``kind`` (:data:`THREADS`), None when automatic."""
-    if isinstance(THREADS, Mapping):
-        unknown = sorted(set(THREADS) - set(_KINDS))
+class _Unset:
+    """Marks a setting that is not given (distinct from None, which means "automatic")."""
+
+    def __repr__(self) -> str:
+        return "<not given>"
+
+
+#: Default of a keyword whose old spelling is deprecated: not given, the configuration decides.
+NOT_GIVEN: Any = _Unset()
+#: ``n_threads`` of the innermost :func:`config_context` that sets it (NOT_GIVEN: THREADS).
+_N_THREADS: contextvars.ContextVar[Any] = contextvars.ContextVar(
+    "indefsvm_n_threads", default=NOT_GIVEN
+)
+
+
+def _check_n_threads(value: Any, name: str) -> None:
+    """Raise a ValueError naming ``name`` unless ``value`` is None, an int >= 1 or a pool map."""
+    values = value.values() if isinstance(value, Mapping) else [value]
+    if isinstance(value, Mapping):
+        unknown = sorted(set(value) - set(_KINDS))
         if unknown:
+            raise ValueError(f"{name} has unknown pools {unknown}; expected keys among {_KINDS}.")
+    for v in values:
+        if v is not None and (isinstance(v, bool) or not isinstance(v, Integral) or v < 1):
             raise ValueError(
-                f"indefsvm.threads.THREADS has unknown pools {unknown}; expected keys among "
-                f"{_KINDS}."
+                f"{name} must be None, a positive integer or a mapping from {_KINDS} to "
+                f"positive integers; got {value!r}."
             )
-        value = THREADS.get(kind)
-    else:
-        value = THREADS
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
-        raise ValueError(
-            "indefsvm.threads.THREADS must be None, a positive integer or a mapping from "
-            f"{_KINDS} to positive integers; got {THREADS!r}."
-        )
-    return int(value)
+
+
+def _n_threads() -> tuple[Any, str]:
+    """The ``n_threads`` in effect and where it comes from (for error messages)."""
+    value = _N_THREADS.get()
+    if value is NOT_GIVEN:
+        return THREADS, "indefsvm.threads.THREADS"
+    return value, "config_context(n_threads=...)"
+
+
+def get_config() -> dict[str, Any]:
+    """The thread settings in effect here: ``{"n_threads": ..., "max_threads": ...}``.
+
+    ``n_threads`` comes from the innermost :func:`config_context` that sets it, else from
+    :func:`set_config` (None: automatic); ``max_threads`` from the innermost block that sets it
+    (None: no cap).
+    """
+    return {"n_threads": _n_threads()[0], "max_threads": _CAP.get()}
+
+
+def set_config(*, n_threads: Any = NOT_GIVEN) -> None:
+    """Set the process-wide explicit thread count of every fit (None: automatic).
+
+    The replacement of assigning :data:`THREADS`; a :func:`config_context` block overrides it.
+
+    Parameters
+    ----------
+    n_threads : int, mapping or None
+        Threads of every pool, or ``{"blas": .., "engine": .., "openmp": ..}``.
+    """
+    if n_threads is NOT_GIVEN:
+        return
+    _check_n_threads(n_threads, "n_threads")
+    globals()["THREADS"] = n_threads  # the module's own storage: no deprecation warning
+
+
+@contextlib.contextmanager
+def config_context(
+    *, n_threads: Any = NOT_GIVEN, max_threads: Any = NOT_GIVEN
+) -> Iterator[dict[str, Any]]:
+    """Thread settings for a block; the previous ones are back on exit (also on an exception).
+
+    Parameters
+    ----------
+    n_threads : int, mapping or None, optional
+        Explicit threads of every pool in every fit inside (a mapping ``{"blas": 2, "engine":
+        1, "openmp": 1}`` sets some pools; None: automatic). BLAS and OpenMP are limited at
+        once (at most the usable cores) and Numba's count is set. Not given: unchanged.
+    max_threads : int or None, optional
+        At most this many threads in every pool (None: no cap); limits BLAS, OpenMP and Numba
+        now and every automatic choice inside. An explicit ``n_threads`` is not capped. Not
+        given: unchanged.
+
+    Yields
+    ------
+    dict
+        :func:`get_config` inside the block.
+
+    Examples
+    --------
+    >>> import indefsvm.threads as T
+    >>> with T.config_context(n_threads=1):
+    ...     T.get_config()["n_threads"]
+    1
+    """
+    if n_threads is not NOT_GIVEN:
+        _check_n_threads(n_threads, "n_threads")
+    if max_threads is not NOT_GIVEN and max_threads is not None:
+        if (
+            isinstance(max_threads, bool)
+            or not isinstance(max_threads, Integral)
+            or max_threads < 1
+        ):
+            raise ValueError(
+                f"max_threads must be a positive integer or None; got {max_threads!r}."
+            )
+    with contextlib.ExitStack() as stack:
+        if max_threads is not NOT_GIVEN:
+            token = _CAP.set(None if max_threads is None else int(max_threads))
+            stack.callback(_CAP.reset, token)
+            if max_threads is not None:
+                stack.enter_context(_current_controller().limit(limits=int(max_threads)))
+                stack.enter_context(_numba_threads(int(max_threads)))
+        if n_threads is not NOT_GIVEN:
+            token = _N_THREADS.set(n_threads)
+            stack.callback(_N_THREADS.reset, token)
+            controller = _current_controller()
+            for kind in ("blas", "openmp"):
+                wanted = _explicit(kind)
+                if wanted is not None:
+                    wanted = min(wanted, usable_cores())
+                    stack.enter_context(controller.limit(limits=wanted, user_api=kind))
+            engine = _explicit("engine")
+            if engine is not None and "numba" in sys.modules:
+                numba = sys.modules["numba"]
+                stack.enter_context(
+                    _exact_numba_threads(min(engine, numba.config.NUMBA_NUM_THREADS))
+                )
+        yield get_config()
+
+
+def _explicit(kind: str) -> int | None:
+    """The user's explicit thread count for ``kind`` (``n_threads``), None when automatic."""
+    setting, name = _n_threads()
+    _check_n_threads(setting, name)
+    value = setting.get(kind) if isinstance(setting, Mapping) else setting
+    return None if value is None else int(value)
+
+
+def _warn_deprecated_threads(what: str, instead: str) -> None:
+    warnings.warn(
+        f"{what} is deprecated and will be removed in the next release; run it inside "
+        f"`with indefsvm.threads.config_context({instead}):`.",
+        FutureWarning,
+        stacklevel=4,
+    )
+
+
+def solver_blas_threads(blas_threads: Any = NOT_GIVEN, *, solver: str = "the solver") -> Any:
+    """BLAS threads of a solver's run (None: leave BLAS alone).
+
+    ``blas_threads`` when given (deprecated), else the explicit BLAS count of
+    :func:`config_context` / :func:`set_config`, else 1: the solvers run many small products,
+    for which one thread is fastest on a shared machine (docs/benchmarks.md).
+    """
+    if blas_threads is not NOT_GIVEN:
+        _warn_deprecated_threads(f"blas_threads= of {solver}", "n_threads={'blas': k}")
+        return blas_threads
+    explicit = _explicit("blas")
+    return 1 if explicit is None else explicit
+
+
+def task_threads(threads: Any = NOT_GIVEN, *, what: str = "blas_threads=") -> int | None:
+    """Threads per pool of each task of a study (the workers' cap; None: no cap).
+
+    ``threads`` when given (deprecated), else ``max_threads`` of :func:`config_context`, else
+    an integer ``n_threads``, else 1 (several tasks side by side, docs/benchmarks.md).
+    """
+    if threads is not NOT_GIVEN:
+        _warn_deprecated_threads(what, "max_threads=k")
+        return threads
+    config = get_config()
+    if config["max_threads"] is not None:
+        return int(config["max_threads"])
+    n_threads = config["n_threads"]
+    if isinstance(n_threads, Integral) and not isinstance(n_threads, bool):
+        return int(n_threads)
+    return 1
 
 
 def threads_for(n: int, kind: str, *, m: int | None = None) -> int:
@@ -262,22 +443,19 @@ def threads_for(n: int, kind: str, *, m: int | None = None) -> int:
 def cap_threads(threads: int | None) -> Iterator[None]:
     """At most ``threads`` threads in every pool inside (None: no cap), the caller's after.
 
-    For a process that runs several fits side by side (a study worker, a test session): limits
-    BLAS and OpenMP now (``threadpoolctl``), and every automatic choice of :func:`threads_for`
-    inside, including pools a fit loads later (LIBSVM's libgomp) and Numba's engine threads.
-    An explicit :data:`THREADS` is not capped.
+    ``config_context(max_threads=threads)`` (None here keeps an enclosing cap). For a process
+    that runs several fits side by side (a study worker, a test session): limits BLAS and
+    OpenMP now (``threadpoolctl``), and every automatic choice of :func:`threads_for` inside,
+    including pools a fit loads later (LIBSVM's libgomp) and Numba's engine threads. An
+    explicit ``n_threads`` is not capped.
     """
     if threads is None:
         yield
         return
     if isinstance(threads, bool) or not isinstance(threads, Integral) or threads < 1:
         raise ValueError(f"threads must be a positive integer or None; got {threads!r}.")
-    token = _CAP.set(int(threads))
-    try:
-        with _current_controller().limit(limits=int(threads)), _numba_threads(int(threads)):
-            yield
-    finally:
-        _CAP.reset(token)
+    with config_context(max_threads=int(threads)):
+        yield
 
 
 @functools.lru_cache(maxsize=2)
@@ -444,3 +622,21 @@ def threaded_fit(fit: Callable[..., Any]) -> Callable[..., Any]:
             return fit(estimator, X, *args, **kwargs)
 
     return wrapper
+
+
+class _ThreadsModule(types.ModuleType):
+    """This module, warning when its old global setting is assigned."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "THREADS":
+            warnings.warn(
+                "assigning indefsvm.threads.THREADS is deprecated and will stop working in the "
+                "next release; use indefsvm.threads.set_config(n_threads=...) or `with "
+                "indefsvm.threads.config_context(n_threads=...):`.",
+                FutureWarning,
+                stacklevel=2,
+            )
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _ThreadsModule

@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import logging
 import numbers
-import sys
 import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping
@@ -62,6 +61,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from indefsvm.utils.progress import ProgressBar, progress_bar
 from indefsvm.utils.validation import check_finite_matrix, check_square_symmetric, is_real
 
 __all__ = [
@@ -99,24 +99,9 @@ def _blocks(n: int, rows: int) -> Iterator[tuple[int, int]]:
         yield start, min(n, start + rows)
 
 
-def _progress(total: int, desc: str, enabled: bool):
-    """A tqdm bar over ``total`` rows when enabled and interactive (else a no-op bar)."""
-    if enabled and sys.stderr.isatty():
-        try:
-            from tqdm.auto import tqdm
-
-            return tqdm(total=total, desc=desc, unit="rows", leave=False)
-        except ImportError:  # pragma: no cover - tqdm is in the environment
-            pass
-    return _NoBar()
-
-
-class _NoBar:
-    def update(self, n: int) -> None:  # noqa: D401 - trivial
-        pass
-
-    def close(self) -> None:
-        pass
+def _progress(total: int, desc: str, enabled: bool) -> ProgressBar:
+    """A bar over ``total`` rows when enabled and stderr is a terminal (else a no-op bar)."""
+    return progress_bar(total, desc=desc, unit="rows", enabled=None if enabled else False)
 
 
 def _resolve_kernel_function(kernel: str | Callable[..., Any]) -> Callable[..., Any]:

@@ -31,6 +31,7 @@ from typing import Any, TextIO
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from indefsvm.utils.tables import markdown_header, markdown_row
 from indefsvm.utils.validation import check_finite_matrix, check_square_symmetric
 
 __all__ = [
@@ -516,16 +517,17 @@ TABLE_COLUMNS = ("dataset", "kernel", "n", "lambda_min", "lambda_max", "n_negati
 
 
 def _format_row(row: dict[str, Any]) -> str:
-    cells = [
-        str(row["dataset"]),
-        str(row["kernel"]),
-        str(row["n"]),
-        f"{row['lambda_min']:.4g}",
-        f"{row['lambda_max']:.4g}",
-        str(row["n_negative"]),
-        f"{row['iota']:.3f}",
-    ]
-    return "| " + " | ".join(cells) + " |"
+    return markdown_row(
+        [
+            row["dataset"],
+            row["kernel"],
+            row["n"],
+            f"{row['lambda_min']:.4g}",
+            f"{row['lambda_max']:.4g}",
+            row["n_negative"],
+            f"{row['iota']:.3f}",
+        ]
+    )
 
 
 def spectrum_table(
@@ -561,8 +563,8 @@ def spectrum_table(
     """
     rows: list[dict[str, Any]] = []
     if file is not None:
-        file.write("| dataset | kernel | n | lambda_min | lambda_max | #neg | iota |\n")
-        file.write("|---|---|---:|---:|---:|---:|---:|\n")
+        columns = ["dataset", "kernel", "n", "lambda_min", "lambda_max", "#neg", "iota"]
+        file.write(markdown_header(columns, align="llrrrrr") + "\n")
         file.flush()
     for dataset, kernel_name, K in entries:
         row = {"dataset": dataset, "kernel": kernel_name, **asdict(eigen_summary(K, tol=tol))}

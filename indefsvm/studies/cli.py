@@ -1,179 +1,29 @@
-"""The `indefsvm study` command: `run SPEC --out DIR`, `report DIR`, `status DIR`.
+"""The ``indefsvm study`` command moved to :mod:`indefsvm.cli.study` (issue 23).
 
-Hooked into :mod:`indefsvm.cli` with :func:`add_study_parser` and :func:`handle`.
+This path works for one more release, with a ``FutureWarning``: its names are those of
+:mod:`indefsvm.cli.study`, and ``python -m indefsvm.studies.cli`` still runs the command.
 """
 
 from __future__ import annotations
 
-import argparse
-import logging
-import sys
+import warnings
 from typing import Any
 
-from indefsvm.utils.log import (
-    EXIT_INTERNAL_ERROR,
-    quiet_third_party_loggers,
-    report_internal_error,
+from indefsvm.cli import study as _study
+
+warnings.warn(
+    "indefsvm.studies.cli moved to indefsvm.cli.study (issue 23); the old path works for one "
+    "more release.",
+    FutureWarning,
+    stacklevel=2,
 )
 
-__all__ = [
-    "EXIT_BAD_INPUT",
-    "EXIT_INCOMPLETE",
-    "EXIT_INTERNAL_ERROR",
-    "EXIT_INTERRUPTED",
-    "EXIT_OK",
-    "add_study_parser",
-    "handle",
-    "main",
-]
-
-# The top-level CLI's codes (indefsvm/cli.py), with the study's meaning of 1.
-EXIT_OK = 0
-#: ``study status``: the study is incomplete (records missing); the top-level CLI's "finished
-#: without certified convergence" code, i.e. an outcome, not an error.
-EXIT_INCOMPLETE = 1
-EXIT_BAD_INPUT = 2
-EXIT_INTERRUPTED = 130
-
-log = logging.getLogger("indefsvm.studies.cli")
+__all__ = list(_study.__all__)
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1; got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1; got {value}")
-    return value
-
-
-def add_study_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Add the ``study`` command (sub-commands run, report, status) to ``subparsers``."""
-    p = subparsers.add_parser(
-        "study",
-        help="comparative studies on equal footing (spec file -> resumable results, report)",
-        description=(
-            "Run a study declared in a TOML spec (datasets x kernels x methods, shared outer "
-            "and inner folds, shared kernel matrices, the same tuning budget), resume it after "
-            "an interruption, and report tables and plots. Schema: docs/studies.md."
-        ),
-    )
-    sub = p.add_subparsers(dest="study_command", required=True)
-    r = sub.add_parser("run", help="run or resume a study")
-    r.add_argument("spec", help="TOML spec file")
-    r.add_argument("--out", required=True, help="results directory (created; resumed if present)")
-    r.add_argument("--backend", choices=("loky", "dask"), default="loky")
-    r.add_argument("--scheduler", default=None, help="Dask scheduler address (default: a local "
-                   "cluster of --n-jobs workers)")  # fmt: skip
-    r.add_argument("--n-jobs", type=_positive_int, default=1,
-                   help="worker processes, >= 1 (default 1)")  # fmt: skip
-    r.add_argument("--quiet", action="store_true", help="no progress bar; log lines only")
-    r.add_argument(
-        "--force-new",
-        action="store_true",
-        help="replace records of a different spec in --out instead of refusing (the new spec "
-        "is checked first; the old store is replaced atomically)",
-    )
-    r.add_argument("--no-report", action="store_true", help="skip the report at the end")
-    r.add_argument(
-        "--smoke",
-        action="store_true",
-        help="a small slice of the spec that runs in seconds (every data set, kernel and "
-        "method on 40 objects, 2 outer and 2 inner folds, 1-2 grid values): checks that the "
-        "spec still runs; its numbers mean nothing",
-    )
-    r.add_argument("--datasets", nargs="+", metavar="NAME", default=None,
-                   help="run only these data sets of the spec (names)")  # fmt: skip
-    r.add_argument("--methods", nargs="+", metavar="LABEL", default=None,
-                   help="run only these methods of the spec (labels)")  # fmt: skip
-    rep = sub.add_parser("report", help="write report.md, summary.csv and plots of a results DIR")
-    rep.add_argument("dir")
-    st = sub.add_parser(
-        "status",
-        help="show how many records of a study are finished (exit 0 complete, 1 incomplete)",
-    )
-    st.add_argument("dir")
-    for q in (r, rep, st):
-        q.add_argument("-v", "--verbose", action="store_true",
-                       help="debug output, Dask's INFO lines and tracebacks")  # fmt: skip
-    p.set_defaults(study_handler=handle)
-    return p
-
-
-def handle(args: argparse.Namespace) -> int:
-    """Execute a parsed ``study`` command; returns the exit code.
-
-    0 success (``status``: complete); 1 ``status`` of an incomplete study; 2 bad input or
-    usage (spec, data, results directory, scheduler address); 3 internal error; 130
-    interrupted -- the codes of the top-level CLI.
-    """
-    from indefsvm.studies.backends import BackendError
-    from indefsvm.studies.spec import SpecError
-    from indefsvm.studies.store import SpecChangedError, StoreError
-
-    quiet = getattr(args, "quiet", False)
-    verbose = getattr(args, "verbose", False)
-    quiet_third_party_loggers(verbose)
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        datefmt="%H:%M:%S",
-    )
-    try:
-        if args.study_command == "run":
-            from indefsvm.studies.runner import run_study
-
-            spec: Any = args.spec
-            datasets = getattr(args, "datasets", None)
-            methods = getattr(args, "methods", None)
-            smoke = getattr(args, "smoke", False)
-            if smoke or datasets is not None or methods is not None:
-                from indefsvm.studies.spec import load_spec, restrict_study, smoke_study
-
-                spec = restrict_study(load_spec(spec), datasets=datasets, methods=methods)
-                if smoke:
-                    spec = smoke_study(spec)
-            path = run_study(
-                spec,
-                args.out,
-                backend=args.backend,
-                n_jobs=args.n_jobs,
-                scheduler=args.scheduler,
-                progress=False if quiet else None,
-                force_new=args.force_new,
-                report=not args.no_report,
-                verbose=verbose,
-            )
-            log.info("results in %s", path.parent)
-            return EXIT_OK
-        if args.study_command == "report":
-            from indefsvm.studies.report import write_report
-
-            print(write_report(args.dir))
-            return EXIT_OK
-        from indefsvm.studies.runner import study_status
-
-        status = study_status(args.dir)
-        print(status)
-        return EXIT_OK if status.complete else EXIT_INCOMPLETE
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except (SpecError, SpecChangedError, StoreError, BackendError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except Exception as exc:  # noqa: BLE001 - the command's last line of defence
-        return report_internal_error(exc, log)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m indefsvm.studies.cli ...`` (the same as ``indefsvm study ...``)."""
-    parser = argparse.ArgumentParser(prog="indefsvm")
-    add_study_parser(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return handle(args)
+def __getattr__(name: str) -> Any:
+    return getattr(_study, name)
 
 
 if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
+    raise SystemExit(_study.main())

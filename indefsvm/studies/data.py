@@ -41,7 +41,6 @@ from indefsvm.studies.spec import LOADER_NAMES, LOADERS_WITH_KERNEL, DatasetSpec
 __all__ = ["LOADER_NAMES", "LOADERS_WITH_KERNEL", "StudyData", "load_dataset"]
 
 
-
 @dataclass
 class StudyData:
     """One data set of a study, as shipped to the workers.
@@ -89,39 +88,23 @@ def _options(spec: DatasetSpec, allowed: set[str]) -> dict[str, Any]:
     return dict(spec.options)
 
 
-def _delimiter(path: str, given: str | None) -> str | None:
-    """The spec's delimiter, else the suffix's: the top-level CLI's convention."""
-    if given is not None:
-        return given
-    suffix = path.rsplit(".", 1)[-1].lower()
-    return {"csv": ",", "tsv": "\t"}.get(suffix)  # None: any whitespace (.txt, .dat)
-
-
 def _read_file(spec: DatasetSpec, key: str, numeric: bool) -> NDArray:
-    """Read ``spec.<key>`` (.npy, .csv, .tsv, .txt); errors name the data set, key and file."""
+    """Read ``spec.<key>`` with the package's reader; errors name the data set, key and file."""
+    from indefsvm.utils.io import ReadError, TableFormatError, read_array, read_labels
+
     path = getattr(spec, key)
     where = f"dataset {spec.name!r} ({key} = {path!r})"
-    suffix = path.rsplit(".", 1)[-1].lower()
     try:
-        if suffix == "npy":
-            return np.load(path, allow_pickle=False)
-        if suffix not in ("csv", "tsv", "txt", "dat"):
-            raise SpecError(f"{where}: expected a .npy, .csv, .tsv or .txt file.")
-        delimiter = _delimiter(path, spec.delimiter)
         if numeric:
-            return np.loadtxt(path, delimiter=delimiter, ndmin=1, dtype=np.float64)
-        # Labels may be text; numbers are converted by _labels.
-        return np.loadtxt(path, delimiter=delimiter, ndmin=1, dtype=str)
-    except SpecError:
-        raise
-    except (ValueError, OSError) as exc:
-        sep = {None: "whitespace", ",": "','", "\t": "tab"}.get(
-            _delimiter(path, spec.delimiter), repr(spec.delimiter)
-        )
-        raise SpecError(
-            f"{where}: cannot be read as a {'numeric ' if numeric else ''}table separated by "
-            f"{sep} ({exc}); set datasets.delimiter if the file uses another separator."
-        ) from None
+            return read_array(path, what=key, delimiter=spec.delimiter, ndmin=1)
+        return read_labels(path, what=key, delimiter=spec.delimiter)
+    except ReadError as exc:
+        message = str(exc)
+        if isinstance(exc, TableFormatError):
+            message = message.rstrip(".") + (
+                "; set datasets.delimiter if the file uses another separator."
+            )
+        raise SpecError(f"{where}: {message}") from None
 
 
 def _load_raw(
@@ -202,30 +185,7 @@ def _load_raw(
 
 
 def _labels(spec: DatasetSpec) -> NDArray:
-    y = np.asarray(_read_file(spec, "labels", numeric=False))
-    where = f"dataset {spec.name!r} (labels = {spec.labels!r})"
-    if y.ndim == 2 and 1 in y.shape:
-        y = y.ravel()
-    if y.ndim != 1:
-        raise SpecError(f"{where}: expected a vector (one label per line); got shape {y.shape}.")
-    if y.dtype.kind in "US":
-        try:
-            y = y.astype(np.float64)
-        except ValueError:
-            text = np.char.strip(y.astype(str))
-            missing = np.isin(np.char.lower(text), ["", "nan", "na", "none", "null"])
-            if missing.any():
-                raise SpecError(
-                    f"{where}: label {int(np.flatnonzero(missing)[0]) + 1} is missing "
-                    f"({y[missing][0]!r}); expected a label for every object."
-                ) from None
-    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
-        i = int(np.flatnonzero(~np.isfinite(y))[0])
-        raise SpecError(
-            f"{where}: {int(np.sum(~np.isfinite(y)))} labels are NaN or infinite (the first on "
-            f"line {i + 1}); expected a finite label for every object."
-        )
-    return y
+    return _read_file(spec, "labels", numeric=False)
 
 
 def load_dataset(spec: DatasetSpec, *, seed: int = 0, task: str = "classification") -> StudyData:

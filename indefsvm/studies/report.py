@@ -15,7 +15,6 @@ against the number of training points.
 
 from __future__ import annotations
 
-import csv
 import logging
 import math
 import warnings
@@ -27,6 +26,7 @@ import numpy as np
 from indefsvm.studies.scoring import greater_is_better
 from indefsvm.studies.spec import Study
 from indefsvm.studies.store import Store, StoreError
+from indefsvm.utils.tables import markdown_table, write_csv
 
 __all__ = ["significance_p", "summarize", "write_report"]
 
@@ -204,22 +204,17 @@ def _percent(measure: str) -> bool:
 def _table(rows: list[dict[str, Any]], study: Study, measure: str) -> list[str]:
     configs = list(dict.fromkeys(r["config"] for r in rows))
     scale = 100.0 if _percent(measure) else 1.0
-    lines = [
-        "| data set / kernel | " + " | ".join(configs) + " |",
-        "|---|" + "---:|" * len(configs),
-    ]
+    body = []
     for row in dict.fromkeys(r["row"] for r in rows):
         cells = {r["config"]: r for r in rows if r["row"] == row}
-        lines.append(
-            f"| {row} | "
-            + " | ".join(_fmt_cell(cells[c], scale) if c in cells else "" for c in configs)
-            + " |"
-        )
+        body.append([row, *(_fmt_cell(cells[c], scale) if c in cells else "" for c in configs)])
     ranks = []
     for c in configs:
         rs = [r["rank"] for r in rows if r["config"] == c]
         ranks.append(f"{np.mean(rs):.2f}" if rs else "")
-    lines.append("| *average rank* | " + " | ".join(ranks) + " |")
+    body.append(["*average rank*", *ranks])
+    table = markdown_table(["data set / kernel", *configs], body, align="l" + "r" * len(configs))
+    lines = table.split("\n")
     return lines
 
 
@@ -381,15 +376,14 @@ def write_report(directory: str | Path) -> Path:
     measures = list(dict.fromkeys([study.scoring, *study.metrics]))
     summaries = {m: summarize(records, study, m) for m in measures}
 
-    with open(out / "summary.csv", "w", newline="") as fh:
-        w = csv.writer(fh, lineterminator="\n")
-        w.writerow(["dataset", "kernel", "method", "measure", "mean", "std", "n_folds",
-                    "n_failed", "rank", "bold", "p_vs_best"])  # fmt: skip
-        for m in measures:
-            for r in summaries[m]:
-                w.writerow([r["dataset"], r["kernel"], r["method"], m, repr(r["mean"]),
-                            repr(r["std"]), r["n_folds"], r["n_failed"], r["rank"],
-                            int(r["bold"]), repr(r["p_vs_best"])])  # fmt: skip
+    write_csv(
+        out / "summary.csv",
+        ["dataset", "kernel", "method", "measure", "mean", "std", "n_folds", "n_failed", "rank",
+         "bold", "p_vs_best"],
+        [[r["dataset"], r["kernel"], r["method"], m, repr(r["mean"]), repr(r["std"]),
+          r["n_folds"], r["n_failed"], r["rank"], int(r["bold"]), repr(r["p_vs_best"])]
+         for m in measures for r in summaries[m]],
+    )  # fmt: skip
 
     test_name = {
         "welch": "Welch's t-test",
@@ -440,9 +434,8 @@ def write_report(directory: str | Path) -> Path:
         "gamma), and is the same for all of them with fixed kernel parameters or a precomputed "
         "kernel.",
         "",
-        "| data set / kernel | method | median fit time (s) | status | mean iota | warnings |",
-        "|---|---|---:|---|---:|---|",
     ]
+    fits = []
     for r in summaries[study.scoring]:
         recs = [x for x in records if (x["dataset"], x["kernel"], x["method"]) ==
                 (r["dataset"], r["kernel"], r["method"])]  # fmt: skip
@@ -452,11 +445,17 @@ def write_report(directory: str | Path) -> Path:
             statuses[x["status"]] = statuses.get(x["status"], 0) + 1
         iotas = [x["iota"] for x in recs if x["iota"] is not None]
         warns = sorted({w for x in recs for w in x["warnings"].split(",") if w})
-        lines.append(
-            f"| {r['row']} | {r['config']} | {np.nanmedian(times):.3g} | "
-            + ", ".join(f"{k} x{v}" for k, v in sorted(statuses.items()))
-            + f" | {np.mean(iotas) if iotas else math.nan:.3f} | {', '.join(warns)} |"
-        )
+        fits.append([
+            r["row"],
+            r["config"],
+            f"{np.nanmedian(times):.3g}",
+            ", ".join(f"{k} x{v}" for k, v in sorted(statuses.items())),
+            f"{np.mean(iotas) if iotas else math.nan:.3f}",
+            ", ".join(warns),
+        ])  # fmt: skip
+    columns = ["data set / kernel", "method", "median fit time (s)", "status", "mean iota",
+               "warnings"]  # fmt: skip
+    lines += markdown_table(columns, fits, align="llrlrl").split("\n")
     lines.append("")
     plots = _plots(records, summaries[study.scoring], study, timings, out)
     lines += ["## Plots", ""]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import sys
 import time
 import warnings
 from dataclasses import dataclass
@@ -14,6 +13,8 @@ from indefsvm.studies.data import StudyData, load_dataset
 from indefsvm.studies.harness import plan_inner, plan_outer_keys, select
 from indefsvm.studies.spec import SpecError, Study, load_spec
 from indefsvm.studies.store import Store
+from indefsvm.threads import NOT_GIVEN, task_threads
+from indefsvm.utils.progress import progress_bar, progress_wanted
 
 __all__ = ["StudyStatus", "prepare_study", "run_study", "study_status"]
 
@@ -27,15 +28,13 @@ class _Progress:
         self.total, self.done, self.start_done = total, done, done
         self.t0 = time.perf_counter()
         self.last_log = self.t0
-        self.bar = None
-        if enabled:
-            from tqdm.auto import tqdm
-
-            self.bar = tqdm(total=total, initial=done, desc=desc, unit="task", dynamic_ncols=True)
+        self.bar = progress_bar(
+            total, initial=done, desc=desc, unit="task", enabled=enabled, leave=True
+        )
 
     def update(self) -> None:
         self.done += 1
-        if self.bar is not None:
+        if self.bar.active:
             self.bar.update(1)
             return
         now = time.perf_counter()
@@ -47,8 +46,7 @@ class _Progress:
                      self.done, self.total, now - self.t0, eta)  # fmt: skip
 
     def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
+        self.bar.close()
 
 
 @dataclass
@@ -207,7 +205,7 @@ def run_study(
     progress: bool | None = None,
     force_new: bool = False,
     report: bool = True,
-    blas_threads: int = 1,
+    blas_threads: int | None = NOT_GIVEN,
     verbose: bool = False,
 ) -> Path:
     """Run (or resume) a study and export its results.
@@ -232,8 +230,11 @@ def run_study(
         if anything is wrong with the new spec, the old records stay as they were.
     report : bool
         Write the report at the end.
-    blas_threads : int
-        BLAS/OpenMP threads per task (threadpoolctl); keep it equal across runs that are compared.
+    blas_threads : int or None
+        BLAS/OpenMP/Numba threads per task (a cap; keep it equal across runs that are
+        compared). Deprecated (``FutureWarning``): run the study inside
+        ``indefsvm.threads.config_context(max_threads=k)`` instead; not given, that cap is used
+        (else an integer ``n_threads``, else 1).
     verbose : bool
         Let Dask's ``distributed`` log at INFO (quiet at WARNING by default).
 
@@ -243,6 +244,8 @@ def run_study(
         ``out/results.csv``.
     """
     out = Path(out)
+    # Read here, in the caller's context: the worker processes do not see it.
+    threads_per_task = task_threads(blas_threads, what="blas_threads= of run_study")
     Store.check_location(out)
     # Checked before the data are loaded: a usage error costs nothing.
     if backend not in BACKENDS:
@@ -254,8 +257,7 @@ def run_study(
     for d in data.values():
         log.info("data set %s: n=%d, %s", d.name, d.n, d.description)
     store = Store.create(out, study, force_new=force_new)
-    if progress is None:
-        progress = sys.stderr.isatty()
+    progress = progress_wanted(progress)
     try:
         inner_all = plan_inner(study)
         outer_keys = plan_outer_keys(study)
@@ -276,7 +278,7 @@ def run_study(
                 backend,
                 n_jobs=n_jobs,
                 scheduler=scheduler,
-                blas_threads=blas_threads,
+                blas_threads=threads_per_task,
                 verbose=verbose,
             ) as engine:
                 for r in engine.map(inner_todo, data, study):

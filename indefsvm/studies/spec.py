@@ -152,25 +152,29 @@ class DatasetSpec:
     split: str | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Tuned:
+    """What kernel and method entries share: fixed parameters and a grid tuned over."""
+
+    params: dict[str, Any] = field(default_factory=dict)
+    grid: dict[str, list[Any]] = field(default_factory=dict)
+
+
 @dataclass(frozen=True)
-class KernelSpec:
-    """One ``[[kernels]]`` entry."""
+class KernelSpec(_Tuned):
+    """One ``[[kernels]]`` entry (``params``, ``grid``: keywords)."""
 
     name: str
     label: str
-    params: dict[str, Any] = field(default_factory=dict)
-    grid: dict[str, list[Any]] = field(default_factory=dict)
     scale: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
-class MethodSpec:
-    """One ``[[methods]]`` entry."""
+class MethodSpec(_Tuned):
+    """One ``[[methods]]`` entry (``params``, ``grid``: keywords)."""
 
     estimator: str
     label: str
-    params: dict[str, Any] = field(default_factory=dict)
-    grid: dict[str, list[Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ import numpy as np
 
 from indefsvm.proxy.problems import Evaluation, ProxyKernelProblem
 from indefsvm.proxy.result import HISTORY_KEYS, SolveResult
+from indefsvm.utils.progress import ProgressBar, progress_bar
 from indefsvm.utils.validation import is_positive_int, is_real
 
 logger = logging.getLogger("indefsvm.proxy.solvers")
@@ -171,12 +172,10 @@ class SolverMonitor:
         self.n_evaluations = 0
         self.status: str | None = None
         self.note: str | None = None
-        self._bar: Any = None
         self._first_gap: float | None = None
-        if progress:
-            from tqdm.auto import tqdm
-
-            self._bar = tqdm(total=100, desc=method, unit="%", leave=False, dynamic_ncols=True)
+        # progress=True draws the bar whatever stderr is (a notebook's is not a terminal).
+        bar = progress_bar(100, desc=method, unit="%", enabled=bool(progress))
+        self._bar: ProgressBar | None = bar if bar.active else None
         self._rows: list[tuple[float, ...]] = []
         self._header_printed = False
 
@@ -371,9 +370,7 @@ class SolverMonitor:
                 self._first_gap = max(gap, self.tol * 10)
             span = np.log(self._first_gap / max(self.tol, 1e-300))
             done = 100.0 * np.clip(np.log(self._first_gap / max(gap, self.tol)) / span, 0, 1)
-        self._bar.n = round(float(done), 1)
-        self._bar.set_postfix_str(f"rel gap {gap:.2e}", refresh=False)
-        self._bar.refresh()
+        self._bar.set(round(float(done), 1), postfix=f"rel gap {gap:.2e}")
 
     def _log_progress(self, k: int, lib: float) -> None:
         if not self._header_printed:

@@ -75,6 +75,7 @@ from indefsvm.proxy.problems import Evaluation
 from indefsvm.proxy.protocols import DenseProblem
 from indefsvm.proxy.result import SolveResult
 from indefsvm.proxy.solvers._monitor import SolverMonitor
+from indefsvm.threads import NOT_GIVEN, solver_blas_threads
 from indefsvm.utils.validation import blas_limit
 
 #: Stopping rules of :func:`analytic_center_cutting_plane`.
@@ -361,7 +362,7 @@ def analytic_center_cutting_plane(
     max_newton: int = 50,
     recenter_radius: float = 0.5,
     stop: str = "certified",
-    blas_threads: int | None = 1,
+    blas_threads: int | None = NOT_GIVEN,
     variant: str = "proximal",
     box_weight: float = 1e-2,
     objective_weight: float = 1.0,
@@ -408,7 +409,9 @@ def analytic_center_cutting_plane(
         systems are n x n with up to 3n cuts: on an idle 2-core machine a second thread helps
         them somewhat, but on a shared one OpenBLAS's threads wait for each other and the
         centers become many times slower (n = 500, load ~19 on 2 cores: 19 centers in 60 s
-        with 2 threads, 296 with one; docs/benchmarks.md), hence the default 1.
+        with 2 threads, 296 with one; docs/benchmarks.md), hence the default 1. Deprecated
+        (``FutureWarning``): not given, the BLAS count of
+        :func:`indefsvm.threads.config_context` is used, else 1.
 
     variant : {"proximal", "paper"}
         Which ACCPM (see above). The options ``recenter_radius`` and ``stop="ellipsoid"`` belong
@@ -455,7 +458,7 @@ def analytic_center_cutting_plane(
         for name, value in (("prox_update", prox_update), ("null_update", null_update)):
             if not (np.isfinite(value) and value >= 1):
                 raise ValueError(f"{name} must be a finite number >= 1; got {value!r}.")
-        with blas_limit(blas_threads):
+        with blas_limit(solver_blas_threads(blas_threads, solver="ACCPM")):
             return _proximal_accpm(
                 problem,
                 monitor,
@@ -467,7 +470,7 @@ def analytic_center_cutting_plane(
                 float(prox_update),
                 float(null_update),
             )
-    with blas_limit(blas_threads):
+    with blas_limit(solver_blas_threads(blas_threads, solver="ACCPM")):
         return _accpm(problem, monitor, max_cuts, newton_tol, max_newton, recenter_radius, stop)
 
 

@@ -90,6 +90,7 @@ from indefsvm.proxy.protocols import DenseProblem
 from indefsvm.proxy.result import SolveResult
 from indefsvm.proxy.solvers._mkl import MKLMaster
 from indefsvm.proxy.solvers._monitor import SolverMonitor
+from indefsvm.threads import NOT_GIVEN, solver_blas_threads
 from indefsvm.utils.validation import blas_limit
 
 COMPILE_MODES = ("rebuild", "parametric")
@@ -454,7 +455,7 @@ def exchange_method(
     exchange_tol: float | None = None,
     certify_mixture: bool = True,
     exchange_patience: int = 5,
-    blas_threads: int | None = 1,
+    blas_threads: int | None = NOT_GIVEN,
     solver: str | None = None,
     solver_options: dict[str, Any] | None = None,
 ) -> SolveResult:
@@ -524,7 +525,8 @@ def exchange_method(
         BLAS threads while the method runs (threadpoolctl; None leaves BLAS alone): the
         eigendecompositions of the new kernels and the mixture bound are small dense problems
         that a second thread barely speeds up, while on a shared machine OpenBLAS's threads
-        waiting for each other slow them many times.
+        waiting for each other slow them many times. Deprecated (``FutureWarning``): not given,
+        the BLAS count of :func:`indefsvm.threads.config_context` is used, else 1.
 
     Returns
     -------
@@ -540,7 +542,7 @@ def exchange_method(
     conic_solver, conic_options = _former_conic_names(
         conic_solver, conic_options, solver, solver_options
     )
-    with blas_limit(blas_threads):
+    with blas_limit(solver_blas_threads(blas_threads, solver="SIQCLP")):
         return _exchange(
             problem,
             monitor,

@@ -11,17 +11,9 @@ Matrices are read from ``.npy``, ``.csv`` (comma-separated), ``.tsv`` or ``.txt`
 (whitespace-separated) files; labels likewise (one per line, any two distinct values; integers
 stay integers).
 
-Exit codes (also in ``indefsvm --help``):
-
-====  ==========================================================================================
-0     success: the solver certified convergence (``status == "converged"``)
-1     the run finished without certified convergence (``max_iter``, ``max_time``, ``stalled``,
-      ...); the result is still written
-2     bad input or usage: unreadable files, invalid kernel or labels, options that do not apply,
-      output paths that cannot be written (checked before any computation)
-3     internal error (a bug: please report it with the message; ``-v`` shows the traceback)
-130   interrupted (Ctrl-C)
-====  ==========================================================================================
+Exit codes: one table for every command, :data:`indefsvm.cli.common.EXIT_CODES` (also in
+``indefsvm --help`` and docs/cli.md): 0 success, 1 finished without certified convergence (the
+result is still written), 2 bad input or usage, 3 internal error, 130 interrupted.
 
 Heavy modules (scikit-learn, cvxpy) are imported only when a command needs them, so ``--help``
 and ``--version`` return at once. Progress lines go through :mod:`logging` to stderr, results and
@@ -33,68 +25,45 @@ from __future__ import annotations
 
 import argparse
 import logging
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from indefsvm.proxy.api import SOLVERS
-from indefsvm.proxy.problems import PROBLEM_TYPES
+from indefsvm.cli.common import (
+    EPILOG,
+    EXIT_CODES,
+    ExitCode,
+    InputError,
+    configure_logging,
+    run_command,
+)
 
 # The registries (light modules: solvers and scikit-learn are imported on first use).
-from indefsvm.utils.log import report_internal_error
+from indefsvm.proxy.api import SOLVERS
+from indefsvm.proxy.problems import PROBLEM_TYPES
+from indefsvm.utils.progress import progress_wanted
 
-EXIT_OK = 0
-EXIT_NOT_CONVERGED = 1
-EXIT_BAD_INPUT = 2
-EXIT_INTERRUPTED = 130
+#: A finished run without certified convergence (its result is still written).
+NOT_CONVERGED = ExitCode.INCOMPLETE
 
 logger = logging.getLogger("indefsvm.cli")
 
 
-_EPILOG = """exit codes: 0 converged; 1 finished without certified convergence (result still
-written); 2 bad input or usage; 3 internal error; 130 interrupted."""
-
-
-class InputError(Exception):
-    """Bad input or usage detected by the CLI (exit code 2)."""
-
-
 # -- input --------------------------------------------------------------------------------------
 def load_array(path: str, *, what: str, labels: bool = False) -> np.ndarray:
-    """Load a matrix or vector from ``.npy``, ``.csv``, ``.tsv`` or ``.txt``."""
-    p = Path(path)
-    if not p.exists():
-        raise InputError(f"{what} file {path!r} does not exist.")
-    if p.is_dir():
-        raise InputError(f"{what} file {path!r} is a directory; expected a file.")
-    suffix = p.suffix.lower()
+    """Load a matrix or vector from ``.npy``, ``.csv``, ``.tsv`` or ``.txt``.
+
+    :func:`indefsvm.utils.io.read_array` (``labels=True``: :func:`~indefsvm.utils.io.read_labels`);
+    a file that cannot be read is bad input (exit code 2).
+    """
+    from indefsvm.utils.io import ReadError, read_array, read_labels
+
     try:
-        if suffix == ".npy":
-            return np.load(p, allow_pickle=False)
-        if suffix in (".csv", ".txt", ".tsv", ".dat"):
-            delimiter = "," if suffix == ".csv" else ("\t" if suffix == ".tsv" else None)
-            if labels:
-                return _parse_labels(np.loadtxt(p, delimiter=delimiter, dtype=str, ndmin=1))
-            return np.loadtxt(p, delimiter=delimiter, dtype=np.float64, ndmin=2)
-    except (ValueError, OSError) as exc:
-        raise InputError(f"could not read {what} file {path!r}: {exc}") from exc
-    raise InputError(f"{what} file {path!r}: expected .npy, .csv, .tsv or .txt.")
-
-
-def _parse_labels(tokens: np.ndarray) -> np.ndarray:
-    """Integers if every label is an integer, else floats if every label is a number, else text."""
-    for dtype in (np.int64, np.float64):
-        try:
-            values = tokens.astype(dtype)
-        except (ValueError, OverflowError):
-            continue
-        if dtype is np.int64 and not np.all(values.astype(str) == np.char.lstrip(tokens, "+")):
-            continue  # "1.0" or "1e3" are floats, not integers
-        return values
-    return tokens
+        return read_labels(path, what=what) if labels else read_array(path, what=what)
+    except ReadError as exc:
+        raise InputError(str(exc)) from exc
 
 
 def _check_outputs(args: argparse.Namespace) -> None:
@@ -197,22 +166,68 @@ def _add_logging_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--every", type=int, default=50, help="a progress line every N iterations")
 
 
+#: Each sub-command's (help, description).
+_COMMAND_TEXTS: dict[str, tuple[str, str]] = {
+    "solve": (
+        "solve the indefinite SVM (paper 004, eq. 7) on a precomputed kernel",
+        "Solve max_alpha min_K>=0 of the indefinite SVM and write the result as JSON.",
+    ),
+    "compare": (
+        "run several solvers on the same problem and draw their convergence together",
+        (
+            "Solve one problem with several methods (default pg, accpm, siqclp), print a summary "
+            "table and optionally draw the certified gap against iteration and time."
+        ),
+    ),
+    "fit": (
+        "train an estimator (indefsvm or indefsvm.krein) and save it to a model file",
+        (
+            "Train a scikit-learn style estimator on features (with --kernel NAME) or a "
+            "precomputed n x n kernel (the default, --kernel precomputed) and save it in the "
+            "skops format (.skops), which 'indefsvm predict' loads without running code."
+        ),
+    ),
+    "predict": (
+        "apply a model file written by 'fit' to new data",
+        (
+            "Predict with a model written by 'indefsvm fit'. DATA is the m x n test-vs-train "
+            "kernel (precomputed models) or m x d features."
+        ),
+    ),
+    "example-data": (
+        "write an example kernel.npy and labels.txt to a directory",
+        (
+            "Write an indefinite sigmoid kernel on scikit-learn's digits 3 vs 5 (kernel.npy) and "
+            "its labels (labels.txt), the input format of 'solve' and 'compare'."
+        ),
+    ),
+}
+
+
+def _add_command(sub: Any, name: str) -> argparse.ArgumentParser:
+    """A sub-command whose ``--help`` ends with the exit-code table."""
+    help_text, description = _COMMAND_TEXTS[name]
+    return sub.add_parser(
+        name,
+        help=help_text,
+        description=description,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``indefsvm`` command (choices from the registries)."""
     parser = argparse.ArgumentParser(
         prog="indefsvm",
         description="Learning with indefinite kernels (Luss & d'Aspremont SVM, Krein spaces).",
-        epilog=_EPILOG,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"indefsvm {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    s = sub.add_parser(
-        "solve",
-        help="solve the indefinite SVM (paper 004, eq. 7) on a precomputed kernel",
-        description="Solve max_alpha min_K>=0 of the indefinite SVM and write the result as JSON.",
-        epilog=_EPILOG,
-    )
+    s = _add_command(sub, "solve")
     _add_problem_arguments(s)
     s.add_argument("--method", choices=tuple(SOLVERS), default="pg", help="solver (default pg)")
     s.add_argument(
@@ -231,31 +246,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--save-kernel", default=None, help="write the proxy kernel K* to this .npy")
     s.add_argument("--plot", default=None, help="draw the gap against iteration and time (.png)")
 
-    c = sub.add_parser(
-        "compare",
-        help="run several solvers on the same problem and draw their convergence together",
-        description=(
-            "Solve one problem with several methods (default pg, accpm, siqclp), print a summary "
-            "table and optionally draw the certified gap against iteration and time."
-        ),
-        epilog=_EPILOG,
-    )
+    c = _add_command(sub, "compare")
     _add_problem_arguments(c)
     c.add_argument("--methods", nargs="+", choices=tuple(SOLVERS), default=list(SOLVERS))
     _add_solver_arguments(c)
     _add_logging_arguments(c)
     c.add_argument("--plot", default=None, help="image file for the convergence figure")
 
-    f = sub.add_parser(
-        "fit",
-        help="train an estimator (indefsvm or indefsvm.krein) and save it to a model file",
-        description=(
-            "Train a scikit-learn style estimator on features (with --kernel NAME) or a "
-            "precomputed n x n kernel (the default, --kernel precomputed) and save it in the "
-            "skops format (.skops), which 'indefsvm predict' loads without running code."
-        ),
-        epilog=_EPILOG,
-    )
+    f = _add_command(sub, "fit")
     f.add_argument("data", help="n x n kernel (precomputed) or n x d features (.npy/.csv/.txt)")
     f.add_argument("labels", nargs="?", default=None, help="labels/targets (omit if unsupervised)")
     f.add_argument("--model", required=True, help="model file to write (.skops)")
@@ -279,46 +277,29 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_logging_arguments(f)
 
-    pr = sub.add_parser(
-        "predict",
-        help="apply a model file written by 'fit' to new data",
-        description=(
-            "Predict with a model written by 'indefsvm fit'. DATA is the m x n test-vs-train "
-            "kernel (precomputed models) or m x d features."
-        ),
-        epilog=_EPILOG,
-    )
+    pr = _add_command(sub, "predict")
     pr.add_argument("model", help="model file written by 'indefsvm fit' (.skops)")
     pr.add_argument("data", help="m x n test-vs-train kernel or m x d features")
     pr.add_argument("--out", default=None, help="write predictions here (.txt, .csv or .npy)")
-    pr.add_argument(
-        "--decision",
-        action="store_true",
-        help="write decision_function values instead of predicted labels",
-    )
-    pr.add_argument(
-        "--allow-pickle",
-        action="store_true",
-        help="also load a pickle/joblib model file; loading a pickle can run arbitrary code, "
-        "so use this only for files whose origin you trust",
-    )
+    for flag, help_text in (
+        ("--decision", "write decision_function values instead of predicted labels"),
+        (
+            "--allow-pickle",
+            "also load a pickle/joblib model file; loading a pickle can run arbitrary code, so "
+            "use this only for files whose origin you trust",
+        ),
+    ):
+        pr.add_argument(flag, action="store_true", help=help_text)
     _add_logging_arguments(pr)
 
-    e = sub.add_parser(
-        "example-data",
-        help="write an example kernel.npy and labels.txt to a directory",
-        description=(
-            "Write an indefinite sigmoid kernel on scikit-learn's digits 3 vs 5 (kernel.npy) and "
-            "its labels (labels.txt), the input format of 'solve' and 'compare'."
-        ),
-    )
+    e = _add_command(sub, "example-data")
     e.add_argument(
         "directory", help="directory to write kernel.npy and labels.txt into (created if missing)"
     )
     e.add_argument("--n", type=int, default=200, help="number of samples, 4 to 365 (default 200)")
     _add_logging_arguments(e)
 
-    from indefsvm.studies.cli import add_study_parser  # comparative studies (docs/studies.md)
+    from indefsvm.cli.study import add_study_parser  # comparative studies (docs/studies.md)
 
     add_study_parser(sub)
     return parser
@@ -402,7 +383,7 @@ def _monitor_options(args: argparse.Namespace) -> dict[str, Any]:
         "libsvm_every": args.libsvm_every,
         "verbose": False if args.quiet else args.every,
         # A bar with time left when a person watches; log lines otherwise.
-        "progress": (not args.quiet) and sys.stderr.isatty(),
+        "progress": (not args.quiet) and progress_wanted(None),
     }
 
 
@@ -433,7 +414,7 @@ def _solve(args: argparse.Namespace) -> int:
 
         plt.close(plot_solve(result, args.plot))
         _say(args, f"wrote {args.plot}")
-    return EXIT_OK if result.converged else EXIT_NOT_CONVERGED
+    return ExitCode.OK if result.converged else NOT_CONVERGED
 
 
 def _compare(args: argparse.Namespace) -> int:
@@ -474,7 +455,7 @@ def _compare(args: argparse.Namespace) -> int:
         save_figure(fig, args.plot)
         plt.close(fig)
         _say(args, f"wrote {args.plot}")
-    return EXIT_OK if all(r.converged for r in results.values()) else EXIT_NOT_CONVERGED
+    return ExitCode.OK if all(r.converged for r in results.values()) else NOT_CONVERGED
 
 
 def _example_data(args: argparse.Namespace) -> int:
@@ -512,7 +493,7 @@ def _example_data(args: argparse.Namespace) -> int:
         f"wrote {directory / 'kernel.npy'} ({K.shape[0]} x {K.shape[1]}) and "
         f"{directory / 'labels.txt'}",
     )
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def _estimator_class(name: str) -> type:
@@ -600,7 +581,7 @@ def _fit(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise InputError(f"could not write {args.model!r}: {exc}") from exc
     _say(args, f"wrote {args.model} ({args.estimator}, {X.shape[0]} training points)")
-    return EXIT_OK if converged else EXIT_NOT_CONVERGED
+    return ExitCode.OK if converged else NOT_CONVERGED
 
 
 def _predict(args: argparse.Namespace) -> int:
@@ -636,7 +617,7 @@ def _predict(args: argparse.Namespace) -> int:
     if args.out is None:
         for v in values:
             print(v)
-        return EXIT_OK
+        return ExitCode.OK
     suffix = Path(args.out).suffix.lower()
     if suffix == ".npy":
         _write(args.out, lambda fh: np.save(fh, values), binary=True)
@@ -645,7 +626,7 @@ def _predict(args: argparse.Namespace) -> int:
         lines = [sep.join(map(str, np.atleast_1d(v))) for v in values]
         _write(args.out, lambda fh: fh.write("\n".join(lines) + "\n"))
     _say(args, f"wrote {args.out} ({values.shape[0]} predictions)")
-    return EXIT_OK
+    return ExitCode.OK
 
 
 _COMMANDS = {
@@ -657,35 +638,18 @@ _COMMANDS = {
 }
 
 
-def _configure_logging(args: argparse.Namespace) -> None:
-    from indefsvm.utils.log import console_logger
-
-    console_logger(
-        logging.DEBUG if args.verbose else (logging.WARNING if args.quiet else logging.INFO)
-    )
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``indefsvm`` command; returns the exit code (see module docstring)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "study":
         return args.study_handler(args)
-    _configure_logging(args)
-    try:
-        return _COMMANDS[args.command](args)
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except Exception as exc:  # noqa: BLE001 - the CLI's last line of defence
-        return report_internal_error(exc, logger)
+    configure_logging(args.verbose, args.quiet)
+    return run_command(_COMMANDS[args.command], args, logger)
 
 
 if __name__ == "__main__":  # pragma: no cover
     raise SystemExit(main())
 
 
-__all__ = ["build_parser", "load_array", "main"]
+__all__ = ["EXIT_CODES", "ExitCode", "InputError", "build_parser", "load_array", "main"]

@@ -1,0 +1,5 @@
+"""``python -m indefsvm.cli ...``: the ``indefsvm`` command."""
+
+from indefsvm.cli import main
+
+raise SystemExit(main())
