@@ -41,7 +41,7 @@ from indefsvm.cli.common import (
 )
 
 # The registries (light modules: solvers and scikit-learn are imported on first use).
-from indefsvm.proxy.api import SOLVERS
+from indefsvm.proxy.api import PRESETS, SOLVERS
 from indefsvm.proxy.problems import PROBLEM_TYPES
 from indefsvm.utils.progress import progress_wanted
 
@@ -231,6 +231,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_problem_arguments(s)
     s.add_argument("--method", choices=tuple(SOLVERS), default="pg", help="solver (default pg)")
     s.add_argument(
+        "--preset",
+        choices=tuple(PRESETS),
+        default=None,
+        help="'paper': the paper's algorithm for --method (Algorithm 1, 2 or 3 as published)",
+    )
+    s.add_argument(
         "--step",
         choices=["accelerated", "paper"],
         default=None,
@@ -355,7 +361,8 @@ def _solver_options(args: argparse.Namespace) -> dict[str, Any]:
         raise InputError(
             f"--step/--step-size/--smoothing apply to --method pg only; got --method {args.method}."
         )
-    step = given.get("step", "accelerated")
+    paper = args.preset == "paper" and args.method == "pg"
+    step = given.get("step", "paper" if paper else "accelerated")
     if step != "paper" and ("step_size" in given or "smoothing" in given):
         raise InputError("--step-size and --smoothing are the paper's policy: add --step paper.")
     for name in ("step_size", "smoothing"):
@@ -395,7 +402,9 @@ def _solve(args: argparse.Namespace) -> int:
 
     from indefsvm.proxy.api import solve_problem
 
-    result = solve_problem(problem, method=args.method, **monitor_options, **solver_options)
+    result = solve_problem(
+        problem, method=args.method, preset=args.preset, options=solver_options, **monitor_options
+    )
     _say(args, result)
     if args.out:
         try:
