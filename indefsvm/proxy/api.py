@@ -21,6 +21,7 @@ SOLVERS: dict[str, str] = {
     "pg": "indefsvm.proxy.solvers.pg:projected_gradient",
     "accpm": "indefsvm.proxy.solvers.accpm:analytic_center_cutting_plane",
     "siqclp": "indefsvm.proxy.solvers.siqclp:exchange_method",
+    "newton": "indefsvm.proxy.solvers.newton:newton",
 }
 
 #: Solvers known to :func:`solve` (names of :data:`SOLVERS`).

@@ -292,6 +292,7 @@ class LowRankProxyOperator:
         self.sigma = float(sigma)
         self.row_scale = row_scale
         self.engine_threads = 1
+        self.n_passes = 0
         self._check_scale(kernel, row_scale)
         G = self._gram(None)
         self.gram = G
@@ -326,6 +327,12 @@ class LowRankProxyOperator:
         #: iteration. ``n_linear_z`` counts them.
         self._z_history: list[tuple[NDArray[np.float64], NDArray[np.float64], float]] = []
         self.n_linear_z = 0
+        #: Passes over the factor since the operator was built (issue 24: passes per fit): one
+        #: per product ``Phi_w' V`` or ``Phi_w W`` (any number of columns: the factor is read
+        #: once), the set-up's Gram matrices included. :meth:`rows_gram` adds the fraction
+        #: ``|I| / n`` of the rows it reads to :attr:`n_gram_passes` instead (its cost is
+        #: O(|I| m^2), a BLAS-3 product, not a memory-bound pass).
+        self.n_gram_passes = 0.0
         logger.debug("low-rank operator: n=%d, m=%d, rank=%d", self.n, kernel.rank, self.rank)
 
     @staticmethod
@@ -411,6 +418,7 @@ class LowRankProxyOperator:
     # -- products with the factor ---------------------------------------------------------------
     def _gram(self, T: NDArray[np.float64] | None) -> NDArray[np.float64]:
         """``(Phi_w T)'(Phi_w T)`` accumulated over row blocks."""
+        self.n_passes += 1
         Phi, s = self.Phi, self.row_scale
         if Phi.dtype == np.float64 and s is None and T is None:
             G = Phi.T @ Phi
@@ -435,12 +443,14 @@ class LowRankProxyOperator:
 
     def rmat_w(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
         """``Phi_w' v``."""
+        self.n_passes += 1
         if self.row_scale is not None:
             v = v * (self.row_scale if v.ndim == 1 else self.row_scale[:, None])
         return _rmat(self.Phi, v)
 
     def mat_w(self, w: NDArray[np.float64]) -> NDArray[np.float64]:
         """``Phi_w w``."""
+        self.n_passes += 1
         out = _mat(self.Phi, w)
         if self.row_scale is not None:
             out *= self.row_scale if out.ndim == 1 else self.row_scale[:, None]
@@ -489,6 +499,85 @@ class LowRankProxyOperator:
         else:
             last = (state.u @ V - z_head @ x) / rn
         return self._join(x, last)
+
+    # -- second-order information (the Newton solver of issue 24) --------------------------------
+    def kstar_u_jacobian(self, state: LowRankProxyState) -> tuple[float, NDArray[np.float64]]:
+        """The derivative of ``u -> K*(u) u`` at ``state``: ``J = gamma (I - P) + [U q] H [U q]'``.
+
+        ``P`` is the projector on ``span([U q])``; ``J`` is symmetric PSD (the Hessian of ``-f`` is
+        ``S J S``, notes §12). With ``B = diag(d, 0) + sigma c c' = V diag(lam) V'`` the matrix of
+        ``M`` in the basis ``[U q]`` and ``c~ = V'c``, the derivative of the positive part
+        (Daleckii-Krein, divided differences ``F_ij = (lam_i+ - lam_j+) / (lam_i - lam_j)``) gives
+
+            H = V (diag(lam_+) + sigma diag(F c~^2) + sigma diag(c~) F diag(c~)) V',
+
+        and on the complement of ``span([U q])`` (an eigenspace of ``M`` with eigenvalue 0, where
+        ``u`` has no component) ``J`` is ``gamma = sigma sum_{lam_i > 0} c~_i^2``, the ``gamma``
+        of ``K* u = U w + gamma u`` (notes §12). Cost: one (m'+1)-dimensional ``eigh``, no pass
+        over the factor.
+
+        Returns
+        -------
+        gamma : float
+        H : ndarray of shape (m'+1, m'+1)
+            In the coordinates of :meth:`apply_basis` (residual coordinate at
+            ``residual_index``).
+        """
+        c = state.z
+        sigma = self.sigma
+        lam, V = np.linalg.eigh(np.diag(self.d_ext) + sigma * np.outer(c, c))
+        ct = V.T @ c
+        pos = np.maximum(lam, 0.0)
+        diff = lam[:, None] - lam[None, :]
+        same = diff == 0.0
+        # Divided differences of max(0, .); equal eigenvalues take its derivative.
+        F = np.where(
+            same,
+            (lam[:, None] > 0) * 1.0,
+            (pos[:, None] - pos[None, :]) / np.where(same, 1.0, diff),
+        )
+        A = sigma * (ct[:, None] * F * ct[None, :])
+        A[np.diag_indices_from(A)] += pos + sigma * (F @ ct**2)
+        H = V @ A @ V.T
+        gamma = sigma * float(np.sum(ct[lam > 0] ** 2))
+        return gamma, 0.5 * (H + H.T)
+
+    def basis_gram_rows(
+        self, state: LowRankProxyState, rows: NDArray[np.intp]
+    ) -> NDArray[np.float64]:
+        """``[U q]_I' [U q]_I`` over the rows ``I`` (indices), in row blocks: O(|I| m^2).
+
+        One BLAS-3 product ``[Phi_I v_I]'[Phi_I v_I]`` (``v`` the residual ``u - U U'u`` when the
+        state holds it, else ``u``) converted block by block to float64 (float32 factors stay
+        float32 in memory), then mapped to the basis by an (m+1) x (m'+1) matrix. Adds
+        ``|I| / n`` to :attr:`n_gram_passes`. Coordinates as in :meth:`apply_basis`.
+        """
+        rows = np.asarray(rows, dtype=np.intp)
+        m = self.Phi.shape[1]
+        v = state.residual if state.residual is not None else state.u
+        G = np.zeros((m + 1, m + 1))
+        for start in range(0, rows.shape[0], _BLOCK_ROWS):
+            idx = rows[start : start + _BLOCK_ROWS]
+            Bk = np.empty((idx.shape[0], m + 1))
+            Bk[:, :m] = self.Phi[idx]
+            if self.row_scale is not None:
+                Bk[:, :m] *= self.row_scale[idx, None]
+            Bk[:, m] = v[idx]
+            G += Bk.T @ Bk
+        self.n_gram_passes += rows.shape[0] / self.n
+        # [U q]_I = [Phi_I v_I] R with U = Phi_w T and q = (u - U z)/rn (or r/rn).
+        k = self.rank
+        R = np.zeros((m + 1, k + 1))
+        R[:m, :k] = self.T
+        rn = state.residual_norm
+        if rn > 0:
+            R[m, k] = 1.0 / rn
+            if state.residual is None:
+                z_head, _ = self._split(state.z)
+                R[:m, k] = -(self.T @ z_head) / rn
+        out = R.T @ (0.5 * (G + G.T)) @ R
+        order = np.insert(np.arange(k), self.residual_index, k)
+        return out[np.ix_(order, order)]
 
     # -- ProxyKernelOperator interface ------------------------------------------------------------
     def spectral_scale(self) -> float:
