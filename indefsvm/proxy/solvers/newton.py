@@ -108,7 +108,7 @@ def _solve_dual(model: _DualModel, b0: float, max_inner: int, monitor: SolverMon
     previous = None
     steps = 0
     exact = False
-    for steps in range(1, max_inner + 1):
+    for steps in range(1, max_inner + 1):  # noqa: B007 (reported)
         I = np.flatnonzero(free)
         ind = free.astype(np.float64)
         # One pass: E'(Y dx) for the gradient and E_I' 1 for the Hessian's b column.
@@ -148,6 +148,68 @@ def _solve_dual(model: _DualModel, b0: float, max_inner: int, monitor: SolverMon
         if monitor.out_of_time():
             break
     return a, {"steps": steps, "exact": exact, "intercept": b, "free": int(np.count_nonzero(free))}
+
+
+def _active_set_direction(problem, ev: Evaluation, gamma: float, H, nu0: float, max_inner: int):
+    """Maximiser of the exact Newton model over the feasible set, by primal-dual active sets.
+
+    The model ``g'd - 1/2 d'Q d`` with ``Q = gamma I + Z G Z'`` (``Z = Y [U q]``,
+    ``G = H - gamma I``: the Hessian ``Y J Y`` of ``-f`` when ``gamma`` is the operator's, an
+    upper bound when it is raised to a floor), over ``{y'd = 0, -x <= d <= C - x}``. Each
+    iteration fixes the rows guessed active at their bounds and solves the equality-constrained
+    model on the free rows ``F`` (Hintermueller, Ito & Kunisch 2002): ``Q_FF`` is inverted by
+    ``Q^-1 v = (v - Z_F G (gamma I + Z_F'Z_F G)^-1 Z_F'v) / gamma`` (Woodbury without
+    ``G^-1``; ``G`` is indefinite in general), so an iteration costs one Gram matrix over ``F``
+    and two passes over the factor. It stops when the guess repeats (then ``d`` solves the model
+    exactly). Returns ``(d, steps, exact, nu)`` (``d`` None if a system was singular; ``nu`` the
+    multiplier of ``y'd = 0``).
+    """
+    op, st = problem.operator, ev.state
+    x, g, y, C = ev.alpha, ev.gradient, problem.y, problem.upper
+    k = H.shape[0]
+    G = H - gamma * np.eye(k)
+    lo, hi = -x, C - x
+    # First guess: the rows that a step (g - nu y) / gamma would push out of the box.
+    v0 = (g - nu0 * y) / gamma
+    upper, lower = v0 > hi, v0 < lo
+    d = None
+    nu = nu0
+    steps = 0
+    for steps in range(1, max_inner + 1):  # noqa: B007 (reported)
+        free = ~(upper | lower)
+        F = np.flatnonzero(free)
+        dA = np.where(upper, hi, np.where(lower, lo, 0.0))
+        ind = free.astype(np.float64)
+        R = op.basis_adjoint(st, np.column_stack([y * dA, y * g * ind, ind]))
+        R0, R1, R2 = R[:, 0], R[:, 1], R[:, 2]
+        gram = op.basis_gram_rows(st, F) if F.size else np.zeros((k, k))
+        a0 = G @ R0
+        try:
+            X = gamma * np.eye(k) + gram @ G
+            # Q^-1 v = (v - Z_F sol(Z_F'v)) / gamma with sol(c) = G X^-1 c
+            s1 = G @ np.linalg.solve(X, np.column_stack([R1 - gram @ a0, R2]))
+        except np.linalg.LinAlgError:
+            return None, steps, False, nu0
+        # y_F'Q^-1 v for v = g_F - Z_F a0 and v = y_F (y_F'Z_F c = R2'c)
+        yq1 = (float(y[F] @ g[F]) - float(R2 @ a0) - float(R2 @ s1[:, 0])) / gamma
+        yq2 = (float(F.size) - float(R2 @ s1[:, 1])) / gamma
+        if not yq2 > 0:
+            return None, steps, False, nu0
+        nu = (yq1 + float(y @ dA)) / yq2
+        b1 = a0 + s1[:, 0] - nu * s1[:, 1]
+        ztd_f = (R1 - gram @ a0 - nu * R2 - gram @ (s1[:, 0] - nu * s1[:, 1])) / gamma
+        ztd = R0 + ztd_f  # Z'd
+        back = op.apply_basis(st, np.column_stack([b1, G @ ztd])) * y[:, None]
+        d = dA.copy()
+        d[F] = (g[F] - nu * y[F] - back[F, 0]) / gamma
+        # multipliers of the rows at a bound: g - Q d - nu y
+        lam = np.where(free, 0.0, g - gamma * d - back[:, 1] - nu * y)
+        trial = d + lam / gamma
+        new_upper, new_lower = trial > hi, trial < lo
+        if np.array_equal(new_upper, upper) and np.array_equal(new_lower, lower):
+            return d, steps, True, nu
+        upper, lower = new_upper, new_lower
+    return d, steps, False, nu
 
 
 def newton(
@@ -203,69 +265,95 @@ def newton(
     floor = curvature_floor * max(problem.lipschitz_estimate(), _EPS)
     ev = problem.evaluate(x)
     monitor.offer(ev)
-    n_inner = n_halvings = 0
-    inexact = 0
+    counts = {"n_inner": 0, "n_inexact_inner": 0, "n_halvings": 0, "n_exact": 0, "n_model": 0}
     b_prev = ev.intercept
+    try_exact = False
     while True:
         if not _finite(ev):
             monitor.stop("numerical_error", "the objective or gradient is not finite")
             break
         gamma, H = op.kstar_u_jacobian(ev.state)
+        trial = None
         mu = max(gamma, floor)
-        omega, W = np.linalg.eigh(H)
-        keep = omega > mu
-        S = W[:, keep] * np.sqrt(omega[keep] - mu)
-        model = _DualModel(problem, ev.state, ev.alpha, ev.gradient, mu, S)
-        a, inner = _solve_dual(model, b_prev, max_inner, monitor)
-        n_inner += inner["steps"]
-        inexact += not inner["exact"]
-        b_prev = inner["intercept"]
-        direction = problem.project(a) - ev.alpha
-        slope = float(ev.gradient @ direction)
-        noise = NOISE_ULPS * _EPS * max(1.0, abs(ev.objective))
-        if not slope > noise:
-            monitor.stop(
-                "stalled",
-                f"the Newton model gives no ascent direction (predicted ascent {slope:.3g})",
-            )
-            break
-        t = 1.0
-        for _ in range(MAX_HALVINGS):
-            trial = problem.evaluate(ev.alpha + t * direction)
-            monitor.offer(trial)
-            if _finite(trial) and trial.objective >= ev.objective + armijo * t * slope - noise:
-                break
-            t *= 0.5
-            n_halvings += 1
-            if monitor.out_of_time():
-                break
-        else:
-            trial = None
-        if trial is None or not _finite(trial) or trial.objective < ev.objective - noise:
-            monitor.stop(
-                "stalled",
-                f"no ascent along the Newton direction after {MAX_HALVINGS} halvings",
-            )
+        d, steps, exact, nu = _active_set_direction(problem, ev, mu, H, b_prev, max_inner)
+        if np.isfinite(nu):
+            b_prev = nu
+        counts["n_inner"] += steps
+        counts["n_inexact_inner"] += not exact
+        if d is not None:
+            trial, t = _search(problem, monitor, ev, d, armijo, counts, arc=not exact)
+            counts["n_exact"] += trial is not None
+        if trial is None:
+            mu = max(gamma, floor)
+            omega, W = np.linalg.eigh(H)
+            keep = omega > mu
+            S = W[:, keep] * np.sqrt(omega[keep] - mu)
+            model = _DualModel(problem, ev.state, ev.alpha, ev.gradient, mu, S)
+            a, inner = _solve_dual(model, b_prev, max_inner, monitor)
+            counts["n_inner"] += inner["steps"]
+            counts["n_inexact_inner"] += not inner["exact"]
+            counts["n_model"] += 1
+            b_prev = inner["intercept"]
+            direction = problem.project(a) - ev.alpha
+            trial, t = _search(problem, monitor, ev, direction, armijo, counts, arc=False)
+            try_exact = trial is not None
+        if trial is None:
+            monitor.stop("stalled", "no ascent along the Newton directions (model and exact)")
             break
         logger.debug(
-            "newton: f=%.12g step=%g mu=%.3g inner=%d free=%d",
+            "newton: f=%.15g t=%g gamma=%.3g exact=%s free=%d",
             trial.objective,
             t,
-            mu,
-            inner["steps"],
-            inner["free"],
+            gamma,
+            try_exact,
+            int(np.count_nonzero((trial.alpha > 0) & (trial.alpha < problem.upper))),
         )
         ev = trial
         if monitor.end_iteration(current_objective=ev.objective, step=t):
             break
     info = {
-        "n_inner": n_inner,
-        "n_inexact_inner": inexact,
-        "n_halvings": n_halvings,
+        **counts,
         "n_passes": op.n_passes - passes0,
         "n_gram_passes": op.n_gram_passes - gram0,
     }
     return monitor.finish(info=info)
+
+
+def _search(problem, monitor, ev, d, armijo, counts, *, arc, halvings=MAX_HALVINGS):
+    """Backtracking on ``f`` from ``ev.alpha`` along ``d`` (``arc``: along ``P(x + t d)``).
+
+    Every trial is a full evaluation offered to the monitor. Accepts the first ``t`` with
+    ``f(x_t) >= f(x) + armijo g'(x_t - x)`` (rounding allowed) and ``g'(x_t - x) > 0``; returns
+    ``(evaluation, t)`` or ``(None, t)``.
+    """
+    x, g = ev.alpha, ev.gradient
+    noise = NOISE_ULPS * _EPS * max(1.0, abs(ev.objective))
+    t = 1.0
+    for _ in range(halvings):
+        point = (
+            problem.project(np.clip(x + t * d, problem.lower, problem.upper)) if arc else x + t * d
+        )
+        slope = float(g @ (point - x))
+        flat = not slope > noise
+        if flat and t < 1.0:
+            return None, t
+        trial = problem.evaluate(point)
+        monitor.offer(trial)
+        if not _finite(trial):
+            pass
+        elif flat:
+            # The predicted ascent is below the rounding of f (near the optimum): f cannot
+            # judge the step, the certified gap can (a full step of an exact model).
+            if trial.objective >= ev.objective - noise and trial.gap < ev.gap:
+                return trial, t
+            return None, t
+        elif trial.objective >= ev.objective + armijo * slope - noise:
+            return trial, t
+        t *= 0.5
+        counts["n_halvings"] += 1
+        if monitor.out_of_time():
+            break
+    return None, t
 
 
 def _finite(ev: Evaluation) -> bool:
