@@ -365,8 +365,10 @@ class LowRankProxyOperator:
             )
 
     def reset_warm_start(self) -> None:
-        """Forget the stored ``U'u`` products (a solve starts from nothing remembered)."""
+        """Forget the stored ``U'u`` products and row Gram matrix (a solve starts from nothing
+        remembered)."""
         self._z_history.clear()
+        self._row_gram = None
 
     def _z_by_linearity(self, u: NDArray[np.float64]) -> tuple[NDArray[np.float64], float] | None:
         """``U'u`` and its error bound in O(n) when ``u = u_1 + c (u_1 - u_2)`` (to rounding).
@@ -543,28 +545,24 @@ class LowRankProxyOperator:
         return gamma, 0.5 * (H + H.T)
 
     def basis_gram_rows(
-        self, state: LowRankProxyState, rows: NDArray[np.intp]
+        self, state: LowRankProxyState, rows: NDArray[np.bool_]
     ) -> NDArray[np.float64]:
-        """``[U q]_I' [U q]_I`` over the rows ``I`` (indices), in row blocks: O(|I| m^2).
+        """``[U q]_I' [U q]_I`` over the rows ``I`` (a boolean mask of length n).
 
-        One BLAS-3 product ``[Phi_I v_I]'[Phi_I v_I]`` (``v`` the residual ``u - U U'u`` when the
-        state holds it, else ``u``) converted block by block to float64 (float32 factors stay
-        float32 in memory), then mapped to the basis by an (m+1) x (m'+1) matrix. Adds
-        ``|I| / n`` to :attr:`n_gram_passes`. Coordinates as in :meth:`apply_basis`.
+        ``[U q]_I = [Phi_I v_I] R`` (``v`` the residual ``u - U U'u`` when the state holds it,
+        else ``u``; ``R`` an (m+1) x (m'+1) matrix), so it is ``R'[Phi_I v_I]'[Phi_I v_I] R``:
+        ``Phi_I'Phi_I`` from :meth:`factor_gram_rows` (updated by the rows that entered or left
+        ``I`` since the previous call), ``Phi_I'v_I`` one pass over the factor, and O(m^3).
+        Coordinates as in :meth:`apply_basis`.
         """
-        rows = np.asarray(rows, dtype=np.intp)
+        mask = np.asarray(rows, dtype=bool)
         m = self.Phi.shape[1]
         v = state.residual if state.residual is not None else state.u
-        G = np.zeros((m + 1, m + 1))
-        for start in range(0, rows.shape[0], _BLOCK_ROWS):
-            idx = rows[start : start + _BLOCK_ROWS]
-            Bk = np.empty((idx.shape[0], m + 1))
-            Bk[:, :m] = self.Phi[idx]
-            if self.row_scale is not None:
-                Bk[:, :m] *= self.row_scale[idx, None]
-            Bk[:, m] = v[idx]
-            G += Bk.T @ Bk
-        self.n_gram_passes += rows.shape[0] / self.n
+        vm = np.where(mask, v, 0.0)
+        G = np.empty((m + 1, m + 1))
+        G[:m, :m] = self.factor_gram_rows(mask)
+        G[:m, m] = G[m, :m] = self.rmat_w(vm)
+        G[m, m] = float(vm @ vm)
         # [U q]_I = [Phi_I v_I] R with U = Phi_w T and q = (u - U z)/rn (or r/rn).
         k = self.rank
         R = np.zeros((m + 1, k + 1))
@@ -575,9 +573,46 @@ class LowRankProxyOperator:
             if state.residual is None:
                 z_head, _ = self._split(state.z)
                 R[:m, k] = -(self.T @ z_head) / rn
-        out = R.T @ (0.5 * (G + G.T)) @ R
+        out = R.T @ G @ R
         order = np.insert(np.arange(k), self.residual_index, k)
-        return out[np.ix_(order, order)]
+        return 0.5 * (out + out.T)[np.ix_(order, order)]
+
+    def factor_gram_rows(self, rows: NDArray[np.bool_]) -> NDArray[np.float64]:
+        """``Phi_w,I' Phi_w,I`` for the rows ``I`` (a boolean mask), O(m^2) per row read.
+
+        The previous call's matrix is kept and updated by the rows that entered or left ``I``
+        when they are fewer than ``|I|`` (an active-set method changes few rows per step),
+        else recomputed; rows are read in blocks converted to float64. Adds the rows read, in
+        units of n, to :attr:`n_gram_passes`. :meth:`reset_warm_start` forgets the matrix.
+        """
+        mask = np.asarray(rows, dtype=bool)
+        count = int(np.count_nonzero(mask))
+        cache = getattr(self, "_row_gram", None)
+        if cache is not None:
+            old, G, churn = cache
+            added = np.flatnonzero(mask & ~old)
+            removed = np.flatnonzero(old & ~mask)
+            change = added.size + removed.size
+            # Downdates lose digits relative to the rows removed: bounded churn, then refresh.
+            if change < count and churn + change <= 8 * self.n:
+                G = G + self._rows_gram(added) - self._rows_gram(removed)
+                self._row_gram = (mask.copy(), G, churn + change)
+                return G
+        G = self._rows_gram(np.flatnonzero(mask))
+        self._row_gram = (mask.copy(), G, 0)
+        return G
+
+    def _rows_gram(self, idx: NDArray[np.intp]) -> NDArray[np.float64]:
+        m = self.Phi.shape[1]
+        G = np.zeros((m, m))
+        for start in range(0, idx.shape[0], _BLOCK_ROWS):
+            sel = idx[start : start + _BLOCK_ROWS]
+            B = self.Phi[sel].astype(np.float64, copy=False)
+            if self.row_scale is not None:
+                B = B * self.row_scale[sel, None]
+            G += B.T @ B
+        self.n_gram_passes += idx.shape[0] / self.n
+        return 0.5 * (G + G.T)
 
     # -- ProxyKernelOperator interface ------------------------------------------------------------
     def spectral_scale(self) -> float:

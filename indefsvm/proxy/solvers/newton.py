@@ -116,7 +116,7 @@ def _solve_dual(model: _DualModel, b0: float, max_inner: int, monitor: SolverMon
         both = model.S.T @ both
         grad = np.append(w - both[:, 0], -float(y @ a))
         hess = np.empty((k + 1, k + 1))
-        GI = model.S.T @ model.op.basis_gram_rows(model.state, I) @ model.S if I.size else 0.0
+        GI = model.S.T @ model.op.basis_gram_rows(model.state, free) @ model.S if I.size else 0.0
         hess[:k, :k] = np.eye(k) + GI / mu
         hess[:k, k] = hess[k, :k] = both[:, 1] / mu
         # No free row: b is unconstrained to second order (phi is piecewise linear in b there);
@@ -182,7 +182,7 @@ def _active_set_direction(problem, ev: Evaluation, gamma: float, H, nu0: float, 
         ind = free.astype(np.float64)
         R = op.basis_adjoint(st, np.column_stack([y * dA, y * g * ind, ind]))
         R0, R1, R2 = R[:, 0], R[:, 1], R[:, 2]
-        gram = op.basis_gram_rows(st, F) if F.size else np.zeros((k, k))
+        gram = op.basis_gram_rows(st, free) if F.size else np.zeros((k, k))
         a0 = G @ R0
         try:
             X = gamma * np.eye(k) + gram @ G
