@@ -150,7 +150,9 @@ def _solve_dual(model: _DualModel, b0: float, max_inner: int, monitor: SolverMon
     return a, {"steps": steps, "exact": exact, "intercept": b, "free": int(np.count_nonzero(free))}
 
 
-def _active_set_direction(problem, ev: Evaluation, gamma: float, H, nu0: float, max_inner: int):
+def _active_set_direction(
+    problem, ev: Evaluation, gamma: float, H, nu0: float, max_inner: int, guess=None
+):
     """Maximiser of the exact Newton model over the feasible set, by primal-dual active sets.
 
     The model ``g'd - 1/2 d'Q d`` with ``Q = gamma I + Z G Z'`` (``Z = Y [U q]``,
@@ -169,9 +171,12 @@ def _active_set_direction(problem, ev: Evaluation, gamma: float, H, nu0: float, 
     k = H.shape[0]
     G = H - gamma * np.eye(k)
     lo, hi = -x, C - x
-    # First guess: the rows that a step (g - nu y) / gamma would push out of the box.
-    v0 = (g - nu0 * y) / gamma
-    upper, lower = v0 > hi, v0 < lo
+    if guess is None:
+        # First guess: the rows at a bound that the gradient pushes against it.
+        slope = g - nu0 * y
+        upper, lower = (hi <= 0) & (slope > 0), (lo >= 0) & (slope < 0)
+    else:
+        upper, lower = guess
     d = None
     nu = nu0
     steps = 0
@@ -219,6 +224,7 @@ def newton(
     alpha0: NDArray[np.float64] | None = None,
     max_inner: int = 50,
     curvature_floor: float = 1e-10,
+    proximal: float = 1e-3,
     armijo: float = 1e-4,
 ) -> SolveResult:
     """Maximise a low-rank classification problem by the second-order method of the module.
@@ -236,6 +242,11 @@ def newton(
     curvature_floor : float
         Smallest model curvature ``mu`` off the span of ``[U q]``, relative to ``max(lambda(K0))``
         (at ``alpha = 0`` the exact curvature there is 0).
+    proximal : float
+        Initial proximal curvature, relative to ``max(lambda(K0))``: the model's curvature off
+        ``span([U q])`` is ``max(gamma, prox)``; ``prox`` is divided by 10 after each iteration
+        whose model was solved by the active-set iteration alone and multiplied by 10 otherwise
+        (a larger curvature moves fewer rows across their bounds per step).
     armijo : float
         Sufficient-ascent constant of the outer line search, in (0, 1/2).
 
@@ -267,45 +278,56 @@ def newton(
     monitor.offer(ev)
     counts = {"n_inner": 0, "n_inexact_inner": 0, "n_halvings": 0, "n_exact": 0, "n_model": 0}
     b_prev = ev.intercept
-    try_exact = False
+    prox = proximal * floor / curvature_floor
     while True:
         if not _finite(ev):
             monitor.stop("numerical_error", "the objective or gradient is not finite")
             break
         gamma, H = op.kstar_u_jacobian(ev.state)
-        trial = None
-        mu = max(gamma, floor)
+        mu = max(gamma, prox, floor)
         d, steps, exact, nu = _active_set_direction(problem, ev, mu, H, b_prev, max_inner)
-        if np.isfinite(nu):
-            b_prev = nu
         counts["n_inner"] += steps
-        counts["n_inexact_inner"] += not exact
-        if d is not None:
-            trial, t = _search(problem, monitor, ev, d, armijo, counts, arc=not exact)
-            counts["n_exact"] += trial is not None
-        if trial is None:
-            mu = max(gamma, floor)
+        first_try = exact
+        if not exact:
+            # The active-set iteration cycled: the dual of the model (a convex problem, solved
+            # by a globalised semismooth Newton method) finds the active set, the active-set
+            # iteration restarted from it solves the exact model.
             omega, W = np.linalg.eigh(H)
             keep = omega > mu
             S = W[:, keep] * np.sqrt(omega[keep] - mu)
             model = _DualModel(problem, ev.state, ev.alpha, ev.gradient, mu, S)
             a, inner = _solve_dual(model, b_prev, max_inner, monitor)
             counts["n_inner"] += inner["steps"]
-            counts["n_inexact_inner"] += not inner["exact"]
             counts["n_model"] += 1
-            b_prev = inner["intercept"]
-            direction = problem.project(a) - ev.alpha
-            trial, t = _search(problem, monitor, ev, direction, armijo, counts, arc=False)
-            try_exact = trial is not None
+            guess = (a >= problem.upper, a <= 0.0)
+            d, steps, exact, nu = _active_set_direction(
+                problem, ev, mu, H, inner["intercept"], max_inner, guess
+            )
+            counts["n_inner"] += steps
+            if not exact:
+                d, nu = problem.project(a) - ev.alpha, inner["intercept"]
+                counts["n_inexact_inner"] += 1
+        if np.isfinite(nu):
+            b_prev = nu
+        # Levenberg-Marquardt-like: the proximal curvature shrinks while the exact model is
+        # solved at the first try, grows when it is not.
+        prox = prox * 0.1 if first_try else max(prox, floor) * 10.0
+        trial, t = (
+            (None, 0.0)
+            if d is None
+            else _search(problem, monitor, ev, d, armijo, counts, arc=not exact)
+        )
         if trial is None:
             monitor.stop("stalled", "no ascent along the Newton directions (model and exact)")
             break
         logger.debug(
-            "newton: f=%.15g t=%g gamma=%.3g exact=%s free=%d",
+            "newton: f=%.15g t=%g gamma=%.3g mu=%.3g first_try=%s exact=%s free=%d",
             trial.objective,
             t,
             gamma,
-            try_exact,
+            mu,
+            first_try,
+            exact,
             int(np.count_nonzero((trial.alpha > 0) & (trial.alpha < problem.upper))),
         )
         ev = trial
