@@ -491,7 +491,11 @@ class LowRankProxyOperator:
 
     def basis_adjoint(self, state: LowRankProxyState, V: NDArray[np.float64]) -> NDArray:
         """``[U q]' V`` for ``V`` of shape (n,) or (n, k); one pass over Phi."""
-        x = self.T.T @ self.rmat_w(V)
+        return self._adjoint_from(state, self.rmat_w(V), V)
+
+    def _adjoint_from(self, state: LowRankProxyState, raw: NDArray, V: NDArray) -> NDArray:
+        """``[U q]' V`` from ``raw = Phi_w' V`` (no pass over the factor)."""
+        x = self.T.T @ raw
         rn = state.residual_norm
         if rn == 0.0:
             return self._join(x, np.zeros(x.shape[1:]) if x.ndim > 1 else 0.0)
@@ -545,15 +549,19 @@ class LowRankProxyOperator:
         return gamma, 0.5 * (H + H.T)
 
     def basis_gram_rows(
-        self, state: LowRankProxyState, rows: NDArray[np.bool_]
-    ) -> NDArray[np.float64]:
+        self,
+        state: LowRankProxyState,
+        rows: NDArray[np.bool_],
+        V: NDArray[np.float64] | None = None,
+    ) -> NDArray[np.float64] | tuple[NDArray[np.float64], NDArray[np.float64]]:
         """``[U q]_I' [U q]_I`` over the rows ``I`` (a boolean mask of length n).
 
         ``[U q]_I = [Phi_I v_I] R`` (``v`` the residual ``u - U U'u`` when the state holds it,
         else ``u``; ``R`` an (m+1) x (m'+1) matrix), so it is ``R'[Phi_I v_I]'[Phi_I v_I] R``:
         ``Phi_I'Phi_I`` from :meth:`factor_gram_rows` (updated by the rows that entered or left
         ``I`` since the previous call), ``Phi_I'v_I`` one pass over the factor, and O(m^3).
-        Coordinates as in :meth:`apply_basis`.
+        Coordinates as in :meth:`apply_basis`. With ``V`` (n, k) also returns
+        ``[U q]' V`` (:meth:`basis_adjoint`) from the same pass.
         """
         mask = np.asarray(rows, dtype=bool)
         m = self.Phi.shape[1]
@@ -561,7 +569,8 @@ class LowRankProxyOperator:
         vm = np.where(mask, v, 0.0)
         G = np.empty((m + 1, m + 1))
         G[:m, :m] = self.factor_gram_rows(mask)
-        G[:m, m] = G[m, :m] = self.rmat_w(vm)
+        raw = self.rmat_w(vm if V is None else np.column_stack([vm, V]))
+        G[:m, m] = G[m, :m] = raw if V is None else raw[:, 0]
         G[m, m] = float(vm @ vm)
         # [U q]_I = [Phi_I v_I] R with U = Phi_w T and q = (u - U z)/rn (or r/rn).
         k = self.rank
@@ -575,7 +584,10 @@ class LowRankProxyOperator:
                 R[:m, k] = -(self.T @ z_head) / rn
         out = R.T @ G @ R
         order = np.insert(np.arange(k), self.residual_index, k)
-        return 0.5 * (out + out.T)[np.ix_(order, order)]
+        gram = 0.5 * (out + out.T)[np.ix_(order, order)]
+        if V is None:
+            return gram
+        return gram, self._adjoint_from(state, raw[:, 1:], V)
 
     def factor_gram_rows(self, rows: NDArray[np.bool_]) -> NDArray[np.float64]:
         """``Phi_w,I' Phi_w,I`` for the rows ``I`` (a boolean mask), O(m^2) per row read.

@@ -111,12 +111,14 @@ def _solve_dual(model: _DualModel, b0: float, max_inner: int, monitor: SolverMon
     for steps in range(1, max_inner + 1):  # noqa: B007 (reported)
         I = np.flatnonzero(free)
         ind = free.astype(np.float64)
-        # One pass: E'(Y dx) for the gradient and E_I' 1 for the Hessian's b column.
-        both = model.op.basis_adjoint(model.state, np.column_stack([y * (a - model.x), ind]))
+        # One pass: E'(Y dx) for the gradient, E_I' 1 for the Hessian's b column, the Gram.
+        gram, both = model.op.basis_gram_rows(
+            model.state, free, np.column_stack([y * (a - model.x), ind])
+        )
         both = model.S.T @ both
         grad = np.append(w - both[:, 0], -float(y @ a))
         hess = np.empty((k + 1, k + 1))
-        GI = model.S.T @ model.op.basis_gram_rows(model.state, free) @ model.S if I.size else 0.0
+        GI = model.S.T @ gram @ model.S
         hess[:k, :k] = np.eye(k) + GI / mu
         hess[:k, k] = hess[k, :k] = both[:, 1] / mu
         # No free row: b is unconstrained to second order (phi is piecewise linear in b there);
@@ -185,9 +187,8 @@ def _active_set_direction(
         F = np.flatnonzero(free)
         dA = np.where(upper, hi, np.where(lower, lo, 0.0))
         ind = free.astype(np.float64)
-        R = op.basis_adjoint(st, np.column_stack([y * dA, y * g * ind, ind]))
+        gram, R = op.basis_gram_rows(st, free, np.column_stack([y * dA, y * g * ind, ind]))
         R0, R1, R2 = R[:, 0], R[:, 1], R[:, 2]
-        gram = op.basis_gram_rows(st, free) if F.size else np.zeros((k, k))
         a0 = G @ R0
         try:
             X = gamma * np.eye(k) + gram @ G
