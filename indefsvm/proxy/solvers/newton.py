@@ -153,13 +153,13 @@ def _solve_dual(model: _DualModel, b0: float, max_inner: int, monitor: SolverMon
 
 
 def _active_set_direction(
-    problem, ev: Evaluation, gamma: float, H, nu0: float, max_inner: int, guess=None
+    problem, ev: Evaluation, gamma: float, G, nu0: float, max_inner: int, guess=None
 ):
-    """Maximiser of the exact Newton model over the feasible set, by primal-dual active sets.
+    """Maximiser of a Newton model over the feasible set, by primal-dual active sets.
 
-    The model ``g'd - 1/2 d'Q d`` with ``Q = gamma I + Z G Z'`` (``Z = Y [U q]``,
-    ``G = H - gamma I``: the Hessian ``Y J Y`` of ``-f`` when ``gamma`` is the operator's, an
-    upper bound when it is raised to a floor), over ``{y'd = 0, -x <= d <= C - x}``. Each
+    The model ``g'd - 1/2 d'Q d`` with ``Q = gamma I + Z G Z'`` (``Z = Y [U q]``; the Hessian
+    ``Y J Y`` of ``-f`` for the operator's ``gamma`` and ``G = H - gamma I``, plus ``prox I``
+    when ``gamma`` is raised by ``prox``), over ``{y'd = 0, -x <= d <= C - x}``. Each
     iteration fixes the rows guessed active at their bounds and solves the equality-constrained
     model on the free rows ``F`` (Hintermueller, Ito & Kunisch 2002): ``Q_FF`` is inverted by
     ``Q^-1 v = (v - Z_F G (gamma I + Z_F'Z_F G)^-1 Z_F'v) / gamma`` (Woodbury without
@@ -170,8 +170,7 @@ def _active_set_direction(
     """
     op, st = problem.operator, ev.state
     x, g, y, C = ev.alpha, ev.gradient, problem.y, problem.upper
-    k = H.shape[0]
-    G = H - gamma * np.eye(k)
+    k = G.shape[0]
     lo, hi = -x, C - x
     if guess is None:
         # First guess: the rows at a bound that the gradient pushes against it.
@@ -274,35 +273,40 @@ def newton(
         if alpha0.shape != (problem.n,) or not np.all(np.isfinite(alpha0)):
             raise ValueError(f"alpha0 must be a finite vector of length {problem.n}.")
         x = problem.project(alpha0)
-    floor = curvature_floor * max(problem.lipschitz_estimate(), _EPS)
+    scale = max(problem.lipschitz_estimate(), _EPS)
+    floor = curvature_floor * scale
     ev = problem.evaluate(x)
     monitor.offer(ev)
-    counts = {"n_inner": 0, "n_inexact_inner": 0, "n_halvings": 0, "n_exact": 0, "n_model": 0}
+    counts = {"n_inner": 0, "n_inexact_inner": 0, "n_halvings": 0, "n_model": 0, "n_gradient": 0}
     b_prev = ev.intercept
-    prox = proximal * floor / curvature_floor
+    prox = proximal * scale
     while True:
         if not _finite(ev):
             monitor.stop("numerical_error", "the objective or gradient is not finite")
             break
         gamma, H = op.kstar_u_jacobian(ev.state)
-        mu = max(gamma, prox, floor)
-        d, steps, exact, nu = _active_set_direction(problem, ev, mu, H, b_prev, max_inner)
+        # Levenberg-Marquardt: the model's Hessian is Y J Y + prox I (J = gamma I + [U q] G
+        # [U q]', G = H - gamma I); at alpha = 0 J is singular (gamma = 0, and M's negative
+        # eigendirections have no curvature), prox keeps the model's systems regular.
+        G = H - gamma * np.eye(H.shape[0])
+        mu = max(gamma + prox, floor)
+        d, steps, exact, nu = _active_set_direction(problem, ev, mu, G, b_prev, max_inner)
         counts["n_inner"] += steps
         first_try = exact
         if not exact:
             # The active-set iteration cycled: the dual of the model (a convex problem, solved
             # by a globalised semismooth Newton method) finds the active set, the active-set
             # iteration restarted from it solves the exact model.
-            omega, W = np.linalg.eigh(H)
-            keep = omega > mu
-            S = W[:, keep] * np.sqrt(omega[keep] - mu)
+            omega, W = np.linalg.eigh(G)
+            keep = omega > 0
+            S = W[:, keep] * np.sqrt(omega[keep])
             model = _DualModel(problem, ev.state, ev.alpha, ev.gradient, mu, S)
             a, inner = _solve_dual(model, b_prev, max_inner, monitor)
             counts["n_inner"] += inner["steps"]
             counts["n_model"] += 1
             guess = (a >= problem.upper, a <= 0.0)
             d, steps, exact, nu = _active_set_direction(
-                problem, ev, mu, H, inner["intercept"], max_inner, guess
+                problem, ev, mu, G, inner["intercept"], max_inner, guess
             )
             counts["n_inner"] += steps
             if not exact:
@@ -318,8 +322,16 @@ def newton(
             if d is None
             else _search(problem, monitor, ev, d, armijo, counts, arc=not exact)
         )
+        if trial is None and not monitor.out_of_time():
+            # Neither model gave an ascent step (an inexact model solution): a projected
+            # gradient step along the projection arc, which ascends for small steps.
+            counts["n_gradient"] += 1
+            trial, t = _search(problem, monitor, ev, ev.gradient / scale, armijo, counts, arc=True)
         if trial is None:
-            monitor.stop("stalled", "no ascent along the Newton directions (model and exact)")
+            if monitor.out_of_time():
+                monitor.stop("max_time")
+            else:
+                monitor.stop("stalled", "no ascent along the Newton directions")
             break
         logger.debug(
             "newton: f=%.15g t=%g gamma=%.3g mu=%.3g first_try=%s exact=%s free=%d",

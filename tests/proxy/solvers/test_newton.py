@@ -217,3 +217,29 @@ def test_iteration_limit_is_reported_and_warns():
         result = solve_problem(problem, method="newton", tol=1e-12, max_iter=1)
     assert result.status == "max_iter"
     assert result.relative_gap > 1e-12
+
+
+def test_time_limit_is_reported_and_warns():
+    Phi, s, y = factor_data(150, 10, 10)
+    problem = lowrank_problem(Phi, s, y, C=10.0, rho=1e3)
+    with pytest.warns(ConvergenceWarning, match="newton.*time limit"):
+        result = solve_problem(problem, method="newton", tol=1e-12, max_time=1e-9)
+    assert result.status == "max_time"
+
+
+@pytest.mark.parametrize("max_inner", [1, 2])
+def test_fallbacks_reach_the_same_optimum(max_inner):
+    """Too few active-set steps: the model's dual, then a projected gradient step take over."""
+    Phi, s, y = factor_data(150, 20, 5)
+    ref = solve_quiet(
+        lowrank_problem(Phi, s, y, C=10.0, rho=1e3), method="pg", tol=1e-9, max_iter=20000
+    )
+    res = solve_quiet(
+        lowrank_problem(Phi, s, y, C=10.0, rho=1e3),
+        method="newton",
+        tol=1e-8,
+        options={"max_inner": max_inner},
+    )
+    assert res.status == "converged", res.message
+    assert res.info["n_model"] > 0
+    assert excess(res) == pytest.approx(excess(ref), rel=1e-7)
