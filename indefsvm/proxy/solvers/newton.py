@@ -2,31 +2,39 @@
 
 With ``K0 = U diag(d) U'`` of rank m, the derivative of ``u -> K*(u) u`` is
 ``J = gamma (I - P) + [U q] H [U q]'`` (:meth:`~indefsvm.proxy.lowrank.LowRankProxyOperator.
-kstar_u_jacobian`; ``P`` the projector on ``span([U q])``), so the Hessian of ``-f`` is
-``Y J Y``: a diagonal plus rank m'+1. Each outer iteration maximises the quadratic model
+kstar_u_jacobian`: ``P`` projects on ``span([U q])``, ``H`` is (m'+1) x (m'+1) from the
+Daleckii-Krein derivative of the positive part, ``gamma`` the coefficient of ``u`` in
+``K* u = U w + gamma u``), so the Hessian of ``-f`` is ``Y J Y``: a diagonal plus rank m'+1.
 
-    g'(a - x) - 1/2 (a - x)' Y (mu I + E E') Y (a - x)    over {y'a = 0, 0 <= a <= C},
+Each outer iteration maximises the Levenberg-Marquardt model
 
-``mu = max(gamma, floor)``, ``E E' = [U q] (H - mu I)_+ [U q]'``. The model's curvature is at
-least ``J`` (exact on the complement of ``span([U q])`` when ``mu = gamma``, and wherever
-``H >= mu I`` in the span), so its maximiser ``a`` gives an ascent direction ``a - x`` of ``f``
-(``g = grad f(x)``). The model QP has the smooth (k+1)-dimensional dual (``k <= m'+1``)
+    g'd - 1/2 d'(Y J Y + prox I) d      over {y'(x + d) = 0, 0 <= x + d <= C}
 
-    min_{w, b}  1/2 ||w||^2 + sum_i h_i(g_i - y_i (E_i w + b)),
-    h_i(r) = max_{0 <= a <= C_i} r (a - x_i) - mu/2 (a - x_i)^2,
+(``g = grad f(x)``) by a primal-dual active-set iteration (Hintermueller, Ito & Kunisch 2002):
+the rows guessed at a bound are fixed, the equality-constrained model on the free rows ``F`` is
+solved by Woodbury with the Gram matrix ``[U q]_F'[U q]_F``
+(:meth:`~indefsvm.proxy.lowrank.LowRankProxyOperator.basis_gram_rows`: O(m^2) per row that
+entered or left ``F``, and one pass over the factor), and the guess is updated from the signs of
+the multipliers until it repeats, when the model is solved exactly. ``prox`` (relative to
+``max(lambda(K0))``, option ``proximal``) is divided by 10 after every iteration whose model
+was solved so, and multiplied by 10 otherwise; at ``alpha = 0`` it keeps the model regular
+(``J`` is singular there). When the active-set iteration does not settle within ``max_inner``
+steps, the model with the curvature raised to ``mu I + [U q] (H - gamma I)_+ [U q]'`` is solved
+through its smooth (k+1)-dimensional dual in ``(w, b)``,
 
-whose minimiser gives ``a_i = clip(x_i + (g_i - y_i (E_i w + b)) / mu, 0, C_i)`` (the
-clipped fixed point of notes §12). It is solved by a semismooth Newton method whose generalised
-Hessian ``I + E_I'E_I / mu`` needs one BLAS-3 Gram matrix over the free rows ``I``
-(:meth:`~indefsvm.proxy.lowrank.LowRankProxyOperator.basis_gram_rows`) and O(m^3) work; a
-piecewise-quadratic dual is minimised exactly once the free set repeats. The outer step is a
-backtracking (Armijo) line search on ``f`` along ``a - x``; every point evaluated is a full
+    min 1/2 ||w||^2 + sum_i h_i(g_i - y_i (E_i w + b)),   a_i = clip(x_i + (...) / mu, 0, C_i),
+
+(the clipped fixed point of notes §12) by a globalised semismooth Newton method, and the
+active-set iteration restarts from its active set. The outer step is an Armijo line search on
+``f`` (a projected-gradient step if neither model ascends); every point evaluated is a full
 :meth:`~indefsvm.proxy.problems.ProxyKernelProblem.evaluate` offered to the monitor, so the
 certified gap of notes §3/§11 is the stopping rule, as for the projected gradient.
 
 Supports classification (``problem="svc"`` and ``"perturb"``) with a scalar ``rho`` on a
 low-rank ``K0`` (the operator's ``"factor"`` capability); other problems are refused before any
-work.
+work. Measured (issue 24, ``benchmarks/bench_lowrank.py --method newton``): 1-6 outer
+iterations and 30-80 passes over the factor where the accelerated projected gradient needs
+100-500 iterations of about 3 passes each.
 """
 
 from __future__ import annotations
@@ -238,24 +246,24 @@ def newton(
     alpha0 : ndarray of shape (n,), optional
         Starting point (projected onto the feasible set). Default: 0.
     max_inner : int
-        Newton steps on the model's dual per outer iteration.
+        Steps of the active-set iteration (and of the dual's Newton method) per model solve.
     curvature_floor : float
-        Smallest model curvature ``mu`` off the span of ``[U q]``, relative to ``max(lambda(K0))``
-        (at ``alpha = 0`` the exact curvature there is 0).
+        Smallest model curvature off the span of ``[U q]``, relative to ``max(lambda(K0))``.
     proximal : float
-        Initial proximal curvature, relative to ``max(lambda(K0))``: the model's curvature off
-        ``span([U q])`` is ``max(gamma, prox)``; ``prox`` is divided by 10 after each iteration
-        whose model was solved by the active-set iteration alone and multiplied by 10 otherwise
-        (a larger curvature moves fewer rows across their bounds per step).
+        Initial ``prox`` of the model ``Y J Y + prox I``, relative to ``max(lambda(K0))``;
+        divided by 10 after each iteration whose model the active-set iteration solved at the
+        first try, multiplied by 10 otherwise (a larger ``prox`` moves fewer rows across their
+        bounds per step).
     armijo : float
         Sufficient-ascent constant of the outer line search, in (0, 1/2).
 
     Returns
     -------
     SolveResult
-        ``info`` has ``n_inner`` (Newton steps on the duals), ``n_halvings``, ``n_passes`` (passes
-        over the factor during the solve) and ``n_gram_passes`` (rows read by the Gram matrices,
-        in units of n).
+        ``info`` has ``n_inner`` (active-set and dual Newton steps), ``n_model`` (models solved
+        through the dual), ``n_gradient`` (projected-gradient fallbacks), ``n_inexact_inner``,
+        ``n_halvings``, ``n_passes`` (passes over the factor during the solve) and
+        ``n_gram_passes`` (rows read by the Gram matrices, in units of n).
     """
     _check_problem(problem)
     if not is_positive_int(max_inner):
