@@ -47,6 +47,7 @@ from numpy.typing import NDArray
 from indefsvm.proxy.problems import Evaluation, ProxyKernelProblem
 from indefsvm.proxy.result import SolveResult
 from indefsvm.proxy.solvers._monitor import SolverMonitor
+from indefsvm.proxy.solvers.pg import starting_point
 from indefsvm.utils.validation import is_positive_int, is_real
 
 logger = logging.getLogger("indefsvm.proxy.solvers")
@@ -274,13 +275,7 @@ def newton(
         raise ValueError(f"armijo must be in (0, 1/2); got {armijo!r}.")
     op = problem.operator
     passes0, gram0 = op.n_passes, op.n_gram_passes
-    if alpha0 is None:
-        x = problem.initial_point()
-    else:
-        alpha0 = np.asarray(alpha0, dtype=np.float64)
-        if alpha0.shape != (problem.n,) or not np.all(np.isfinite(alpha0)):
-            raise ValueError(f"alpha0 must be a finite vector of length {problem.n}.")
-        x = problem.project(alpha0)
+    x = starting_point(problem, alpha0)
     scale = max(problem.lipschitz_estimate(), _EPS)
     floor = curvature_floor * scale
     ev = problem.evaluate(x)

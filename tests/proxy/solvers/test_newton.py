@@ -243,3 +243,20 @@ def test_fallbacks_reach_the_same_optimum(max_inner):
     assert res.status == "converged", res.message
     assert res.info["n_model"] > 0
     assert excess(res) == pytest.approx(excess(ref), rel=1e-7)
+
+
+def test_warm_start_from_the_optimum_stops_at_once():
+    Phi, s, y = factor_data(150, 20, 5)
+    first = solve_quiet(lowrank_problem(Phi, s, y, C=1.0, rho=1.0), method="newton", tol=1e-8)
+    again = solve_quiet(
+        lowrank_problem(Phi, s, y, C=1.0, rho=1.0),
+        method="newton",
+        tol=1e-6,
+        options={"alpha0": first.alpha},
+    )
+    assert again.status == "converged"
+    assert again.n_iter == 1
+    with pytest.raises(ValueError, match="alpha0 must be a finite vector of length 150"):
+        solve_problem(
+            lowrank_problem(Phi, s, y, C=1.0, rho=1.0), method="newton", options={"alpha0": [1.0]}
+        )
