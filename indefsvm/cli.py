@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from indefsvm.proxy.api import SOLVERS
+from indefsvm.proxy.api import FACTOR_ONLY, SOLVERS
 from indefsvm.proxy.problems import PROBLEM_TYPES
 
 # The registries (light modules: solvers and scikit-learn are imported on first use).
@@ -241,7 +241,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
     )
     _add_problem_arguments(c)
-    c.add_argument("--methods", nargs="+", choices=tuple(SOLVERS), default=list(SOLVERS))
+    # The CLI reads dense kernels: solvers of factored kernels only are not run by default.
+    dense_methods = [m for m in SOLVERS if m not in FACTOR_ONLY]
+    c.add_argument("--methods", nargs="+", choices=tuple(SOLVERS), default=dense_methods)
     _add_solver_arguments(c)
     _add_logging_arguments(c)
     c.add_argument("--plot", default=None, help="image file for the convergence figure")

@@ -26,6 +26,10 @@ SOLVERS: dict[str, str] = {
 
 #: Solvers known to :func:`solve` (names of :data:`SOLVERS`).
 METHODS = tuple(SOLVERS)
+#: Solvers that need a factored ``K0`` (``needs`` has ``"factor"``: a
+#: :class:`~indefsvm.proxy.lowrank.LowRankKernel`), declared here so callers that hold a dense
+#: kernel (the CLI's ``compare`` default) need not import every solver to find out.
+FACTOR_ONLY = ("newton",)
 
 #: ``preset=`` name -> solver -> options: the one way to say "as in the paper" (paper 004's
 #: algorithms as published; our defaults are faster variants with the same optimum and the same

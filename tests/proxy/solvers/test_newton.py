@@ -260,3 +260,14 @@ def test_warm_start_from_the_optimum_stops_at_once():
         solve_problem(
             lowrank_problem(Phi, s, y, C=1.0, rho=1.0), method="newton", options={"alpha0": [1.0]}
         )
+
+
+def test_factor_only_solvers_are_declared_and_left_out_of_the_cli_default():
+    from indefsvm.cli import build_parser
+    from indefsvm.proxy.api import FACTOR_ONLY, SOLVERS, get_solver
+
+    for method in SOLVERS:
+        needs = getattr(get_solver(method), "needs", frozenset())
+        assert ("factor" in needs) == (method in FACTOR_ONLY)
+    args = build_parser().parse_args(["compare", "K.npy", "y.txt"])
+    assert "newton" in SOLVERS and "newton" not in args.methods
