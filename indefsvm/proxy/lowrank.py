@@ -569,7 +569,7 @@ class LowRankProxyOperator:
         vm = np.where(mask, v, 0.0)
         G = np.empty((m + 1, m + 1))
         G[:m, :m] = self.factor_gram_rows(mask)
-        raw = self.rmat_w(vm if V is None else np.column_stack([vm, V]))
+        raw = self._rmat_columns(vm if V is None else np.column_stack([vm, V]))
         G[:m, m] = G[m, :m] = raw if V is None else raw[:, 0]
         G[m, m] = float(vm @ vm)
         # [U q]_I = [Phi_I v_I] R with U = Phi_w T and q = (u - U z)/rn (or r/rn).
@@ -588,6 +588,22 @@ class LowRankProxyOperator:
         if V is None:
             return gram
         return gram, self._adjoint_from(state, raw[:, 1:], V)
+
+    def _rmat_columns(self, V: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``Phi_w' V`` for a few columns: with a float32 factor and the compiled kernels, one
+        compiled product per column (reading the float32 factor k times is cheaper than
+        converting it to float64 in blocks once: 0.03 s against 0.18 s for k = 4 at n = 10^5,
+        m = 500)."""
+        if V.ndim == 1 or not _use_compiled(self.Phi, V[:, 0]):
+            return self.rmat_w(V)
+        return np.column_stack([self.rmat_w(np.ascontiguousarray(v)) for v in V.T])
+
+    def apply_basis_columns(self, state: LowRankProxyState, c: NDArray[np.float64]) -> NDArray:
+        """:meth:`apply_basis` for a few columns ``c`` (m'+1, k), one compiled product per column
+        when the factor is float32 (see :meth:`_rmat_columns`)."""
+        if c.ndim == 1 or not _use_compiled(self.Phi, c[0]):
+            return self.apply_basis(state, c)
+        return np.column_stack([self.apply_basis(state, col) for col in c.T])
 
     def factor_gram_rows(self, rows: NDArray[np.bool_]) -> NDArray[np.float64]:
         """``Phi_w,I' Phi_w,I`` for the rows ``I`` (a boolean mask), O(m^2) per row read.

@@ -213,7 +213,7 @@ def _active_set_direction(
         b1 = a0 + s1[:, 0] - nu * s1[:, 1]
         ztd_f = (R1 - gram @ a0 - nu * R2 - gram @ (s1[:, 0] - nu * s1[:, 1])) / gamma
         ztd = R0 + ztd_f  # Z'd
-        back = op.apply_basis(st, np.column_stack([b1, G @ ztd])) * y[:, None]
+        back = op.apply_basis_columns(st, np.column_stack([b1, G @ ztd])) * y[:, None]
         d = dA.copy()
         d[F] = (g[F] - nu * y[F] - back[F, 0]) / gamma
         # multipliers of the rows at a bound: g - Q d - nu y
