@@ -233,7 +233,7 @@ def newton(
     alpha0: NDArray[np.float64] | None = None,
     max_inner: int = 50,
     curvature_floor: float = 1e-10,
-    proximal: float = 1e-3,
+    proximal: float = 1e-2,
     armijo: float = 1e-4,
 ) -> SolveResult:
     """Maximise a low-rank classification problem by the second-order method of the module.
