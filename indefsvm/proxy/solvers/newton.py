@@ -32,7 +32,7 @@ certified gap of notes §3/§11 is the stopping rule, as for the projected gradi
 
 Supports classification (``problem="svc"`` and ``"perturb"``) with a scalar ``rho`` on a
 low-rank ``K0`` (the operator's ``"factor"`` capability); other problems are refused before any
-work. Measured (issue 24, ``benchmarks/bench_lowrank.py --method newton``): 1-6 outer
+work. Measured (issue 24, ``benchmarks/bench_lowrank.py --method lowrank_newton``): 1-6 outer
 iterations and 30-80 passes over the factor where the accelerated projected gradient needs
 100-500 iterations of about 3 passes each.
 """
@@ -64,17 +64,17 @@ SUPPORTED = ("svc", "perturb")
 def _check_problem(problem: ProxyKernelProblem) -> None:
     if problem.kind not in SUPPORTED:
         raise ValueError(
-            f"method='newton' solves classification (problem in {SUPPORTED}); got "
+            f"method='lowrank_newton' solves classification (problem in {SUPPORTED}); got "
             f"problem={problem.kind!r}. Use method='pg'."
         )
     if getattr(problem, "scale", None) is not None:
         raise ValueError(
-            "method='newton' supports a scalar rho only (a vector rho rescales the factor's rows; "
-            "not implemented). Use method='pg' for componentwise penalties."
+            "method='lowrank_newton' supports a scalar rho only (a vector rho rescales the "
+            "factor's rows; not implemented). Use method='pg' for componentwise penalties."
         )
     if not hasattr(problem.operator, "kstar_u_jacobian"):
         raise ValueError(
-            "method='newton' needs the low-rank operator's derivative of K*(u) u "
+            "method='lowrank_newton' needs the low-rank operator's derivative of K*(u) u "
             f"(kstar_u_jacobian); {type(problem.operator).__name__} has none. Use method='pg'."
         )
 
@@ -226,7 +226,7 @@ def _active_set_direction(
     return d, steps, False, nu
 
 
-def newton(
+def lowrank_newton(
     problem: ProxyKernelProblem,
     monitor: SolverMonitor,
     *,
@@ -399,4 +399,4 @@ def _finite(ev: Evaluation) -> bool:
 
 
 #: The low-rank operator's factor (its derivative of ``K*(u) u`` and Gram matrices over rows).
-newton.needs = frozenset({"factor"})  # type: ignore[attr-defined]
+lowrank_newton.needs = frozenset({"factor"})  # type: ignore[attr-defined]

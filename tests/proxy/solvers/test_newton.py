@@ -1,4 +1,4 @@
-"""The second-order solver of the low-rank proxy-kernel SVM (issue 24, ``method="newton"``).
+"""The second-order solver of the low-rank proxy-kernel SVM (issue 24, ``method="lowrank_newton"``).
 
 References are independent of the solver: central differences of the operator's ``K*(u) u`` for
 the derivative, explicit products for the Gram matrices, the DENSE problem (n x n ``K0``, its
@@ -100,7 +100,7 @@ def test_basis_gram_rows_equals_explicit_products_and_updates():
 def test_same_optimum_as_dense_problem(n, m, seed, C, rho):
     Phi, s, y = factor_data(n, m, seed)
     tol = 1e-8
-    newton = solve_quiet(lowrank_problem(Phi, s, y, C=C, rho=rho), method="newton", tol=tol)
+    newton = solve_quiet(lowrank_problem(Phi, s, y, C=C, rho=rho), method="lowrank_newton", tol=tol)
     assert newton.status == "converged", newton.message
     assert newton.relative_gap <= tol
     assert newton.n_iter <= 15  # second order: a few iterations, not hundreds
@@ -126,7 +126,9 @@ def test_optimum_matches_sdp_reference():
     K0 = (Phi * s) @ Phi.T
     K0 = 0.5 * (K0 + K0.T)
     value, _ = sdp_optimum(K0, y, 1.0, 0.5)
-    result = solve_quiet(lowrank_problem(Phi, s, y, C=1.0, rho=0.5), method="newton", tol=1e-9)
+    result = solve_quiet(
+        lowrank_problem(Phi, s, y, C=1.0, rho=0.5), method="lowrank_newton", tol=1e-9
+    )
     assert result.status == "converged"
     # the SDP's value is the minimum over K: the same optimum as the concave problem's maximum
     assert result.objective == pytest.approx(value, rel=1e-6, abs=1e-6)
@@ -139,14 +141,16 @@ def test_class_weights_float32_and_perturb():
     )
     res = solve_quiet(
         lowrank_problem(Phi, s, y, C=1.0, rho=1.0, class_weight="balanced"),
-        method="newton",
+        method="lowrank_newton",
         tol=1e-9,
     )
     assert res.status == "converged"
     assert excess(res) == pytest.approx(excess(ref), rel=1e-7)
     # float32 storage: the kernel of the stored values, certified the same way
     res32 = solve_quiet(
-        lowrank_problem(Phi.astype(np.float32), s, y, C=1.0, rho=1.0), method="newton", tol=1e-8
+        lowrank_problem(Phi.astype(np.float32), s, y, C=1.0, rho=1.0),
+        method="lowrank_newton",
+        tol=1e-8,
     )
     assert res32.status == "converged"
     psd = np.abs(s)
@@ -155,7 +159,7 @@ def test_class_weights_float32_and_perturb():
     )
     res_p = solve_quiet(
         make_problem("perturb", LowRankKernel(Phi, psd), y, C=1.0, rho=1.0),
-        method="newton",
+        method="lowrank_newton",
         tol=1e-9,
     )
     assert res_p.status == "converged"
@@ -166,7 +170,7 @@ def test_medium_problem_against_projected_gradient_and_passes():
     """Same certified optimum as PG at n = 5000, m = 60, with fewer passes over the factor."""
     Phi, s, y = factor_data(5000, 60, 8)
     report = {}
-    for method in ("pg", "newton"):
+    for method in ("pg", "lowrank_newton"):
         problem = lowrank_problem(Phi, s, y, C=1.0, rho=1.0)
         before = problem.operator.n_passes
         start = time.perf_counter()
@@ -178,7 +182,10 @@ def test_medium_problem_against_projected_gradient_and_passes():
             time.perf_counter() - start,
         )
         assert result.status == "converged", result.message
-    (pg, pg_passes, _, pg_time), (nt, nt_passes, nt_gram, nt_time) = report["pg"], report["newton"]
+    (pg, pg_passes, _, pg_time), (nt, nt_passes, nt_gram, nt_time) = (
+        report["pg"],
+        report["lowrank_newton"],
+    )
     print(
         f"\nn=5000 m=60: pg {pg.n_iter} it, {pg_passes} passes, {pg_time:.2f}s; newton "
         f"{nt.n_iter} it, {nt_passes} passes + {nt_gram:.2f} Gram passes, {nt_time:.2f}s"
@@ -197,16 +204,20 @@ def test_refuses_what_it_does_not_solve():
     Phi, s, y = factor_data(60, 5, 9)
     K0 = (Phi * s) @ Phi.T
     with pytest.raises(ValueError, match="newton.*factor"):
-        solve_problem(make_problem("svc", 0.5 * (K0 + K0.T), y, C=1.0, rho=1.0), method="newton")
+        solve_problem(
+            make_problem("svc", 0.5 * (K0 + K0.T), y, C=1.0, rho=1.0), method="lowrank_newton"
+        )
     reg = make_problem("svr", LowRankKernel(Phi, s), Phi[:, 0], C=1.0, rho=1.0)
     with pytest.raises(ValueError, match="newton.*classification.*'svr'"):
-        solve_problem(reg, method="newton")
+        solve_problem(reg, method="lowrank_newton")
     vec = lowrank_problem(Phi, s, y, C=1.0, rho=np.linspace(0.5, 2.0, 60))
     with pytest.raises(ValueError, match="scalar rho"):
-        solve_problem(vec, method="newton")
+        solve_problem(vec, method="lowrank_newton")
     with pytest.raises(ValueError, match="max_inner"):
         solve_problem(
-            lowrank_problem(Phi, s, y, C=1.0, rho=1.0), method="newton", options={"max_inner": 0}
+            lowrank_problem(Phi, s, y, C=1.0, rho=1.0),
+            method="lowrank_newton",
+            options={"max_inner": 0},
         )
 
 
@@ -214,7 +225,7 @@ def test_iteration_limit_is_reported_and_warns():
     Phi, s, y = factor_data(150, 10, 10)
     problem = lowrank_problem(Phi, s, y, C=10.0, rho=1e3)
     with pytest.warns(ConvergenceWarning, match="newton.*NOT certified"):
-        result = solve_problem(problem, method="newton", tol=1e-12, max_iter=1)
+        result = solve_problem(problem, method="lowrank_newton", tol=1e-12, max_iter=1)
     assert result.status == "max_iter"
     assert result.relative_gap > 1e-12
 
@@ -223,7 +234,7 @@ def test_time_limit_is_reported_and_warns():
     Phi, s, y = factor_data(150, 10, 10)
     problem = lowrank_problem(Phi, s, y, C=10.0, rho=1e3)
     with pytest.warns(ConvergenceWarning, match="newton.*time limit"):
-        result = solve_problem(problem, method="newton", tol=1e-12, max_time=1e-9)
+        result = solve_problem(problem, method="lowrank_newton", tol=1e-12, max_time=1e-9)
     assert result.status == "max_time"
 
 
@@ -236,7 +247,7 @@ def test_fallbacks_reach_the_same_optimum(max_inner):
     )
     res = solve_quiet(
         lowrank_problem(Phi, s, y, C=10.0, rho=1e3),
-        method="newton",
+        method="lowrank_newton",
         tol=1e-8,
         options={"max_inner": max_inner},
     )
@@ -247,10 +258,12 @@ def test_fallbacks_reach_the_same_optimum(max_inner):
 
 def test_warm_start_from_the_optimum_stops_at_once():
     Phi, s, y = factor_data(150, 20, 5)
-    first = solve_quiet(lowrank_problem(Phi, s, y, C=1.0, rho=1.0), method="newton", tol=1e-8)
+    first = solve_quiet(
+        lowrank_problem(Phi, s, y, C=1.0, rho=1.0), method="lowrank_newton", tol=1e-8
+    )
     again = solve_quiet(
         lowrank_problem(Phi, s, y, C=1.0, rho=1.0),
-        method="newton",
+        method="lowrank_newton",
         tol=1e-6,
         options={"alpha0": first.alpha},
     )
@@ -258,7 +271,9 @@ def test_warm_start_from_the_optimum_stops_at_once():
     assert again.n_iter == 1
     with pytest.raises(ValueError, match="alpha0 must be a finite vector of length 150"):
         solve_problem(
-            lowrank_problem(Phi, s, y, C=1.0, rho=1.0), method="newton", options={"alpha0": [1.0]}
+            lowrank_problem(Phi, s, y, C=1.0, rho=1.0),
+            method="lowrank_newton",
+            options={"alpha0": [1.0]},
         )
 
 
@@ -270,4 +285,17 @@ def test_factor_only_solvers_are_declared_and_left_out_of_the_cli_default():
         needs = getattr(get_solver(method), "needs", frozenset())
         assert ("factor" in needs) == (method in FACTOR_ONLY)
     args = build_parser().parse_args(["compare", "K.npy", "y.txt"])
-    assert "newton" in SOLVERS and "newton" not in args.methods
+    assert "lowrank_newton" in SOLVERS and "lowrank_newton" not in args.methods
+
+
+def test_rank_deficient_factor():
+    """A repeated column: the operator's basis has m' < m directions; same optimum as PG."""
+    Phi, s, y = factor_data(120, 8, 11)
+    Phi = np.column_stack([Phi, Phi[:, 0], Phi[:, 5]])
+    s = np.append(s, [s[0], s[5]])
+    problem = lowrank_problem(Phi, s, y, C=1.0, rho=1.0)
+    assert problem.operator.rank < Phi.shape[1]
+    res = solve_quiet(problem, method="lowrank_newton", tol=1e-8)
+    ref = solve_quiet(lowrank_problem(Phi, s, y, C=1.0, rho=1.0), method="pg", tol=1e-9)
+    assert res.status == "converged"
+    assert excess(res) == pytest.approx(excess(ref), rel=1e-7)
