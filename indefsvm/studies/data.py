@@ -41,6 +41,7 @@ from indefsvm.studies.spec import LOADER_NAMES, LOADERS_WITH_KERNEL, DatasetSpec
 __all__ = ["LOADER_NAMES", "LOADERS_WITH_KERNEL", "StudyData", "load_dataset"]
 
 
+
 @dataclass
 class StudyData:
     """One data set of a study, as shipped to the workers.
