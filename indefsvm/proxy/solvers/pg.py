@@ -123,13 +123,7 @@ def projected_gradient(
         raise ValueError(f"backtrack_factor must be a finite number > 1; got {backtrack_factor!r}.")
     if not (is_real(lipschitz_decrease) and 0 < lipschitz_decrease <= 1):
         raise ValueError(f"lipschitz_decrease must be in (0, 1]; got {lipschitz_decrease!r}.")
-    if alpha0 is None:
-        x = problem.initial_point()
-    else:
-        alpha0 = np.asarray(alpha0, dtype=np.float64)
-        if alpha0.shape != (problem.n,) or not np.all(np.isfinite(alpha0)):
-            raise ValueError(f"alpha0 must be a finite vector of length {problem.n}.")
-        x = problem.project(alpha0)
+    x = starting_point(problem, alpha0)
 
     if step == "paper":
         return _paper_policy(problem, monitor, x, step_size, smoothing)
@@ -246,6 +240,18 @@ def projected_gradient(
         "lipschitz_estimate": L,
     }
     return monitor.finish(info=info)
+
+
+def starting_point(
+    problem: ProxyKernelProblem, alpha0: NDArray[np.float64] | None
+) -> NDArray[np.float64]:
+    """``alpha0`` projected onto the feasible set (checked), or the problem's initial point."""
+    if alpha0 is None:
+        return problem.initial_point()
+    alpha0 = np.asarray(alpha0, dtype=np.float64)
+    if alpha0.shape != (problem.n,) or not np.all(np.isfinite(alpha0)):
+        raise ValueError(f"alpha0 must be a finite vector of length {problem.n}.")
+    return problem.project(alpha0)
 
 
 def _finite(ev: Evaluation) -> bool:

@@ -1,0 +1,301 @@
+"""The second-order solver of the low-rank proxy-kernel SVM (issue 24, ``method="lowrank_newton"``).
+
+References are independent of the solver: central differences of the operator's ``K*(u) u`` for
+the derivative, explicit products for the Gram matrices, the DENSE problem (n x n ``K0``, its
+own eigendecomposition) solved by projected gradient for the optimum, and a cvxpy SDP on a tiny
+problem.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+import pytest
+from reference import sdp_optimum
+from sklearn.exceptions import ConvergenceWarning
+
+from indefsvm.proxy.api import solve_problem
+from indefsvm.proxy.lowrank import LowRankKernel
+from indefsvm.proxy.problems import make_problem
+
+
+def factor_data(n: int, m: int, seed: int, *, negative: int | None = None):
+    """An exactly rank-m indefinite kernel ``Phi diag(s) Phi'`` with labels learnable from it."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 6))
+    Phi = np.tanh(X @ rng.normal(size=(6, m)) / 2.0) / np.sqrt(m)
+    s = np.where(np.arange(m) < (m // 3 if negative is None else negative), -1.0, 1.0)
+    y = np.where(X[:, 0] + X[:, 1] * X[:, 2] + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
+    return Phi, s, y
+
+
+def lowrank_problem(Phi, s, y, **kw):
+    return make_problem("svc", LowRankKernel(Phi, s), y, **kw)
+
+
+def solve_quiet(problem, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return solve_problem(problem, **kw)
+
+
+def excess(result):
+    return result.objective - result.baseline_objective
+
+
+# -- the operator's second-order information ---------------------------------------------------
+
+
+@pytest.mark.parametrize("rho", [1e-2, 1.0, 1e3])
+def test_kstar_u_jacobian_matches_central_differences(rho):
+    Phi, s, y = factor_data(60, 6, 0)
+    problem = lowrank_problem(Phi, s, y, C=1.0, rho=rho)
+    op = problem.operator
+    rng = np.random.default_rng(1)
+    state = problem.state(problem.project(rng.uniform(0, 1, 60)))
+    gamma, H = op.kstar_u_jacobian(state)
+    E = op.apply_basis(state, np.eye(op.rank + 1))  # [U q], orthonormal columns
+    J = gamma * (np.eye(60) - E @ E.T) + E @ H @ E.T
+    h = 1e-6 * np.linalg.norm(state.u)
+    fd = np.empty((60, 60))
+    for i in range(60):
+        e = np.zeros(60)
+        e[i] = h
+        fd[:, i] = (op.state(state.u + e).kstar_u - op.state(state.u - e).kstar_u) / (2 * h)
+    assert np.abs(J - fd).max() <= 1e-6 * np.abs(fd).max()
+    # gamma is the coefficient of u in K* u = U w + gamma u (notes §12): K* u - gamma u lies in
+    # range(Phi).
+    rest = state.kstar_u - gamma * state.u
+    coef, *_ = np.linalg.lstsq(Phi, rest, rcond=None)
+    assert np.linalg.norm(Phi @ coef - rest) <= 1e-9 * np.linalg.norm(state.kstar_u)
+
+
+def test_basis_gram_rows_equals_explicit_products_and_updates():
+    Phi, s, y = factor_data(300, 12, 2)
+    for dtype in (np.float64, np.float32):
+        problem = lowrank_problem(Phi.astype(dtype), s, y, C=1.0, rho=1.0)
+        op = problem.operator
+        rng = np.random.default_rng(3)
+        state = problem.state(problem.project(rng.uniform(0, 1, 300)))
+        E = op.apply_basis(state, np.eye(op.rank + 1))
+        mask = rng.uniform(size=300) < 0.5
+        for _ in range(4):  # the first call builds the row Gram, the others update it
+            got = op.basis_gram_rows(state, mask)
+            want = E[mask].T @ E[mask]
+            assert np.abs(got - want).max() <= 1e-10 * np.abs(want).max()
+            flip = rng.choice(300, 10, replace=False)
+            mask = mask.copy()
+            mask[flip] = ~mask[flip]
+    assert op.n_gram_passes > 0
+
+
+# -- the solver against the dense problem ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("C", [0.1, 10.0])
+@pytest.mark.parametrize("rho", [1e-2, 1.0, 1e3])
+@pytest.mark.parametrize(("n", "m", "seed"), [(80, 5, 4), (150, 20, 5)])
+def test_same_optimum_as_dense_problem(n, m, seed, C, rho):
+    Phi, s, y = factor_data(n, m, seed)
+    tol = 1e-8
+    newton = solve_quiet(lowrank_problem(Phi, s, y, C=C, rho=rho), method="lowrank_newton", tol=tol)
+    assert newton.status == "converged", newton.message
+    assert newton.relative_gap <= tol
+    assert newton.n_iter <= 15  # second order: a few iterations, not hundreds
+    K0 = (Phi * s) @ Phi.T
+    dense = solve_quiet(
+        make_problem("svc", 0.5 * (K0 + K0.T), y, C=C, rho=rho),
+        method="pg",
+        tol=1e-9,
+        max_iter=20000,
+    )
+    # (the dense reference may stop at the precision limit: its f(0) rounds at 1e-10)
+    assert dense.status in ("converged", "precision_limit"), dense.message
+    # same f - f(0) (f(0) is rho ||(K0)_-||^2 of each problem's own eigenvalues)
+    assert excess(newton) == pytest.approx(excess(dense), rel=1e-7)
+    # its certified bound holds for the dense optimum too
+    assert newton.upper_bound - newton.baseline_objective >= excess(dense) - 1e-9 * max(
+        1.0, excess(dense)
+    )
+
+
+def test_optimum_matches_sdp_reference():
+    Phi, s, y = factor_data(24, 4, 6)
+    K0 = (Phi * s) @ Phi.T
+    K0 = 0.5 * (K0 + K0.T)
+    value, _ = sdp_optimum(K0, y, 1.0, 0.5)
+    result = solve_quiet(
+        lowrank_problem(Phi, s, y, C=1.0, rho=0.5), method="lowrank_newton", tol=1e-9
+    )
+    assert result.status == "converged"
+    # the SDP's value is the minimum over K: the same optimum as the concave problem's maximum
+    assert result.objective == pytest.approx(value, rel=1e-6, abs=1e-6)
+
+
+def test_class_weights_float32_and_perturb():
+    Phi, s, y = factor_data(200, 10, 7)
+    ref = solve_quiet(
+        lowrank_problem(Phi, s, y, C=1.0, rho=1.0, class_weight="balanced"), method="pg", tol=1e-9
+    )
+    res = solve_quiet(
+        lowrank_problem(Phi, s, y, C=1.0, rho=1.0, class_weight="balanced"),
+        method="lowrank_newton",
+        tol=1e-9,
+    )
+    assert res.status == "converged"
+    assert excess(res) == pytest.approx(excess(ref), rel=1e-7)
+    # float32 storage: the kernel of the stored values, certified the same way
+    res32 = solve_quiet(
+        lowrank_problem(Phi.astype(np.float32), s, y, C=1.0, rho=1.0),
+        method="lowrank_newton",
+        tol=1e-8,
+    )
+    assert res32.status == "converged"
+    psd = np.abs(s)
+    ref_p = solve_quiet(
+        make_problem("perturb", LowRankKernel(Phi, psd), y, C=1.0, rho=1.0), method="pg", tol=1e-9
+    )
+    res_p = solve_quiet(
+        make_problem("perturb", LowRankKernel(Phi, psd), y, C=1.0, rho=1.0),
+        method="lowrank_newton",
+        tol=1e-9,
+    )
+    assert res_p.status == "converged"
+    assert excess(res_p) == pytest.approx(excess(ref_p), rel=1e-7)
+
+
+def test_medium_problem_against_projected_gradient_and_passes():
+    """Same certified optimum as PG at n = 5000, m = 60, with fewer passes over the factor."""
+    Phi, s, y = factor_data(5000, 60, 8)
+    report = {}
+    for method in ("pg", "lowrank_newton"):
+        problem = lowrank_problem(Phi, s, y, C=1.0, rho=1.0)
+        before = problem.operator.n_passes
+        start = time.perf_counter()
+        result = solve_quiet(problem, method=method, tol=1e-6, max_iter=5000)
+        report[method] = (
+            result,
+            problem.operator.n_passes - before,
+            problem.operator.n_gram_passes,
+            time.perf_counter() - start,
+        )
+        assert result.status == "converged", result.message
+    (pg, pg_passes, _, pg_time), (nt, nt_passes, nt_gram, nt_time) = (
+        report["pg"],
+        report["lowrank_newton"],
+    )
+    print(
+        f"\nn=5000 m=60: pg {pg.n_iter} it, {pg_passes} passes, {pg_time:.2f}s; newton "
+        f"{nt.n_iter} it, {nt_passes} passes + {nt_gram:.2f} Gram passes, {nt_time:.2f}s"
+    )
+    scale = max(1.0, excess(pg))
+    assert abs(excess(nt) - excess(pg)) <= 2e-6 * scale
+    assert nt.info["n_passes"] == nt_passes
+    assert nt.n_iter <= 15
+    assert nt_passes + nt_gram < pg_passes
+
+
+# -- refusals and limits ------------------------------------------------------------------------
+
+
+def test_refuses_what_it_does_not_solve():
+    Phi, s, y = factor_data(60, 5, 9)
+    K0 = (Phi * s) @ Phi.T
+    with pytest.raises(ValueError, match="newton.*factor"):
+        solve_problem(
+            make_problem("svc", 0.5 * (K0 + K0.T), y, C=1.0, rho=1.0), method="lowrank_newton"
+        )
+    reg = make_problem("svr", LowRankKernel(Phi, s), Phi[:, 0], C=1.0, rho=1.0)
+    with pytest.raises(ValueError, match="newton.*classification.*'svr'"):
+        solve_problem(reg, method="lowrank_newton")
+    vec = lowrank_problem(Phi, s, y, C=1.0, rho=np.linspace(0.5, 2.0, 60))
+    with pytest.raises(ValueError, match="scalar rho"):
+        solve_problem(vec, method="lowrank_newton")
+    with pytest.raises(ValueError, match="max_inner"):
+        solve_problem(
+            lowrank_problem(Phi, s, y, C=1.0, rho=1.0),
+            method="lowrank_newton",
+            options={"max_inner": 0},
+        )
+
+
+def test_iteration_limit_is_reported_and_warns():
+    Phi, s, y = factor_data(150, 10, 10)
+    problem = lowrank_problem(Phi, s, y, C=10.0, rho=1e3)
+    with pytest.warns(ConvergenceWarning, match="newton.*NOT certified"):
+        result = solve_problem(problem, method="lowrank_newton", tol=1e-12, max_iter=1)
+    assert result.status == "max_iter"
+    assert result.relative_gap > 1e-12
+
+
+def test_time_limit_is_reported_and_warns():
+    Phi, s, y = factor_data(150, 10, 10)
+    problem = lowrank_problem(Phi, s, y, C=10.0, rho=1e3)
+    with pytest.warns(ConvergenceWarning, match="newton.*time limit"):
+        result = solve_problem(problem, method="lowrank_newton", tol=1e-12, max_time=1e-9)
+    assert result.status == "max_time"
+
+
+@pytest.mark.parametrize("max_inner", [1, 2])
+def test_fallbacks_reach_the_same_optimum(max_inner):
+    """Too few active-set steps: the model's dual, then a projected gradient step take over."""
+    Phi, s, y = factor_data(150, 20, 5)
+    ref = solve_quiet(
+        lowrank_problem(Phi, s, y, C=10.0, rho=1e3), method="pg", tol=1e-9, max_iter=20000
+    )
+    res = solve_quiet(
+        lowrank_problem(Phi, s, y, C=10.0, rho=1e3),
+        method="lowrank_newton",
+        tol=1e-8,
+        options={"max_inner": max_inner},
+    )
+    assert res.status == "converged", res.message
+    assert res.info["n_model"] > 0
+    assert excess(res) == pytest.approx(excess(ref), rel=1e-7)
+
+
+def test_warm_start_from_the_optimum_stops_at_once():
+    Phi, s, y = factor_data(150, 20, 5)
+    first = solve_quiet(
+        lowrank_problem(Phi, s, y, C=1.0, rho=1.0), method="lowrank_newton", tol=1e-8
+    )
+    again = solve_quiet(
+        lowrank_problem(Phi, s, y, C=1.0, rho=1.0),
+        method="lowrank_newton",
+        tol=1e-6,
+        options={"alpha0": first.alpha},
+    )
+    assert again.status == "converged"
+    assert again.n_iter == 1
+    with pytest.raises(ValueError, match="alpha0 must be a finite vector of length 150"):
+        solve_problem(
+            lowrank_problem(Phi, s, y, C=1.0, rho=1.0),
+            method="lowrank_newton",
+            options={"alpha0": [1.0]},
+        )
+
+
+def test_factor_only_solvers_are_declared_and_left_out_of_the_cli_default():
+    from indefsvm.cli import build_parser
+    from indefsvm.proxy.api import FACTOR_ONLY, SOLVERS, get_solver
+
+    for method in SOLVERS:
+        needs = getattr(get_solver(method), "needs", frozenset())
+        assert ("factor" in needs) == (method in FACTOR_ONLY)
+    args = build_parser().parse_args(["compare", "K.npy", "y.txt"])
+    assert "lowrank_newton" in SOLVERS and "lowrank_newton" not in args.methods
+
+
+def test_rank_deficient_factor():
+    """A repeated column: the operator's basis has m' < m directions; same optimum as PG."""
+    Phi, s, y = factor_data(120, 8, 11)
+    Phi = np.column_stack([Phi, Phi[:, 0], Phi[:, 5]])
+    s = np.append(s, [s[0], s[5]])
+    problem = lowrank_problem(Phi, s, y, C=1.0, rho=1.0)
+    assert problem.operator.rank < Phi.shape[1]
+    res = solve_quiet(problem, method="lowrank_newton", tol=1e-8)
+    ref = solve_quiet(lowrank_problem(Phi, s, y, C=1.0, rho=1.0), method="pg", tol=1e-9)
+    assert res.status == "converged"
+    assert excess(res) == pytest.approx(excess(ref), rel=1e-7)
