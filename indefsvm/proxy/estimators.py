@@ -336,9 +336,11 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
 
 
 _COMMON_DOC = """
-    solver : {"pg", "accpm", "siqclp"}
+    solver : {"pg", "accpm", "siqclp", "lowrank_newton"}
         Optimisation algorithm, passed to :func:`indefsvm.solve_problem` as ``method``
-        (``"pg"``: projected gradient; ``"accpm"``, ``"siqclp"``: paper 004, Sect. 3.3-3.4).
+        (``"pg"``: projected gradient; ``"accpm"``, ``"siqclp"``: paper 004, Sect. 3.3-3.4;
+        ``"lowrank_newton"``: the damped Newton / active-set method for the low-rank problem,
+        with ``n_components`` only, classification with a scalar ``rho``).
     tol : float
         Certified duality gap at which the solver stops, relative to ``max(1, |f(alpha) - f(0)|)``,
         the part of the objective that depends on alpha (``f(0) = rho ||(K0)_-||_F^2`` is a
