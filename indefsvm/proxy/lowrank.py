@@ -292,6 +292,9 @@ class LowRankProxyOperator:
         self.sigma = float(sigma)
         self.row_scale = row_scale
         self.engine_threads = 1
+        #: Passes over the factor since the operator was built (issue 24: passes per fit): one
+        #: per product ``Phi_w' V`` or ``Phi_w W`` (any number of columns: the factor is read
+        #: once), the set-up's Gram matrices included.
         self.n_passes = 0
         self._check_scale(kernel, row_scale)
         G = self._gram(None)
@@ -327,11 +330,8 @@ class LowRankProxyOperator:
         #: iteration. ``n_linear_z`` counts them.
         self._z_history: list[tuple[NDArray[np.float64], NDArray[np.float64], float]] = []
         self.n_linear_z = 0
-        #: Passes over the factor since the operator was built (issue 24: passes per fit): one
-        #: per product ``Phi_w' V`` or ``Phi_w W`` (any number of columns: the factor is read
-        #: once), the set-up's Gram matrices included. :meth:`rows_gram` adds the fraction
-        #: ``|I| / n`` of the rows it reads to :attr:`n_gram_passes` instead (its cost is
-        #: O(|I| m^2), a BLAS-3 product, not a memory-bound pass).
+        #: Rows read by :meth:`factor_gram_rows` and :meth:`basis_gram_rows`, in units of n (a
+        #: BLAS-3 product over a subset of rows, not a memory-bound pass).
         self.n_gram_passes = 0.0
         logger.debug("low-rank operator: n=%d, m=%d, rank=%d", self.n, kernel.rank, self.rank)
 
