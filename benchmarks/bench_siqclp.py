@@ -43,7 +43,7 @@ def main() -> None:
     for n in args.sizes:
         K0, y = sigmoid_kernel_problem(n)
         runs = [
-            ("siqclp", {"master": "qclp", "compile": mode, "solver": args.solver})
+            ("siqclp", {"master": "qclp", "compile": mode, "conic_solver": args.solver})
             for mode in args.modes
         ]
         runs.append(("pg", {}))
@@ -57,7 +57,7 @@ def main() -> None:
                 tol=args.tol,
                 max_iter=10**6,
                 max_time=args.max_time,
-                **options,
+                options=options,
             )
             info = res.info
             if method == "siqclp":

@@ -96,16 +96,10 @@ def solve_to_limit(K0: Any, y: Any, **options: Any) -> Any:
     The convergence and timing experiments stop runs at an iteration or time cap on purpose and
     record ``res.status`` and the certified gap; the warning would only repeat that.
     """
-    import inspect
-
     from sklearn.exceptions import ConvergenceWarning
 
     import indefsvm
 
-    # solve's own arguments stay keywords; the solver's options go in options={...}.
-    named = inspect.signature(indefsvm.solve).parameters
-    own = {k: v for k, v in options.items() if k in named}
-    solver_options = {k: v for k, v in options.items() if k not in named}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        return indefsvm.solve(K0, y, **own, options=solver_options or None)
+        return indefsvm.solve(K0, y, **options)

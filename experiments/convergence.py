@@ -47,8 +47,11 @@ from indefsvm.datasets import load_digits_pair  # noqa: E402
 from indefsvm.plotting import gap_series, plot_convergence  # noqa: E402
 
 METHODS = {
-    "accpm": {"method": "accpm", "variant": "paper"},  # Algorithm 2 as published
-    "pg-paper": {"method": "pg", "step": "paper", "step_size": 5.0, "smoothing": 1e-4},
+    "accpm": {"method": "accpm", "options": {"variant": "paper"}},  # Algorithm 2 as published
+    "pg-paper": {
+        "method": "pg",
+        "options": {"step": "paper", "step_size": 5.0, "smoothing": 1e-4},
+    },
     "pg": {"method": "pg"},
 }
 HISTORY_COLUMNS = [

@@ -42,9 +42,12 @@ from indefsvm.datasets import load_digits_pair  # noqa: E402
 from indefsvm.plotting import plot_timing, timing_statistics  # noqa: E402
 
 METHODS = {
-    "pg-paper": {"method": "pg", "step": "paper", "step_size": 5.0, "smoothing": 1e-4},
+    "pg-paper": {
+        "method": "pg",
+        "options": {"step": "paper", "step_size": 5.0, "smoothing": 1e-4},
+    },
     "pg": {"method": "pg"},
-    "accpm-paper": {"method": "accpm", "variant": "paper"},  # Algorithm 2 as published
+    "accpm-paper": {"method": "accpm", "options": {"variant": "paper"}},  # Algorithm 2
     "accpm": {"method": "accpm"},  # the proximal variant (the default of method="accpm")
     "siqclp": {"method": "siqclp"},
 }

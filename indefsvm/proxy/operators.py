@@ -377,6 +377,20 @@ def _refine_offsets(
     return offset, t_error, ok
 
 
+def unscale_kernel(
+    K: NDArray[np.float64], row_scale: NDArray[np.float64] | None
+) -> NDArray[np.float64]:
+    """A working-coordinate kernel ``Ds K Ds`` back in the original coordinates, in place.
+
+    ``row_scale`` is ``Ds = diag(rho_i^(1/4))`` of a componentwise rho (notes §7), None for a
+    scalar rho. One division per entry by ``s_i s_j``, which equals ``s_j s_i`` bitwise, so a
+    symmetric ``K`` stays exactly symmetric.
+    """
+    if row_scale is not None:
+        K /= np.multiply.outer(row_scale, row_scale)
+    return K
+
+
 def eigen_state_fields(
     d: NDArray[np.float64],
     z: NDArray[np.float64],
@@ -538,11 +552,7 @@ class ProxyKernelOperator:
 
     def result_kernel(self, state: ProxyState) -> NDArray[np.float64]:
         """``K*`` of ``state`` as results carry it: dense, in the original coordinates."""
-        K = self.kernel(state)
-        if self.row_scale is not None:
-            # one product per entry, s_i s_j == s_j s_i bitwise: K* stays exactly symmetric
-            K /= np.multiply.outer(self.row_scale, self.row_scale)
-        return K
+        return unscale_kernel(self.kernel(state), self.row_scale)
 
     def feature_coef(self, state: ProxyState, u: NDArray[np.float64]) -> NDArray[np.float64]:
         """Refused: decision weights in factor coordinates need a factored ``K0``."""

@@ -24,7 +24,7 @@ from numpy.typing import ArrayLike, NDArray
 from indefsvm.linalg.projection import project_hyperplane_box
 from indefsvm.proxy import _libsvm
 from indefsvm.proxy.lowrank import LowRankKernel, LowRankProxyOperator
-from indefsvm.proxy.operators import ProxyKernelOperator, ProxyState
+from indefsvm.proxy.operators import ProxyKernelOperator, ProxyState, unscale_kernel
 from indefsvm.utils.validation import (
     check_binary_labels,
     check_finite_matrix,
@@ -925,10 +925,7 @@ class ProxyKernelProblem:
         state = evaluation.state
         if "n_by_n" not in self.operator.provides:
             return self._linear_primal(state, tol)
-        K = self.operator.kernel(state)
-        if self.scale is not None:
-            # one product per entry, s_i s_j == s_j s_i bitwise: K* stays exactly symmetric
-            K /= np.multiply.outer(self.scale, self.scale)
+        K = unscale_kernel(self.operator.kernel(state), self.scale)
         u_lib = self._libsvm_solution(K, tol)
         g = K @ u_lib
         primal, b = self._primal_from(g, float(u_lib @ g))

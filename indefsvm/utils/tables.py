@@ -78,11 +78,8 @@ def markdown_table(
 
     Examples
     --------
-    >>> print(markdown_table(["name", "n"], [["a", 1], ["b", 22]], align="lr"))
-    | name | n |
-    |---|---:|
-    | a | 1 |
-    | b | 22 |
+    >>> markdown_table(["name", "n"], [["a", 1], ["b", 22]], align="lr").splitlines()
+    ['| name | n |', '|---|---:|', '| a | 1 |', '| b | 22 |']
     """
     lines = [markdown_header(columns, align)]
     for i, row in enumerate(rows):
