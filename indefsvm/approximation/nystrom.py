@@ -61,6 +61,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from indefsvm.utils.dask_rows import is_dask_array
 from indefsvm.utils.progress import ProgressBar, progress_bar
 from indefsvm.utils.validation import check_finite_matrix, check_square_symmetric, is_real
 
@@ -76,6 +77,9 @@ logger = logging.getLogger(__name__)
 
 #: Landmark selection schemes of Sect. 2.3 (plus uniform sampling).
 LANDMARK_METHODS = ("uniform", "kmeans++", "leverage")
+
+#: Landmark schemes available for a dask ``X`` (the others need sequential passes).
+DASK_LANDMARK_METHODS = ("uniform",)
 
 #: Factorisations: the one-shot eigendecomposition of Sect. 2.2 or the plain factor ``L, S``.
 FACTORIZATIONS = ("one-shot", "plain")
@@ -286,6 +290,31 @@ def one_shot_eigendecomposition(
     # R T |Lambda|^{-1/2} = Ur P: orthonormal columns, so Q (Ur P) is orthonormal to rounding.
     small = (R @ T) / np.sqrt(np.abs(lam))[None, :]
     return lam, Q @ small
+
+
+def _stack_r(R: NDArray[np.float64], C: NDArray[np.float64]) -> NDArray[np.float64]:
+    """R factor of ``[R; C]`` (at most as many rows as columns): one step of a tall-skinny QR."""
+    R = scipy.linalg.qr(
+        np.vstack([R, np.asarray(C, dtype=np.float64)]),
+        mode="r",
+        overwrite_a=True,
+        check_finite=False,
+    )[0]
+    return R[: min(R.shape[0], R.shape[1])]
+
+
+def _chunk_r(X_chunk: Any, rows: _KernelRows, Z: Any) -> NDArray[np.float64]:
+    """R factor of the kernel rows ``k(X_chunk, Z)`` (a leaf of the distributed TSQR)."""
+    return _stack_r(np.zeros((0, len(Z))), rows(X_chunk, Z))
+
+
+def _chunk_features(
+    X_chunk: Any, rows: _KernelRows, Z: Any, W: NDArray[np.float64], dtype: np.dtype
+) -> NDArray[np.floating]:
+    """``k(X_chunk, Z) @ W`` in ``dtype`` (one row chunk of :meth:`IndefiniteNystroem.transform`)."""
+    if len(X_chunk) == 0:
+        return np.empty((0, W.shape[1]), dtype=dtype)
+    return (rows(X_chunk, Z) @ W).astype(dtype, copy=False)
 
 
 def _sample_without_replacement(
@@ -552,6 +581,8 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         return Phi
 
     def _fit(self, X: Any, *, keep_features: bool) -> NDArray[np.floating] | None:
+        if is_dask_array(X):
+            return self._fit_dask(X, keep_features=keep_features)
         m, rcond, dtype = self._check_params()
         X = self._check_X(X, fitting=True)
         n = len(X)
@@ -577,9 +608,132 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
             verbose=self.verbose,
         )
         t1 = time.perf_counter()
+        Z = X[idx]
+        W0, S = self._set_landmarks(idx, sketch, Z, rows, rcond)
+        if self.factorization == "plain":
+            self.fit_time_ = {"landmarks": t1 - t0, "factorization": time.perf_counter() - t1}
+            return self.transform(X) if keep_features else None
+        # One-shot (Sect. 2.2). The R factor of L = K_XZ W0 is R0 W0 with R0 the R factor of
+        # K_XZ (L = Q R0 W0), so a tall-skinny QR of the kernel rows themselves (by row blocks)
+        # gives Sigma and B of the thin SVD of L without forming L: 2 m^2 n flops for the fit.
+        # fit_transform keeps K_XZ (in the output dtype) and turns it into Phi = K_XZ W in place,
+        # so the peak is one n x m array (+ blocks), not two.
+        m_l = len(idx)
+        C_all = np.empty((n, m_l), dtype=dtype) if keep_features else None
+        R0 = np.zeros((0, m_l))
+        step = _rows_per_block(m_l)
+        bar = _progress(n, "Nystroem factor", bool(self.verbose))
+        for start, stop in _blocks(n, step):
+            C_block = rows(X[start:stop], Z)
+            if C_all is not None:
+                C_all[start:stop] = C_block
+            R0 = _stack_r(R0, C_block)
+            bar.update(stop - start)
+        bar.close()
+        self._set_one_shot(R0, W0, S, n, t0, t1)
+        r = self.n_components_
+        if C_all is None:
+            return None
+        # Phi = K_XZ W, in place block by block (W is m x r, r <= m).
+        W_cast = self.components_.astype(dtype, copy=False)
+        for start, stop in _blocks(n, step):
+            C_all[start:stop, :r] = C_all[start:stop] @ W_cast
+        return C_all if r == m_l else compact_columns(C_all, r)
+
+    def _check_dask_X(self, X: Any, *, fitting: bool) -> Any:
+        """A row-chunked dask ``X`` (see :func:`indefsvm.utils.dask_rows.check_dask_rows`)."""
+        from indefsvm.utils.dask_rows import check_dask_rows
+
+        X = check_dask_rows(X, "X")
+        if not callable(self.kernel):
+            if X.ndim != 2 or not np.issubdtype(X.dtype, np.number):
+                raise ValueError(
+                    f"X must be a 2-D numeric (n, d) array for kernel {self.kernel!r}; got "
+                    f"shape {X.shape}, dtype {X.dtype}."
+                )
+            if not fitting and X.shape[1] != self.n_features_in_:
+                raise ValueError(
+                    f"X has {X.shape[1]} features, but IndefiniteNystroem was fitted with "
+                    f"{self.n_features_in_} features."
+                )
+        return X
+
+    def _fit_dask(self, X: Any, *, keep_features: bool) -> Any:
+        """:meth:`fit` on a row-chunked dask array: only the landmark rows and ``m x m`` R
+        factors travel to the client (module docstring, "Dask arrays")."""
+        from indefsvm.utils.dask_rows import reduce_rows
+
+        m, rcond, _ = self._check_params()
+        rows = self._kernel_rows()
+        X = self._check_dask_X(X, fitting=True)
+        n = X.shape[0]
+        if isinstance(self.landmarks, str):
+            if self.landmarks not in DASK_LANDMARK_METHODS:
+                raise ValueError(
+                    f"landmarks={self.landmarks!r} is not available for a dask X: it needs "
+                    "passes over the data driven from the client (k-means++ is sequential in "
+                    f"the m landmarks). With a dask X use landmarks in {DASK_LANDMARK_METHODS} "
+                    "or explicit indices (e.g. chosen on a sample held in memory)."
+                )
+            m = self._clip_components(m, n)
+        if not callable(self.kernel):
+            self.n_features_in_ = X.shape[1]
+        rng = _check_rng(self.random_state)
+        t0 = time.perf_counter()
+        # Uniform and explicit landmarks need only n: the same indices as in memory.
+        idx, sketch = select_landmarks(X, m, rows, method=self.landmarks, rng=rng, rcond=rcond)
+        t1 = time.perf_counter()
+        Z = np.asarray(X[idx].compute())  # the m landmark rows, gathered to the client
+        if not callable(self.kernel):
+            Z = check_finite_matrix(Z, name="X (landmark rows)")
+        W0, S = self._set_landmarks(idx, sketch, Z, rows, rcond)
+        if self.factorization == "one-shot":
+            # Distributed TSQR of K_XZ (R factors only, combined pairwise on the workers).
+            bar = progress_bar(
+                X.npartitions,
+                desc="Nystroem factor",
+                unit="chunks",
+                enabled=None if self.verbose else False,
+            )
+            R0 = reduce_rows(_chunk_r, X, args=(rows, Z), combine=_stack_r, bar=bar)
+            bar.close()
+            self._set_one_shot(R0, W0, S, n, t0, t1)
+        else:
+            self.fit_time_ = {"landmarks": t1 - t0, "factorization": time.perf_counter() - t1}
+        return self.transform(X) if keep_features else None
+
+    def _transform_dask(self, X: Any) -> Any:
+        """Row-chunked features of a dask ``X`` (same row chunks), persisted on the workers
+        when a distributed client is active, lazy otherwise (dask-ml's convention)."""
+        from indefsvm.utils.dask_rows import active_client, map_rows, persist_rows
+
+        X = self._check_dask_X(X, fitting=False)
+        dtype = np.dtype(self.dtype)
+        Phi = map_rows(
+            _chunk_features,
+            X,
+            args=(self._kernel_rows(), self.landmark_points_, self.components_, dtype),
+            dtype=dtype,
+        )
+        if active_client() is None:
+            return Phi
+        bar = progress_bar(
+            Phi.npartitions,
+            desc="Nystroem transform",
+            unit="chunks",
+            enabled=None if self.verbose else False,
+        )
+        Phi = persist_rows(Phi, bar=bar)
+        bar.close()
+        return Phi
+
+    def _set_landmarks(
+        self, idx: NDArray[np.intp], sketch: Any, Z: Any, rows: _KernelRows, rcond: float
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Store the landmarks and the factor ``W0, S`` of ``K_ZZ`` (and, for the plain
+        factorisation, the whole map); returns ``(W0, S)``."""
         self.landmarks_ = idx
         self.sketch_landmarks_ = sketch
-        Z = X[idx]
         self.landmark_points_ = Z
         W0, S, d = _landmark_factor(rows(Z, Z), rcond)
         self.landmark_eigenvalues_ = d
@@ -598,30 +752,20 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
             self.eigenvalues_ = np.abs(d[np.abs(d) > rcond * np.max(np.abs(d))]) * S
             self.signature_ = S.astype(np.float64)
             self.n_components_ = r
-            self.fit_time_ = {"landmarks": t1 - t0, "factorization": time.perf_counter() - t1}
-            return self.transform(X) if keep_features else None
-        # One-shot (Sect. 2.2). The R factor of L = K_XZ W0 is R0 W0 with R0 the R factor of
-        # K_XZ (L = Q R0 W0), so a tall-skinny QR of the kernel rows themselves (by row blocks)
-        # gives Sigma and B of the thin SVD of L without forming L: 2 m^2 n flops for the fit.
-        # fit_transform keeps K_XZ (in the output dtype) and turns it into Phi = K_XZ W in place,
-        # so the peak is one n x m array (+ blocks), not two.
-        m_l = len(idx)
-        C_all = np.empty((n, m_l), dtype=dtype) if keep_features else None
-        R0 = np.zeros((0, m_l))
-        step = _rows_per_block(m_l)
-        bar = _progress(n, "Nystroem factor", bool(self.verbose))
-        for start, stop in _blocks(n, step):
-            C_block = rows(X[start:stop], Z)
-            if C_all is not None:
-                C_all[start:stop] = C_block
-            R0 = scipy.linalg.qr(
-                np.vstack([R0, C_block]), mode="r", overwrite_a=True, check_finite=False
-            )[0]
-            R0 = R0[: min(R0.shape[0], m_l)]
-            bar.update(stop - start)
-        bar.close()
-        R = R0 @ W0
-        T, lam, sigma = _one_shot(R, S)
+        return W0, S
+
+    def _set_one_shot(
+        self,
+        R0: NDArray[np.float64],
+        W0: NDArray[np.float64],
+        S: NDArray[np.float64],
+        n: int,
+        t0: float,
+        t1: float,
+    ) -> None:
+        """The one-shot map of Sect. 2.2 from the R factor ``R0`` of ``K_XZ``."""
+        T, lam, sigma = _one_shot(R0 @ W0, S)
+        r = W0.shape[1]
         self.components_ = W0 @ T
         self.eigenvalues_ = lam
         self.signature_ = np.where(lam >= 0.0, 1.0, -1.0)
@@ -633,19 +777,12 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
                 "IndefiniteNystroem: n=%d, m=%d, r=%d (%d negative), landmarks %.2fs, "
                 "factorization %.2fs",
                 n,
-                len(idx),
+                W0.shape[0],
                 r,
                 int(np.sum(lam < 0)),
                 self.fit_time_["landmarks"],
                 self.fit_time_["factorization"],
             )
-        if C_all is None:
-            return None
-        # Phi = K_XZ W, in place block by block (W is m x r, r <= m).
-        W_cast = self.components_.astype(dtype, copy=False)
-        for start, stop in _blocks(n, step):
-            C_all[start:stop, :r] = C_all[start:stop] @ W_cast
-        return C_all if r == m_l else compact_columns(C_all, r)
 
     def landmark_columns(self, X: Any) -> NDArray[np.float64]:
         """Kernel columns ``k(X, Z)`` between points and the fitted landmarks ``Z``.
@@ -750,6 +887,8 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         ndarray of shape (n, n_components_), dtype ``self.dtype``
         """
         check_is_fitted(self, "components_")
+        if is_dask_array(X):
+            return self._transform_dask(X)
         X = self._check_X(X, fitting=False)
         rows = self._kernel_rows()
         n = len(X)
