@@ -32,6 +32,7 @@ from sklearn.utils.validation import validate_data
 from indefsvm.approximation.nystrom import LANDMARK_METHODS
 from indefsvm.kernels.registry import KERNEL_ALIASES, KERNEL_NAMES, resolve_kernel
 from indefsvm.threads import threaded_fit
+from indefsvm.utils.dask_rows import is_dask_array
 from indefsvm.utils.constraints import Interval, StrOptions, validated_fit
 from indefsvm.utils.validation import (
     check_finite_matrix,
@@ -187,11 +188,24 @@ def nystroem_test_features(estimator: Any, X: Any) -> NDArray[np.float64]:
     columns, what ``nystroem_.transform`` computes from points).
     """
     nys = estimator.nystroem_
+    if is_dask_array(X):
+        # Lazy row-chunked features: the caller's decision values are the only n-vector.
+        _refuse_dask_precomputed(estimator)
+        return nys._transform_dask(X, persist=False)
     if estimator._precomputed():
         X = validate_data(estimator, X, dtype=np.float64, reset=False)
         return X[:, nys.landmarks_] @ nys.components_
     X = estimator._check_raw(X, reset=False)
     return np.asarray(nys.transform(X), dtype=np.float64)
+
+
+def _refuse_dask_precomputed(estimator: Any) -> None:
+    if estimator._precomputed():
+        raise ValueError(
+            f"{type(estimator).__name__}: kernel='precomputed' with a dask array is not "
+            "supported (the Nystroem map would need the n x n kernel in memory); pass the raw "
+            "points as a dask array with a kernel name or callable."
+        )
 
 
 class IndefsvmEstimator(BaseEstimator):
@@ -384,6 +398,20 @@ class KernelInputMixin:
             nys, Phi = shared
             return nys, (C if columns else Phi), y
         kernel: Any = self.kernel
+        if is_dask_array(X):
+            # One fit on a Dask cluster (issue 25): X stays row-chunked on the workers; y is
+            # aligned with the factor's rows by the solver (indefsvm.utils.dask_rows).
+            _refuse_dask_precomputed(self)
+            if columns:
+                raise ValueError(
+                    f"{type(self).__name__} does not support dask arrays (it needs the "
+                    "landmark columns k(X, Z) in memory)."
+                )
+            nys = self._landmark_map(kernel, X.shape[0])
+            F = nys.fit_transform(X)
+            if hasattr(nys, "n_features_in_"):
+                self.n_features_in_ = nys.n_features_in_
+            return nys, F, y
         if self._precomputed():
             K, y = self._fit_kernel(X, y, **check)
             kernel, X = PrecomputedColumns(K), np.arange(K.shape[0], dtype=np.float64)[:, None]

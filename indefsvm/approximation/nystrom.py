@@ -702,9 +702,10 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
             self.fit_time_ = {"landmarks": t1 - t0, "factorization": time.perf_counter() - t1}
         return self.transform(X) if keep_features else None
 
-    def _transform_dask(self, X: Any) -> Any:
+    def _transform_dask(self, X: Any, *, persist: bool = True) -> Any:
         """Row-chunked features of a dask ``X`` (same row chunks), persisted on the workers
-        when a distributed client is active, lazy otherwise (dask-ml's convention)."""
+        when a distributed client is active (and ``persist``), lazy otherwise (dask-ml's
+        convention)."""
         from indefsvm.utils.dask_rows import active_client, map_rows, persist_rows
 
         X = self._check_dask_X(X, fitting=False)
@@ -715,7 +716,7 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
             args=(self._kernel_rows(), self.landmark_points_, self.components_, dtype),
             dtype=dtype,
         )
-        if active_client() is None:
+        if not persist or active_client() is None:
             return Phi
         bar = progress_bar(
             Phi.npartitions,

@@ -30,6 +30,9 @@ __all__ = [
     "active_client",
     "align_rows",
     "check_dask_rows",
+    "dask_binary_labels",
+    "dask_classes",
+    "dask_labels",
     "is_dask_array",
     "map_rows",
     "persist_rows",
@@ -198,3 +201,45 @@ def reduce_rows(
     if bar is not None:
         bar.update(len(blocks))
     return result
+
+
+def dask_classes(y: Any) -> np.ndarray:
+    """The sorted distinct labels of a dask ``y`` (found on the workers; only they travel)."""
+    import dask.array as da
+
+    if any(np.isnan(c) for axis in y.chunks for c in axis):
+        raise ValueError(
+            "y is a dask array with unknown chunk sizes; call y.compute_chunk_sizes() first."
+        )
+    if y.ndim == 2 and 1 in y.shape:
+        y = y.reshape(-1)
+    if y.ndim != 1:
+        raise ValueError(f"y must be a 1-D vector of labels; got shape {y.shape}.")
+    classes = np.asarray(da.unique(y).compute())
+    if classes.dtype.kind == "f" and not np.all(np.isfinite(classes)):
+        raise ValueError("y contains NaN or inf.")
+    return classes
+
+
+def dask_binary_labels(y: Any) -> tuple[Any, np.ndarray]:
+    """``(y_pm, classes)``: a dask ``y`` of exactly two classes mapped to a lazy +-1 float64
+    vector (the larger label is +1, as :func:`indefsvm.utils.validation.check_binary_labels`)."""
+    import dask.array as da
+
+    classes = dask_classes(y)
+    if classes.shape[0] != 2:
+        raise ValueError(
+            f"y must contain exactly two classes; found {classes.shape[0]}: "
+            f"{classes[:10].tolist()}."
+        )
+    y = y.reshape(-1) if y.ndim == 2 else y
+    return da.where(y == classes[1], 1.0, -1.0), classes
+
+
+def _take_classes(d: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    return classes[(d > 0).astype(np.intp)]
+
+
+def dask_labels(d: Any, classes: np.ndarray) -> Any:
+    """Labels ``classes[d > 0]`` of a row-chunked dask decision vector, computed per chunk."""
+    return d.map_blocks(_take_classes, classes, dtype=classes.dtype)
