@@ -116,3 +116,13 @@ def count_store_records(out):
         )
     finally:
         con.close()
+
+
+def dask_local_cluster():
+    """A two-worker in-process ``distributed.LocalCluster`` (one thread each, no dashboard) for
+    the tests of one fit on a Dask cluster (issue 25); the caller closes it."""
+    from distributed import LocalCluster
+
+    return LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+    )

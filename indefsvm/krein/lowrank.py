@@ -513,6 +513,12 @@ def _block_active_normal(
     return H, rhs
 
 
+def _block_sh_gradient(B: NDArray, yb: NDArray, ob: Any) -> tuple[NDArray[np.float64], float]:
+    """One row chunk's ``(F'g, sum g)`` with ``g = -2 y max(1 - y o, 0)``."""
+    g_out = -2.0 * yb * np.maximum(1.0 - yb * ob, 0.0)
+    return _block_matvec_t(B, g_out), float(g_out.sum())
+
+
 def _same_mask(a: Any, b: Any) -> bool:
     """Whether two boolean row masks agree (dask masks: compared on the workers)."""
     if is_dask_array(a) or is_dask_array(b):
@@ -667,6 +673,13 @@ def squared_hinge_svm(
         return _matvec(F, v[:r], float(v[r]) if fit_intercept else 0.0)
 
     def gradient(v: NDArray, out: NDArray) -> NDArray:
+        if dask:
+            from indefsvm.utils.dask_rows import reduce_rows
+
+            # F'g_out and sum(g_out) in one pass.
+            g_f, g_b = reduce_rows(_block_sh_gradient, F, y, out)
+            g = np.concatenate([g_f, [g_b]]) if fit_intercept else g_f
+            return g + 2.0 * regp * v
         viol = np.maximum(1.0 - y * out, 0.0)
         g_out = -2.0 * y * viol
         g = np.empty(p)
