@@ -146,7 +146,11 @@ ESTIMATORS = [
     (KreinKernelRidge(**KERNEL, center=True, random_state=3), "regression"),
     (KreinRegressor(**KERNEL, random_state=3), "regression"),
     (KreinRegressor(**KERNEL, formulation="square", random_state=3), "regression"),
-    (KreinSquaredHingeSVC(**KERNEL, center=True, random_state=3), "labels"),
+    pytest.param(
+        KreinSquaredHingeSVC(**KERNEL, center=True, random_state=3),
+        "labels",
+        marks=pytest.mark.slow,  # ~10 s: some 30 passes, each a round trip to the scheduler
+    ),
     (KreinKernelRidgeClassifier(**KERNEL, random_state=3), "labels"),
     (KreinClassifier(**KERNEL, random_state=3), "labels"),
 ]
@@ -156,7 +160,7 @@ def _scores(est, X):
     return est.decision_function(X) if hasattr(est, "decision_function") else est.predict(X)
 
 
-@pytest.mark.parametrize(("estimator", "kind"), ESTIMATORS, ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize(("estimator", "kind"), ESTIMATORS, ids=lambda e: getattr(type(e), "__name__", e))
 def test_estimator_on_a_cluster_matches_in_memory_fit(client, estimator, kind):
     X, target, labels = _data()
     y = target if kind == "regression" else labels
