@@ -32,8 +32,8 @@ from sklearn.utils.validation import validate_data
 from indefsvm.approximation.nystrom import LANDMARK_METHODS
 from indefsvm.kernels.registry import KERNEL_ALIASES, KERNEL_NAMES, resolve_kernel
 from indefsvm.threads import threaded_fit
-from indefsvm.utils.dask_rows import is_dask_array
 from indefsvm.utils.constraints import Interval, StrOptions, validated_fit
+from indefsvm.utils.dask_rows import is_dask_array
 from indefsvm.utils.validation import (
     check_finite_matrix,
     check_square_symmetric,

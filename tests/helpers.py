@@ -123,6 +123,4 @@ def dask_local_cluster():
     the tests of one fit on a Dask cluster (issue 25); the caller closes it."""
     from distributed import LocalCluster
 
-    return LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
-    )
+    return LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None)

@@ -311,7 +311,7 @@ def _chunk_r(X_chunk: Any, rows: _KernelRows, Z: Any) -> NDArray[np.float64]:
 def _chunk_features(
     X_chunk: Any, rows: _KernelRows, Z: Any, W: NDArray[np.float64], dtype: np.dtype
 ) -> NDArray[np.floating]:
-    """``k(X_chunk, Z) @ W`` in ``dtype`` (one row chunk of :meth:`IndefiniteNystroem.transform`)."""
+    """``k(X_chunk, Z) @ W`` in ``dtype``: one row chunk of :meth:`IndefiniteNystroem.transform`."""
     if len(X_chunk) == 0:
         return np.empty((0, W.shape[1]), dtype=dtype)
     return (rows(X_chunk, Z) @ W).astype(dtype, copy=False)

@@ -189,7 +189,9 @@ def reduce_rows(
     blocks = list(zip(*(a.to_delayed().ravel() for a in arrays), strict=True))
     parts = [delayed(func, pure=True)(*bs, *args) for bs in blocks]
     while len(parts) > 1:
-        merged = [delayed(combine, pure=True)(a, b) for a, b in zip(parts[::2], parts[1::2])]
+        merged = [
+            delayed(combine, pure=True)(a, b) for a, b in zip(parts[::2], parts[1::2], strict=False)
+        ]
         if len(parts) % 2:
             merged.append(parts[-1])
         parts = merged

@@ -160,7 +160,9 @@ def _scores(est, X):
     return est.decision_function(X) if hasattr(est, "decision_function") else est.predict(X)
 
 
-@pytest.mark.parametrize(("estimator", "kind"), ESTIMATORS, ids=lambda e: getattr(type(e), "__name__", e))
+@pytest.mark.parametrize(
+    ("estimator", "kind"), ESTIMATORS, ids=lambda e: getattr(type(e), "__name__", e)
+)
 def test_estimator_on_a_cluster_matches_in_memory_fit(client, estimator, kind):
     X, target, labels = _data()
     y = target if kind == "regression" else labels
