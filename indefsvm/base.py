@@ -33,7 +33,7 @@ from indefsvm.approximation.nystrom import LANDMARK_METHODS
 from indefsvm.kernels.registry import KERNEL_ALIASES, KERNEL_NAMES, resolve_kernel
 from indefsvm.threads import threaded_fit
 from indefsvm.utils.constraints import Interval, StrOptions, validated_fit
-from indefsvm.utils.dask_rows import is_dask_array
+from indefsvm.utils.dask_rows import dask_fit_progress, is_dask_array
 from indefsvm.utils.validation import (
     check_finite_matrix,
     check_square_symmetric,
@@ -89,9 +89,11 @@ def fit_context(fit: Callable[..., Any]) -> Callable[..., Any]:
 
     Validates the parameters against ``_parameter_constraints`` once per top-level ``fit``;
     nested fits (the one-vs-one binary clones, the Nystroem transformer) skip it. The fit runs
-    with threads chosen by its size (:func:`indefsvm.threads.threaded_fit`).
+    with threads chosen by its size (:func:`indefsvm.threads.threaded_fit`); a fit on a dask
+    array shows one progress bar for all its passes (:func:`indefsvm.utils.dask_rows.
+    dask_fit_progress`).
     """
-    return validated_fit(threaded_fit(fit))
+    return validated_fit(threaded_fit(dask_fit_progress(fit)))
 
 
 class PrecomputedColumns:

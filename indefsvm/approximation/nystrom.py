@@ -661,7 +661,7 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
     def _fit_dask(self, X: Any, *, keep_features: bool) -> Any:
         """:meth:`fit` on a row-chunked dask array: only the landmark rows and ``m x m`` R
         factors travel to the client (module docstring, "Dask arrays")."""
-        from indefsvm.utils.dask_rows import reduce_rows
+        from indefsvm.utils.dask_rows import fit_progress, reduce_rows
 
         m, rcond, _ = self._check_params()
         rows = self._kernel_rows()
@@ -688,15 +688,10 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
             Z = check_finite_matrix(Z, name="X (landmark rows)")
         W0, S = self._set_landmarks(idx, sketch, Z, rows, rcond)
         if self.factorization == "one-shot":
-            # Distributed TSQR of K_XZ (R factors only, combined pairwise on the workers).
-            bar = progress_bar(
-                X.npartitions,
-                desc="Nystroem factor",
-                unit="chunks",
-                enabled=None if self.verbose else False,
-            )
-            R0 = reduce_rows(_chunk_r, X, args=(rows, Z), combine=_stack_r, bar=bar)
-            bar.close()
+            # Distributed TSQR of K_XZ (R factors only, combined pairwise on the workers); the
+            # bar is the estimator's whole-fit bar when a fit of one runs this.
+            with fit_progress("Nystroem factor", enabled=None if self.verbose else False):
+                R0 = reduce_rows(_chunk_r, X, args=(rows, Z), combine=_stack_r)
             self._set_one_shot(R0, W0, S, n, t0, t1)
         else:
             self.fit_time_ = {"landmarks": t1 - t0, "factorization": time.perf_counter() - t1}
@@ -706,7 +701,7 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         """Row-chunked features of a dask ``X`` (same row chunks), persisted on the workers
         when a distributed client is active (and ``persist``), lazy otherwise (dask-ml's
         convention)."""
-        from indefsvm.utils.dask_rows import active_client, map_rows, persist_rows
+        from indefsvm.utils.dask_rows import active_client, fit_progress, map_rows, persist_rows
 
         X = self._check_dask_X(X, fitting=False)
         dtype = np.dtype(self.dtype)
@@ -718,15 +713,8 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         )
         if not persist or active_client() is None:
             return Phi
-        bar = progress_bar(
-            Phi.npartitions,
-            desc="Nystroem transform",
-            unit="chunks",
-            enabled=None if self.verbose else False,
-        )
-        Phi = persist_rows(Phi, bar=bar)
-        bar.close()
-        return Phi
+        with fit_progress("Nystroem transform", enabled=None if self.verbose else False):
+            return persist_rows(Phi)
 
     def _set_landmarks(
         self, idx: NDArray[np.intp], sketch: Any, Z: Any, rows: _KernelRows, rcond: float

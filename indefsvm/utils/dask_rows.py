@@ -18,13 +18,16 @@ without one, on dask's local scheduler (threads of the client process).
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
 
-from indefsvm.utils.progress import ProgressBar
+from indefsvm.utils.progress import ProgressBar, progress_bar
 
 __all__ = [
     "active_client",
@@ -32,7 +35,9 @@ __all__ = [
     "check_dask_rows",
     "dask_binary_labels",
     "dask_classes",
+    "dask_fit_progress",
     "dask_labels",
+    "fit_progress",
     "is_dask_array",
     "map_rows",
     "persist_rows",
@@ -56,6 +61,45 @@ def active_client() -> Any | None:
         return default_client()
     except ValueError:  # "No clients found"
         return None
+
+
+#: The bar of the fit in progress: every pass (:func:`reduce_rows`, :func:`persist_rows`) of
+#: that fit advances it by its chunks, so one fit shows one bar however many passes it makes.
+_FIT_BAR: ContextVar[ProgressBar | None] = ContextVar("indefsvm_dask_fit_bar", default=None)
+
+
+@contextlib.contextmanager
+def fit_progress(desc: str, *, enabled: bool | None = None) -> Iterator[ProgressBar]:
+    """One bar on the client for a whole fit on dask arrays, counting the chunks processed.
+
+    Nested calls (the Nystroem map inside an estimator's fit) reuse the outer bar. ``enabled``
+    as :func:`indefsvm.utils.progress.progress_bar` (None: when stderr is a terminal).
+    """
+    outer = _FIT_BAR.get()
+    if outer is not None:
+        yield outer
+        return
+    bar = progress_bar(None, desc=desc, unit="chunks", enabled=enabled)
+    token = _FIT_BAR.set(bar)
+    try:
+        yield bar
+    finally:
+        _FIT_BAR.reset(token)
+        bar.close()
+
+
+def dask_fit_progress(fit: Callable[..., Any]) -> Callable[..., Any]:
+    """Run an estimator's ``fit(X, ...)`` under :func:`fit_progress` when ``X`` is a dask array."""
+
+    @functools.wraps(fit)
+    def wrapper(estimator: Any, X: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if not is_dask_array(X):
+            return fit(estimator, X, *args, **kwargs)
+        verbose = getattr(estimator, "verbose", None)
+        with fit_progress(f"{type(estimator).__name__} fit", enabled=None if not verbose else True):
+            return fit(estimator, X, *args, **kwargs)
+
+    return wrapper
 
 
 def check_dask_rows(X: Any, name: str = "X") -> Any:
@@ -113,6 +157,7 @@ def persist_rows(A: Any, *, bar: ProgressBar | None = None) -> Any:
     """``A`` computed and kept in memory chunk by chunk: on the workers of the active client
     (the factor stays there, dask-ml's convention), else in the client process (dask's local
     scheduler). ``bar`` advances by one per finished chunk (with a client)."""
+    bar = _FIT_BAR.get() if bar is None else bar
     client = active_client()
     if client is None:
         A = A.persist()
@@ -186,6 +231,7 @@ def reduce_rows(
     import dask
     from dask import delayed
 
+    bar = _FIT_BAR.get() if bar is None else bar
     blocks = list(zip(*(a.to_delayed().ravel() for a in arrays), strict=True))
     parts = [delayed(func, pure=True)(*bs, *args) for bs in blocks]
     while len(parts) > 1:

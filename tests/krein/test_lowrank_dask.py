@@ -218,3 +218,21 @@ def test_estimator_bad_input():
         KreinKernelRidge(kernel="precomputed", n_components=10).fit(
             da.from_array(K, chunks=20), target[:50]
         )
+
+
+def test_one_progress_bar_counts_the_chunks_of_every_pass(monkeypatch):
+    from indefsvm.utils import dask_rows
+
+    F, y, s = _factor(n=900)
+    Fd = da.from_array(F, chunks=200)  # 5 chunks
+    with dask_rows.fit_progress("fit", enabled=True) as bar:
+        with dask_rows.fit_progress("inner", enabled=True) as inner:
+            assert inner is bar  # nested fits share the outer bar
+        lowrank.lowrank_krein_ridge(Fd, s, y, lambda_plus=0.1, lambda_minus=0.1)
+        assert bar.n == 2 * Fd.npartitions  # the Gram pass and the F'y pass
+
+    shown = []
+    monkeypatch.setattr(dask_rows, "progress_bar", lambda *a, **k: shown.append(k) or bar)
+    X, target, _ = _data(n=900)
+    KreinKernelRidge(**KERNEL).fit(da.from_array(X, chunks=400), target)
+    assert len(shown) == 1 and shown[0]["desc"] == "KreinKernelRidge fit"
