@@ -79,7 +79,7 @@ logger = logging.getLogger(__name__)
 LANDMARK_METHODS = ("uniform", "kmeans++", "leverage")
 
 #: Landmark schemes available for a dask ``X`` (the others need sequential passes).
-DASK_LANDMARK_METHODS = ("uniform",)
+DASK_LANDMARK_METHODS = ("uniform", "leverage")
 
 #: Factorisations: the one-shot eigendecomposition of Sect. 2.2 or the plain factor ``L, S``.
 FACTORIZATIONS = ("one-shot", "plain")
@@ -670,9 +670,9 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         if isinstance(self.landmarks, str):
             if self.landmarks not in DASK_LANDMARK_METHODS:
                 raise ValueError(
-                    f"landmarks={self.landmarks!r} is not available for a dask X: it needs "
-                    "passes over the data driven from the client (k-means++ is sequential in "
-                    f"the m landmarks). With a dask X use landmarks in {DASK_LANDMARK_METHODS} "
+                    f"landmarks={self.landmarks!r} is not available for a dask X: k-means++ "
+                    "seeding is sequential in the m landmarks (m passes over the data driven "
+                    f"from the client). With a dask X use landmarks in {DASK_LANDMARK_METHODS} "
                     "or explicit indices (e.g. chosen on a sample held in memory)."
                 )
             m = self._clip_components(m, n)
@@ -680,8 +680,18 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
             self.n_features_in_ = X.shape[1]
         rng = _check_rng(self.random_state)
         t0 = time.perf_counter()
-        # Uniform and explicit landmarks need only n: the same indices as in memory.
-        idx, sketch = select_landmarks(X, m, rows, method=self.landmarks, rng=rng, rcond=rcond)
+        # Uniform and explicit landmarks need only n: the same indices as in memory. Leverage:
+        # the sketch (uniform) is the in-memory one; the scores stay on the workers and the
+        # weighted draw is one pass of per-chunk keys (same distribution, another sample).
+        idx, sketch = select_landmarks(
+            X,
+            m,
+            rows,
+            method=self.landmarks,
+            sketch_size=self.sketch_size,
+            rng=rng,
+            rcond=rcond,
+        )
         t1 = time.perf_counter()
         Z = np.asarray(X[idx].compute())  # the m landmark rows, gathered to the client
         if not callable(self.kernel):
@@ -993,11 +1003,15 @@ def select_landmarks(
     if method == "leverage":
         # ||U_(i)||^2 with U = Phi |Lambda|^{-1/2} (orthonormal columns on X).
         inv = 1.0 / np.sqrt(np.abs(sketch.eigenvalues_))
+        if is_dask_array(X):
+            from indefsvm.utils.dask_rows import map_rows
+
+            scores_d = map_rows(_block_leverage, X, args=(sketch, inv), dtype=np.float64)
+            return _sample_rows_weighted(scores_d, m, rng), sketch.landmarks_
         scores = np.empty(n)
         step = _rows_per_block(s)
         for start, stop in _blocks(n, step):
-            F = sketch.transform(X[start:stop]) * inv
-            scores[start:stop] = np.einsum("ij,ij->i", F, F)
+            scores[start:stop] = _block_leverage(X[start:stop], sketch, inv)
         return _sample_without_replacement(rng, n, m, scores), sketch.landmarks_
     # Approximate kernel k-means++ seeding in the sketch features (Sect. 2.3).
     feat_dtype = np.float64 if 8 * n * s <= 2**30 else np.float32
@@ -1006,6 +1020,69 @@ def select_landmarks(
     for start, stop in _blocks(n, step):
         F[start:stop] = sketch.transform(X[start:stop])
     return _kmeanspp(F, m, rng, verbose=verbose), sketch.landmarks_
+
+
+def _block_leverage(
+    X_block: Any, sketch: IndefiniteNystroem, inv: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """Approximate leverage scores ``||U_(i)||^2`` of the rows of ``X_block`` (Sect. 2.3)."""
+    if len(X_block) == 0:
+        return np.empty(0)
+    F = sketch.transform(X_block) * inv
+    return np.einsum("ij,ij->i", F, F)
+
+
+def _block_top_keys(
+    scores: NDArray[np.float64], index: NDArray[np.intp], m: int, seed: int
+) -> tuple[NDArray, NDArray, NDArray]:
+    """The ``m`` largest sampling keys of one row chunk: ``(positive, key, index)``.
+
+    Efraimidis & Spirakis (2006): the ``m`` largest ``log(u_i) / w_i`` (``u_i ~ U(0, 1)``) are a
+    sample without replacement with probabilities proportional to ``w`` drawn one at a time, the
+    distribution of ``Generator.choice(replace=False, p=w / sum(w))``. Points with ``w = 0`` rank
+    after every positive one, in uniform random order (the in-memory fill when fewer than ``m``
+    scores are positive). The chunk's generator is seeded by ``seed`` and its first row.
+    """
+    if index.size == 0:
+        return np.empty(0, dtype=bool), np.empty(0), np.empty(0, dtype=np.intp)
+    u = np.random.default_rng([seed, int(index[0])]).random(index.size)
+    u = np.maximum(u, np.finfo(np.float64).tiny)  # log(0) would tie at -inf
+    w = np.maximum(scores, 0.0)
+    positive = w > 0.0
+    key = np.where(positive, np.log(u) / np.where(positive, w, 1.0), u)
+    return _top_keys((positive, key, index), m)
+
+
+def _top_keys(parts: tuple[NDArray, NDArray, NDArray], m: int) -> tuple[NDArray, NDArray, NDArray]:
+    positive, key, index = parts
+    order = np.lexsort((-key, ~positive))[:m]  # positive first, then the largest keys
+    return positive[order], key[order], index[order]
+
+
+def _merge_top_keys(a: tuple, b: tuple, m: int) -> tuple[NDArray, NDArray, NDArray]:
+    return _top_keys(tuple(np.concatenate([x, y]) for x, y in zip(a, b, strict=True)), m)
+
+
+def _sample_rows_weighted(scores: Any, m: int, rng: np.random.Generator) -> NDArray[np.intp]:
+    """``m`` row indices sampled without replacement with probability proportional to the dask
+    vector ``scores`` (weighted keys, :func:`_block_top_keys`): one pass, ``m`` keys per chunk
+    merged pairwise on the workers; the scores never leave them."""
+    import functools
+
+    import dask.array as da
+
+    from indefsvm.utils.dask_rows import reduce_rows
+
+    index = da.arange(scores.shape[0], chunks=scores.chunks, dtype=np.intp)
+    seed = int(rng.integers(2**62))
+    _, _, chosen = reduce_rows(
+        _block_top_keys,
+        scores,
+        index,
+        args=(m, seed),
+        combine=functools.partial(_merge_top_keys, m=m),
+    )
+    return np.sort(chosen)
 
 
 class _FixedRows:

@@ -122,11 +122,54 @@ def test_unknown_chunk_sizes_are_refused():
         IndefiniteNystroem(**KERNEL, n_components=10).fit(Xn)
 
 
-@pytest.mark.parametrize("scheme", ["kmeans++", "leverage"])
-def test_sequential_landmark_schemes_are_refused_with_the_alternatives(scheme):
+def test_kmeanspp_landmarks_are_refused_with_the_alternatives():
     _, Xd = _data(n=600)
-    with pytest.raises(ValueError, match=r"not available for a dask X.*\('uniform',\)"):
-        IndefiniteNystroem(**KERNEL, n_components=10, landmarks=scheme).fit(Xd)
+    with pytest.raises(ValueError, match=r"not available for a dask X.*\('uniform', 'leverage'\)"):
+        IndefiniteNystroem(**KERNEL, n_components=10, landmarks="kmeans++").fit(Xd)
+
+
+def test_leverage_landmarks_on_a_dask_array(client):
+    X, Xd = _data()
+    params = {**KERNEL, "n_components": 40, "random_state": 3, "landmarks": "leverage"}
+    ref = IndefiniteNystroem(**params).fit(X)
+    ny = IndefiniteNystroem(**params).fit(Xd)
+    # The same sketch as in memory (same seed); the weighted draw is another sample.
+    np.testing.assert_array_equal(ny.sketch_landmarks_, ref.sketch_landmarks_)
+    assert np.unique(ny.landmarks_).size == 40 and ny.landmarks_.max() < X.shape[0]
+    np.testing.assert_array_equal(IndefiniteNystroem(**params).fit(Xd).landmarks_, ny.landmarks_)
+    # The map on those landmarks is the in-memory map on the same landmarks.
+    explicit = {**KERNEL, "landmarks": ny.landmarks_}
+    P = IndefiniteNystroem(**explicit).fit_transform(X)
+    got = _align(P, ny.transform(Xd).compute())
+    assert np.max(np.abs(got - P)) <= 1e-10 * np.max(np.abs(P))
+
+
+@pytest.mark.parametrize(
+    ("weights", "m"), [([0.5, 1.0, 2.0, 3.0, 0.0, 4.0, 0.2], 3), ([0.0, 0.0, 1.0, 0.0, 0.0], 2)]
+)
+def test_weighted_keys_sample_like_numpy_choice(weights, m):
+    # Inclusion frequencies of the per-chunk keys merged across two chunks against numpy's
+    # sequential choice(replace=False, p) (in memory: fewer positive weights than m take them
+    # all and fill uniformly). 4000 draws: a frequency's standard error is <= 0.008.
+    from indefsvm.approximation import nystrom
+
+    w = np.asarray(weights)
+    n, reps = w.size, 4000
+    index = np.arange(n)
+    rng = np.random.default_rng(0)
+    ours = np.zeros(n)
+    for _ in range(reps):
+        seed = int(rng.integers(2**62))
+        left = nystrom._block_top_keys(w[:3], index[:3], m, seed)
+        right = nystrom._block_top_keys(w[3:], index[3:], m, seed)
+        ours[nystrom._merge_top_keys(left, right, m)[2]] += 1
+    theirs = np.zeros(n)
+    for _ in range(reps):
+        theirs[nystrom._sample_without_replacement(rng, n, m, w)] += 1
+    assert ours.sum() == theirs.sum() == m * reps
+    np.testing.assert_allclose(ours / reps, theirs / reps, atol=0.045)
+    if np.count_nonzero(w) >= m:
+        assert ours[w == 0].sum() == 0
 
 
 def test_transform_checks_the_number_of_features():
