@@ -37,10 +37,32 @@ kernel k-means++ seeding, Arthur & Vassilvitskii 2007, in the feature space ``L 
 of the flip-spectrum ``H = L L'`` of the same sketch). Both cost ``O(n * sketch_size)`` per pass
 (k-means++: ``O(n * sketch_size * m)`` in total, it is sequential in the ``m`` centroids).
 
+Dask arrays (one fit on a cluster, issue 25). With ``X`` a ``dask.array`` chunked by rows, only
+the ``m`` landmark rows come to the client (uniform landmarks: the same seeded indices as in
+memory); ``K_ZZ`` and every ``O(m^3)`` step run there. The pass over the data is a distributed
+tall-skinny QR: each worker evaluates ``k(X_chunk, Z)`` for its chunks and reduces it to its R
+factor (``m x m``), and the R factors are combined pairwise on the workers (the R factor of two
+stacked R factors), so one ``m x m`` matrix reaches the client. A TSQR and not the Gram reduction
+``K_XZ' K_XZ``, although that is the same single pass and the same traffic: the Gram squares the
+condition number of ``L`` (``Sigma^2`` is bounded below only by the kept ``|d|``, down to
+``rcond * max|d|``), and the TSQR reproduces the in-memory factorisation to rounding (tests: to
+``1e-10`` relative). Our own tree rather than ``dask.array.linalg.tsqr``: that one also builds
+``Q`` (n x m) block by block, which the Nystroem map never needs. ``transform`` evaluates
+``k(X_chunk, Z) W`` chunk by chunk on the workers (``map_blocks``) and returns a dask array with
+``X``'s row chunks, persisted on the workers when a ``distributed.Client`` is active (the factor
+stays there, dask-ml's convention), lazy otherwise; ``fit_transform`` evaluates the kernel twice
+(once for the R factor, once for ``Phi``) instead of keeping ``K_XZ`` on the workers, so their
+peak memory is the ``n x r`` factor, not ``n x m`` more. ``"leverage"`` landmarks: the sketch as
+in memory, scores on the workers, the weighted draw by per-chunk Efraimidis-Spirakis keys (one
+pass). ``"kmeans++"`` (sequential in the ``m`` centres) is refused for a dask ``X``. The fitted
+map holds only numpy arrays: it pickles and transforms numpy input in memory.
+
 References
 ----------
 D. Oglic, T. Gaertner. Scalable learning in reproducing kernel Krein spaces. ICML 2019
 (paper 003), Sect. 2.2 (eq. 3 and the one-shot eigendecomposition) and Sect. 2.3.
+P. S. Efraimidis, P. G. Spirakis. Weighted random sampling with a reservoir. Information
+Processing Letters 97(5), 2006.
 C. Fowlkes, S. Belongie, F. Chung, J. Malik. Spectral grouping using the Nystroem method.
 IEEE TPAMI 26(2), 2004.
 D. Arthur, S. Vassilvitskii. k-means++: the advantages of careful seeding. SODA 2007.
@@ -693,7 +715,9 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
             rcond=rcond,
         )
         t1 = time.perf_counter()
-        Z = np.asarray(X[idx].compute())  # the m landmark rows, gathered to the client
+        # The m landmark rows, gathered to the client (an own copy: arrays from a worker
+        # process may be unaligned views of the message).
+        Z = np.array(X[idx].compute(), copy=True)
         if not callable(self.kernel):
             Z = check_finite_matrix(Z, name="X (landmark rows)")
         W0, S = self._set_landmarks(idx, sketch, Z, rows, rcond)

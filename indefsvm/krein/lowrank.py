@@ -31,6 +31,21 @@ The split into ``z_+`` and ``z_-`` is the spectral split of ``K_X|Z`` only when 
 here reproduces its full-rank counterpart exactly; that is what the tests check with all
 training points as landmarks.
 
+Dask arrays (one fit on a cluster, issue 25). Every learner also takes the factor as a
+``dask.array`` chunked by rows (``y`` as a dask or numpy vector, aligned with the factor's row
+chunks). Their work is then map-reduce passes over the row chunks on the workers
+(:mod:`indefsvm.utils.dask_rows`): ``F'F``, ``F'y``, the active-set normal equations
+``[F_I 1]'[F_I 1]``, ``[F_I 1]'y_I`` and the SH-SVM gradient ``(F'g, sum g)`` each bring back one
+``O(r^2)`` or ``O(r)`` summary; ``F z + b`` is a row-chunked dask vector persisted on the workers,
+and residuals, margins and active masks are lazy expressions of those vectors, evaluated inside
+the passes. The SH-SVM line search is exact without moving ``n``-vectors: its derivative is
+piecewise linear in the step with kinks at the breakpoints ``a_i / c_i``; a few bracketing rounds
+(per-chunk order statistics of the breakpoints inside the bracket, the derivative at 64 of them
+by per-chunk sums) shrink the bracket until each chunk's breakpoints inside it fit in one
+message, and the segment holding the root is then chosen as the in-memory walk chooses it.
+Results equal the in-memory fit on the same factor to rounding (tests: ``1e-8`` relative; a
+float32 factor's ``F'y`` is summed in float64 across chunks, in float32 in memory).
+
 References
 ----------
 D. Oglic, T. Gaertner. Scalable learning in reproducing kernel Krein spaces. ICML 2019

@@ -163,7 +163,7 @@ class _KernelEstimatorMixin(KernelInputMixin):
             # In place (Phi is ours): the n x r factor is the dominant memory at large n.
             # (A dask factor: a new lazy array, persisted below.)
             mean = Phi.mean(axis=0, dtype=np.float64)
-            self.feature_mean_ = np.asarray(mean.compute() if dask else mean)
+            self.feature_mean_ = np.array(mean.compute() if dask else mean, copy=True)
             Phi -= self.feature_mean_.astype(Phi.dtype)
         if self.center and not self._landmark_split():
             T, lam = rediagonalize(Phi, s, tol=getattr(self, "eig_tol", None))

@@ -248,7 +248,20 @@ def reduce_rows(
         result = client.compute(parts[0]).result()
     if bar is not None:
         bar.update(len(blocks))
-    return result
+    return _owned(result)
+
+
+def _owned(value: Any) -> Any:
+    """Arrays received from a worker process as our own aligned copies.
+
+    Deserialised buffers can be unaligned views of the message (``flags.aligned`` False), which
+    LAPACK wrappers refuse (scipy: "Expected a real or complex array"); the copies are small.
+    """
+    if isinstance(value, tuple):
+        return tuple(_owned(v) for v in value)
+    if isinstance(value, np.ndarray):
+        return np.array(value, copy=True, order="C")
+    return value
 
 
 def dask_classes(y: Any) -> np.ndarray:
@@ -263,7 +276,7 @@ def dask_classes(y: Any) -> np.ndarray:
         y = y.reshape(-1)
     if y.ndim != 1:
         raise ValueError(f"y must be a 1-D vector of labels; got shape {y.shape}.")
-    classes = np.asarray(da.unique(y).compute())
+    classes = _owned(np.asarray(da.unique(y).compute()))
     if classes.dtype.kind == "f" and not np.all(np.isfinite(classes)):
         raise ValueError("y contains NaN or inf.")
     return classes

@@ -236,3 +236,26 @@ def test_one_progress_bar_counts_the_chunks_of_every_pass(monkeypatch):
     X, target, _ = _data(n=900)
     KreinKernelRidge(**KERNEL).fit(da.from_array(X, chunks=400), target)
     assert len(shown) == 1 and shown[0]["desc"] == "KreinKernelRidge fit"
+
+
+@pytest.mark.slow  # ~40 s on the loaded 2-core machine: two worker processes start and import
+def test_fit_on_worker_processes_matches_in_memory():
+    # Worker processes serialise every summary (the in-process cluster above does not): the
+    # client must solve with what arrives (possibly unaligned buffers) and the workers must
+    # unpickle the kernel rows and the Nystroem map.
+    from distributed import LocalCluster
+
+    X, _, labels = _data(n=1500)
+    est = KreinSquaredHingeSVC(**KERNEL, center=True, random_state=2)
+    ref = clone(est).fit(X, labels)
+    with (
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as local,
+        distributed.Client(local),
+    ):
+        Xd = da.from_array(X, chunks=400)
+        got = est.fit(Xd, da.from_array(labels, chunks=400))
+        scores = got.decision_function(Xd).compute()
+    assert _rel(np.abs(ref.coef_), np.abs(got.coef_)) <= 1e-8
+    assert _rel(ref.decision_function(X), scores) <= 1e-8
