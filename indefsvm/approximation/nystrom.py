@@ -619,16 +619,7 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
 
             _ensure_visible(logger)
         t0 = time.perf_counter()
-        idx, sketch = select_landmarks(
-            X,
-            m,
-            rows,
-            method=self.landmarks,
-            sketch_size=self.sketch_size,
-            rng=rng,
-            rcond=rcond,
-            verbose=self.verbose,
-        )
+        idx, sketch = self._draw_landmarks(X, m, rows, rng, rcond)
         t1 = time.perf_counter()
         Z = X[idx]
         W0, S = self._set_landmarks(idx, sketch, Z, rows, rcond)
@@ -652,7 +643,7 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
             R0 = _stack_r(R0, C_block)
             bar.update(stop - start)
         bar.close()
-        self._set_one_shot(R0, W0, S, n, t0, t1)
+        self._set_one_shot(R0, W0, S, n, (t0, t1))
         r = self.n_components_
         if C_all is None:
             return None
@@ -705,15 +696,7 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         # Uniform and explicit landmarks need only n: the same indices as in memory. Leverage:
         # the sketch (uniform) is the in-memory one; the scores stay on the workers and the
         # weighted draw is one pass of per-chunk keys (same distribution, another sample).
-        idx, sketch = select_landmarks(
-            X,
-            m,
-            rows,
-            method=self.landmarks,
-            sketch_size=self.sketch_size,
-            rng=rng,
-            rcond=rcond,
-        )
+        idx, sketch = self._draw_landmarks(X, m, rows, rng, rcond)
         t1 = time.perf_counter()
         # The m landmark rows, gathered to the client (an own copy: arrays from a worker
         # process may be unaligned views of the message).
@@ -726,7 +709,7 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
             # bar is the estimator's whole-fit bar when a fit of one runs this.
             with fit_progress("Nystroem factor", enabled=None if self.verbose else False):
                 R0 = reduce_rows(_chunk_r, X, args=(rows, Z), combine=_stack_r)
-            self._set_one_shot(R0, W0, S, n, t0, t1)
+            self._set_one_shot(R0, W0, S, n, (t0, t1))
         else:
             self.fit_time_ = {"landmarks": t1 - t0, "factorization": time.perf_counter() - t1}
         return self.transform(X) if keep_features else None
@@ -749,6 +732,21 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
             return Phi
         with fit_progress("Nystroem transform", enabled=None if self.verbose else False):
             return persist_rows(Phi)
+
+    def _draw_landmarks(
+        self, X: Any, m: int, rows: _KernelRows, rng: np.random.Generator, rcond: float
+    ) -> tuple[NDArray[np.intp], NDArray[np.intp] | None]:
+        """:func:`select_landmarks` with this map's scheme, sketch size and verbosity."""
+        return select_landmarks(
+            X,
+            m,
+            rows,
+            method=self.landmarks,
+            sketch_size=self.sketch_size,
+            rng=rng,
+            rcond=rcond,
+            verbose=self.verbose,
+        )
 
     def _set_landmarks(
         self, idx: NDArray[np.intp], sketch: Any, Z: Any, rows: _KernelRows, rcond: float
@@ -783,10 +781,11 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         W0: NDArray[np.float64],
         S: NDArray[np.float64],
         n: int,
-        t0: float,
-        t1: float,
+        times: tuple[float, float],
     ) -> None:
-        """The one-shot map of Sect. 2.2 from the R factor ``R0`` of ``K_XZ``."""
+        """The one-shot map of Sect. 2.2 from the R factor ``R0`` of ``K_XZ`` (``times``: the
+        clock before and after the landmark selection)."""
+        t0, t1 = times
         T, lam, sigma = _one_shot(R0 @ W0, S)
         r = W0.shape[1]
         self.components_ = W0 @ T

@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 import pytest
-from helpers import dask_local_cluster
+from helpers import dask_client, dask_cluster  # noqa: F401 - pytest fixtures
 
 from indefsvm.approximation.nystrom import IndefiniteNystroem
 
@@ -16,18 +16,6 @@ da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
 KERNEL = {"kernel": "sigmoid", "gamma": 0.15, "coef0": -0.4}
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    with dask_local_cluster() as local:
-        yield local
-
-
-@pytest.fixture
-def client(cluster):
-    with distributed.Client(cluster) as c:
-        yield c
 
 
 def _data(n=2350, d=4, seed=0):
@@ -41,7 +29,8 @@ def _align(A, B):
 
 
 @pytest.mark.parametrize("factorization", ["one-shot", "plain"])
-def test_fit_transform_matches_in_memory_fit(client, factorization):
+@pytest.mark.usefixtures("dask_client")
+def test_fit_transform_matches_in_memory_fit(factorization):
     X, Xd = _data()
     params = {**KERNEL, "n_components": 60, "random_state": 4, "factorization": factorization}
     ref = IndefiniteNystroem(**params)
@@ -58,7 +47,8 @@ def test_fit_transform_matches_in_memory_fit(client, factorization):
     assert np.max(np.abs(K_got - K_ref)) <= 1e-10 * np.max(np.abs(K_ref))
 
 
-def test_features_are_row_chunked_and_stay_on_the_workers(client):
+@pytest.mark.usefixtures("dask_client")
+def test_features_are_row_chunked_and_stay_on_the_workers():
     X, Xd = _data()
     Pd = IndefiniteNystroem(**KERNEL, n_components=40, random_state=1).fit_transform(Xd)
     assert isinstance(Pd, da.Array)
@@ -70,7 +60,8 @@ def test_features_are_row_chunked_and_stay_on_the_workers(client):
     assert len(distributed.futures_of(T)) == T.npartitions
 
 
-def test_float32_features(client):
+@pytest.mark.usefixtures("dask_client")
+def test_float32_features():
     X, Xd = _data()
     params = {**KERNEL, "n_components": 50, "random_state": 2}
     P = IndefiniteNystroem(**params).fit_transform(X)
@@ -81,7 +72,8 @@ def test_float32_features(client):
     assert np.max(np.abs(_align(P, got.astype(np.float64)) - P)) <= 1e-6 * np.max(np.abs(P))
 
 
-def test_fitted_map_pickles_and_transforms_numpy(client):
+@pytest.mark.usefixtures("dask_client")
+def test_fitted_map_pickles_and_transforms_numpy():
     X, Xd = _data()
     ny = IndefiniteNystroem(**KERNEL, n_components=30, random_state=5).fit(Xd)
     again = pickle.loads(pickle.dumps(ny))
@@ -128,7 +120,8 @@ def test_kmeanspp_landmarks_are_refused_with_the_alternatives():
         IndefiniteNystroem(**KERNEL, n_components=10, landmarks="kmeans++").fit(Xd)
 
 
-def test_leverage_landmarks_on_a_dask_array(client):
+@pytest.mark.usefixtures("dask_client")
+def test_leverage_landmarks_on_a_dask_array():
     X, Xd = _data()
     params = {**KERNEL, "n_components": 40, "random_state": 3, "landmarks": "leverage"}
     ref = IndefiniteNystroem(**params).fit(X)

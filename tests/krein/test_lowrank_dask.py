@@ -7,7 +7,7 @@ import pickle
 
 import numpy as np
 import pytest
-from helpers import dask_local_cluster
+from helpers import dask_client, dask_cluster  # noqa: F401 - pytest fixtures
 from sklearn.base import clone
 
 from indefsvm.krein import lowrank
@@ -25,18 +25,6 @@ distributed = pytest.importorskip("distributed")
 CHUNKS = 600  # n = 2503: five chunks, the last one 103 rows
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    with dask_local_cluster() as local:
-        yield local
-
-
-@pytest.fixture
-def client(cluster):
-    with distributed.Client(cluster) as c:
-        yield c
-
-
 def _factor(n=2503, r=12, seed=0):
     rng = np.random.default_rng(seed)
     F = rng.normal(size=(n, r))
@@ -49,7 +37,8 @@ def _rel(a, b):
     return float(np.max(np.abs(np.asarray(a) - np.asarray(b))) / np.max(np.abs(np.asarray(a))))
 
 
-def test_lowrank_krein_ridge_matches_in_memory(client):
+@pytest.mark.usefixtures("dask_client")
+def test_lowrank_krein_ridge_matches_in_memory():
     F, y, s = _factor()
     z = lowrank.lowrank_krein_ridge(F, s, y, lambda_plus=0.1, lambda_minus=0.3)
     zd = lowrank.lowrank_krein_ridge(
@@ -59,7 +48,8 @@ def test_lowrank_krein_ridge_matches_in_memory(client):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_lowrank_variance_constrained_matches_in_memory(client, dtype):
+@pytest.mark.usefixtures("dask_client")
+def test_lowrank_variance_constrained_matches_in_memory(dtype):
     F, y, s = _factor()
     F = F.astype(dtype)
     reg = np.where(s > 0, 0.1, 0.3)
@@ -74,7 +64,8 @@ def test_lowrank_variance_constrained_matches_in_memory(client, dtype):
     assert got.objective == pytest.approx(ref.objective, rel=tol)
 
 
-def test_squared_hinge_svm_matches_in_memory_and_keeps_n_vectors_on_the_workers(client):
+@pytest.mark.usefixtures("dask_client")
+def test_squared_hinge_svm_matches_in_memory_and_keeps_n_vectors_on_the_workers():
     F, y, s = _factor()
     reg = np.where(s > 0, 1e-3, 3e-3)
     ref = lowrank.squared_hinge_svm(F, y, reg)
@@ -163,7 +154,8 @@ def _scores(est, X):
 @pytest.mark.parametrize(
     ("estimator", "kind"), ESTIMATORS, ids=lambda e: getattr(type(e), "__name__", e)
 )
-def test_estimator_on_a_cluster_matches_in_memory_fit(client, estimator, kind):
+@pytest.mark.usefixtures("dask_client")
+def test_estimator_on_a_cluster_matches_in_memory_fit(estimator, kind):
     X, target, labels = _data()
     y = target if kind == "regression" else labels
     ref = clone(estimator).fit(X, y)
