@@ -404,13 +404,8 @@ class KernelInputMixin:
             # One fit on a Dask cluster (issue 25): X stays row-chunked on the workers; y is
             # aligned with the factor's rows by the solver (indefsvm.utils.dask_rows).
             _refuse_dask_precomputed(self)
-            if columns:
-                raise ValueError(
-                    f"{type(self).__name__} does not support dask arrays (it needs the "
-                    "landmark columns k(X, Z) in memory)."
-                )
             nys = self._landmark_map(kernel, X.shape[0])
-            F = nys.fit_transform(X)
+            F = nys.fit(X).landmark_columns(X) if columns else nys.fit_transform(X)
             if hasattr(nys, "n_features_in_"):
                 self.n_features_in_ = nys.n_features_in_
             return nys, F, y

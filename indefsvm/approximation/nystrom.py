@@ -330,6 +330,13 @@ def _chunk_r(X_chunk: Any, rows: _KernelRows, Z: Any) -> NDArray[np.float64]:
     return _stack_r(np.zeros((0, len(Z))), rows(X_chunk, Z))
 
 
+def _chunk_columns(X_chunk: Any, rows: _KernelRows, Z: Any) -> NDArray[np.float64]:
+    """``k(X_chunk, Z)``: one row chunk of :meth:`IndefiniteNystroem.landmark_columns`."""
+    if len(X_chunk) == 0:
+        return np.empty((0, len(Z)))
+    return rows(X_chunk, Z)
+
+
 def _chunk_features(
     X_chunk: Any, rows: _KernelRows, Z: Any, W: NDArray[np.float64], dtype: np.dtype
 ) -> NDArray[np.floating]:
@@ -775,14 +782,7 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
             self.n_components_ = r
         return W0, S
 
-    def _set_one_shot(
-        self,
-        R0: NDArray[np.float64],
-        W0: NDArray[np.float64],
-        S: NDArray[np.float64],
-        n: int,
-        times: tuple[float, float],
-    ) -> None:
+    def _set_one_shot(self, R0: NDArray, W0: NDArray, S: NDArray, n: int, times: tuple) -> None:
         """The one-shot map of Sect. 2.2 from the R factor ``R0`` of ``K_XZ`` (``times``: the
         clock before and after the landmark selection)."""
         t0, t1 = times
@@ -815,8 +815,19 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         Returns
         -------
         ndarray of shape (n, m), float64
+            A lazy row-chunked dask array (``X``'s row chunks) for a dask ``X``.
         """
         check_is_fitted(self, "components_")
+        if is_dask_array(X):
+            from indefsvm.utils.dask_rows import map_rows
+
+            X = self._check_dask_X(X, fitting=False)
+            return map_rows(
+                _chunk_columns,
+                X,
+                args=(self._kernel_rows(), self.landmark_points_),
+                dtype=np.float64,
+            )
         X = self._check_X(X, fitting=False)
         rows = self._kernel_rows()
         out = np.empty((len(X), len(self.landmarks_)), dtype=np.float64)

@@ -82,6 +82,7 @@ __all__ = [
     "lowrank_krein_ridge",
     "lowrank_variance_constrained",
     "rediagonalize",
+    "ridge_on_rows",
     "squared_hinge_hypergradient",
     "squared_hinge_svm",
 ]
@@ -382,6 +383,53 @@ def lowrank_variance_constrained(
         objective=objective,
         n_iter=sol.n_iter,
     )
+
+
+def _block_sums(C: NDArray, yb: NDArray) -> tuple[NDArray[np.float64], float, float]:
+    return np.asarray(C, dtype=np.float64).sum(axis=0), float(yb.sum()), float(C.shape[0])
+
+
+def _block_centred_normal(
+    C: NDArray, yb: NDArray, c_mean: NDArray[np.float64], y_mean: float
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    Cc = np.asarray(C, dtype=np.float64) - c_mean
+    return Cc.T @ Cc, Cc.T @ (yb - y_mean)
+
+
+def ridge_on_rows(C: ArrayLike, y: ArrayLike, alpha: float) -> tuple[NDArray[np.float64], float]:
+    """Ridge regression with an intercept on row-chunked features: SF-LSM on a dask array.
+
+    ``min_{w, b} ||C w + b - y||^2 + alpha ||w||^2`` (paper 003, Sect. 3, SF-LSM with ``C`` the
+    similarities to the landmarks), solved as scikit-learn's ``Ridge(alpha).fit(C, y)`` solves
+    it: centre ``C`` and ``y`` by their means, ``(C_c'C_c + alpha I) w = C_c'y_c``,
+    ``b = mean(y) - mean(C) w``. Two passes over the row chunks: the means, then the centred
+    normal equations (centred inside each chunk, so no cancellation of ``C'C - n c c'``); an
+    ``m x m`` matrix and an ``m``-vector reach the client.
+
+    Parameters
+    ----------
+    C : dask array of shape (n, m)
+    y : dask or numpy array of shape (n,)
+    alpha : float
+        Ridge penalty (> 0).
+
+    Returns
+    -------
+    (coef, intercept)
+    """
+    from indefsvm.utils.dask_rows import reduce_rows
+
+    alpha = check_positive(alpha, "alpha")
+    C = _check_features(C, name="C")
+    y = _check_y(y, C.shape[0], like=C)
+    col_sums, y_sum, n = reduce_rows(_block_sums, C, y)
+    if not (np.all(np.isfinite(col_sums)) and np.isfinite(y_sum)):
+        raise ValueError("the features or the targets (dask arrays) contain NaN or inf values.")
+    c_mean, y_mean = col_sums / n, y_sum / n
+    A, rhs = reduce_rows(_block_centred_normal, C, y, args=(c_mean, y_mean))
+    A[np.diag_indices_from(A)] += alpha
+    coef = scipy.linalg.solve(A, rhs, assume_a="pos", check_finite=False)
+    return coef, float(y_mean - c_mean @ coef)
 
 
 # ------------------------------------------------------------------------------ KREIN SH-SVM

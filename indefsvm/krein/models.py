@@ -40,6 +40,7 @@ from indefsvm.base import (
     NYSTROEM_PARAMETER_CONSTRAINTS,
     IndefsvmEstimator,
     KernelInputMixin,
+    _refuse_dask_precomputed,
     fit_context,
     set_init_parameters,
 )
@@ -202,7 +203,15 @@ class _KernelEstimatorMixin(KernelInputMixin):
         self.intercept_ = float(y.mean()) if self.center else 0.0
         return y - self.intercept_
 
+    def _refuse_dask_full_rank(self, X: Any) -> None:
+        if is_dask_array(X):
+            raise ValueError(
+                f"{type(self).__name__}: a dask array needs the low-rank model (set "
+                "n_components); the full-rank model works on the n x n kernel in memory."
+            )
+
     def _prepare_train(self, X: ArrayLike) -> NDArray[np.float64]:
+        self._refuse_dask_full_rank(X)
         self.nystroem_ = None  # full-rank model
         K = self._train_kernel(X)
         self.n_train_ = K.shape[0]
@@ -211,6 +220,7 @@ class _KernelEstimatorMixin(KernelInputMixin):
         return K
 
     def _prepare_test(self, X: ArrayLike) -> NDArray[np.float64]:
+        self._refuse_dask_full_rank(X)
         Kt = self._test_kernel(X)
         if self.center:
             Kt = center_kernel_test(Kt, self.kernel_column_means_, self.kernel_grand_mean_)
@@ -520,6 +530,7 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         return self
 
     def _transformed_test_rows(self, X: ArrayLike) -> NDArray[np.float64]:
+        self._refuse_dask_full_rank(X)
         raw = self._test_kernel(X)
         Kt = raw
         if self.center:
@@ -971,6 +982,17 @@ class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         else:
             K = self._prepare_train(X)
         y = _regression_targets(y, K.shape[0])
+        if is_dask_array(K):
+            # Landmark similarities on the workers (persisted: two passes read them); the same
+            # solution as scikit-learn's Ridge, stored as a fitted Ridge for numpy prediction.
+            from indefsvm.krein.lowrank import ridge_on_rows
+            from indefsvm.utils.dask_rows import persist_rows
+
+            coef, intercept = ridge_on_rows(persist_rows(K), y, K.shape[0] * lam)
+            ridge = Ridge(alpha=K.shape[0] * lam)
+            ridge.coef_, ridge.intercept_, ridge.n_features_in_ = coef, intercept, K.shape[1]
+            self.ridge_ = ridge
+            return self
         self.ridge_ = Ridge(alpha=K.shape[0] * lam).fit(K, y)
         return self
 
@@ -990,6 +1012,10 @@ class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
     def _decision(self, X: ArrayLike) -> NDArray[np.float64]:
         """Ridge prediction on the test similarity rows."""
         check_is_fitted(self, "ridge_")
+        if is_dask_array(X) and self._fitted_low_rank():
+            _refuse_dask_precomputed(self)
+            C = self.nystroem_.landmark_columns(X)
+            return C @ self.ridge_.coef_ + self.ridge_.intercept_
         if self._fitted_low_rank():
             if self._precomputed():
                 return self.ridge_.predict(self._landmark_similarities(X))

@@ -17,6 +17,8 @@ from indefsvm.krein.models import (
     KreinKernelRidgeClassifier,
     KreinRegressor,
     KreinSquaredHingeSVC,
+    SimilarityRidge,
+    SimilarityRidgeClassifier,
 )
 
 da = pytest.importorskip("dask.array")
@@ -251,3 +253,31 @@ def test_fit_on_worker_processes_matches_in_memory():
         scores = got.decision_function(Xd).compute()
     assert _rel(np.abs(ref.coef_), np.abs(got.coef_)) <= 1e-8
     assert _rel(ref.decision_function(X), scores) <= 1e-8
+
+
+@pytest.mark.usefixtures("dask_client")
+@pytest.mark.parametrize("cls", [SimilarityRidge, SimilarityRidgeClassifier])
+def test_sf_lsm_on_a_cluster_matches_scikit_learn_ridge(cls):
+    X, target, labels = _data()
+    y = target if cls is SimilarityRidge else labels
+    est = cls(**KERNEL, lam=1e-3, random_state=3)
+    ref = clone(est).fit(X, y)  # scikit-learn's Ridge on the in-memory landmark similarities
+    Xd = da.from_array(X, chunks=CHUNKS)
+    got = clone(est).fit(Xd, da.from_array(y, chunks=CHUNKS))
+    assert _rel(ref.ridge_.coef_, got.ridge_.coef_) <= 1e-8
+    assert got.ridge_.intercept_ == pytest.approx(ref.ridge_.intercept_, rel=1e-8, abs=1e-12)
+    scores = got.decision_function(Xd) if cls is SimilarityRidgeClassifier else got.predict(Xd)
+    assert isinstance(scores, da.Array) and scores.chunks[0] == Xd.chunks[0]
+    expected = ref.decision_function(X) if cls is SimilarityRidgeClassifier else ref.predict(X)
+    assert _rel(expected, scores.compute()) <= 1e-8
+    again = pickle.loads(pickle.dumps(got))
+    np.testing.assert_array_equal(again.predict(X), got.predict(Xd).compute())
+
+
+def test_full_rank_models_refuse_dask_arrays():
+    X, target, _ = _data(n=300)
+    with pytest.raises(ValueError, match="a dask array needs the low-rank model"):
+        KreinKernelRidge(kernel="sigmoid").fit(da.from_array(X, chunks=100), target)
+    fitted = KreinKernelRidge(kernel="sigmoid").fit(X, target)
+    with pytest.raises(ValueError, match="a dask array needs the low-rank model"):
+        fitted.predict(da.from_array(X, chunks=100))
