@@ -375,7 +375,13 @@ class KernelInputMixin:
         return nystroem_test_features(self, X)
 
     def _fit_landmarks(
-        self, X: Any, y: Any = "no_validation", *, columns: bool = False, **check: Any
+        self,
+        X: Any,
+        y: Any = "no_validation",
+        *,
+        columns: bool = False,
+        lazy: bool = False,
+        **check: Any,
     ) -> tuple[Any, NDArray[np.floating], Any]:
         """``(nystroem, F, y)``: the fitted Nystroem map of ``n_components`` and the training
         features ``F`` (with ``columns=True`` the landmark columns ``k(X, Z)`` instead).
@@ -386,7 +392,10 @@ class KernelInputMixin:
         one-vs-one pair (:mod:`indefsvm.multiclass`) receives its rows of the landmark columns
         of the multi-class model, whose map factorised them (``_ovo_factor``). ``y`` is
         validated with ``X`` (``check`` as for :func:`sklearn.utils.validation.validate_data`)
-        unless ``"no_validation"``.
+        unless ``"no_validation"``. A dask ``X`` gives a dask ``F`` with ``X``'s row chunks:
+        persisted under a client (:meth:`~indefsvm.approximation.nystrom.IndefiniteNystroem.
+        fit_transform`), or with ``lazy`` not yet evaluated (the caller transforms and persists
+        it, so the workers never hold two factors).
         """
         check_landmark_parameters(self)
         self._kernel_arguments()  # a parameter that does not apply fails before the data
@@ -405,7 +414,12 @@ class KernelInputMixin:
             # aligned with the factor's rows by the solver (indefsvm.utils.dask_rows).
             _refuse_dask_precomputed(self)
             nys = self._landmark_map(kernel, X.shape[0])
-            F = nys.fit(X).landmark_columns(X) if columns else nys.fit_transform(X)
+            if columns:
+                F = nys.fit(X).landmark_columns(X)
+            elif lazy:
+                F = nys.fit(X)._transform_dask(X, persist=False)
+            else:
+                F = nys.fit_transform(X)
             if hasattr(nys, "n_features_in_"):
                 self.n_features_in_ = nys.n_features_in_
             return nys, F, y

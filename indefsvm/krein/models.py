@@ -151,7 +151,9 @@ class _KernelEstimatorMixin(KernelInputMixin):
         """
         from indefsvm.krein.lowrank import rediagonalize
 
-        ny, Phi, _ = self._fit_landmarks(X)
+        # A dask factor stays lazy until its final form (centred, rotated) is persisted below:
+        # the kernel is evaluated again per pass, but the workers hold one factor, not two.
+        ny, Phi, _ = self._fit_landmarks(X, lazy=True)
         s = ny.signature_
         lam = ny.eigenvalues_
         self.nystroem_ = ny
