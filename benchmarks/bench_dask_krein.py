@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> None:
             n_workers=args.workers,
             threads_per_worker=1,
             processes=not args.threads,
-            dashboard_address=None,
+            dashboard_address=":0",
         ) as cluster,
         Client(cluster),
     ):

@@ -121,12 +121,12 @@ def count_store_records(out):
 
 @pytest.fixture(scope="module")
 def dask_cluster():
-    """A two-worker in-process ``distributed.LocalCluster`` (one thread each, no dashboard) for
-    the tests of one fit on a Dask cluster (issue 25); import it with :func:`dask_client`."""
+    """A two-worker in-process ``distributed.LocalCluster`` (one thread each; the dashboard on a
+    free port) for the tests of one fit on a Dask cluster (issue 25); see :func:`dask_client`."""
     from distributed import LocalCluster
 
     with LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
     ) as cluster:
         yield cluster
 

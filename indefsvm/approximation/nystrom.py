@@ -918,6 +918,9 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         Returns
         -------
         ndarray of shape (n, n_components_), dtype ``self.dtype``
+            For a dask ``X`` (chunked by rows), a dask array with ``X``'s row chunks, computed
+            on the workers and persisted there when a ``distributed.Client`` is active, lazy
+            otherwise (module docstring, "Dask arrays").
         """
         check_is_fitted(self, "components_")
         if is_dask_array(X):

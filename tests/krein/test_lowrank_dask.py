@@ -244,7 +244,7 @@ def test_fit_on_worker_processes_matches_in_memory():
     ref = clone(est).fit(X, labels)
     with (
         LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
         ) as local,
         distributed.Client(local),
     ):
