@@ -10,16 +10,7 @@ import pytest
 from helpers import dask_client, dask_cluster  # noqa: F401 - pytest fixtures
 from sklearn.base import clone
 
-from indefsvm.krein import lowrank
-from indefsvm.krein.models import (
-    KreinClassifier,
-    KreinKernelRidge,
-    KreinKernelRidgeClassifier,
-    KreinRegressor,
-    KreinSquaredHingeSVC,
-    SimilarityRidge,
-    SimilarityRidgeClassifier,
-)
+from indefsvm.krein import lowrank, models
 
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
@@ -136,16 +127,16 @@ def _data(n=2503, seed=0):
 
 
 ESTIMATORS = [
-    (KreinKernelRidge(**KERNEL, center=True, random_state=3), "regression"),
-    (KreinRegressor(**KERNEL, random_state=3), "regression"),
-    (KreinRegressor(**KERNEL, formulation="square", random_state=3), "regression"),
+    (models.KreinKernelRidge(**KERNEL, center=True, random_state=3), "regression"),
+    (models.KreinRegressor(**KERNEL, random_state=3), "regression"),
+    (models.KreinRegressor(**KERNEL, formulation="square", random_state=3), "regression"),
     pytest.param(
-        KreinSquaredHingeSVC(**KERNEL, center=True, random_state=3),
+        models.KreinSquaredHingeSVC(**KERNEL, center=True, random_state=3),
         "labels",
         marks=pytest.mark.slow,  # ~10 s: some 30 passes, each a round trip to the scheduler
     ),
-    (KreinKernelRidgeClassifier(**KERNEL, random_state=3), "labels"),
-    (KreinClassifier(**KERNEL, random_state=3), "labels"),
+    (models.KreinKernelRidgeClassifier(**KERNEL, random_state=3), "labels"),
+    (models.KreinClassifier(**KERNEL, random_state=3), "labels"),
 ]
 
 
@@ -188,7 +179,7 @@ def test_estimator_on_the_local_scheduler_without_client():
 
     assert active_client() is None
     X, _, labels = _data(n=1201)
-    est = KreinSquaredHingeSVC(**KERNEL, random_state=1)
+    est = models.KreinSquaredHingeSVC(**KERNEL, random_state=1)
     ref = clone(est).fit(X, labels)
     got = est.fit(da.from_array(X, chunks=400), labels)  # numpy y with a dask X
     assert _rel(np.abs(ref.coef_), np.abs(got.coef_)) <= 1e-8
@@ -201,15 +192,15 @@ def test_estimator_bad_input():
     X, target, labels = _data(n=900)
     Xd = da.from_array(X, chunks=400)
     with pytest.raises(ValueError, match="y has 899 targets but the kernel has 900 rows"):
-        KreinKernelRidge(**KERNEL).fit(Xd, target[:-1])
+        models.KreinKernelRidge(**KERNEL).fit(Xd, target[:-1])
     with pytest.raises(ValueError, match="unknown chunk sizes"):
-        KreinKernelRidge(**KERNEL).fit(Xd[Xd[:, 0] > -50], target)
+        models.KreinKernelRidge(**KERNEL).fit(Xd[Xd[:, 0] > -50], target)
     three = np.array(["a", "b", "c"])[np.arange(900) % 3]
     with pytest.raises(ValueError, match="exactly two classes; got 3"):
-        KreinSquaredHingeSVC(**KERNEL).fit(Xd, da.from_array(three, chunks=400))
+        models.KreinSquaredHingeSVC(**KERNEL).fit(Xd, da.from_array(three, chunks=400))
     K = np.tanh(X[:50] @ X[:50].T)
     with pytest.raises(ValueError, match="kernel='precomputed' with a dask array"):
-        KreinKernelRidge(kernel="precomputed", n_components=10).fit(
+        models.KreinKernelRidge(kernel="precomputed", n_components=10).fit(
             da.from_array(K, chunks=20), target[:50]
         )
 
@@ -228,7 +219,7 @@ def test_one_progress_bar_counts_the_chunks_of_every_pass(monkeypatch):
     shown = []
     monkeypatch.setattr(dask_rows, "progress_bar", lambda *a, **k: shown.append(k) or bar)
     X, target, _ = _data(n=900)
-    KreinKernelRidge(**KERNEL).fit(da.from_array(X, chunks=400), target)
+    models.KreinKernelRidge(**KERNEL).fit(da.from_array(X, chunks=400), target)
     assert len(shown) == 1 and shown[0]["desc"] == "KreinKernelRidge fit"
 
 
@@ -240,7 +231,7 @@ def test_fit_on_worker_processes_matches_in_memory():
     from distributed import LocalCluster
 
     X, _, labels = _data(n=1500)
-    est = KreinSquaredHingeSVC(**KERNEL, center=True, random_state=2)
+    est = models.KreinSquaredHingeSVC(**KERNEL, center=True, random_state=2)
     ref = clone(est).fit(X, labels)
     with (
         LocalCluster(
@@ -256,19 +247,23 @@ def test_fit_on_worker_processes_matches_in_memory():
 
 
 @pytest.mark.usefixtures("dask_client")
-@pytest.mark.parametrize("cls", [SimilarityRidge, SimilarityRidgeClassifier])
+@pytest.mark.parametrize("cls", [models.SimilarityRidge, models.SimilarityRidgeClassifier])
 def test_sf_lsm_on_a_cluster_matches_scikit_learn_ridge(cls):
     X, target, labels = _data()
-    y = target if cls is SimilarityRidge else labels
+    y = target if cls is models.SimilarityRidge else labels
     est = cls(**KERNEL, lam=1e-3, random_state=3)
     ref = clone(est).fit(X, y)  # scikit-learn's Ridge on the in-memory landmark similarities
     Xd = da.from_array(X, chunks=CHUNKS)
     got = clone(est).fit(Xd, da.from_array(y, chunks=CHUNKS))
     assert _rel(ref.ridge_.coef_, got.ridge_.coef_) <= 1e-8
     assert got.ridge_.intercept_ == pytest.approx(ref.ridge_.intercept_, rel=1e-8, abs=1e-12)
-    scores = got.decision_function(Xd) if cls is SimilarityRidgeClassifier else got.predict(Xd)
+    scores = (
+        got.decision_function(Xd) if cls is models.SimilarityRidgeClassifier else got.predict(Xd)
+    )
     assert isinstance(scores, da.Array) and scores.chunks[0] == Xd.chunks[0]
-    expected = ref.decision_function(X) if cls is SimilarityRidgeClassifier else ref.predict(X)
+    expected = (
+        ref.decision_function(X) if cls is models.SimilarityRidgeClassifier else ref.predict(X)
+    )
     assert _rel(expected, scores.compute()) <= 1e-8
     again = pickle.loads(pickle.dumps(got))
     np.testing.assert_array_equal(again.predict(X), got.predict(Xd).compute())
@@ -277,7 +272,7 @@ def test_sf_lsm_on_a_cluster_matches_scikit_learn_ridge(cls):
 def test_full_rank_models_refuse_dask_arrays():
     X, target, _ = _data(n=300)
     with pytest.raises(ValueError, match="a dask array needs the low-rank model"):
-        KreinKernelRidge(kernel="sigmoid").fit(da.from_array(X, chunks=100), target)
-    fitted = KreinKernelRidge(kernel="sigmoid").fit(X, target)
+        models.KreinKernelRidge(kernel="sigmoid").fit(da.from_array(X, chunks=100), target)
+    fitted = models.KreinKernelRidge(kernel="sigmoid").fit(X, target)
     with pytest.raises(ValueError, match="a dask array needs the low-rank model"):
         fitted.predict(da.from_array(X, chunks=100))
