@@ -19,6 +19,7 @@ Every estimator of :mod:`indefsvm.proxy.estimators` (proxy-kernel SVMs, paper 00
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Mapping
 from numbers import Integral, Real
@@ -37,6 +38,7 @@ from indefsvm.utils.validation import (
     check_finite_matrix,
     check_square_symmetric,
     collect_kernel_params,
+    is_dask_array,
 )
 
 __all__ = [
@@ -46,6 +48,7 @@ __all__ = [
     "KernelInputMixin",
     "PrecomputedColumns",
     "check_landmark_parameters",
+    "dask_rows",
     "fit_context",
     "nystroem_test_features",
     "set_init_parameters",
@@ -91,6 +94,69 @@ def fit_context(fit: Callable[..., Any]) -> Callable[..., Any]:
     with threads chosen by its size (:func:`indefsvm.threads.threaded_fit`).
     """
     return validated_fit(threaded_fit(fit))
+
+
+def _rows_of_block(block: Any, estimator: Any, method_name: str, extra: tuple) -> Any:
+    return getattr(estimator, method_name)(block, *extra)
+
+
+def dask_rows(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Prediction methods that map a ``dask.array`` of test rows to a dask array.
+
+    ``method(self, X, *extra)`` runs unchanged on numpy input; on a dask array it runs on each
+    row chunk where the chunk is (``map_blocks``: the fitted model travels to the workers, the
+    test points do not come to the client) and returns a dask array chunked like ``X``'s rows.
+    The output's trailing shape and type come from the model applied to the first test row.
+    Extra arguments (``K_test_test``) are refused with a dask ``X``.
+    """
+
+    @functools.wraps(method)
+    def wrapper(self: Any, X: Any, *extra: Any) -> Any:
+        if not is_dask_array(X):
+            return method(self, X, *extra)
+        if any(e is not None for e in extra):
+            raise ValueError(
+                f"{type(self).__name__}: with a dask array X only the test points may be given "
+                "(K_test_test, the transductive map's test block, is not supported)."
+            )
+        if X.ndim != 2 or X.shape[0] < 1:
+            raise ValueError(f"X must be a 2-D dask array with at least one row; got {X.shape}.")
+        if len(X.chunks[1]) > 1:
+            X = X.rechunk({1: -1})
+        probe = np.asarray(method(self, np.asarray(X[:1].compute()), *extra))
+        tail = probe.shape[1:]
+        return X.map_blocks(
+            _rows_of_block,
+            estimator=self,
+            method_name=method.__name__,
+            extra=extra,
+            dtype=probe.dtype,
+            chunks=(X.chunks[0], *((k,) for k in tail)),
+            drop_axis=[] if tail else [1],
+            meta=np.empty((0,) + tail, dtype=probe.dtype),
+        )
+
+    return wrapper
+
+
+def dask_labels(y: Any, n: int, name: str, *, numeric: bool = False) -> NDArray:
+    """Training targets of a dask ``X`` as a numpy vector in this process (O(n) numbers).
+
+    ``y`` may be numpy or dask; its length must be ``n``, the number of rows of ``X``.
+    """
+    from sklearn.utils.validation import check_array, column_or_1d
+
+    if is_dask_array(y):
+        y = y.compute()
+    y = column_or_1d(
+        check_array(y, ensure_2d=False, dtype=np.float64 if numeric else None), warn=True
+    )
+    if y.shape[0] != n:
+        raise ValueError(
+            f"{name}: X (a dask array) has {n} rows but y has {y.shape[0]} entries; one label "
+            "per row of X is expected."
+        )
+    return y
 
 
 class PrecomputedColumns:
@@ -383,6 +449,8 @@ class KernelInputMixin:
                 C, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, **check)
             nys, Phi = shared
             return nys, (C if columns else Phi), y
+        if is_dask_array(X):
+            return self._fit_landmarks_dask(X, None if no_y else y, columns, **check)
         kernel: Any = self.kernel
         if self._precomputed():
             K, y = self._fit_kernel(X, y, **check)
@@ -395,6 +463,35 @@ class KernelInputMixin:
         F = nys.fit(X).landmark_columns(X) if columns else nys.fit_transform(X)
         if isinstance(kernel, PrecomputedColumns):
             kernel.release()
+        return nys, F, y
+
+    def _fit_landmarks_dask(self, X: Any, y: Any, columns: bool, **check: Any) -> tuple:
+        """:meth:`_fit_landmarks` for a ``dask.array`` ``X`` (issue 25): the Nystroem map's
+        ``fit_transform`` keeps the features on the workers; ``y`` comes to this process."""
+        name = type(self).__name__
+        if self._precomputed():
+            raise ValueError(
+                f"{name}: kernel='precomputed' with a dask array is not supported (an n x n "
+                "kernel does not scale out); pass the raw features X and a kernel name."
+            )
+        if getattr(self, "probability", False):
+            raise ValueError(
+                f"{name}: probability=True refits on folds of X in this process; it is not "
+                "supported with a dask array X. Fit with probability=False."
+            )
+        if X.ndim != 2 or X.shape[0] < 2:
+            raise ValueError(f"{name}: X must be a 2-D dask array with n >= 2 rows; got {X.shape}.")
+        if y is not None:
+            y = dask_labels(y, X.shape[0], name, numeric=bool(check.get("y_numeric")))
+        self.n_features_in_ = X.shape[1]
+        nys = self._landmark_map(self.kernel, X.shape[0])
+        F = nys.fit(X).landmark_columns(X) if columns else nys.fit_transform(X)
+        if not is_dask_array(F):
+            # A map that computed the features in this process: chunk them like X's rows so
+            # the solver's passes still run on the workers.
+            import dask.array as da
+
+            F = da.from_array(F, chunks=(X.chunks[0], -1))
         return nys, F, y
 
     def _test_test_kernel(self, X: Any, K_test_test: Any | None) -> NDArray | None:

@@ -51,7 +51,8 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from indefsvm.base import check_landmark_parameters, fit_context
+from indefsvm.base import check_landmark_parameters, dask_rows, fit_context
+from indefsvm.utils.validation import is_dask_array
 
 DECISION_FUNCTION_SHAPES = ("ovr", "ovo")
 
@@ -151,6 +152,8 @@ class OneVsOneMixin:
         """
         if y is None:
             validate_data(self, X, y)  # scikit-learn's "requires y to be passed" error
+        if is_dask_array(y):
+            y = y.compute()  # labels are O(n) numbers: they live in this process
         check_classification_targets(np.asarray(y))
         if self._fit_multiclass(X, y):
             if getattr(self, "probability", False):
@@ -194,12 +197,14 @@ class OneVsOneMixin:
         """Predicted labels in the user's label space (``classes_``)."""
         return self._predict_labels(X)
 
+    @dask_rows
     def _decide(self, X: ArrayLike, *extra: Any) -> NDArray[np.float64]:
         check_is_fitted(self)
         if self._is_multiclass():
             return self._multiclass_decision(X, *extra)
         return self._decision_binary(X, *extra)
 
+    @dask_rows
     def _predict_labels(self, X: ArrayLike, *extra: Any) -> NDArray:
         check_is_fitted(self)
         if self._is_multiclass():
@@ -243,6 +248,12 @@ class OneVsOneMixin:
             return False
         from sklearn.base import clone
 
+        if is_dask_array(X):
+            raise ValueError(
+                f"{type(self).__name__}: y has {classes.shape[0]} classes; one-vs-one fitting "
+                "with a dask array X is not supported (two classes are). Fit one model per "
+                "pair of classes, or pass X as a numpy array."
+            )
         check_landmark_parameters(self)
         pairwise = _is_pairwise(self)
         Xa = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)

@@ -61,6 +61,7 @@ from indefsvm.base import (
     NYSTROEM_PARAMETER_CONSTRAINTS,
     IndefsvmEstimator,
     KernelInputMixin,
+    dask_rows,
     fit_context,
     set_init_parameters,
 )
@@ -294,9 +295,7 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
             # Rows of the Nystroem kernel Phi_x diag(s) Phi' (m x n: fine for a few points).
             problem = self._fitted_problem()
             F = self._nystroem_features(X)
-            R = (F * self.nystroem_.signature_) @ np.asarray(
-                problem.operator.Phi, dtype=np.float64
-            ).T
+            R = problem.operator.factor.backend.mat((F * self.nystroem_.signature_).T).T
             return problem.out_of_sample_rows(self.alpha_, R)
         R = self._test_kernel(X)
         if self.out_of_sample == "projection":
@@ -323,6 +322,7 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
         K0 = self.problem_.operator.K0 if self.problem_ is not None else self.train_kernel_
         return transductive_rows(K0, self._u, getattr(self, "effective_rho_", self.rho), R, T)
 
+    @dask_rows
     def _raw_decision(self, X: Any, K_test_test: ArrayLike | None) -> NDArray[np.float64]:
         check_is_fitted(self)
         self._check_no_test_test(K_test_test)
@@ -916,9 +916,8 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
         points score below it (the nu-property).
         """
         if getattr(self, "_nystroem_fitted", False):
-            F = np.asarray(K.features)
-            g = np.asarray(F @ self.feature_coef_, dtype=np.float64)
-            size, inner = np.abs(F) @ np.abs(self.feature_coef_), F.shape[1]
+            g = K.backend.mat(self.feature_coef_)
+            size, inner = K.backend.mat_abs(np.abs(self.feature_coef_)), K.rank
         else:
             K = np.asarray(K, dtype=np.float64)
             g = K @ self.dual_coef_

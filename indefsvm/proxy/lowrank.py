@@ -48,9 +48,10 @@ workers instead (dask arrays, with the projection onto ``{y'a = 0, 0 <= a <= C}`
 root in the multiplier --, the intercept's sort and the step search rewritten as per-chunk
 reductions) would cut the traffic per pass to O(m^2 + chunks) numbers but turn every O(n)
 operation of every solver into a distributed round trip (the projection alone evaluates its
-piecewise-linear function some 50 times per iteration) and need a second implementation of
-each solver. At the sizes the issue targets the O(n) traffic is cheap next to the pass itself
-(n = 3e5: 2.4 MB per vector against a 720 MB factor), so the client-side vectors were chosen;
+piecewise-linear function in the multiplier several times per iteration) and need a second
+implementation of each solver's vector work. At the sizes the issue targets the O(n) traffic
+is cheap next to the pass itself (n = 3e5: 2.4 MB per vector against a 720 MB factor), so the
+client-side vectors were chosen;
 ``docs/scale.md`` estimates where that stops being true (n = 1e8 on 32 machines).
 
 Methods that need dense n x n matrices (``method="accpm"``/``"siqclp"``, LIBSVM checks, a dense
@@ -61,7 +62,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import sys
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -78,6 +78,7 @@ from indefsvm.proxy.operators import (
     eigen_state_fields,
     smoothing_correction,
 )
+from indefsvm.utils.validation import is_dask_array
 
 __all__ = [
     "DENSE_LIMIT",
@@ -266,13 +267,6 @@ def _mat(Phi: NDArray, w: NDArray[np.float64]) -> NDArray[np.float64]:
     return out
 
 
-def is_dask_array(x: Any) -> bool:
-    """Whether ``x`` is a ``dask.array.Array``, without importing dask (an optional
-    dependency: if ``dask.array`` was never imported, ``x`` cannot be one)."""
-    module = sys.modules.get("dask.array")
-    return module is not None and isinstance(x, module.Array)
-
-
 class NumpyFactor:
     """The passes over an in-memory factor ``Phi`` (numpy, float64 or float32).
 
@@ -306,6 +300,10 @@ class NumpyFactor:
     def mat(self, w: NDArray[np.float64]) -> NDArray[np.float64]:
         """``Phi w`` for ``w`` of shape (m,) or (m, k)."""
         return _mat(self.Phi, w)
+
+    def mat_abs(self, w: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``|Phi| w`` (a rounding bound of ``Phi w``)."""
+        return np.abs(self.Phi) @ w
 
     def columnwise(self, x: NDArray[np.float64]) -> bool:
         """Whether k products with single columns are cheaper than one with k columns (float32
@@ -407,6 +405,11 @@ class DaskFactor:
 
     def mat(self, w: NDArray[np.float64]) -> NDArray[np.float64]:
         return np.asarray((self._float64 @ np.asarray(w, dtype=np.float64)).compute())
+
+    def mat_abs(self, w: NDArray[np.float64]) -> NDArray[np.float64]:
+        import dask.array as da
+
+        return np.asarray((da.absolute(self._float64) @ np.asarray(w, dtype=np.float64)).compute())
 
     def columnwise(self, x: NDArray[np.float64]) -> bool:
         return False  # each pass costs a round trip to the workers: one pass for all columns
@@ -852,8 +855,10 @@ class LowRankProxyOperator:
     def provides(self) -> frozenset[str]:
         """Capabilities (:class:`indefsvm.proxy.protocols.KernelOperator`): n x n arrays and a
         dense eigenbasis only up to :data:`DENSE_LIMIT` (formed on demand), never an
-        objective-only evaluation (one evaluation is already O(nm + m^2)); always the factor."""
-        if self.n <= DENSE_LIMIT:
+        objective-only evaluation (one evaluation is already O(nm + m^2)); always the factor.
+        A factor on Dask workers never provides n x n arrays (they would be formed in this
+        process: the cutting-plane solvers are refused by their ``needs`` check)."""
+        if self.n <= DENSE_LIMIT and not self.backend.distributed:
             return frozenset({"n_by_n", "eigenbasis", "factor"})
         return frozenset({"factor"})
 

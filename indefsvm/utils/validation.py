@@ -6,6 +6,7 @@ what was expected, so bad input never silently turns into a wrong answer.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +16,13 @@ from numpy.typing import ArrayLike, NDArray
 
 #: Default relative tolerance for the symmetry check: ``max|K - K'| <= tol * max(1, max|K|)``.
 SYMMETRY_RTOL = 1e-10
+
+
+def is_dask_array(x: Any) -> bool:
+    """Whether ``x`` is a ``dask.array.Array``, without importing dask (an optional
+    dependency: if ``dask.array`` was never imported, ``x`` cannot be one)."""
+    module = sys.modules.get("dask.array")
+    return module is not None and isinstance(x, module.Array)
 
 
 def _refuse_container(X: Any, name: str) -> None:
