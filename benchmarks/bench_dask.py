@@ -53,15 +53,14 @@ import os
 import resource
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import _common  # noqa: F401  (this checkout's indefsvm first on sys.path)
 import numpy as np
+from _common import median_time  # also puts this checkout's indefsvm first on sys.path
 from bench_lowrank import COEF0, DIM, GAMMA
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,14 +84,10 @@ def landmark_indices(n: int, m: int, seed: int) -> np.ndarray:
     return np.sort(np.random.default_rng(seed).choice(n, size=m, replace=False))
 
 
-def median_time(f, repeat: int = 5) -> float:
-    f()  # warm-up (graph caches, compiled kernels)
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+def pass_time(f) -> float:
+    """Median of 5 calls after one warm-up (graph caches, compiled kernels)."""
+    f()
+    return median_time(f, 5)
 
 
 def peak_rss_mb() -> float:
@@ -121,8 +116,8 @@ def in_memory(args: argparse.Namespace) -> None:
         "fit_s": fit_s,
         "n_iter": int(model.n_iter_),
         "gap": float(model.result_.gap),
-        "rmat_s": median_time(lambda: K.backend.rmat(v)),
-        "mat_s": median_time(lambda: K.backend.mat(w)),
+        "rmat_s": pass_time(lambda: K.backend.rmat(v)),
+        "mat_s": pass_time(lambda: K.backend.mat(w)),
     }
     np.save(args.out + ".npy", decision)
     Path(args.out + ".json").write_text(json.dumps(out))
@@ -253,8 +248,8 @@ def fit_on_cluster(args: argparse.Namespace, client) -> dict:
         "worker_restarts": len(restarts),
         "workers_before": len(before),
         "workers_after": len(after),
-        "rmat_s": median_time(lambda: K.backend.rmat(v)),
-        "mat_s": median_time(lambda: K.backend.mat(w)),
+        "rmat_s": pass_time(lambda: K.backend.rmat(v)),
+        "mat_s": pass_time(lambda: K.backend.mat(w)),
         "decision": decision,
     }
 
