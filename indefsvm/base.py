@@ -436,7 +436,7 @@ class KernelInputMixin:
         one-vs-one pair (:mod:`indefsvm.multiclass`) receives its rows of the landmark columns
         of the multi-class model, whose map factorised them (``_ovo_factor``). ``y`` is
         validated with ``X`` (``check`` as for :func:`sklearn.utils.validation.validate_data`)
-        unless ``"no_validation"``.
+        unless ``"no_validation"``. A ``dask.array`` ``X`` goes to :meth:`_fit_landmarks_dask`.
         """
         check_landmark_parameters(self)
         self._kernel_arguments()  # a parameter that does not apply fails before the data

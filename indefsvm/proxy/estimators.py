@@ -37,6 +37,15 @@ the certified intercept.
 kernel, clip its negative eigenvalues and read the test-vs-train rows. It needs the
 test-vs-test block (``decision_function(K_test_train, K_test_test=...)``).
 
+Dask arrays (issue 25): with ``n_components`` and a kernel name or callable, ``fit(X, y)``
+accepts a row-chunked ``dask.array`` ``X`` (and a numpy or dask ``y``, brought to this process
+and checked against ``X``'s rows): the Nystroem features stay on the workers and every pass of
+the solver over them runs there (:class:`indefsvm.proxy.lowrank.DaskFactor`).
+``predict``/``decision_function`` of a dask array return a dask array chunked like its rows. Not
+supported with dask input, and refused with the reason: ``kernel="precomputed"``,
+``probability=True``, more than two classes, ``K_test_test``, and the solvers that need n x n
+arrays (``"accpm"``, ``"siqclp"``).
+
 The intercept is, by default, the certified best ``b`` of the solver result (the one that
 attains the primal bound of notes §3); ``intercept="paper"`` is the published ``estimate_b.m``:
 the mean of ``y_i - (K0 Y alpha)_i`` over free support vectors (``1e-3 < alpha_i < C_i - 1e-3``)
