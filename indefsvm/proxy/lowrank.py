@@ -346,6 +346,15 @@ class NumpyFactor:
         return G
 
 
+def _chunk_rmat(P: NDArray, v: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``P' v`` of one row chunk, with a leading axis of length 1 for the sum over chunks."""
+    return (P.astype(np.float64, copy=False).T @ v)[None]
+
+
+def _chunk_mat(P: NDArray, w: NDArray[np.float64]) -> NDArray[np.float64]:
+    return P.astype(np.float64, copy=False) @ w
+
+
 class DaskFactor:
     """The passes over a factor ``Phi`` held by Dask workers as a row-chunked ``dask.array``.
 
@@ -409,12 +418,38 @@ class DaskFactor:
 
         return dask.config.set(split_every=_DASK_FAN_IN)
 
+    def _per_chunk(self, function: Any, args: list, tail: tuple[int, ...], rows: bool) -> Any:
+        """``function(Phi_c, args[c])`` for every row chunk ``c`` as one dask array.
+
+        Each task gets its own argument inline (a slice of ``v``, or the small ``w``), so it
+        depends only on its factor chunk and runs where that chunk is, with no data task to
+        move first (that saved a quarter of a pass's round-trip time on the test machine).
+        Output: the chunks' rows (``rows``) or one leading entry per chunk.
+        """
+        import uuid
+
+        import dask.array as da
+        from dask.highlevelgraph import HighLevelGraph
+
+        name = f"{function.__name__}-{uuid.uuid4().hex}"
+        source = self.Phi.name
+        pad = (0,) * len(tail)
+        graph = {(name, c, *pad): (function, (source, c, 0), arg) for c, arg in enumerate(args)}
+        layer = HighLevelGraph.from_collections(name, graph, dependencies=[self.Phi])
+        lead = self.chunks if rows else (1,) * len(self.chunks)
+        chunks = (lead, *((k,) for k in tail))
+        return da.Array(layer, name, chunks=chunks, dtype=np.float64)
+
     def rmat(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
-        with self._reduce():
-            return np.asarray((self._float64.T @ self._rows_like(v)).compute())
+        v = np.asarray(v, dtype=np.float64)
+        pieces = [v[a:b] for a, b in zip(self.offsets[:-1], self.offsets[1:], strict=True)]
+        parts = self._per_chunk(_chunk_rmat, pieces, (self.Phi.shape[1], *v.shape[1:]), False)
+        return np.asarray(parts.sum(axis=0, split_every=_DASK_FAN_IN).compute())
 
     def mat(self, w: NDArray[np.float64]) -> NDArray[np.float64]:
-        return np.asarray((self._float64 @ np.asarray(w, dtype=np.float64)).compute())
+        w = np.asarray(w, dtype=np.float64)
+        out = self._per_chunk(_chunk_mat, [w] * len(self.chunks), w.shape[1:], True)
+        return np.asarray(out.compute())
 
     def mat_abs(self, w: NDArray[np.float64]) -> NDArray[np.float64]:
         import dask.array as da
