@@ -276,6 +276,10 @@ class KernelInputMixin:
     ``gamma``, ``coef0``, ``degree`` (when not None) and ``kernel_params``.
     """
 
+    #: Whether the estimator's solver reads a factor held by Dask workers (a ``LowRankKernel``
+    #: of a dask array); others receive the Nystroem features of a dask ``X`` in memory.
+    _factor_on_workers: ClassVar[bool] = False
+
     kernel: str | Callable[..., Any]
     gamma: float | None
     coef0: float | None
@@ -486,7 +490,7 @@ class KernelInputMixin:
         self.n_features_in_ = X.shape[1]
         nys = self._landmark_map(self.kernel, X.shape[0])
         F = nys.fit(X).landmark_columns(X) if columns else nys.fit_transform(X)
-        if not is_dask_array(F):
+        if self._factor_on_workers and not is_dask_array(F):
             # A map that computed the features in this process: chunk them like X's rows so
             # the solver's passes still run on the workers.
             import dask.array as da

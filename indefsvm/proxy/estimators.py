@@ -111,6 +111,7 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
     """Shared fitting and prediction of the estimators built on a :class:`ProxyKernelProblem`."""
 
     _problem_kind = "svc"
+    _factor_on_workers = True  # the low-rank operator reads a dask factor where it is
     _parameter_constraints: dict = {
         **KERNEL_PARAMETER_CONSTRAINTS,
         "rho": [Interval(Real, 0, None, closed="neither"), "array-like"],
