@@ -297,3 +297,16 @@ def test_estimators_without_a_worker_factor_still_fit_dask_input_in_memory(data)
         model = KreinSquaredHingeSVC(**params).fit(da.from_array(X[:600], chunks=250), y[:600])
         got = model.decision_function(da.from_array(Xt, chunks=100)).compute()
     np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["lowrank_newton", "pg"])
+def test_float32_factor_on_dask_equals_numpy_float32_factor(data, method):
+    """float32 storage: the numpy path's compiled float64-accumulating products against the
+    workers' chunk-by-chunk conversion (local scheduler); the same stored values, same fit."""
+    _, y, _, _, Phi, s = data
+    Phi32 = Phi.astype(np.float32)
+    kw = {"C": 1.0, "rho": 1.0, "tol": 1e-6, "max_iter": 40}
+    r0 = _solve(Phi32, s, y, method, **kw)
+    with local_scheduler():
+        r1 = _solve(da.from_array(Phi32, chunks=(CHUNK, -1)), s, y, method, **kw)
+    _same_result(r0, r1, 1e-9)
