@@ -369,7 +369,9 @@ class DaskFactor:
     The n-vectors stay in the client as numpy arrays (design (a) of issue 25; the module
     docstring says why): ``v`` is cut into the factor's row chunks and shipped with the task
     graph, ``Phi w`` comes back as n numbers. The solvers are unchanged. The computations go
-    to the active ``distributed.Client`` if there is one, else to Dask's local scheduler.
+    to the active ``distributed.Client`` if there is one, else to Dask's local scheduler; the
+    persisted chunks belong to the scheduler that was active when the kernel was built, so the
+    passes must run under the same one.
     """
 
     distributed = True
