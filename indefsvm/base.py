@@ -33,7 +33,7 @@ from indefsvm.approximation.nystrom import LANDMARK_METHODS
 from indefsvm.kernels.registry import KERNEL_ALIASES, KERNEL_NAMES, resolve_kernel
 from indefsvm.threads import threaded_fit
 from indefsvm.utils.constraints import Interval, StrOptions, validated_fit
-from indefsvm.utils.dask_rows import dask_fit_progress, is_dask_array
+from indefsvm.utils.dask_rows import dask_fit_progress, is_dask_array, labels_in_client
 from indefsvm.utils.validation import (
     check_finite_matrix,
     check_square_symmetric,
@@ -226,6 +226,11 @@ class KernelInputMixin:
     ``gamma``, ``coef0``, ``degree`` (when not None) and ``kernel_params``.
     """
 
+    #: Whether the estimator's solver keeps its n-vectors in this process (the proxy-kernel
+    #: SVMs, issue 25 design (a)): the labels of a dask ``X`` are then brought here; otherwise
+    #: they stay on the workers with the factor.
+    _labels_in_client: ClassVar[bool] = False
+
     kernel: str | Callable[..., Any]
     gamma: float | None
     coef0: float | None
@@ -392,10 +397,7 @@ class KernelInputMixin:
         one-vs-one pair (:mod:`indefsvm.multiclass`) receives its rows of the landmark columns
         of the multi-class model, whose map factorised them (``_ovo_factor``). ``y`` is
         validated with ``X`` (``check`` as for :func:`sklearn.utils.validation.validate_data`)
-        unless ``"no_validation"``. A dask ``X`` gives a dask ``F`` with ``X``'s row chunks:
-        persisted under a client (:meth:`~indefsvm.approximation.nystrom.IndefiniteNystroem.
-        fit_transform`), or with ``lazy`` not yet evaluated (the caller transforms and persists
-        it, so the workers never hold two factors).
+        unless ``"no_validation"``. A ``dask.array`` ``X`` goes to :meth:`_fit_landmarks_dask`.
         """
         check_landmark_parameters(self)
         self._kernel_arguments()  # a parameter that does not apply fails before the data
@@ -408,21 +410,9 @@ class KernelInputMixin:
                 C, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, **check)
             nys, Phi = shared
             return nys, (C if columns else Phi), y
-        kernel: Any = self.kernel
         if is_dask_array(X):
-            # One fit on a Dask cluster (issue 25): X stays row-chunked on the workers; y is
-            # aligned with the factor's rows by the solver (indefsvm.utils.dask_rows).
-            _refuse_dask_precomputed(self)
-            nys = self._landmark_map(kernel, X.shape[0])
-            if columns:
-                F = nys.fit(X).landmark_columns(X)
-            elif lazy:
-                F = nys.fit(X)._transform_dask(X, persist=False)
-            else:
-                F = nys.fit_transform(X)
-            if hasattr(nys, "n_features_in_"):
-                self.n_features_in_ = nys.n_features_in_
-            return nys, F, y
+            return self._fit_landmarks_dask(X, None if no_y else y, columns, lazy, **check)
+        kernel: Any = self.kernel
         if self._precomputed():
             K, y = self._fit_kernel(X, y, **check)
             kernel, X = PrecomputedColumns(K), np.arange(K.shape[0], dtype=np.float64)[:, None]
@@ -435,6 +425,40 @@ class KernelInputMixin:
         if isinstance(kernel, PrecomputedColumns):
             kernel.release()
         return nys, F, y
+
+    def _fit_landmarks_dask(
+        self, X: Any, y: Any, columns: bool, lazy: bool, **check: Any
+    ) -> tuple[Any, Any, Any]:
+        """:meth:`_fit_landmarks` for a ``dask.array`` ``X`` (issue 25).
+
+        The Nystroem map is fitted on the workers and ``F`` is a dask array with ``X``'s row
+        chunks: persisted under a client (:meth:`~indefsvm.approximation.nystrom.
+        IndefiniteNystroem.fit_transform`), or with ``lazy`` not yet evaluated (the caller
+        transforms and persists it, so the workers never hold two factors). ``y`` comes to this
+        process when the estimator's solver keeps its n-vectors here (``_labels_in_client``,
+        the proxy-kernel SVMs); otherwise it stays as given and the learner aligns it with the
+        factor's rows on the workers (:mod:`indefsvm.utils.dask_rows`).
+        """
+        name = type(self).__name__
+        _refuse_dask_precomputed(self)
+        if getattr(self, "probability", False):
+            raise ValueError(
+                f"{name}: probability=True refits on folds of X in this process; it is not "
+                "supported with a dask array X. Fit with probability=False."
+            )
+        if X.ndim != 2 or X.shape[0] < 2:
+            raise ValueError(f"{name}: X must be a 2-D dask array with n >= 2 rows; got {X.shape}.")
+        if y is not None and self._labels_in_client:
+            y = labels_in_client(y, X.shape[0], name, numeric=bool(check.get("y_numeric")))
+        nys = self._landmark_map(self.kernel, X.shape[0])
+        if columns:
+            F = nys.fit(X).landmark_columns(X)
+        elif lazy:
+            F = nys.fit(X)._transform_dask(X, persist=False)
+        else:
+            F = nys.fit_transform(X)
+        self.n_features_in_ = X.shape[1]
+        return nys, F, ("no_validation" if y is None else y)
 
     def _test_test_kernel(self, X: Any, K_test_test: Any | None) -> NDArray | None:
         if K_test_test is not None or self._precomputed():

@@ -52,7 +52,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from indefsvm.base import check_landmark_parameters, fit_context
-from indefsvm.utils.dask_rows import is_dask_array
+from indefsvm.utils.dask_rows import is_dask_array, rowwise_on_workers
 
 DECISION_FUNCTION_SHAPES = ("ovr", "ovo")
 
@@ -213,21 +213,19 @@ class OneVsOneMixin:
         """Predicted labels in the user's label space (``classes_``)."""
         return self._predict_labels(X)
 
+    @rowwise_on_workers
     def _decide(self, X: ArrayLike, *extra: Any) -> NDArray[np.float64]:
         check_is_fitted(self)
         if self._is_multiclass():
             return self._multiclass_decision(X, *extra)
         return self._decision_binary(X, *extra)
 
+    @rowwise_on_workers
     def _predict_labels(self, X: ArrayLike, *extra: Any) -> NDArray:
         check_is_fitted(self)
         if self._is_multiclass():
             return self._multiclass_predict(X, *extra)
         d = self._decision_binary(X, *extra)
-        if is_dask_array(d):
-            from indefsvm.utils.dask_rows import dask_labels
-
-            return dask_labels(d, self.classes_)
         return self.classes_[(d > 0).astype(np.intp)]
 
     #: Parameters that may hold one value per training point (sliced to each pair's rows).

@@ -69,6 +69,7 @@ TRUSTED_TYPES: tuple[str, ...] = (
     "indefsvm.proxy.operators.ProxyKernelOperator",
     "indefsvm.linalg.rank_one.SecularWarmStart",
     "indefsvm.proxy.lowrank.LowRankKernel",
+    "indefsvm.proxy.lowrank.NumpyFactor",
     "indefsvm.proxy.lowrank.LowRankProxyKernel",
     "indefsvm.proxy.lowrank.LowRankProxyOperator",
     "indefsvm.proxy.lowrank.LowRankProxyState",

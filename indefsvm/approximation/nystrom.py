@@ -230,7 +230,7 @@ def _one_shot(
     """
     sigma, Bt, lam, P = _small_eigenproblem(R, S)
     T = (Bt.T / sigma[None, :]) @ (P * np.sqrt(np.abs(lam))[None, :])
-    return T, lam, sigma
+    return _canonical_signs(T), lam, sigma
 
 
 def _one_shot_few_rows(
@@ -250,7 +250,20 @@ def _one_shot_few_rows(
     keep = np.abs(lam) > max(R.shape) * np.finfo(np.float64).eps * np.max(np.abs(lam))
     lam, P = lam[keep], P[:, keep]
     T = ((Bt.T * S[:, None]) * sigma[None, :]) @ (P * (np.sign(lam) / np.sqrt(np.abs(lam))))
-    return T, lam, sigma
+    return _canonical_signs(T), lam, sigma
+
+
+def _canonical_signs(T: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``T`` with each column's entry of largest magnitude made positive.
+
+    A feature column is defined up to its sign (that of an eigenvector), and which sign LAPACK
+    returns depends on how ``R`` was computed: the in-memory QR and the TSQR of a dask ``X``
+    give ``R`` up to the signs of its rows, hence different signs of ``T``. The convention makes
+    both paths (and every quantity in feature space, e.g. ``feature_coef_``) agree.
+    """
+    rows = np.argmax(np.abs(T), axis=0)
+    signs = np.sign(T[rows, np.arange(T.shape[1])])
+    return T * np.where(signs == 0, 1.0, signs)[None, :]
 
 
 def one_shot_eigendecomposition(

@@ -165,7 +165,12 @@ def spectral_scale(K: Any) -> float:
     """
     features = getattr(K, "features", None)
     if features is not None and hasattr(K, "signature"):
-        R = np.linalg.qr(np.asarray(features, dtype=np.float64), mode="r")
+        if K.backend.distributed:
+            # Phi'Phi = V diag(w) V' = R'R with R = diag(sqrt(w)) V': a pass on the workers.
+            w, V = np.linalg.eigh(K.backend.gram(None, None))
+            R = np.sqrt(np.maximum(w, 0.0))[:, None] * V.T
+        else:
+            R = np.linalg.qr(np.asarray(features, dtype=np.float64), mode="r")
         lam = np.linalg.eigvalsh((R * np.asarray(K.signature, dtype=np.float64)) @ R.T)
         return float(np.max(np.abs(lam)))
     K = check_square_symmetric(K, name="K")

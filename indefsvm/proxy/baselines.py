@@ -43,6 +43,7 @@ from indefsvm.multiclass import OneVsOneMixin
 from indefsvm.probability import PlattProbabilityMixin
 from indefsvm.proxy import _libsvm
 from indefsvm.utils.constraints import Interval, StrOptions
+from indefsvm.utils.log import user_stacklevel
 from indefsvm.utils.validation import check_binary_labels, class_weights_to_C
 
 __all__ = [
@@ -349,8 +350,7 @@ class DirectSVC(_LibsvmKernelClassifier):
                 "converges to a stationary point of the non-convex dual, which is not "
                 "guaranteed to be optimal.",
                 IndefiniteKernelWarning,
-                # _train_kernel <- _fit_binary <- fit <- the two fit_context wrappers <- user
-                stacklevel=6,
+                stacklevel=user_stacklevel(),
             )
         return K
 

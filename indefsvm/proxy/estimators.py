@@ -37,6 +37,15 @@ the certified intercept.
 kernel, clip its negative eigenvalues and read the test-vs-train rows. It needs the
 test-vs-test block (``decision_function(K_test_train, K_test_test=...)``).
 
+Dask arrays (issue 25): with ``n_components`` and a kernel name or callable, ``fit(X, y)``
+accepts a row-chunked ``dask.array`` ``X`` (and a numpy or dask ``y``, brought to this process
+and checked against ``X``'s rows): the Nystroem features stay on the workers and every pass of
+the solver over them runs there (:class:`indefsvm.proxy.lowrank.DaskFactor`).
+``predict``/``decision_function`` of a dask array return a dask array chunked like its rows. Not
+supported with dask input, and refused with the reason: ``kernel="precomputed"``,
+``probability=True``, more than two classes, ``K_test_test``, and the solvers that need n x n
+arrays (``"accpm"``, ``"siqclp"``).
+
 The intercept is, by default, the certified best ``b`` of the solver result (the one that
 attains the primal bound of notes §3); ``intercept="paper"`` is the published ``estimate_b.m``:
 the mean of ``y_i - (K0 Y alpha)_i`` over free support vectors (``1e-3 < alpha_i < C_i - 1e-3``)
@@ -83,6 +92,7 @@ from indefsvm.proxy.out_of_sample import (
 from indefsvm.proxy.problems import ProxyKernelProblem, make_problem, minimize_piecewise_linear
 from indefsvm.proxy.result import SolveResult
 from indefsvm.utils.constraints import Interval, StrOptions
+from indefsvm.utils.dask_rows import rowwise_on_workers
 
 __all__ = [
     "KERNEL_ALIASES",
@@ -101,6 +111,7 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
     """Shared fitting and prediction of the estimators built on a :class:`ProxyKernelProblem`."""
 
     _problem_kind = "svc"
+    _labels_in_client = True  # the solvers' n-vectors live here; the factor on the workers
     _parameter_constraints: dict = {
         **KERNEL_PARAMETER_CONSTRAINTS,
         "rho": [Interval(Real, 0, None, closed="neither"), "array-like"],
@@ -294,9 +305,7 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
             # Rows of the Nystroem kernel Phi_x diag(s) Phi' (m x n: fine for a few points).
             problem = self._fitted_problem()
             F = self._nystroem_features(X)
-            R = (F * self.nystroem_.signature_) @ np.asarray(
-                problem.operator.Phi, dtype=np.float64
-            ).T
+            R = problem.operator.factor.backend.mat((F * self.nystroem_.signature_).T).T
             return problem.out_of_sample_rows(self.alpha_, R)
         R = self._test_kernel(X)
         if self.out_of_sample == "projection":
@@ -323,6 +332,7 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
         K0 = self.problem_.operator.K0 if self.problem_ is not None else self.train_kernel_
         return transductive_rows(K0, self._u, getattr(self, "effective_rho_", self.rho), R, T)
 
+    @rowwise_on_workers
     def _raw_decision(self, X: Any, K_test_test: ArrayLike | None) -> NDArray[np.float64]:
         check_is_fitted(self)
         self._check_no_test_test(K_test_test)
@@ -916,9 +926,8 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
         points score below it (the nu-property).
         """
         if getattr(self, "_nystroem_fitted", False):
-            F = np.asarray(K.features)
-            g = np.asarray(F @ self.feature_coef_, dtype=np.float64)
-            size, inner = np.abs(F) @ np.abs(self.feature_coef_), F.shape[1]
+            g = K.backend.mat(self.feature_coef_)
+            size, inner = K.backend.mat_abs(np.abs(self.feature_coef_)), K.rank
         else:
             K = np.asarray(K, dtype=np.float64)
             g = K @ self.dual_coef_

@@ -31,6 +31,29 @@ Usage::
     res = indefsvm.solve(K0, y, C=1.0, rho=1.0)  # method="pg"
     res.kernel                                   # a LowRankProxyKernel (factor), not n x n
 
+The factor in memory or on a Dask cluster (issue 25)
+----------------------------------------------------
+The operator reads the factor only through a backend: :class:`NumpyFactor` (in memory) or
+:class:`DaskFactor` (a row-chunked ``dask.array`` persisted on the workers), chosen by
+:class:`LowRankKernel` from the type of ``features``. Both give the same passes (``Phi' V``,
+``Phi W``, ``(Phi T)'(Phi T)``, ``Phi_I' Phi_I``), so the operator, the problems and the solvers
+are one code path. On the workers a pass is a map-reduce over the row chunks: ``Phi_c' v_c``
+(m numbers per chunk) and ``Phi_c,I' Phi_c,I`` (m^2) are tree-summed there, ``Phi_c w`` is computed
+there.
+
+The n-vectors (``alpha``, ``u``, gradients, ``Phi w``) stay in the client as numpy arrays:
+each pass ships ``v`` out in the factor's row chunks and brings ``Phi w`` back, O(n) numbers of
+traffic, and the client holds O(n) numbers, m times less than the factor. Keeping them on the
+workers instead (dask arrays, with the projection onto ``{y'a = 0, 0 <= a <= C}`` -- a 1-D
+root in the multiplier --, the intercept's sort and the step search rewritten as per-chunk
+reductions) would cut the traffic per pass to O(m^2 + chunks) numbers but turn every O(n)
+operation of every solver into a distributed round trip (the projection alone evaluates its
+piecewise-linear function in the multiplier several times per iteration) and need a second
+implementation of each solver's vector work. At the sizes the issue targets the O(n) traffic
+is cheap next to the pass itself (n = 3e5: 2.4 MB per vector against a 720 MB factor), so the
+client-side vectors were chosen;
+``docs/scale.md`` estimates where that stops being true (n = 1e8 on 32 machines).
+
 Methods that need dense n x n matrices (``method="accpm"``/``"siqclp"``, LIBSVM checks, a dense
 ``K*``) work up to ``n = DENSE_LIMIT`` and are refused above it with a message saying why.
 """
@@ -55,6 +78,7 @@ from indefsvm.proxy.operators import (
     eigen_state_fields,
     smoothing_correction,
 )
+from indefsvm.utils.dask_rows import is_dask_array
 
 __all__ = [
     "DENSE_LIMIT",
@@ -73,6 +97,9 @@ DENSE_LIMIT = 5000
 _BLOCK_ROWS = 16384
 # Stored (u, U'u) pairs: the pair x_k, x_{k-1} must survive a few backtracking evaluations.
 _LOWRANK_Z_HISTORY = 6
+# Partial results summed per task of a dask reduction: one level of tree for up to 32 chunks
+# (Dask's default, 4, makes a 12-chunk pass three scheduler round trips deep instead of one).
+_DASK_FAN_IN = 32
 # Below this fraction of ||u||^2 the residual norm is recomputed from the explicit residual
 # instead of ||u||^2 - ||z||^2 (whose rounding error is eps ||u||^2).
 _CANCELLATION = 1e-6
@@ -102,9 +129,10 @@ class LowRankKernel:
     """
 
     def __init__(self, features: ArrayLike, signature: ArrayLike) -> None:
-        Phi = np.asarray(features)
+        dask_input = is_dask_array(features)
+        Phi = features if dask_input else np.asarray(features)
         if Phi.dtype not in (np.float64, np.float32):
-            if not (np.issubdtype(Phi.dtype, np.number) and not np.iscomplexobj(Phi)):
+            if not (np.issubdtype(Phi.dtype, np.number) and Phi.dtype.kind != "c"):
                 raise TypeError(f"features must be a real numeric array; got dtype {Phi.dtype}.")
             Phi = Phi.astype(np.float64)
         if Phi.ndim != 2 or Phi.shape[0] < 2 or Phi.shape[1] < 1:
@@ -119,10 +147,11 @@ class LowRankKernel:
             )
         if not np.all(np.isfinite(s)):
             raise ValueError("signature contains NaN or inf.")
-        for sl in _blocks(Phi.shape[0]):
-            if not np.all(np.isfinite(Phi[sl])):
-                raise ValueError("features contains NaN or inf.")
-        self.features = Phi
+        #: Where the passes over the factor run: in this process (numpy) or on the Dask workers.
+        self.backend: NumpyFactor | DaskFactor = (DaskFactor if dask_input else NumpyFactor)(Phi)
+        if not self.backend.all_finite():
+            raise ValueError("features contains NaN or inf.")
+        self.features = self.backend.Phi
         self.signature = s
 
     @property
@@ -141,17 +170,18 @@ class LowRankKernel:
     def matvec(self, v: ArrayLike) -> NDArray[np.float64]:
         """``K0 @ v`` in O(nm)."""
         v = np.asarray(v, dtype=np.float64)
-        return _mat(self.features, self.signature * _rmat(self.features, v))
+        return self.backend.mat(self.signature * self.backend.rmat(v))
 
     def toarray(self, *, max_n: int = DENSE_LIMIT) -> NDArray[np.float64]:
         """The dense ``n x n`` kernel (refused above ``max_n`` rows: it would need n^2 memory)."""
         _check_dense(self.n, max_n, "the dense kernel K0")
-        F = np.asarray(self.features, dtype=np.float64)
+        F = self.backend.mat(np.eye(self.rank))
         K = (F * self.signature) @ F.T
         return 0.5 * (K + K.T)
 
     def __repr__(self) -> str:
-        return f"LowRankKernel(n={self.n}, m={self.rank}, dtype={self.features.dtype})"
+        where = ", on dask workers" if self.backend.distributed else ""
+        return f"LowRankKernel(n={self.n}, m={self.rank}, dtype={self.features.dtype}{where})"
 
 
 def _check_dense(n: int, max_n: int, what: str) -> None:
@@ -240,6 +270,230 @@ def _mat(Phi: NDArray, w: NDArray[np.float64]) -> NDArray[np.float64]:
     return out
 
 
+class NumpyFactor:
+    """The passes over an in-memory factor ``Phi`` (numpy, float64 or float32).
+
+    One of the two factor backends of :class:`LowRankProxyOperator` (the other is
+    :class:`DaskFactor`); the operator calls only these methods to read the factor. ``scale``
+    arguments are the operator's ``row_scale`` (``Phi_w = diag(scale) Phi``, or None).
+    """
+
+    distributed = False
+
+    def __init__(self, Phi: NDArray) -> None:
+        self.Phi = Phi
+
+    def all_finite(self) -> bool:
+        return all(bool(np.all(np.isfinite(self.Phi[sl]))) for sl in _blocks(self.Phi.shape[0]))
+
+    def peak(self, scale: NDArray[np.float64] | None) -> float:
+        """``max |diag(scale) Phi|``."""
+        peak = 0.0
+        for sl in _blocks(self.Phi.shape[0]):
+            block = np.abs(np.asarray(self.Phi[sl], dtype=np.float64))
+            if scale is not None:
+                block = block * scale[sl, None]
+            peak = max(peak, float(np.max(block)) if block.size else 0.0)
+        return peak
+
+    def rmat(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``Phi' v`` for ``v`` of shape (n,) or (n, k)."""
+        return _rmat(self.Phi, v)
+
+    def mat(self, w: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``Phi w`` for ``w`` of shape (m,) or (m, k)."""
+        return _mat(self.Phi, w)
+
+    def mat_abs(self, w: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``|Phi| w`` (a rounding bound of ``Phi w``)."""
+        return np.abs(self.Phi) @ w
+
+    def columnwise(self, x: NDArray[np.float64]) -> bool:
+        """Whether k products with single columns are cheaper than one with k columns (float32
+        with the compiled kernels, see :meth:`LowRankProxyOperator._rmat_columns`)."""
+        return _use_compiled(self.Phi, x)
+
+    def gram(
+        self, T: NDArray[np.float64] | None, scale: NDArray[np.float64] | None
+    ) -> NDArray[np.float64]:
+        """``(diag(scale) Phi T)'(diag(scale) Phi T)`` (T None: the identity), not symmetrised."""
+        Phi = self.Phi
+        if Phi.dtype == np.float64 and scale is None and T is None:
+            return Phi.T @ Phi
+        k = Phi.shape[1] if T is None else T.shape[1]
+        G = np.zeros((k, k))
+        for sl in _blocks(Phi.shape[0]):
+            B = Phi[sl].astype(np.float64, copy=False)
+            if scale is not None:
+                B = B * scale[sl, None]
+            if T is not None:
+                B = B @ T
+            G += B.T @ B
+        return G
+
+    def rows_gram(
+        self, idx: NDArray[np.intp], scale: NDArray[np.float64] | None
+    ) -> NDArray[np.float64]:
+        """``B'B`` with ``B`` the rows ``idx`` of ``diag(scale) Phi`` (O(m^2) per row read)."""
+        m = self.Phi.shape[1]
+        G = np.zeros((m, m))
+        for start in range(0, idx.shape[0], _BLOCK_ROWS):
+            sel = idx[start : start + _BLOCK_ROWS]
+            B = self.Phi[sel].astype(np.float64, copy=False)
+            if scale is not None:
+                B = B * scale[sel, None]
+            G += B.T @ B
+        return G
+
+
+def _chunk_rmat(P: NDArray, v: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``P' v`` of one row chunk, with a leading axis of length 1 for the sum over chunks."""
+    return (P.astype(np.float64, copy=False).T @ v)[None]
+
+
+def _chunk_mat(P: NDArray, w: NDArray[np.float64]) -> NDArray[np.float64]:
+    return P.astype(np.float64, copy=False) @ w
+
+
+class DaskFactor:
+    """The passes over a factor ``Phi`` held by Dask workers as a row-chunked ``dask.array``.
+
+    Every pass is a map-reduce over the row chunks ``Phi_c`` that runs where the chunks are:
+    ``Phi' v = sum_c Phi_c' v_c`` and ``Phi_I'Phi_I = sum_c Phi_c,I' Phi_c,I`` tree-summed on
+    the workers (O(m) or O(m^2) numbers per chunk travel), ``Phi w`` row chunks computed on the
+    workers. The factor is persisted once when the kernel is built (a lazy graph would be
+    recomputed by every pass); column chunks are merged (a pass reads whole rows). float32
+    chunks are converted to float64 chunk by chunk, as the numpy path does by row blocks, so
+    both paths compute with the same stored values.
+
+    The n-vectors stay in the client as numpy arrays (design (a) of issue 25; the module
+    docstring says why): ``v`` is cut into the factor's row chunks and shipped with the task
+    graph, ``Phi w`` comes back as n numbers. The solvers are unchanged. The computations go
+    to the active ``distributed.Client`` if there is one, else to Dask's local scheduler; the
+    persisted chunks belong to the scheduler that was active when the kernel was built, so the
+    passes must run under the same one.
+    """
+
+    distributed = True
+
+    def __init__(self, Phi: Any) -> None:
+        if any(np.isnan(c) for c in Phi.chunks[0]):
+            raise ValueError(
+                "features is a dask array with unknown row chunk sizes (e.g. after boolean "
+                "indexing); call features.compute_chunk_sizes() first: each pass aligns the "
+                "n-vectors with the factor's row chunks."
+            )
+        if Phi.ndim == 2 and len(Phi.chunks[1]) > 1:
+            Phi = Phi.rechunk({1: -1})  # a pass reads whole rows
+        self.Phi = Phi.persist()
+        self.chunks = self.Phi.chunks[0]
+        self.offsets = np.concatenate([[0], np.cumsum(self.chunks)]).astype(np.intp)
+
+    @property
+    def _float64(self) -> Any:
+        Phi = self.Phi
+        return Phi if Phi.dtype == np.float64 else Phi.astype(np.float64)
+
+    def _rows_like(self, x: NDArray) -> Any:
+        """``x`` (n,) or (n, k) cut into the factor's row chunks (shipped with the graph)."""
+        import dask.array as da
+
+        return da.from_array(x, chunks=(self.chunks,) + tuple((s,) for s in x.shape[1:]))
+
+    def all_finite(self) -> bool:
+        import dask.array as da
+
+        return bool(da.isfinite(self.Phi).all().compute())
+
+    def peak(self, scale: NDArray[np.float64] | None) -> float:
+        import dask.array as da
+
+        if scale is None:
+            return float(da.absolute(self.Phi).max().compute()) if self.Phi.size else 0.0
+        # Row maxima come back (n numbers), scaled here.
+        rows = np.asarray(da.absolute(self.Phi).max(axis=1).compute(), dtype=np.float64)
+        return float(np.max(rows * scale, initial=0.0))
+
+    def _reduce(self) -> Any:
+        """Graph construction with a flat reduction tree (``_DASK_FAN_IN``)."""
+        import dask
+
+        return dask.config.set(split_every=_DASK_FAN_IN)
+
+    def _per_chunk(self, function: Any, args: list, tail: tuple[int, ...], rows: bool) -> Any:
+        """``function(Phi_c, args[c])`` for every row chunk ``c`` as one dask array.
+
+        Each task gets its own argument inline (a slice of ``v``, or the small ``w``), so it
+        depends only on its factor chunk and runs where that chunk is, with no data task to
+        move first (that saved a quarter of a pass's round-trip time on the test machine).
+        Output: the chunks' rows (``rows``) or one leading entry per chunk.
+        """
+        import uuid
+
+        import dask.array as da
+        from dask.highlevelgraph import HighLevelGraph
+
+        name = f"{function.__name__}-{uuid.uuid4().hex}"
+        source = self.Phi.name
+        pad = (0,) * len(tail)
+        graph = {(name, c, *pad): (function, (source, c, 0), arg) for c, arg in enumerate(args)}
+        layer = HighLevelGraph.from_collections(name, graph, dependencies=[self.Phi])
+        lead = self.chunks if rows else (1,) * len(self.chunks)
+        chunks = (lead, *((k,) for k in tail))
+        return da.Array(layer, name, chunks=chunks, dtype=np.float64)
+
+    def rmat(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
+        v = np.asarray(v, dtype=np.float64)
+        pieces = [v[a:b] for a, b in zip(self.offsets[:-1], self.offsets[1:], strict=True)]
+        parts = self._per_chunk(_chunk_rmat, pieces, (self.Phi.shape[1], *v.shape[1:]), False)
+        return np.asarray(parts.sum(axis=0, split_every=_DASK_FAN_IN).compute())
+
+    def mat(self, w: NDArray[np.float64]) -> NDArray[np.float64]:
+        w = np.asarray(w, dtype=np.float64)
+        out = self._per_chunk(_chunk_mat, [w] * len(self.chunks), w.shape[1:], True)
+        return np.asarray(out.compute())
+
+    def mat_abs(self, w: NDArray[np.float64]) -> NDArray[np.float64]:
+        import dask.array as da
+
+        return np.asarray((da.absolute(self._float64) @ np.asarray(w, dtype=np.float64)).compute())
+
+    def columnwise(self, x: NDArray[np.float64]) -> bool:
+        return False  # each pass costs a round trip to the workers: one pass for all columns
+
+    def gram(
+        self, T: NDArray[np.float64] | None, scale: NDArray[np.float64] | None
+    ) -> NDArray[np.float64]:
+        B = self._float64
+        if scale is not None:
+            B = B * self._rows_like(scale)[:, None]
+        if T is not None:
+            B = B @ T
+        with self._reduce():
+            return np.asarray((B.T @ B).compute())
+
+    def rows_gram(
+        self, idx: NDArray[np.intp], scale: NDArray[np.float64] | None
+    ) -> NDArray[np.float64]:
+        import dask.array as da
+
+        m = self.Phi.shape[1]
+        if idx.size == 0:
+            return np.zeros((m, m))
+        # Each chunk selects its own rows where it lives (no rows move between workers).
+        cut = np.searchsorted(idx, self.offsets)
+        parts = []
+        for c in range(len(self.chunks)):
+            local = idx[cut[c] : cut[c + 1]]
+            if local.size == 0:
+                continue
+            B = self.Phi.blocks[c][local - self.offsets[c]].astype(np.float64)
+            if scale is not None:
+                B = B * scale[local][:, None]
+            parts.append(B.T @ B)
+        return np.asarray(da.stack(parts).sum(axis=0, split_every=_DASK_FAN_IN).compute())
+
+
 @dataclass
 class LowRankProxyState(ProxyState):
     """:class:`~indefsvm.proxy.operators.ProxyState` of the low-rank operator.
@@ -288,6 +542,8 @@ class LowRankProxyOperator:
     ) -> None:
         self.factor = kernel
         self.Phi = kernel.features
+        #: The passes over the factor (:class:`NumpyFactor` or :class:`DaskFactor`).
+        self.backend = kernel.backend
         self.n = kernel.n
         self.sigma = float(sigma)
         self.row_scale = row_scale
@@ -344,12 +600,7 @@ class LowRankProxyOperator:
         overflows too (numpy's eigh then failed with a bare ``LinAlgError``).
         """
         Phi = kernel.features
-        peak = 0.0
-        for sl in _blocks(Phi.shape[0]):
-            block = np.abs(np.asarray(Phi[sl], dtype=np.float64))
-            if row_scale is not None:
-                block = block * row_scale[sl, None]
-            peak = max(peak, float(np.max(block)) if block.size else 0.0)
+        peak = kernel.backend.peak(row_scale)
         with np.errstate(over="ignore"):
             weight = float(np.max(np.abs(kernel.signature))) if kernel.signature.size else 0.0
             entry = np.float64(peak) ** 2 * weight
@@ -421,19 +672,7 @@ class LowRankProxyOperator:
     def _gram(self, T: NDArray[np.float64] | None) -> NDArray[np.float64]:
         """``(Phi_w T)'(Phi_w T)`` accumulated over row blocks."""
         self.n_passes += 1
-        Phi, s = self.Phi, self.row_scale
-        if Phi.dtype == np.float64 and s is None and T is None:
-            G = Phi.T @ Phi
-            return 0.5 * (G + G.T)
-        k = Phi.shape[1] if T is None else T.shape[1]
-        G = np.zeros((k, k))
-        for sl in _blocks(self.n):
-            B = Phi[sl].astype(np.float64, copy=False)
-            if s is not None:
-                B = B * s[sl, None]
-            if T is not None:
-                B = B @ T
-            G += B.T @ B
+        G = self.backend.gram(T, self.row_scale)
         return 0.5 * (G + G.T)
 
     @staticmethod
@@ -448,12 +687,12 @@ class LowRankProxyOperator:
         self.n_passes += 1
         if self.row_scale is not None:
             v = v * (self.row_scale if v.ndim == 1 else self.row_scale[:, None])
-        return _rmat(self.Phi, v)
+        return self.backend.rmat(v)
 
     def mat_w(self, w: NDArray[np.float64]) -> NDArray[np.float64]:
         """``Phi_w w``."""
         self.n_passes += 1
-        out = _mat(self.Phi, w)
+        out = self.backend.mat(w)
         if self.row_scale is not None:
             out *= self.row_scale if out.ndim == 1 else self.row_scale[:, None]
         return out
@@ -594,14 +833,14 @@ class LowRankProxyOperator:
         compiled product per column (reading the float32 factor k times is cheaper than
         converting it to float64 in blocks once: 0.03 s against 0.18 s for k = 4 at n = 10^5,
         m = 500)."""
-        if V.ndim == 1 or not _use_compiled(self.Phi, V[:, 0]):
+        if V.ndim == 1 or not self.backend.columnwise(V[:, 0]):
             return self.rmat_w(V)
         return np.column_stack([self.rmat_w(np.ascontiguousarray(v)) for v in V.T])
 
     def apply_basis_columns(self, state: LowRankProxyState, c: NDArray[np.float64]) -> NDArray:
         """:meth:`apply_basis` for a few columns ``c`` (m'+1, k), one compiled product per column
         when the factor is float32 (see :meth:`_rmat_columns`)."""
-        if c.ndim == 1 or not _use_compiled(self.Phi, c[0]):
+        if c.ndim == 1 or not self.backend.columnwise(c[0]):
             return self.apply_basis(state, c)
         return np.column_stack([self.apply_basis(state, col) for col in c.T])
 
@@ -631,14 +870,7 @@ class LowRankProxyOperator:
         return G
 
     def _rows_gram(self, idx: NDArray[np.intp]) -> NDArray[np.float64]:
-        m = self.Phi.shape[1]
-        G = np.zeros((m, m))
-        for start in range(0, idx.shape[0], _BLOCK_ROWS):
-            sel = idx[start : start + _BLOCK_ROWS]
-            B = self.Phi[sel].astype(np.float64, copy=False)
-            if self.row_scale is not None:
-                B = B * self.row_scale[sel, None]
-            G += B.T @ B
+        G = self.backend.rows_gram(idx, self.row_scale)
         self.n_gram_passes += idx.shape[0] / self.n
         return 0.5 * (G + G.T)
 
@@ -671,8 +903,10 @@ class LowRankProxyOperator:
     def provides(self) -> frozenset[str]:
         """Capabilities (:class:`indefsvm.proxy.protocols.KernelOperator`): n x n arrays and a
         dense eigenbasis only up to :data:`DENSE_LIMIT` (formed on demand), never an
-        objective-only evaluation (one evaluation is already O(nm + m^2)); always the factor."""
-        if self.n <= DENSE_LIMIT:
+        objective-only evaluation (one evaluation is already O(nm + m^2)); always the factor.
+        A factor on Dask workers never provides n x n arrays (they would be formed in this
+        process: the cutting-plane solvers are refused by their ``needs`` check)."""
+        if self.n <= DENSE_LIMIT and not self.backend.distributed:
             return frozenset({"n_by_n", "eigenbasis", "factor"})
         return frozenset({"factor"})
 
@@ -700,6 +934,13 @@ class LowRankProxyOperator:
 
     def proxy_features(self, state: LowRankProxyState) -> NDArray[np.float64]:
         """A factor ``F`` with ``K* = F F'`` in the original coordinates (O(nm) memory)."""
+        if self.backend.distributed:
+            raise ValueError(
+                "the factor of K* (used by the LIBSVM/LIBLINEAR check, libsvm_every) would bring "
+                f"an {self.n} x {self.rank + 1} array from the Dask workers into this process; "
+                "it is not formed for a distributed factor. The solvers' own certified gap "
+                "needs no such check."
+            )
         return LowRankProxyKernel(self, state).features()
 
     def feature_coef(self, state: LowRankProxyState, u: NDArray[np.float64]) -> NDArray:
@@ -714,7 +955,7 @@ class LowRankProxyOperator:
         ``K* = M P_+`` adds ``sigma u_i (u'P_+ u)`` on every support vector (the rank-one term
         of ``M`` belongs to the training sample). Cost O(nm).
         """
-        g = _rmat(self.Phi, u)  # Phi' u in the ORIGINAL coordinates
+        g = self.backend.rmat(u)  # Phi' u in the ORIGINAL coordinates
         neg = state.low_values < 0
         if np.any(neg):
             Wn = state.low_vectors[:, neg]

@@ -26,6 +26,7 @@ from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from indefsvm.utils.progress import ProgressBar, progress_bar
 
@@ -36,7 +37,8 @@ __all__ = [
     "dask_binary_labels",
     "dask_classes",
     "dask_fit_progress",
-    "dask_labels",
+    "labels_in_client",
+    "rowwise_on_workers",
     "fit_progress",
     "is_dask_array",
     "map_rows",
@@ -52,8 +54,14 @@ def is_dask_array(x: Any) -> bool:
 
 
 def active_client() -> Any | None:
-    """The default :class:`distributed.Client`, or None (no client, or distributed not loaded)."""
+    """The default :class:`distributed.Client`, or None (no client, distributed not loaded, or
+    a local scheduler chosen in dask's configuration, e.g. ``dask.config.set(scheduler=
+    "threads")``, which dask's own ``compute`` and ``persist`` obey while a client exists)."""
     if "distributed" not in sys.modules:
+        return None
+    import dask
+
+    if dask.config.get("scheduler", None) not in (None, "dask.distributed", "distributed"):
         return None
     from distributed import default_client
 
@@ -297,10 +305,64 @@ def dask_binary_labels(y: Any) -> tuple[Any, np.ndarray]:
     return da.where(y == classes[1], 1.0, -1.0), classes
 
 
-def _take_classes(d: np.ndarray, classes: np.ndarray) -> np.ndarray:
-    return classes[(d > 0).astype(np.intp)]
+def _rows_of_block(block: Any, estimator: Any, method_name: str, extra: tuple) -> Any:
+    return getattr(estimator, method_name)(block, *extra)
 
 
-def dask_labels(d: Any, classes: np.ndarray) -> Any:
-    """Labels ``classes[d > 0]`` of a row-chunked dask decision vector, computed per chunk."""
-    return d.map_blocks(_take_classes, classes, dtype=classes.dtype)
+def rowwise_on_workers(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Prediction methods that map a ``dask.array`` of test rows to a dask array.
+
+    ``method(self, X, *extra)`` runs unchanged on numpy input; on a dask array it runs on each
+    row chunk where the chunk is (``map_blocks``: the fitted model travels to the workers, the
+    test points do not come to the client) and returns a dask array chunked like ``X``'s rows.
+    The output's trailing shape and type come from the model applied to the first test row.
+    Extra arguments (``K_test_test``) are refused with a dask ``X``.
+    """
+
+    @functools.wraps(method)
+    def wrapper(self: Any, X: Any, *extra: Any) -> Any:
+        if not is_dask_array(X):
+            return method(self, X, *extra)
+        if any(e is not None for e in extra):
+            raise ValueError(
+                f"{type(self).__name__}: with a dask array X only the test points may be given "
+                "(K_test_test, the transductive map's test block, is not supported)."
+            )
+        if X.ndim != 2 or X.shape[0] < 1:
+            raise ValueError(f"X must be a 2-D dask array with at least one row; got {X.shape}.")
+        if len(X.chunks[1]) > 1:
+            X = X.rechunk({1: -1})
+        probe = np.asarray(method(self, np.asarray(X[:1].compute()), *extra))
+        tail = probe.shape[1:]
+        return X.map_blocks(
+            _rows_of_block,
+            estimator=self,
+            method_name=method.__name__,
+            extra=extra,
+            dtype=probe.dtype,
+            chunks=(X.chunks[0], *((k,) for k in tail)),
+            drop_axis=[] if tail else [1],
+            meta=np.empty((0,) + tail, dtype=probe.dtype),
+        )
+
+    return wrapper
+
+
+def labels_in_client(y: Any, n: int, name: str, *, numeric: bool = False) -> NDArray:
+    """Training targets of a dask ``X`` as a numpy vector in this process (O(n) numbers).
+
+    ``y`` may be numpy or dask; its length must be ``n``, the number of rows of ``X``.
+    """
+    from sklearn.utils.validation import check_array, column_or_1d
+
+    if is_dask_array(y):
+        y = y.compute()
+    y = column_or_1d(
+        check_array(y, ensure_2d=False, dtype=np.float64 if numeric else None), warn=True
+    )
+    if y.shape[0] != n:
+        raise ValueError(
+            f"{name}: X (a dask array) has {n} rows but y has {y.shape[0]} entries; one label "
+            "per row of X is expected."
+        )
+    return y

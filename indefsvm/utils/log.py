@@ -10,6 +10,7 @@ notebooks) never see writes to a closed file.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 
 #: Exit code of every ``indefsvm`` command that ends on an unexpected exception (a bug).
@@ -78,3 +79,20 @@ def quiet_third_party_loggers(verbose: bool = False) -> None:
     ]
     for name in names:
         logging.getLogger(name).setLevel(level)
+
+
+def user_stacklevel() -> int:
+    """``stacklevel`` for :func:`warnings.warn` that names the first frame outside the package.
+
+    Called by the function that warns: the warning then points at the user's line however
+    many of the package's wrappers (parameter validation, thread settings, the Dask progress
+    bar, the one-vs-one template) stand between it and the caller, instead of a count that
+    each new wrapper silently shifts.
+    """
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        frame = frame.f_back
+        level += 1
+    return level
