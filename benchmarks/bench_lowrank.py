@@ -82,6 +82,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 GAMMA, COEF0, DIM, N_TEST = 0.05, -1.0, 20, 20000
+KERNEL = {"gamma": GAMMA, "coef0": COEF0}
 
 
 def make_data(n: int, seed: int = 0):
@@ -214,6 +215,14 @@ def _gap_callback(get_f0, tol: float):
     return callback
 
 
+def _landmark_map(args, dtype: str):
+    """The benchmark's Nystroem map (the estimator builds the same one from its parameters)."""
+    from indefsvm.approximation.nystrom import IndefiniteNystroem
+
+    where = {"landmarks": args.landmarks, "random_state": args.seed}
+    return IndefiniteNystroem("sigmoid", **KERNEL, n_components=args.m, **where, dtype=dtype)
+
+
 def child_lowrank(args) -> dict:
     import time
     import warnings
@@ -223,7 +232,6 @@ def child_lowrank(args) -> dict:
 
     import indefsvm.proxy.estimators as est
     from indefsvm import IndefiniteSVC, make_problem
-    from indefsvm.approximation.nystrom import IndefiniteNystroem
     from indefsvm.proxy.lowrank import LowRankKernel
 
     warnings.simplefilter("ignore", ConvergenceWarning)
@@ -234,14 +242,7 @@ def child_lowrank(args) -> dict:
     if args.check_clip:
         if args.dtype != "float64":
             raise SystemExit("--check-clip runs the estimator path: use --dtype float64")
-        pre = IndefiniteNystroem(
-            "sigmoid",
-            gamma=GAMMA,
-            coef0=COEF0,
-            n_components=args.m,
-            landmarks=args.landmarks,
-            random_state=args.seed,
-        ).fit(X)
+        pre = _landmark_map(args, "float64").fit(X)
         negative_norm = float(np.linalg.norm(np.minimum(pre.eigenvalues_, 0.0)))
         args.rho = clip_limit_rho(len(y) * args.C**2, negative_norm, args.tol)
         out.update(rho=args.rho, negative_fro_norm=negative_norm)
@@ -281,15 +282,7 @@ def child_lowrank(args) -> dict:
         result, nys = clf.result_, clf.nystroem_
         acc = float(np.mean(clf.predict(Xt) == yt))
     else:
-        nys = IndefiniteNystroem(
-            "sigmoid",
-            gamma=GAMMA,
-            coef0=COEF0,
-            n_components=args.m,
-            landmarks=args.landmarks,
-            random_state=args.seed,
-            dtype=args.dtype,
-        )
+        nys = _landmark_map(args, args.dtype)
         Phi = nys.fit_transform(X)  # one kernel pass (a float64 copy of Phi lives meanwhile)
         problem = make_problem("svc", LowRankKernel(Phi, nys.signature_), y, C=args.C, rho=args.rho)
         result = counting_solve(

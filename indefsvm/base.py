@@ -355,7 +355,11 @@ class KernelInputMixin:
         return getattr(self, "n_components", None) is not None
 
     def _nystroem_features(self, X: Any) -> NDArray[np.float64]:
-        """Nystroem features of new points (:func:`nystroem_test_features`)."""
+        """Nystroem features of new points (:func:`nystroem_test_features`), or those a
+        one-vs-one model computed once for all its pairs from the shared map."""
+        given = self.__dict__.get("_ovo_features")
+        if given is not None:
+            return given
         return nystroem_test_features(self, X)
 
     def _fit_landmarks(
@@ -368,7 +372,7 @@ class KernelInputMixin:
         reads only the landmark columns of the given kernel (the "points" are row indices) and
         the kernel is released after fitting (prediction reads the test kernel's columns). A
         one-vs-one pair (:mod:`indefsvm.multiclass`) receives its rows of the landmark columns
-        of the multi-class model, whose map factorised them (``_ovo_factor``). ``y`` is
+        and of the factor of the multi-class model's one shared map (``_ovo_factor``). ``y`` is
         validated with ``X`` (``check`` as for :func:`sklearn.utils.validation.validate_data`)
         unless ``"no_validation"``.
         """

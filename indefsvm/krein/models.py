@@ -158,7 +158,10 @@ class _KernelEstimatorMixin(KernelInputMixin):
             # In place (Phi is ours): the n x r factor is the dominant memory at large n.
             self.feature_mean_ = Phi.mean(axis=0, dtype=np.float64)
             Phi -= self.feature_mean_.astype(Phi.dtype)
-        if self.center and not self._landmark_split():
+        # A one-vs-one pair's rows of the shared factor are not an eigenbasis of its own
+        # K_pair|Z: re-diagonalised, so that lambda_+/- act on its eigenspaces (as in a binary fit).
+        shared = self.__dict__.get("_ovo_factor") is not None
+        if (self.center or shared) and not self._landmark_split():
             T, lam = rediagonalize(Phi, s, tol=getattr(self, "eig_tol", None))
             self.feature_rotation_ = T
             Phi = _right_multiply_inplace(Phi, T)

@@ -32,19 +32,24 @@ def table():
     return X[:400], y[:400], X[400:], y[400:]
 
 
+#: The estimator of both tests (sigmoid kernel, 60 landmarks, tight certified gap).
+PARAMS = {"C": C, "kernel": "sigmoid", "gamma": 0.05, "coef0": -1.0, "n_components": 60}
+
+
 def _model(rho: float, solver: str) -> IndefiniteSVC:
-    return IndefiniteSVC(
-        C=C,
-        rho=rho,
-        kernel="sigmoid",
-        gamma=0.05,
-        coef0=-1.0,
-        n_components=60,
-        random_state=0,
-        solver=solver,
-        tol=1e-8,
-        max_iter=20000,
-    )
+    return IndefiniteSVC(**PARAMS, rho=rho, random_state=0, solver=solver, tol=1e-8, max_iter=20000)
+
+
+def _clip_reference(clf, X, y, Xt):
+    """LIBSVM on the clip-spectrum features of the fitted map: ``(F, +-1 labels, fit, test
+    decision values, positive for classes_[1])``."""
+    nys = clf.nystroem_
+    keep = nys.signature_ > 0
+    F, Ft = nys.transform(X)[:, keep], nys.transform(Xt)[:, keep]
+    ypm = np.where(y == clf.classes_[1], 1.0, -1.0)
+    ref = train_precomputed(F @ F.T, ypm, svm_type=0, C=C, tol=1e-10)
+    sign = 1.0 if ref.labels[0] == 1 else -1.0
+    return F, ypm, ref, sign, sign * ((Ft @ F.T) @ ref.coef + ref.intercept)
 
 
 @pytest.mark.parametrize("solver", ["lowrank_newton", "pg"])
@@ -60,14 +65,8 @@ def test_large_rho_is_the_hinge_svm_on_clip_features(table, solver):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         clf = _model(rho, solver).fit(X, y)
-    nys = clf.nystroem_
-    assert np.array_equal(nys.eigenvalues_, probe.eigenvalues_)
-    keep = nys.signature_ > 0
-    F, Ft = nys.transform(X)[:, keep], nys.transform(Xt)[:, keep]
-    ypm = np.where(y == clf.classes_[1], 1.0, -1.0)
-    ref = train_precomputed(F @ F.T, ypm, svm_type=0, C=C, tol=1e-10)
-    sign = 1.0 if ref.labels[0] == 1 else -1.0
-    ref_decision = sign * ((Ft @ F.T) @ ref.coef + ref.intercept)
+    assert np.array_equal(clf.nystroem_.eigenvalues_, probe.eigenvalues_)
+    F, ypm, ref, sign, ref_decision = _clip_reference(clf, X, y, Xt)
     ours = clf.decision_function(Xt)
     # Same classifier: decision values to the solvers' tolerances, hence the same accuracy.
     scale = float(np.max(np.abs(ref_decision)))
@@ -95,12 +94,6 @@ def test_moderate_rho_is_not_the_clip_limit(table):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         clf = _model(1e-2, "lowrank_newton").fit(X, y)
-    nys = clf.nystroem_
-    keep = nys.signature_ > 0
-    F, Ft = nys.transform(X)[:, keep], nys.transform(Xt)[:, keep]
-    ypm = np.where(y == clf.classes_[1], 1.0, -1.0)
-    ref = train_precomputed(F @ F.T, ypm, svm_type=0, C=C, tol=1e-10)
-    sign = 1.0 if ref.labels[0] == 1 else -1.0
-    ref_decision = sign * ((Ft @ F.T) @ ref.coef + ref.intercept)
+    ref_decision = _clip_reference(clf, X, y, Xt)[-1]
     diff = np.max(np.abs(clf.decision_function(Xt) - ref_decision))
     assert diff > 2e-3 * float(np.max(np.abs(ref_decision)))
