@@ -285,7 +285,9 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         Landmark selection of the low-rank method (paper 003, Sect. 2.3) or explicit indices
         into the training set (``n_components`` must then equal their number). Only with
         ``n_components`` (anything but the default is an error without it). A multi-class
-        classifier chooses the landmarks once, on the whole training set, for every pair.
+        classifier fits ONE Nystroem map on the whole training set (landmarks from all
+        classes) and every one-vs-one pair uses its rows of that map's factor, re-diagonalised
+        on the pair (:mod:`indefsvm.multiclass`).
     random_state : int, Generator or None
         Seed of the landmark selection.
 {FACTORIZATION}
