@@ -139,10 +139,10 @@ _OWN_NYSTROEM_PARAMETERS = (
 def check_landmark_parameters(estimator: Any) -> None:
     """Refuse landmark parameters that the estimator's other parameters would silently ignore.
 
-    ``landmarks`` and ``nystroem_params`` configure the Nystroem map, which only
-    ``n_components`` switches on; explicit landmark indices fix the number of landmarks, so an
-    ``n_components`` that disagrees with them is a conflict; ``nystroem_params`` may not repeat
-    the estimator's own parameters.
+    ``landmarks``, ``nystroem_params`` and ``dtype`` (where the estimator has it) configure the
+    Nystroem map, which only ``n_components`` switches on; explicit landmark indices fix the
+    number of landmarks, so an ``n_components`` that disagrees with them is a conflict;
+    ``nystroem_params`` may not repeat the estimator's own parameters.
     """
     m = getattr(estimator, "n_components", None)
     landmarks = getattr(estimator, "landmarks", "uniform")
@@ -155,6 +155,8 @@ def check_landmark_parameters(estimator: Any) -> None:
             given.append("landmarks")
         if extra is not None:
             given.append("nystroem_params")
+        if getattr(estimator, "dtype", "float64") != "float64":
+            given.append("dtype")  # the storage of the Nystroem factor
         if given:
             count = f"={int(np.size(landmarks))}" if explicit else "=<number of landmarks>"
             raise ValueError(

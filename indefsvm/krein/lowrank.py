@@ -206,7 +206,14 @@ def _check_y(y: ArrayLike, n: int) -> NDArray[np.float64]:
 
 
 def _matvec_t(F: NDArray, v: NDArray[np.float64]) -> NDArray[np.float64]:
-    return np.asarray(F.T @ v.astype(F.dtype, copy=False), dtype=np.float64)
+    """``F'v`` in float64 (float32 ``F``: by row blocks, accumulated in 64 bit as :func:`_gram`)."""
+    if F.dtype == np.float64:
+        return F.T @ v
+    out = np.zeros(F.shape[1])
+    step = max(1, 2**22 // max(1, F.shape[1]))
+    for start in range(0, F.shape[0], step):
+        out += np.asarray(F[start : start + step], dtype=np.float64).T @ v[start : start + step]
+    return out
 
 
 def _matvec(F: NDArray, z: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -84,6 +84,7 @@ _KREIN_LOW_RANK_CONSTRAINTS: dict[str, list[Any]] = {
     **KERNEL_PARAMETER_CONSTRAINTS,
     **NYSTROEM_PARAMETER_CONSTRAINTS,
     "factorization": [StrOptions({"one-shot", "landmark"})],
+    "dtype": [StrOptions({"float64", "float32"})],
     "lambda_plus": [_POSITIVE],
     "lambda_minus": [_POSITIVE],
 }
@@ -95,7 +96,15 @@ _FACTORIZATION_DOC = """    factorization : {"one-shot", "landmark"}
         ``lambda_+`` / ``lambda_-`` act on the positive / negative eigenspaces of the
         (centred) low-rank kernel ``K_X|Z``. ``"landmark"``: paper 003's own split in
         Sect. 2.4-2.5, by the signs of the eigenvalues of ``K_ZZ`` on the features
-        ``K_XZ U_ZZ |D_ZZ|^{-1/2}`` (the same ``K_X|Z``, non-orthogonal columns)."""
+        ``K_XZ U_ZZ |D_ZZ|^{-1/2}`` (the same ``K_X|Z``, non-orthogonal columns).
+    dtype : {"float64", "float32"}, default "float64"
+        Storage of the ``(n, r)`` Nystroem factor (with ``n_components`` only; anything but
+        the default is an error without it), as ``IndefiniteNystroem(dtype=...)``. With
+        ``"float32"`` the factor takes half the memory; the kernel evaluations, the centring
+        and every reduction over the n rows (``Phi'Phi``, ``Phi'y``, the Newton systems)
+        accumulate in float64, so the model is that of the float32-rounded factor (its
+        coefficients differ from a float64 fit by about the float32 rounding of ``Phi``
+        times the conditioning of the regularised normal equations)."""
 
 
 def _doc(text: str) -> str:
@@ -130,7 +139,10 @@ class _KernelEstimatorMixin(KernelInputMixin):
 
     def _nystroem_overrides(self) -> dict[str, Any]:
         # L = K_XZ U |D|^{-1/2}, signature sign(D): the features of paper 003, Sect. 2.4-2.5.
-        return {"factorization": "plain"} if self._landmark_split() else {}
+        overrides = {"factorization": "plain"} if self._landmark_split() else {}
+        if hasattr(self, "dtype"):
+            overrides["dtype"] = self.dtype  # storage of the factor (float32 halves it)
+        return overrides
 
     def _prepare_train_factor(
         self, X: Any
@@ -344,6 +356,7 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         landmarks: str | ArrayLike = "uniform",
         random_state: Any = None,
         factorization: str = "one-shot",
+        dtype: str = "float64",
     ) -> None:
         set_init_parameters(self, locals())
 
@@ -431,8 +444,8 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         if self.formulation == "clip":
             keep = s > 0
             return Phi[:, keep], np.full(int(keep.sum()), lam)
-        # square: K^2 = (Phi |Lambda|^{1/2})(Phi |Lambda|^{1/2})'
-        return Phi * np.sqrt(absl), np.full(Phi.shape[1], lam)
+        # square: K^2 = (Phi |Lambda|^{1/2})(Phi |Lambda|^{1/2})' (in place: keeps the dtype)
+        return _scale_columns_inplace(Phi, np.sqrt(absl)), np.full(Phi.shape[1], lam)
 
     def _test_features(self, X: Any) -> NDArray[np.float64]:
         Phi = self._test_factor(X)
@@ -597,6 +610,7 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator)
         landmarks: str | ArrayLike = "uniform",
         random_state: Any = None,
         factorization: str = "one-shot",
+        dtype: str = "float64",
     ) -> None:
         set_init_parameters(self, locals())
 
@@ -788,6 +802,7 @@ class KreinSquaredHingeSVC(
         landmarks: str | ArrayLike = "uniform",
         random_state: Any = None,
         factorization: str = "one-shot",
+        dtype: str = "float64",
     ) -> None:
         set_init_parameters(self, locals())
 
