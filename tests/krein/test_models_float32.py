@@ -36,32 +36,20 @@ def _data(n=300, seed=0):
     return X[:n], y[:n], X[n:]
 
 
+VC, RIDGE, SH = "lowrank_variance_constrained", "lowrank_krein_ridge", "squared_hinge_svm"
+#: name: (estimator class, its extra parameters, the low-rank solver it calls)
 MODELS = {
-    "KreinRegressor-krein": (lambda **k: KreinRegressor(**k), "lowrank_variance_constrained"),
-    "KreinRegressor-square": (
-        lambda **k: KreinRegressor(formulation="square", **k),
-        "lowrank_variance_constrained",
-    ),
-    "KreinRegressor-clip": (
-        lambda **k: KreinRegressor(formulation="clip", **k),
-        "lowrank_variance_constrained",
-    ),
-    "KreinClassifier-flip": (
-        lambda **k: KreinClassifier(formulation="flip", center=False, **k),
-        "lowrank_variance_constrained",
-    ),
-    "KreinKernelRidgeClassifier": (
-        lambda **k: KreinKernelRidgeClassifier(lambda_minus=5e-2, **k),
-        "lowrank_krein_ridge",
-    ),
+    "KreinRegressor-krein": (KreinRegressor, {}, VC),
+    "KreinRegressor-square": (KreinRegressor, {"formulation": "square"}, VC),
+    "KreinRegressor-clip": (KreinRegressor, {"formulation": "clip"}, VC),
+    "KreinClassifier-flip": (KreinClassifier, {"formulation": "flip", "center": False}, VC),
+    "KreinKernelRidgeClassifier": (KreinKernelRidgeClassifier, {"lambda_minus": 5e-2}, RIDGE),
     "KreinKernelRidgeClassifier-landmark": (
-        lambda **k: KreinKernelRidgeClassifier(factorization="landmark", center=True, **k),
-        "lowrank_krein_ridge",
+        KreinKernelRidgeClassifier,
+        {"factorization": "landmark", "center": True},
+        RIDGE,
     ),
-    "KreinSquaredHingeSVC": (
-        lambda **k: KreinSquaredHingeSVC(lambda_minus=5e-2, **k),
-        "squared_hinge_svm",
-    ),
+    "KreinSquaredHingeSVC": (KreinSquaredHingeSVC, {"lambda_minus": 5e-2}, SH),
 }
 
 
@@ -73,7 +61,7 @@ def _decision(est, X):
 
 @pytest.mark.parametrize("name", list(MODELS))
 def test_float32_factor_fits_like_float64(name, monkeypatch):
-    make, solver = MODELS[name]
+    cls, extra, solver = MODELS[name]
     X, y, Xt = _data()
     seen = []
     original = getattr(lowrank, solver)
@@ -84,8 +72,8 @@ def test_float32_factor_fits_like_float64(name, monkeypatch):
 
     monkeypatch.setattr(lowrank, solver, spy)
     target = y.astype(float) if "Regressor" in name else y
-    d64 = _decision(make(**SIG, n_components=40, random_state=0).fit(X, target), Xt)
-    clf = make(**SIG, n_components=40, random_state=0, dtype="float32").fit(X, target)
+    d64 = _decision(cls(**SIG, **extra, n_components=40, random_state=0).fit(X, target), Xt)
+    clf = cls(**SIG, **extra, n_components=40, random_state=0, dtype="float32").fit(X, target)
     d32 = _decision(clf, Xt)
     assert seen == [np.dtype(np.float64), np.dtype(np.float32)]
     assert clf.nystroem_.transform(Xt[:3]).dtype == np.float32
