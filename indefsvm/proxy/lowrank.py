@@ -73,6 +73,10 @@ DENSE_LIMIT = 5000
 _BLOCK_ROWS = 16384
 # Stored (u, U'u) pairs: the pair x_k, x_{k-1} must survive a few backtracking evaluations.
 _LOWRANK_Z_HISTORY = 6
+# Factors smaller than this (n * m entries, 8 MB in float64) are cheaper to read again than to
+# update by rows: below it basis_gram_masked makes its pass (the bookkeeping of the row updates,
+# a few O(n) array operations, costs more than one product at n * m ~ 1e4-1e5).
+_MIN_UPDATE_ENTRIES = 2**20
 # Below this fraction of ||u||^2 the residual norm is recomputed from the explicit residual
 # instead of ||u||^2 - ||z||^2 (whose rounding error is eps ||u||^2).
 _CANCELLATION = 1e-6
@@ -582,7 +586,8 @@ class LowRankProxyOperator:
         ``Phi_w' V`` (and the residual column over ``rows``) is kept from the previous call and
         updated by the rows whose masks changed, O(m) per row and column, when the state and
         the vectors are the same objects and few rows changed (an active-set iteration moves
-        few rows per step); otherwise it is one pass. The rows read are added to
+        few rows per step); otherwise, and always for a factor of fewer than
+        ``_MIN_UPDATE_ENTRIES`` entries, it is one pass. The rows read are added to
         :attr:`n_gram_passes`; a refresh by a full pass follows ``8 n`` changed rows (the
         updates lose digits as the Gram downdates of :meth:`factor_gram_rows`).
         """
@@ -593,6 +598,8 @@ class LowRankProxyOperator:
         values = np.column_stack(vectors)
         cache = getattr(self, "_masked", None)
         raw = None
+        if self.n * self.Phi.shape[1] < _MIN_UPDATE_ENTRIES:
+            cache = None  # a small factor: one pass is the cheaper way
         if (
             cache is not None
             and cache[0] is state
@@ -608,7 +615,8 @@ class LowRankProxyOperator:
         if raw is None:
             raw = self._rmat_columns(np.where(masks, values, 0.0))
             churn = 0
-        self._masked = (state, vectors, masks, raw, churn)
+        if self.n * self.Phi.shape[1] >= _MIN_UPDATE_ENTRIES:
+            self._masked = (state, vectors, masks, raw, churn)
         V = np.where(masks[:, 1:], values[:, 1:], 0.0)
         return self._basis_gram_from(state, mask, np.where(mask, v, 0.0), raw, V)
 

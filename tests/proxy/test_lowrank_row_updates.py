@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from indefsvm.proxy import lowrank
 from indefsvm.proxy.lowrank import LowRankKernel
 from indefsvm.proxy.problems import make_problem
 
@@ -45,7 +46,12 @@ def test_gram_of_most_rows_from_the_setup_gram(dtype):
         assert op.n_gram_passes - before == pytest.approx(np.count_nonzero(~mask) / op.n)
 
 
-def test_masked_products_updated_by_changed_rows_match_explicit_basis():
+@pytest.mark.parametrize("small_factor_pass", [False, True], ids=["updates", "small-pass"])
+def test_masked_products_updated_by_changed_rows_match_explicit_basis(
+    small_factor_pass, monkeypatch
+):
+    # The row updates switch on from 2^20 entries; here from any size, or (small-pass) never.
+    monkeypatch.setattr(lowrank, "_MIN_UPDATE_ENTRIES", 10**12 if small_factor_pass else 0)
     problem, state, rng = _problem()
     op = problem.operator
     y = problem.y
@@ -59,7 +65,7 @@ def test_masked_products_updated_by_changed_rows_match_explicit_basis():
         passes = op.n_passes
         gram, adj = op.basis_gram_masked(state, free, columns)
         # the first call reads the factor once; later ones update by the rows that moved
-        assert op.n_passes - passes == (1 if step == 0 else 0)
+        assert op.n_passes - passes == (1 if step == 0 or small_factor_pass else 0)
         V = np.column_stack([vec * mk for vec, mk in columns])
         assert np.allclose(gram, E[free].T @ E[free], rtol=0, atol=1e-10)
         assert np.allclose(adj, E.T @ V, rtol=0, atol=1e-10)
