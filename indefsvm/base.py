@@ -33,6 +33,7 @@ from indefsvm.approximation.nystrom import LANDMARK_METHODS
 from indefsvm.kernels.registry import KERNEL_ALIASES, KERNEL_NAMES, resolve_kernel
 from indefsvm.threads import threaded_fit
 from indefsvm.utils.constraints import Interval, StrOptions, validated_fit
+from indefsvm.utils.dask_rows import dask_fit_progress, is_dask_array
 from indefsvm.utils.validation import (
     check_finite_matrix,
     check_square_symmetric,
@@ -88,9 +89,11 @@ def fit_context(fit: Callable[..., Any]) -> Callable[..., Any]:
 
     Validates the parameters against ``_parameter_constraints`` once per top-level ``fit``;
     nested fits (the one-vs-one binary clones, the Nystroem transformer) skip it. The fit runs
-    with threads chosen by its size (:func:`indefsvm.threads.threaded_fit`).
+    with threads chosen by its size (:func:`indefsvm.threads.threaded_fit`); a fit on a dask
+    array shows one progress bar for all its passes (:func:`indefsvm.utils.dask_rows.
+    dask_fit_progress`).
     """
-    return validated_fit(threaded_fit(fit))
+    return validated_fit(threaded_fit(dask_fit_progress(fit)))
 
 
 class PrecomputedColumns:
@@ -189,11 +192,24 @@ def nystroem_test_features(estimator: Any, X: Any) -> NDArray[np.float64]:
     columns, what ``nystroem_.transform`` computes from points).
     """
     nys = estimator.nystroem_
+    if is_dask_array(X):
+        # Lazy row-chunked features: the caller's decision values are the only n-vector.
+        _refuse_dask_precomputed(estimator)
+        return nys._transform_dask(X, persist=False)
     if estimator._precomputed():
         X = validate_data(estimator, X, dtype=np.float64, reset=False)
         return X[:, nys.landmarks_] @ nys.components_
     X = estimator._check_raw(X, reset=False)
     return np.asarray(nys.transform(X), dtype=np.float64)
+
+
+def _refuse_dask_precomputed(estimator: Any) -> None:
+    if estimator._precomputed():
+        raise ValueError(
+            f"{type(estimator).__name__}: kernel='precomputed' with a dask array is not "
+            "supported (the Nystroem map would need the n x n kernel in memory); pass the raw "
+            "points as a dask array with a kernel name or callable."
+        )
 
 
 class IndefsvmEstimator(BaseEstimator):
@@ -365,7 +381,13 @@ class KernelInputMixin:
         return nystroem_test_features(self, X)
 
     def _fit_landmarks(
-        self, X: Any, y: Any = "no_validation", *, columns: bool = False, **check: Any
+        self,
+        X: Any,
+        y: Any = "no_validation",
+        *,
+        columns: bool = False,
+        lazy: bool = False,
+        **check: Any,
     ) -> tuple[Any, NDArray[np.floating], Any]:
         """``(nystroem, F, y)``: the fitted Nystroem map of ``n_components`` and the training
         features ``F`` (with ``columns=True`` the landmark columns ``k(X, Z)`` instead).
@@ -376,7 +398,10 @@ class KernelInputMixin:
         one-vs-one pair (:mod:`indefsvm.multiclass`) receives its rows of the landmark columns
         and of the factor of the multi-class model's one shared map (``_ovo_factor``). ``y`` is
         validated with ``X`` (``check`` as for :func:`sklearn.utils.validation.validate_data`)
-        unless ``"no_validation"``.
+        unless ``"no_validation"``. A dask ``X`` gives a dask ``F`` with ``X``'s row chunks:
+        persisted under a client (:meth:`~indefsvm.approximation.nystrom.IndefiniteNystroem.
+        fit_transform`), or with ``lazy`` not yet evaluated (the caller transforms and persists
+        it, so the workers never hold two factors).
         """
         check_landmark_parameters(self)
         self._kernel_arguments()  # a parameter that does not apply fails before the data
@@ -390,6 +415,20 @@ class KernelInputMixin:
             nys, Phi = shared
             return nys, (C if columns else Phi), y
         kernel: Any = self.kernel
+        if is_dask_array(X):
+            # One fit on a Dask cluster (issue 25): X stays row-chunked on the workers; y is
+            # aligned with the factor's rows by the solver (indefsvm.utils.dask_rows).
+            _refuse_dask_precomputed(self)
+            nys = self._landmark_map(kernel, X.shape[0])
+            if columns:
+                F = nys.fit(X).landmark_columns(X)
+            elif lazy:
+                F = nys.fit(X)._transform_dask(X, persist=False)
+            else:
+                F = nys.fit_transform(X)
+            if hasattr(nys, "n_features_in_"):
+                self.n_features_in_ = nys.n_features_in_
+            return nys, F, y
         if self._precomputed():
             K, y = self._fit_kernel(X, y, **check)
             kernel, X = PrecomputedColumns(K), np.arange(K.shape[0], dtype=np.float64)[:, None]

@@ -60,6 +60,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from indefsvm.base import check_landmark_parameters, fit_context
+from indefsvm.utils.dask_rows import is_dask_array
 
 DECISION_FUNCTION_SHAPES = ("ovr", "ovo")
 
@@ -159,6 +160,9 @@ class OneVsOneMixin:
         """
         if y is None:
             validate_data(self, X, y)  # scikit-learn's "requires y to be passed" error
+        if is_dask_array(X) or is_dask_array(y):
+            self._fit_dask(X, y)
+            return self
         check_classification_targets(np.asarray(y))
         if self._fit_multiclass(X, y):
             if getattr(self, "probability", False):
@@ -176,6 +180,21 @@ class OneVsOneMixin:
             )
         self._fit_binary(X, y)
         return self
+
+    def _fit_dask(self, X: Any, y: Any) -> None:
+        """One binary fit on dask arrays (issue 25); the labels are checked on the workers."""
+        from indefsvm.utils.dask_rows import dask_classes
+
+        classes = dask_classes(y) if is_dask_array(y) else np.unique(np.asarray(y))
+        check_classification_targets(classes)
+        if classes.shape[0] != 2:
+            raise ValueError(
+                f"{type(self).__name__} on dask arrays fits one binary problem: y must have "
+                f"exactly two classes; got {classes.shape[0]} {classes[:10].tolist()} "
+                "(one-vs-one over more classes needs the data in memory)."
+            )
+        self.ovo_ = None
+        self._fit_binary(X, y)
 
     def _fit_binary(self, X: Any, y: Any) -> None:
         raise NotImplementedError
@@ -213,6 +232,10 @@ class OneVsOneMixin:
         if self._is_multiclass():
             return self._multiclass_predict(X, *extra)
         d = self._decision_binary(X, *extra)
+        if is_dask_array(d):
+            from indefsvm.utils.dask_rows import dask_labels
+
+            return dask_labels(d, self.classes_)
         return self.classes_[(d > 0).astype(np.intp)]
 
     #: Parameters that may hold one value per training point (sliced to each pair's rows).

@@ -598,7 +598,8 @@ def engine_threads(n: int) -> int:
 def _n_points(X: Any) -> int | None:
     shape = getattr(X, "shape", None)
     if shape is not None and len(shape) >= 1:
-        return int(shape[0])
+        # A dask array with unknown chunk sizes has a NaN length (refused later, with the fix).
+        return int(shape[0]) if math.isfinite(shape[0]) else None
     try:
         return len(X)
     except TypeError:

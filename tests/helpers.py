@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 
 import numpy as np
+import pytest
 
 
 def sigmoid_problem(n: int, seed: int, *, a: float = 0.8, b: float = -0.3, d: int = 3):
@@ -116,3 +117,25 @@ def count_store_records(out):
         )
     finally:
         con.close()
+
+
+@pytest.fixture(scope="module")
+def dask_cluster():
+    """A two-worker in-process ``distributed.LocalCluster`` (one thread each; the dashboard on a
+    free port) for the tests of one fit on a Dask cluster (issue 25); see :func:`dask_client`."""
+    from distributed import LocalCluster
+
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
+    ) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def dask_client(dask_cluster):
+    """A ``distributed.Client`` of :func:`dask_cluster`, closed after the test (tests without it
+    run on dask's local scheduler)."""
+    from distributed import Client
+
+    with Client(dask_cluster) as client:
+        yield client

@@ -177,9 +177,15 @@ def run(
     max_children: int,
     names: list[str] | None = None,
     tests: list[str] | None = None,
+    *,
+    confirm: bool = True,
 ) -> tuple[float, tuple[int, int, int]]:
     """Run mutmut on ``module`` in ``workdir/module`` (only the mutants ``names`` if given);
-    return the wall time and (detected, tested, mutants)."""
+    return the wall time and (detected, tested, mutants).
+
+    With ``confirm`` the mutants that survived are run once more by name in the same copy
+    before the counts are taken (mutmut's first run misreports some; see the comment below).
+    """
     dest = prepare(module, workdir, tests)
     t0 = time.perf_counter()
     print(f"== {module}: mutmut run in {dest}; load average {os.getloadavg()}", flush=True)
@@ -193,20 +199,19 @@ def run(
     # mutant and every run, so a verdict does not depend on the draw (with random examples
     # rank_one._deflate 39 was killed in one run and survived the next).
     env["CI"] = "true"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mutmut",
-            "run",
-            "--max-children",
-            str(max_children),
-            *(names or []),
-        ],
-        cwd=dest,
-        check=False,
-        env=env,
-    )
+    command = [sys.executable, "-m", "mutmut", "run", "--max-children", str(max_children)]
+    subprocess.run([*command, *(names or [])], cwd=dest, check=False, env=env)
+    # mutmut 3.8's first run in a fresh copy reports some mutants as surviving that the same
+    # tests kill (docs/mutation.md: 15 of 31 in one run, a different 15 in the next, all killed
+    # when named); a second run that names them, in the same copy with its recorded test map,
+    # re-tests exactly those and has given the right verdict every time.
+    first = [name for name, code in exit_codes(module, workdir).items() if code == 0]
+    if first and confirm:
+        print(f"== {module}: re-testing the {len(first)} mutants that survived", flush=True)
+        subprocess.run([*command, *first], cwd=dest, check=False, env=env)
+        codes = exit_codes(module, workdir)
+        flipped = sum(1 for name in first if codes[name] != 0)
+        print(f"== {module}: {flipped} of {len(first)} killed when re-tested", flush=True)
     wall = time.perf_counter() - t0
     print(f"== {module}: {wall:.0f} s wall; load average {os.getloadavg()}", flush=True)
     return wall, results(module, workdir)
@@ -414,6 +419,11 @@ def main(argv: list[str] | None = None) -> None:
         "--tests", nargs="+", help="test files to use instead of the module's selection"
     )
     parser.add_argument(
+        "--no-confirm",
+        action="store_true",
+        help="take the first run's verdicts as they are (no second run of the survivors)",
+    )
+    parser.add_argument(
         "--names",
         nargs="+",
         metavar="GLOB",
@@ -457,7 +467,14 @@ def main(argv: list[str] | None = None) -> None:
         elif args.results:
             results(module, args.workdir)
         else:
-            wall, counts = run(module, args.workdir, args.max_children, args.names, args.tests)
+            wall, counts = run(
+                module,
+                args.workdir,
+                args.max_children,
+                args.names,
+                args.tests,
+                confirm=not args.no_confirm,
+            )
             summary.append((module, wall, counts))
     if len(summary) > 1:
         _print_summary(summary, time.perf_counter() - started, args.max_children)

@@ -37,10 +37,32 @@ kernel k-means++ seeding, Arthur & Vassilvitskii 2007, in the feature space ``L 
 of the flip-spectrum ``H = L L'`` of the same sketch). Both cost ``O(n * sketch_size)`` per pass
 (k-means++: ``O(n * sketch_size * m)`` in total, it is sequential in the ``m`` centroids).
 
+Dask arrays (one fit on a cluster, issue 25). With ``X`` a ``dask.array`` chunked by rows, only
+the ``m`` landmark rows come to the client (uniform landmarks: the same seeded indices as in
+memory); ``K_ZZ`` and every ``O(m^3)`` step run there. The pass over the data is a distributed
+tall-skinny QR: each worker evaluates ``k(X_chunk, Z)`` for its chunks and reduces it to its R
+factor (``m x m``), and the R factors are combined pairwise on the workers (the R factor of two
+stacked R factors), so one ``m x m`` matrix reaches the client. A TSQR and not the Gram reduction
+``K_XZ' K_XZ``, although that is the same single pass and the same traffic: the Gram squares the
+condition number of ``L`` (``Sigma^2`` is bounded below only by the kept ``|d|``, down to
+``rcond * max|d|``), and the TSQR reproduces the in-memory factorisation to rounding (tests: to
+``1e-10`` relative). Our own tree rather than ``dask.array.linalg.tsqr``: that one also builds
+``Q`` (n x m) block by block, which the Nystroem map never needs. ``transform`` evaluates
+``k(X_chunk, Z) W`` chunk by chunk on the workers (``map_blocks``) and returns a dask array with
+``X``'s row chunks, persisted on the workers when a ``distributed.Client`` is active (the factor
+stays there, dask-ml's convention), lazy otherwise; ``fit_transform`` evaluates the kernel twice
+(once for the R factor, once for ``Phi``) instead of keeping ``K_XZ`` on the workers, so their
+peak memory is the ``n x r`` factor, not ``n x m`` more. ``"leverage"`` landmarks: the sketch as
+in memory, scores on the workers, the weighted draw by per-chunk Efraimidis-Spirakis keys (one
+pass). ``"kmeans++"`` (sequential in the ``m`` centres) is refused for a dask ``X``. The fitted
+map holds only numpy arrays: it pickles and transforms numpy input in memory.
+
 References
 ----------
 D. Oglic, T. Gaertner. Scalable learning in reproducing kernel Krein spaces. ICML 2019
 (paper 003), Sect. 2.2 (eq. 3 and the one-shot eigendecomposition) and Sect. 2.3.
+P. S. Efraimidis, P. G. Spirakis. Weighted random sampling with a reservoir. Information
+Processing Letters 97(5), 2006.
 C. Fowlkes, S. Belongie, F. Chung, J. Malik. Spectral grouping using the Nystroem method.
 IEEE TPAMI 26(2), 2004.
 D. Arthur, S. Vassilvitskii. k-means++: the advantages of careful seeding. SODA 2007.
@@ -61,6 +83,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from indefsvm.utils.dask_rows import is_dask_array
 from indefsvm.utils.progress import ProgressBar, progress_bar
 from indefsvm.utils.validation import check_finite_matrix, check_square_symmetric, is_real
 
@@ -76,6 +99,9 @@ logger = logging.getLogger(__name__)
 
 #: Landmark selection schemes of Sect. 2.3 (plus uniform sampling).
 LANDMARK_METHODS = ("uniform", "kmeans++", "leverage")
+
+#: Landmark schemes available for a dask ``X`` (the others need sequential passes).
+DASK_LANDMARK_METHODS = ("uniform", "leverage")
 
 #: Factorisations: the one-shot eigendecomposition of Sect. 2.2 or the plain factor ``L, S``.
 FACTORIZATIONS = ("one-shot", "plain")
@@ -286,6 +312,38 @@ def one_shot_eigendecomposition(
     # R T |Lambda|^{-1/2} = Ur P: orthonormal columns, so Q (Ur P) is orthonormal to rounding.
     small = (R @ T) / np.sqrt(np.abs(lam))[None, :]
     return lam, Q @ small
+
+
+def _stack_r(R: NDArray[np.float64], C: NDArray[np.float64]) -> NDArray[np.float64]:
+    """R factor of ``[R; C]`` (at most as many rows as columns): one step of a tall-skinny QR."""
+    R = scipy.linalg.qr(
+        np.vstack([R, np.asarray(C, dtype=np.float64)]),
+        mode="r",
+        overwrite_a=True,
+        check_finite=False,
+    )[0]
+    return R[: min(R.shape[0], R.shape[1])]
+
+
+def _chunk_r(X_chunk: Any, rows: _KernelRows, Z: Any) -> NDArray[np.float64]:
+    """R factor of the kernel rows ``k(X_chunk, Z)`` (a leaf of the distributed TSQR)."""
+    return _stack_r(np.zeros((0, len(Z))), rows(X_chunk, Z))
+
+
+def _chunk_columns(X_chunk: Any, rows: _KernelRows, Z: Any) -> NDArray[np.float64]:
+    """``k(X_chunk, Z)``: one row chunk of :meth:`IndefiniteNystroem.landmark_columns`."""
+    if len(X_chunk) == 0:
+        return np.empty((0, len(Z)))
+    return rows(X_chunk, Z)
+
+
+def _chunk_features(
+    X_chunk: Any, rows: _KernelRows, Z: Any, W: NDArray[np.float64], dtype: np.dtype
+) -> NDArray[np.floating]:
+    """``k(X_chunk, Z) @ W`` in ``dtype``: one row chunk of :meth:`IndefiniteNystroem.transform`."""
+    if len(X_chunk) == 0:
+        return np.empty((0, W.shape[1]), dtype=dtype)
+    return (rows(X_chunk, Z) @ W).astype(dtype, copy=False)
 
 
 def _sample_without_replacement(
@@ -552,6 +610,8 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         return Phi
 
     def _fit(self, X: Any, *, keep_features: bool) -> NDArray[np.floating] | None:
+        if is_dask_array(X):
+            return self._fit_dask(X, keep_features=keep_features)
         m, rcond, dtype = self._check_params()
         X = self._check_X(X, fitting=True)
         n = len(X)
@@ -566,7 +626,125 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
 
             _ensure_visible(logger)
         t0 = time.perf_counter()
-        idx, sketch = select_landmarks(
+        idx, sketch = self._draw_landmarks(X, m, rows, rng, rcond)
+        t1 = time.perf_counter()
+        Z = X[idx]
+        W0, S = self._set_landmarks(idx, sketch, Z, rows, rcond)
+        if self.factorization == "plain":
+            self.fit_time_ = {"landmarks": t1 - t0, "factorization": time.perf_counter() - t1}
+            return self.transform(X) if keep_features else None
+        # One-shot (Sect. 2.2). The R factor of L = K_XZ W0 is R0 W0 with R0 the R factor of
+        # K_XZ (L = Q R0 W0), so a tall-skinny QR of the kernel rows themselves (by row blocks)
+        # gives Sigma and B of the thin SVD of L without forming L: 2 m^2 n flops for the fit.
+        # fit_transform keeps K_XZ (in the output dtype) and turns it into Phi = K_XZ W in place,
+        # so the peak is one n x m array (+ blocks), not two.
+        m_l = len(idx)
+        C_all = np.empty((n, m_l), dtype=dtype) if keep_features else None
+        R0 = np.zeros((0, m_l))
+        step = _rows_per_block(m_l)
+        bar = _progress(n, "Nystroem factor", bool(self.verbose))
+        for start, stop in _blocks(n, step):
+            C_block = rows(X[start:stop], Z)
+            if C_all is not None:
+                C_all[start:stop] = C_block
+            R0 = _stack_r(R0, C_block)
+            bar.update(stop - start)
+        bar.close()
+        self._set_one_shot(R0, W0, S, n, (t0, t1))
+        r = self.n_components_
+        if C_all is None:
+            return None
+        # Phi = K_XZ W, in place block by block (W is m x r, r <= m).
+        W_cast = self.components_.astype(dtype, copy=False)
+        for start, stop in _blocks(n, step):
+            C_all[start:stop, :r] = C_all[start:stop] @ W_cast
+        return C_all if r == m_l else compact_columns(C_all, r)
+
+    def _check_dask_X(self, X: Any, *, fitting: bool) -> Any:
+        """A row-chunked dask ``X`` (see :func:`indefsvm.utils.dask_rows.check_dask_rows`)."""
+        from indefsvm.utils.dask_rows import check_dask_rows
+
+        X = check_dask_rows(X, "X")
+        if not callable(self.kernel):
+            if X.ndim != 2 or not np.issubdtype(X.dtype, np.number):
+                raise ValueError(
+                    f"X must be a 2-D numeric (n, d) array for kernel {self.kernel!r}; got "
+                    f"shape {X.shape}, dtype {X.dtype}."
+                )
+            if not fitting and X.shape[1] != self.n_features_in_:
+                raise ValueError(
+                    f"X has {X.shape[1]} features, but IndefiniteNystroem was fitted with "
+                    f"{self.n_features_in_} features."
+                )
+        return X
+
+    def _fit_dask(self, X: Any, *, keep_features: bool) -> Any:
+        """:meth:`fit` on a row-chunked dask array: only the landmark rows and ``m x m`` R
+        factors travel to the client (module docstring, "Dask arrays")."""
+        from indefsvm.utils.dask_rows import fit_progress, reduce_rows
+
+        m, rcond, _ = self._check_params()
+        rows = self._kernel_rows()
+        X = self._check_dask_X(X, fitting=True)
+        n = X.shape[0]
+        if isinstance(self.landmarks, str):
+            if self.landmarks not in DASK_LANDMARK_METHODS:
+                raise ValueError(
+                    f"landmarks={self.landmarks!r} is not available for a dask X: k-means++ "
+                    "seeding is sequential in the m landmarks (m passes over the data driven "
+                    f"from the client). With a dask X use landmarks in {DASK_LANDMARK_METHODS} "
+                    "or explicit indices (e.g. chosen on a sample held in memory)."
+                )
+            m = self._clip_components(m, n)
+        if not callable(self.kernel):
+            self.n_features_in_ = X.shape[1]
+        rng = _check_rng(self.random_state)
+        t0 = time.perf_counter()
+        # Uniform and explicit landmarks need only n: the same indices as in memory. Leverage:
+        # the sketch (uniform) is the in-memory one; the scores stay on the workers and the
+        # weighted draw is one pass of per-chunk keys (same distribution, another sample).
+        idx, sketch = self._draw_landmarks(X, m, rows, rng, rcond)
+        t1 = time.perf_counter()
+        # The m landmark rows, gathered to the client (an own copy: arrays from a worker
+        # process may be unaligned views of the message).
+        Z = np.array(X[idx].compute(), copy=True)
+        if not callable(self.kernel):
+            Z = check_finite_matrix(Z, name="X (landmark rows)")
+        W0, S = self._set_landmarks(idx, sketch, Z, rows, rcond)
+        if self.factorization == "one-shot":
+            # Distributed TSQR of K_XZ (R factors only, combined pairwise on the workers); the
+            # bar is the estimator's whole-fit bar when a fit of one runs this.
+            with fit_progress("Nystroem factor", enabled=None if self.verbose else False):
+                R0 = reduce_rows(_chunk_r, X, args=(rows, Z), combine=_stack_r)
+            self._set_one_shot(R0, W0, S, n, (t0, t1))
+        else:
+            self.fit_time_ = {"landmarks": t1 - t0, "factorization": time.perf_counter() - t1}
+        return self.transform(X) if keep_features else None
+
+    def _transform_dask(self, X: Any, *, persist: bool = True) -> Any:
+        """Row-chunked features of a dask ``X`` (same row chunks), persisted on the workers
+        when a distributed client is active (and ``persist``), lazy otherwise (dask-ml's
+        convention)."""
+        from indefsvm.utils.dask_rows import active_client, fit_progress, map_rows, persist_rows
+
+        X = self._check_dask_X(X, fitting=False)
+        dtype = np.dtype(self.dtype)
+        Phi = map_rows(
+            _chunk_features,
+            X,
+            args=(self._kernel_rows(), self.landmark_points_, self.components_, dtype),
+            dtype=dtype,
+        )
+        if not persist or active_client() is None:
+            return Phi
+        with fit_progress("Nystroem transform", enabled=None if self.verbose else False):
+            return persist_rows(Phi)
+
+    def _draw_landmarks(
+        self, X: Any, m: int, rows: _KernelRows, rng: np.random.Generator, rcond: float
+    ) -> tuple[NDArray[np.intp], NDArray[np.intp] | None]:
+        """:func:`select_landmarks` with this map's scheme, sketch size and verbosity."""
+        return select_landmarks(
             X,
             m,
             rows,
@@ -576,10 +754,14 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
             rcond=rcond,
             verbose=self.verbose,
         )
-        t1 = time.perf_counter()
+
+    def _set_landmarks(
+        self, idx: NDArray[np.intp], sketch: Any, Z: Any, rows: _KernelRows, rcond: float
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Store the landmarks and the factor ``W0, S`` of ``K_ZZ`` (and, for the plain
+        factorisation, the whole map); returns ``(W0, S)``."""
         self.landmarks_ = idx
         self.sketch_landmarks_ = sketch
-        Z = X[idx]
         self.landmark_points_ = Z
         W0, S, d = _landmark_factor(rows(Z, Z), rcond)
         self.landmark_eigenvalues_ = d
@@ -598,30 +780,14 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
             self.eigenvalues_ = np.abs(d[np.abs(d) > rcond * np.max(np.abs(d))]) * S
             self.signature_ = S.astype(np.float64)
             self.n_components_ = r
-            self.fit_time_ = {"landmarks": t1 - t0, "factorization": time.perf_counter() - t1}
-            return self.transform(X) if keep_features else None
-        # One-shot (Sect. 2.2). The R factor of L = K_XZ W0 is R0 W0 with R0 the R factor of
-        # K_XZ (L = Q R0 W0), so a tall-skinny QR of the kernel rows themselves (by row blocks)
-        # gives Sigma and B of the thin SVD of L without forming L: 2 m^2 n flops for the fit.
-        # fit_transform keeps K_XZ (in the output dtype) and turns it into Phi = K_XZ W in place,
-        # so the peak is one n x m array (+ blocks), not two.
-        m_l = len(idx)
-        C_all = np.empty((n, m_l), dtype=dtype) if keep_features else None
-        R0 = np.zeros((0, m_l))
-        step = _rows_per_block(m_l)
-        bar = _progress(n, "Nystroem factor", bool(self.verbose))
-        for start, stop in _blocks(n, step):
-            C_block = rows(X[start:stop], Z)
-            if C_all is not None:
-                C_all[start:stop] = C_block
-            R0 = scipy.linalg.qr(
-                np.vstack([R0, C_block]), mode="r", overwrite_a=True, check_finite=False
-            )[0]
-            R0 = R0[: min(R0.shape[0], m_l)]
-            bar.update(stop - start)
-        bar.close()
-        R = R0 @ W0
-        T, lam, sigma = _one_shot(R, S)
+        return W0, S
+
+    def _set_one_shot(self, R0: NDArray, W0: NDArray, S: NDArray, n: int, times: tuple) -> None:
+        """The one-shot map of Sect. 2.2 from the R factor ``R0`` of ``K_XZ`` (``times``: the
+        clock before and after the landmark selection)."""
+        t0, t1 = times
+        T, lam, sigma = _one_shot(R0 @ W0, S)
+        r = W0.shape[1]
         self.components_ = W0 @ T
         self.eigenvalues_ = lam
         self.signature_ = np.where(lam >= 0.0, 1.0, -1.0)
@@ -633,19 +799,12 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
                 "IndefiniteNystroem: n=%d, m=%d, r=%d (%d negative), landmarks %.2fs, "
                 "factorization %.2fs",
                 n,
-                len(idx),
+                W0.shape[0],
                 r,
                 int(np.sum(lam < 0)),
                 self.fit_time_["landmarks"],
                 self.fit_time_["factorization"],
             )
-        if C_all is None:
-            return None
-        # Phi = K_XZ W, in place block by block (W is m x r, r <= m).
-        W_cast = self.components_.astype(dtype, copy=False)
-        for start, stop in _blocks(n, step):
-            C_all[start:stop, :r] = C_all[start:stop] @ W_cast
-        return C_all if r == m_l else compact_columns(C_all, r)
 
     def landmark_columns(self, X: Any) -> NDArray[np.float64]:
         """Kernel columns ``k(X, Z)`` between points and the fitted landmarks ``Z``.
@@ -656,8 +815,19 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         Returns
         -------
         ndarray of shape (n, m), float64
+            A lazy row-chunked dask array (``X``'s row chunks) for a dask ``X``.
         """
         check_is_fitted(self, "components_")
+        if is_dask_array(X):
+            from indefsvm.utils.dask_rows import map_rows
+
+            X = self._check_dask_X(X, fitting=False)
+            return map_rows(
+                _chunk_columns,
+                X,
+                args=(self._kernel_rows(), self.landmark_points_),
+                dtype=np.float64,
+            )
         X = self._check_X(X, fitting=False)
         rows = self._kernel_rows()
         out = np.empty((len(X), len(self.landmarks_)), dtype=np.float64)
@@ -779,8 +949,13 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         Returns
         -------
         ndarray of shape (n, n_components_), dtype ``self.dtype``
+            For a dask ``X`` (chunked by rows), a dask array with ``X``'s row chunks, computed
+            on the workers and persisted there when a ``distributed.Client`` is active, lazy
+            otherwise (module docstring, "Dask arrays").
         """
         check_is_fitted(self, "components_")
+        if is_dask_array(X):
+            return self._transform_dask(X)
         X = self._check_X(X, fitting=False)
         rows = self._kernel_rows()
         n = len(X)
@@ -896,11 +1071,15 @@ def select_landmarks(
     if method == "leverage":
         # ||U_(i)||^2 with U = Phi |Lambda|^{-1/2} (orthonormal columns on X).
         inv = 1.0 / np.sqrt(np.abs(sketch.eigenvalues_))
+        if is_dask_array(X):
+            from indefsvm.utils.dask_rows import map_rows
+
+            scores_d = map_rows(_block_leverage, X, args=(sketch, inv), dtype=np.float64)
+            return _sample_rows_weighted(scores_d, m, rng), sketch.landmarks_
         scores = np.empty(n)
         step = _rows_per_block(s)
         for start, stop in _blocks(n, step):
-            F = sketch.transform(X[start:stop]) * inv
-            scores[start:stop] = np.einsum("ij,ij->i", F, F)
+            scores[start:stop] = _block_leverage(X[start:stop], sketch, inv)
         return _sample_without_replacement(rng, n, m, scores), sketch.landmarks_
     # Approximate kernel k-means++ seeding in the sketch features (Sect. 2.3).
     feat_dtype = np.float64 if 8 * n * s <= 2**30 else np.float32
@@ -909,6 +1088,69 @@ def select_landmarks(
     for start, stop in _blocks(n, step):
         F[start:stop] = sketch.transform(X[start:stop])
     return _kmeanspp(F, m, rng, verbose=verbose), sketch.landmarks_
+
+
+def _block_leverage(
+    X_block: Any, sketch: IndefiniteNystroem, inv: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """Approximate leverage scores ``||U_(i)||^2`` of the rows of ``X_block`` (Sect. 2.3)."""
+    if len(X_block) == 0:
+        return np.empty(0)
+    F = sketch.transform(X_block) * inv
+    return np.einsum("ij,ij->i", F, F)
+
+
+def _block_top_keys(
+    scores: NDArray[np.float64], index: NDArray[np.intp], m: int, seed: int
+) -> tuple[NDArray, NDArray, NDArray]:
+    """The ``m`` largest sampling keys of one row chunk: ``(positive, key, index)``.
+
+    Efraimidis & Spirakis (2006): the ``m`` largest ``log(u_i) / w_i`` (``u_i ~ U(0, 1)``) are a
+    sample without replacement with probabilities proportional to ``w`` drawn one at a time, the
+    distribution of ``Generator.choice(replace=False, p=w / sum(w))``. Points with ``w = 0`` rank
+    after every positive one, in uniform random order (the in-memory fill when fewer than ``m``
+    scores are positive). The chunk's generator is seeded by ``seed`` and its first row.
+    """
+    if index.size == 0:
+        return np.empty(0, dtype=bool), np.empty(0), np.empty(0, dtype=np.intp)
+    u = np.random.default_rng([seed, int(index[0])]).random(index.size)
+    u = np.maximum(u, np.finfo(np.float64).tiny)  # log(0) would tie at -inf
+    w = np.maximum(scores, 0.0)
+    positive = w > 0.0
+    key = np.where(positive, np.log(u) / np.where(positive, w, 1.0), u)
+    return _top_keys((positive, key, index), m)
+
+
+def _top_keys(parts: tuple[NDArray, NDArray, NDArray], m: int) -> tuple[NDArray, NDArray, NDArray]:
+    positive, key, index = parts
+    order = np.lexsort((-key, ~positive))[:m]  # positive first, then the largest keys
+    return positive[order], key[order], index[order]
+
+
+def _merge_top_keys(a: tuple, b: tuple, m: int) -> tuple[NDArray, NDArray, NDArray]:
+    return _top_keys(tuple(np.concatenate([x, y]) for x, y in zip(a, b, strict=True)), m)
+
+
+def _sample_rows_weighted(scores: Any, m: int, rng: np.random.Generator) -> NDArray[np.intp]:
+    """``m`` row indices sampled without replacement with probability proportional to the dask
+    vector ``scores`` (weighted keys, :func:`_block_top_keys`): one pass, ``m`` keys per chunk
+    merged pairwise on the workers; the scores never leave them."""
+    import functools
+
+    import dask.array as da
+
+    from indefsvm.utils.dask_rows import reduce_rows
+
+    index = da.arange(scores.shape[0], chunks=scores.chunks, dtype=np.intp)
+    seed = int(rng.integers(2**62))
+    _, _, chosen = reduce_rows(
+        _block_top_keys,
+        scores,
+        index,
+        args=(m, seed),
+        combine=functools.partial(_merge_top_keys, m=m),
+    )
+    return np.sort(chosen)
 
 
 class _FixedRows:

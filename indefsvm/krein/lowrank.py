@@ -31,6 +31,21 @@ The split into ``z_+`` and ``z_-`` is the spectral split of ``K_X|Z`` only when 
 here reproduces its full-rank counterpart exactly; that is what the tests check with all
 training points as landmarks.
 
+Dask arrays (one fit on a cluster, issue 25). Every learner also takes the factor as a
+``dask.array`` chunked by rows (``y`` as a dask or numpy vector, aligned with the factor's row
+chunks). Their work is then map-reduce passes over the row chunks on the workers
+(:mod:`indefsvm.utils.dask_rows`): ``F'F``, ``F'y``, the active-set normal equations
+``[F_I 1]'[F_I 1]``, ``[F_I 1]'y_I`` and the SH-SVM gradient ``(F'g, sum g)`` each bring back one
+``O(r^2)`` or ``O(r)`` summary; ``F z + b`` is a row-chunked dask vector persisted on the workers,
+and residuals, margins and active masks are lazy expressions of those vectors, evaluated inside
+the passes. The SH-SVM line search is exact without moving ``n``-vectors: its derivative is
+piecewise linear in the step with kinks at the breakpoints ``a_i / c_i``; a few bracketing rounds
+(per-chunk order statistics of the breakpoints inside the bracket, the derivative at 64 of them
+by per-chunk sums) shrink the bracket until each chunk's breakpoints inside it fit in one
+message, and the segment holding the root is then chosen as the in-memory walk chooses it.
+Results equal the in-memory fit on the same factor to rounding (tests: ``1e-8`` relative; a
+float32 factor's ``F'y`` is summed in float64 across chunks, in float32 in memory).
+
 References
 ----------
 D. Oglic, T. Gaertner. Scalable learning in reproducing kernel Krein spaces. ICML 2019
@@ -46,7 +61,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.linalg
@@ -54,6 +69,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.exceptions import ConvergenceWarning
 
 from indefsvm.krein.solver import minimize_quadratic_on_sphere
+from indefsvm.utils.dask_rows import is_dask_array
 from indefsvm.utils.validation import check_finite_matrix, check_positive
 
 if TYPE_CHECKING:  # hypergrad imports the estimators, which import this module
@@ -66,6 +82,7 @@ __all__ = [
     "lowrank_krein_ridge",
     "lowrank_variance_constrained",
     "rediagonalize",
+    "ridge_on_rows",
     "squared_hinge_hypergradient",
     "squared_hinge_svm",
 ]
@@ -76,10 +93,10 @@ _EPS = float(np.finfo(np.float64).eps)
 def _check_factor(
     Phi: ArrayLike, signature: ArrayLike
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    Phi = np.asarray(Phi)
-    if Phi.ndim != 2:
-        raise ValueError(f"Phi must be a 2-D (n, r) factor; got shape {Phi.shape}.")
-    if Phi.dtype != np.float32:
+    Phi = _check_features(Phi, name="Phi")
+    if is_dask_array(Phi):
+        pass  # finiteness: checked on the Gram matrix the first pass brings back (_gram)
+    elif Phi.dtype != np.float32:
         Phi = check_finite_matrix(Phi, name="Phi")
     s = check_finite_matrix(signature, name="signature", ndim=1)
     if s.shape[0] != Phi.shape[1]:
@@ -89,20 +106,48 @@ def _check_factor(
     return Phi, s
 
 
-def _check_features(F: ArrayLike) -> NDArray:
+def _check_features(F: ArrayLike, name: str = "F") -> NDArray:
     """The feature matrix ``F`` (n, r) of the low-rank solvers, refused unless 2-D.
 
     Its dtype is kept (a float32 factor stays float32 and :func:`_gram` accumulates in
     float64); shared by :func:`lowrank_variance_constrained` and :func:`squared_hinge_svm`.
+    A dask array stays one, chunked by rows (module docstring, "Dask arrays").
     """
-    F = np.asarray(F)
+    dask = is_dask_array(F)
+    F = F if dask else np.asarray(F)
     if F.ndim != 2:
-        raise ValueError(f"F must be 2-D; got shape {F.shape}.")
+        what = "a 2-D (n, r) factor" if name == "Phi" else "2-D"
+        raise ValueError(f"{name} must be {what}; got shape {F.shape}.")
+    if dask:
+        from indefsvm.utils.dask_rows import check_dask_rows
+
+        return check_dask_rows(F, name)
     return F
 
 
+def _block_gram(B: NDArray) -> NDArray[np.float64]:
+    B = np.asarray(B, dtype=np.float64)
+    return B.T @ B
+
+
+def _block_matvec_t(B: NDArray, v: NDArray) -> NDArray[np.float64]:
+    return np.asarray(B.T @ np.asarray(v).astype(B.dtype, copy=False), dtype=np.float64)
+
+
+def _block_matvec(B: NDArray, z: NDArray[np.float64], b: float) -> NDArray[np.float64]:
+    return np.asarray(B @ z.astype(B.dtype, copy=False), dtype=np.float64) + b
+
+
 def _gram(F: NDArray) -> NDArray[np.float64]:
-    """``F'F`` in float64 (float32 ``F``: by row blocks, accumulated in 64 bit)."""
+    """``F'F`` in float64 (float32 ``F``: by row blocks, accumulated in 64 bit; a dask ``F``:
+    one map-reduce pass, ``r x r`` per chunk summed on the workers)."""
+    if is_dask_array(F):
+        from indefsvm.utils.dask_rows import reduce_rows
+
+        G = reduce_rows(_block_gram, F)
+        if not np.all(np.isfinite(G)):
+            raise ValueError("the factor (a dask array) contains NaN or inf values.")
+        return G
     if F.dtype == np.float64:
         return F.T @ F
     G = np.zeros((F.shape[1], F.shape[1]))
@@ -190,7 +235,7 @@ def lowrank_krein_ridge(
     lambda_minus = check_positive(lambda_minus, "lambda_minus")
     Phi, s = _check_factor(Phi, signature)
     n = Phi.shape[0]
-    y = _check_y(y, n)
+    y = _check_y(y, n, like=Phi)
     # F'F = S Phi'Phi S, F'y = S Phi'y.
     G = _gram(Phi) * np.outer(s, s)
     G[np.diag_indices_from(G)] += n * _reg_diag(s, lambda_plus, lambda_minus)
@@ -198,7 +243,16 @@ def lowrank_krein_ridge(
     return scipy.linalg.solve(G, rhs, assume_a="pos", check_finite=False)
 
 
-def _check_y(y: ArrayLike, n: int) -> NDArray[np.float64]:
+def _check_y(y: ArrayLike, n: int, like: Any = None) -> NDArray[np.float64]:
+    """``y`` as float64, one entry per row; with a dask factor ``like``, a dask array with the
+    factor's row chunks (a numpy ``y`` of the right length is chunked like the factor; its
+    finiteness is checked with the first pass through it, :func:`_matvec_t`)."""
+    if is_dask_array(like):
+        from indefsvm.utils.dask_rows import align_rows
+
+        return align_rows(y, like, "y", dtype=np.float64)
+    if is_dask_array(y):
+        raise ValueError("y is a dask array but the factor is not: pass both as dask arrays.")
     y = check_finite_matrix(np.ravel(np.asarray(y)), name="y", ndim=1)
     if y.shape[0] != n:
         raise ValueError(f"y has {y.shape[0]} entries but Phi has {n} rows.")
@@ -206,7 +260,15 @@ def _check_y(y: ArrayLike, n: int) -> NDArray[np.float64]:
 
 
 def _matvec_t(F: NDArray, v: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``F'v`` in float64 (float32 ``F``: by row blocks, accumulated in 64 bit as :func:`_gram`)."""
+    """``F'v`` in float64 (a dask ``F``: one map-reduce pass, an ``r``-vector per chunk; a
+    float32 ``F``: by row blocks, accumulated in 64 bit as :func:`_gram`)."""
+    if is_dask_array(F):
+        from indefsvm.utils.dask_rows import reduce_rows
+
+        out = reduce_rows(_block_matvec_t, F, v)
+        if not np.all(np.isfinite(out)):
+            raise ValueError("the factor or the vector (dask arrays) contain NaN or inf values.")
+        return out
     if F.dtype == np.float64:
         return F.T @ v
     out = np.zeros(F.shape[1])
@@ -216,8 +278,15 @@ def _matvec_t(F: NDArray, v: NDArray[np.float64]) -> NDArray[np.float64]:
     return out
 
 
-def _matvec(F: NDArray, z: NDArray[np.float64]) -> NDArray[np.float64]:
-    return np.asarray(F @ z.astype(F.dtype, copy=False), dtype=np.float64)
+def _matvec(F: NDArray, z: NDArray[np.float64], b: float = 0.0) -> NDArray[np.float64]:
+    """``F z + b`` in float64 (a dask ``F``: a row-chunked dask vector, persisted: it stays on
+    the workers and later passes read it instead of recomputing it)."""
+    if is_dask_array(F):
+        from indefsvm.utils.dask_rows import map_rows, persist_rows
+
+        return persist_rows(map_rows(_block_matvec, F, args=(z, float(b)), dtype=np.float64))
+    out = np.asarray(F @ z.astype(F.dtype, copy=False), dtype=np.float64)
+    return out + b if b != 0.0 else out
 
 
 @dataclass(frozen=True)
@@ -286,7 +355,7 @@ def lowrank_variance_constrained(
     """
     F = _check_features(F)
     n = F.shape[0]
-    y = _check_y(y, n)
+    y = _check_y(y, n, like=F)
     reg = check_finite_matrix(reg, name="reg", ndim=1)
     r = check_positive(r, "r")
     tol = n * _EPS if tol is None else float(tol)
@@ -312,7 +381,7 @@ def lowrank_variance_constrained(
     gamma = Q @ sol.x
     z = B @ (gamma / sigma)
     res = _matvec(F, z) - y
-    objective = float(res @ res + n * z @ (reg * z))
+    objective = float(res @ res) + float(n * z @ (reg * z))
     return LowRankVCSolution(
         z=z,
         mu=sol.mu,
@@ -321,6 +390,53 @@ def lowrank_variance_constrained(
         objective=objective,
         n_iter=sol.n_iter,
     )
+
+
+def _block_sums(C: NDArray, yb: NDArray) -> tuple[NDArray[np.float64], float, float]:
+    return np.asarray(C, dtype=np.float64).sum(axis=0), float(yb.sum()), float(C.shape[0])
+
+
+def _block_centred_normal(
+    C: NDArray, yb: NDArray, c_mean: NDArray[np.float64], y_mean: float
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    Cc = np.asarray(C, dtype=np.float64) - c_mean
+    return Cc.T @ Cc, Cc.T @ (yb - y_mean)
+
+
+def ridge_on_rows(C: ArrayLike, y: ArrayLike, alpha: float) -> tuple[NDArray[np.float64], float]:
+    """Ridge regression with an intercept on row-chunked features: SF-LSM on a dask array.
+
+    ``min_{w, b} ||C w + b - y||^2 + alpha ||w||^2`` (paper 003, Sect. 3, SF-LSM with ``C`` the
+    similarities to the landmarks), solved as scikit-learn's ``Ridge(alpha).fit(C, y)`` solves
+    it: centre ``C`` and ``y`` by their means, ``(C_c'C_c + alpha I) w = C_c'y_c``,
+    ``b = mean(y) - mean(C) w``. Two passes over the row chunks: the means, then the centred
+    normal equations (centred inside each chunk, so no cancellation of ``C'C - n c c'``); an
+    ``m x m`` matrix and an ``m``-vector reach the client.
+
+    Parameters
+    ----------
+    C : dask array of shape (n, m)
+    y : dask or numpy array of shape (n,)
+    alpha : float
+        Ridge penalty (> 0).
+
+    Returns
+    -------
+    (coef, intercept)
+    """
+    from indefsvm.utils.dask_rows import reduce_rows
+
+    alpha = check_positive(alpha, "alpha")
+    C = _check_features(C, name="C")
+    y = _check_y(y, C.shape[0], like=C)
+    col_sums, y_sum, n = reduce_rows(_block_sums, C, y)
+    if not (np.all(np.isfinite(col_sums)) and np.isfinite(y_sum)):
+        raise ValueError("the features or the targets (dask arrays) contain NaN or inf values.")
+    c_mean, y_mean = col_sums / n, y_sum / n
+    A, rhs = reduce_rows(_block_centred_normal, C, y, args=(c_mean, y_mean))
+    A[np.diag_indices_from(A)] += alpha
+    coef = scipy.linalg.solve(A, rhs, assume_a="pos", check_finite=False)
+    return coef, float(y_mean - c_mean @ coef)
 
 
 # ------------------------------------------------------------------------------ KREIN SH-SVM
@@ -417,7 +533,12 @@ def exact_line_search(
 def _active_normal_equations(
     F: NDArray, y: NDArray[np.float64], active: NDArray[np.bool_], fit_intercept: bool
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """``[F_I 1]'[F_I 1]`` and ``[F_I 1]'y_I`` by row blocks (no copy of ``F_I``)."""
+    """``[F_I 1]'[F_I 1]`` and ``[F_I 1]'y_I`` by row blocks (no copy of ``F_I``; a dask
+    ``F``: one map-reduce pass, ``(r+1) x (r+1)`` per chunk summed on the workers)."""
+    if is_dask_array(F):
+        from indefsvm.utils.dask_rows import reduce_rows
+
+        return reduce_rows(_block_active_normal, F, y, active, args=(fit_intercept,))
     n, r = F.shape
     p = r + 1 if fit_intercept else r
     H = np.zeros((p, p))
@@ -438,6 +559,128 @@ def _active_normal_equations(
             H[r, r] += float(B.shape[0])
             rhs[r] += yb.sum()
     return H, rhs
+
+
+def _block_active_normal(
+    B: NDArray, yb: NDArray, act: NDArray, fit_intercept: bool
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """One row chunk's share of :func:`_active_normal_equations`."""
+    r = B.shape[1]
+    p = r + 1 if fit_intercept else r
+    H = np.zeros((p, p))
+    rhs = np.zeros(p)
+    if np.any(act):
+        Ba = np.asarray(B[act], dtype=np.float64)
+        ya = yb[act]
+        H[:r, :r] = Ba.T @ Ba
+        rhs[:r] = Ba.T @ ya
+        if fit_intercept:
+            col = Ba.sum(axis=0)
+            H[:r, r] = col
+            H[r, :r] = col
+            H[r, r] = float(Ba.shape[0])
+            rhs[r] = ya.sum()
+    return H, rhs
+
+
+def _block_sh_gradient(B: NDArray, yb: NDArray, ob: Any) -> tuple[NDArray[np.float64], float]:
+    """One row chunk's ``(F'g, sum g)`` with ``g = -2 y max(1 - y o, 0)``."""
+    g_out = -2.0 * yb * np.maximum(1.0 - yb * ob, 0.0)
+    return _block_matvec_t(B, g_out), float(g_out.sum())
+
+
+def _same_mask(a: Any, b: Any) -> bool:
+    """Whether two boolean row masks agree (dask masks: compared on the workers)."""
+    if is_dask_array(a) or is_dask_array(b):
+        return not bool((a != b).any())
+    return bool(np.array_equal(a, b))
+
+
+# Distributed exact line search. phi'(t)/2 = g(t) = q0 + q1 t + sum_i c_i min(t c_i - a_i, 0) is
+# continuous, piecewise linear and non-decreasing; its kinks ("events") are the breakpoints
+# a_i / c_i > 0 where a term leaves (active, c > 0) or enters (inactive, c < 0) the active set.
+# exact_line_search walks the sorted events on one machine; on row chunks the root's segment is
+# bracketed instead: per-chunk order statistics of the events inside the bracket, g at a few of
+# them (per-chunk sums), a narrower bracket, until every chunk's events inside the bracket fit in
+# one message. The segment is then picked exactly as exact_line_search picks it, from per-chunk
+# sums of c^2 and c a over the terms active inside each gap between consecutive events.
+
+#: Events per chunk returned by one bracketing round (order statistics) or in full.
+_SEARCH_SAMPLES = 64
+
+
+def _block_events(
+    a: NDArray, c: NDArray, lo: float, hi: float, k: int
+) -> tuple[int, NDArray[np.float64], bool]:
+    active = (a > 0.0) | ((a == 0.0) & (c < 0.0))
+    nz = c != 0.0
+    bp = np.full(a.shape, -1.0)
+    np.divide(a, c, out=bp, where=nz)
+    event = nz & (bp > lo) & (bp < hi) & ((active & (c > 0.0)) | (~active & (c < 0.0)))
+    values = np.sort(bp[event])
+    if values.size <= k:
+        return int(values.size), values, True
+    pick = np.unique(np.linspace(0, values.size - 1, k).round().astype(np.intp))
+    return int(values.size), values[pick], False
+
+
+def _merge_events(x: tuple, y: tuple) -> tuple:
+    return x[0] + y[0], np.concatenate([x[1], y[1]]), x[2] and y[2]
+
+
+def _block_g(a: NDArray, c: NDArray, ts: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``sum_i c_i min(t c_i - a_i, 0)`` of the chunk for every ``t`` in ``ts``."""
+    return np.array([float(c @ np.minimum(t * c - a, 0.0)) for t in ts])
+
+
+def _block_segments(a: NDArray, c: NDArray, points: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``(sum c^2, sum c a)`` over the chunk's terms active at each point (rows of the result)."""
+    out = np.empty((len(points), 2))
+    for j, t in enumerate(points):
+        act = a - t * c > 0.0
+        ca = c[act]
+        out[j] = (float(ca @ ca), float(ca @ a[act]))
+    return out
+
+
+def _exact_line_search_rows(a: Any, c: Any, q0: float, q1: float) -> float:
+    """:func:`exact_line_search` for row-chunked dask vectors ``a`` and ``c``, exact.
+
+    Each pass brings back O(chunks * 64) numbers; the vectors never leave the workers.
+    """
+    from indefsvm.utils.dask_rows import reduce_rows
+
+    lo, hi = 0.0, np.inf
+    while True:
+        _, values, complete = reduce_rows(
+            _block_events, a, c, args=(lo, hi, _SEARCH_SAMPLES), combine=_merge_events
+        )
+        values = np.unique(values)
+        if complete:
+            break
+        # g at (at most) 64 of the merged order statistics narrows the bracket [lo, hi].
+        pick = np.unique(np.linspace(0, values.size - 1, _SEARCH_SAMPLES).round().astype(np.intp))
+        ts = values[pick]
+        g = q0 + q1 * ts + reduce_rows(_block_g, a, c, args=(ts,))
+        below, above = ts[g < 0.0], ts[g >= 0.0]
+        lo = float(below.max()) if below.size else lo
+        hi = float(above.min()) if above.size else hi
+    # Every event inside (lo, hi): the segments between consecutive events, as in
+    # exact_line_search, which breaks at the first event e with inter + slope e >= 0.
+    edges = np.concatenate([[lo], values, [hi]])
+    right = edges[1:]
+    mids = np.where(
+        np.isfinite(right), 0.5 * (edges[:-1] + right), edges[:-1] + 1.0 + abs(edges[:-1])
+    )
+    sums = reduce_rows(_block_segments, a, c, args=(mids,))
+    slope = q1 + sums[:, 0]
+    inter = q0 - sums[:, 1]
+    with np.errstate(invalid="ignore"):
+        stop = np.isfinite(right) & (inter + slope * right >= 0.0)
+    j = int(np.argmax(stop)) if np.any(stop) else len(mids) - 1
+    if slope[j] <= 0.0:
+        return 1.0
+    return max(0.0, -float(inter[j]) / float(slope[j]))
 
 
 def squared_hinge_svm(
@@ -481,8 +724,8 @@ def squared_hinge_svm(
     """
     F = _check_features(F)
     n, r = F.shape
-    y = _check_y(y, n)
-    if not np.all(np.abs(y) == 1.0):
+    y = _check_y(y, n, like=F)
+    if not bool((abs(y) == 1.0).all()):
         raise ValueError("y must contain only -1.0 and +1.0 labels.")
     reg = check_finite_matrix(reg, name="reg", ndim=1)
     if reg.shape[0] != r or np.any(reg <= 0):
@@ -494,22 +737,29 @@ def squared_hinge_svm(
         w = np.concatenate([w, [0.0]])
     if w.shape[0] != p:
         raise ValueError(f"z0 must have {r} or {p} entries; got {w.shape[0]}.")
+    dask = is_dask_array(F)
 
     def outputs(v: NDArray) -> NDArray:
-        out = _matvec(F, v[:r])
-        return out + v[r] if fit_intercept else out
+        return _matvec(F, v[:r], float(v[r]) if fit_intercept else 0.0)
 
     def gradient(v: NDArray, out: NDArray) -> NDArray:
+        if dask:
+            from indefsvm.utils.dask_rows import reduce_rows
+
+            # F'g_out and sum(g_out) in one pass.
+            g_f, g_b = reduce_rows(_block_sh_gradient, F, y, out)
+            g = np.concatenate([g_f, [g_b]]) if fit_intercept else g_f
+            return g + 2.0 * regp * v
         viol = np.maximum(1.0 - y * out, 0.0)
         g_out = -2.0 * y * viol
         g = np.empty(p)
         g[:r] = _matvec_t(F, g_out)
         if fit_intercept:
-            g[r] = g_out.sum()
+            g[r] = float(g_out.sum())
         return g + 2.0 * regp * v
 
     out = outputs(w)
-    g0 = float(np.linalg.norm(gradient(np.zeros(p), np.zeros(n))))
+    g0 = float(np.linalg.norm(gradient(np.zeros(p), 0.0 * y)))
     scale = max(1.0, g0)
     converged = False
     n_iter = 0
@@ -517,7 +767,7 @@ def squared_hinge_svm(
     for n_iter in range(1, max_iter + 1):  # noqa: B007 - reported
         H, rhs = _active_normal_equations(F, y, active, fit_intercept)
         H[np.diag_indices_from(H)] += regp
-        if fit_intercept and not np.any(active):
+        if fit_intercept and not bool(active.any()):
             H[r, r] = 1.0  # no active point: the intercept is free, keep it
             rhs[r] = w[r]
         try:
@@ -527,7 +777,7 @@ def squared_hinge_svm(
         d = w_bar - w
         out_bar = outputs(w_bar)
         active_bar = y * out_bar < 1.0
-        if np.array_equal(active_bar, active):
+        if _same_mask(active_bar, active):
             # Finite termination (Keerthi & DeCoste 2005, Sect. 3): w_bar minimises the quadratic
             # of the active set it itself induces, so it is the optimum. Checked directly rather
             # than through "line search returned t == 1", which rounding can spoil at large n.
@@ -538,12 +788,18 @@ def squared_hinge_svm(
         # phi(t) along d: a_i = 1 - y_i o_i, c_i = y_i delta_i.
         q0 = float(regp @ (w * d))
         q1 = float(regp @ (d * d))
-        t = exact_line_search(1.0 - y * out, y * delta, q0, q1)
+        search = _exact_line_search_rows if dask else exact_line_search
+        t = search(1.0 - y * out, y * delta, q0, q1)
         w = w + t * d
         out = out + t * delta
+        if dask:
+            # Cut the graph: out stays on the workers as data, not as a chain of updates.
+            from indefsvm.utils.dask_rows import persist_rows
+
+            out = persist_rows(out)
         new_active = y * out < 1.0
         gnorm = float(np.linalg.norm(gradient(w, out)))
-        if (t == 1.0 and np.array_equal(new_active, active)) or gnorm <= tol * scale:
+        if (t == 1.0 and _same_mask(new_active, active)) or gnorm <= tol * scale:
             active = new_active
             converged = True
             break

@@ -23,6 +23,7 @@ transformations, the eigenbasis map of the training kernel.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from numbers import Integral, Real
 from typing import Any
@@ -39,6 +40,7 @@ from indefsvm.base import (
     NYSTROEM_PARAMETER_CONSTRAINTS,
     IndefsvmEstimator,
     KernelInputMixin,
+    _refuse_dask_precomputed,
     fit_context,
     set_init_parameters,
 )
@@ -54,7 +56,8 @@ from indefsvm.krein.subspace import landweber_fridman, mr_ii, truncated_spectral
 from indefsvm.linalg.spectrum import TRANSFORM_METHODS, spectrum_transform
 from indefsvm.multiclass import OneVsOneMixin
 from indefsvm.utils.constraints import Interval, StrOptions
-from indefsvm.utils.validation import check_binary_labels, check_finite_matrix
+from indefsvm.utils.dask_rows import is_dask_array
+from indefsvm.utils.validation import BinaryLabels, check_binary_labels, check_finite_matrix
 
 __all__ = [
     "KREIN_FORMULATIONS",
@@ -126,6 +129,8 @@ class _KernelEstimatorMixin(KernelInputMixin):
     def _regression_y(self, X: Any, y: Any) -> NDArray[np.float64]:
         """Targets checked as scikit-learn does (1-D numeric; a column warns and is raveled)."""
         self._require_y(X, y)
+        if is_dask_array(X) or is_dask_array(y):
+            return y  # checked against the factor's rows by _regression_targets
         y = column_or_1d(y, warn=True)
         return check_array(
             y, ensure_2d=False, dtype=np.float64, input_name="y", estimator=self
@@ -158,7 +163,9 @@ class _KernelEstimatorMixin(KernelInputMixin):
         """
         from indefsvm.krein.lowrank import rediagonalize
 
-        ny, Phi, _ = self._fit_landmarks(X)
+        # A dask factor stays lazy until its final form (centred, rotated) is persisted below:
+        # the kernel is evaluated again per pass, but the workers hold one factor, not two.
+        ny, Phi, _ = self._fit_landmarks(X, lazy=True)
         s = ny.signature_
         lam = ny.eigenvalues_
         self.nystroem_ = ny
@@ -166,9 +173,12 @@ class _KernelEstimatorMixin(KernelInputMixin):
         r = Phi.shape[1]
         self.feature_mean_ = np.zeros(r)
         self.feature_rotation_ = np.eye(r)
+        dask = is_dask_array(Phi)
         if self.center:
             # In place (Phi is ours): the n x r factor is the dominant memory at large n.
-            self.feature_mean_ = Phi.mean(axis=0, dtype=np.float64)
+            # (A dask factor: a new lazy array, persisted below.)
+            mean = Phi.mean(axis=0, dtype=np.float64)
+            self.feature_mean_ = np.array(mean.compute() if dask else mean, copy=True)
             Phi -= self.feature_mean_.astype(Phi.dtype)
         # A one-vs-one pair's rows of the shared factor are not an eigenbasis of its own
         # K_pair|Z: re-diagonalised, so that lambda_+/- act on its eigenspaces (as in a binary fit).
@@ -180,6 +190,12 @@ class _KernelEstimatorMixin(KernelInputMixin):
             s = np.where(lam >= 0.0, 1.0, -1.0)
         self.signature_ = s
         self.feature_eigenvalues_ = lam
+        if dask:
+            # The factor every solver pass reads, kept on the workers (or in the local
+            # scheduler's memory without a client): centring and rotation are applied once.
+            from indefsvm.utils.dask_rows import persist_rows
+
+            Phi = persist_rows(Phi)
         return Phi, s, np.abs(lam)
 
     def _fitted_low_rank(self) -> bool:
@@ -201,10 +217,18 @@ class _KernelEstimatorMixin(KernelInputMixin):
     def _centred_targets(self, y: ArrayLike, n: int) -> NDArray[np.float64]:
         """``y - intercept_``, the intercept being the mean of ``y`` with ``center`` (else 0)."""
         y = _regression_targets(y, n)
-        self.intercept_ = float(np.mean(y)) if self.center else 0.0
+        self.intercept_ = float(y.mean()) if self.center else 0.0
         return y - self.intercept_
 
+    def _refuse_dask_full_rank(self, X: Any) -> None:
+        if is_dask_array(X):
+            raise ValueError(
+                f"{type(self).__name__}: a dask array needs the low-rank model (set "
+                "n_components); the full-rank model works on the n x n kernel in memory."
+            )
+
     def _prepare_train(self, X: ArrayLike) -> NDArray[np.float64]:
+        self._refuse_dask_full_rank(X)
         self.nystroem_ = None  # full-rank model
         K = self._train_kernel(X)
         self.n_train_ = K.shape[0]
@@ -213,6 +237,7 @@ class _KernelEstimatorMixin(KernelInputMixin):
         return K
 
     def _prepare_test(self, X: ArrayLike) -> NDArray[np.float64]:
+        self._refuse_dask_full_rank(X)
         Kt = self._test_kernel(X)
         if self.center:
             Kt = center_kernel_test(Kt, self.kernel_column_means_, self.kernel_grand_mean_)
@@ -220,7 +245,10 @@ class _KernelEstimatorMixin(KernelInputMixin):
 
 
 def _right_multiply_inplace(Phi: NDArray, T: NDArray[np.float64]) -> NDArray:
-    """``Phi @ T`` (``T`` of shape ``(r, r')``, ``r' <= r``) stored in ``Phi``'s own memory."""
+    """``Phi @ T`` (``T`` of shape ``(r, r')``, ``r' <= r``) stored in ``Phi``'s own memory
+    (a dask ``Phi``: a lazy row-chunked product)."""
+    if is_dask_array(Phi):
+        return Phi @ T.astype(Phi.dtype, copy=False)
     r_new = T.shape[1]
     Tc = T.astype(Phi.dtype, copy=False)
     step = max(1, 2**22 // max(1, Phi.shape[1]))
@@ -231,12 +259,34 @@ def _right_multiply_inplace(Phi: NDArray, T: NDArray[np.float64]) -> NDArray:
     return compact_columns(Phi, r_new)
 
 
+def _binary_labels(y: Any, n: int | None = None) -> BinaryLabels:
+    """:func:`check_binary_labels`, or for a dask ``y`` its lazy +-1 vector (issue 25)."""
+    if is_dask_array(y):
+        from indefsvm.utils.dask_rows import dask_binary_labels
+
+        y_pm, classes = dask_binary_labels(y)
+        if n is not None and y_pm.shape[0] != n:
+            raise ValueError(f"y has {y_pm.shape[0]} labels but the factor has {n} rows.")
+        return BinaryLabels(y=y_pm, classes=classes)
+    return check_binary_labels(y, n)
+
+
 def _scale_columns_inplace(Phi: NDArray, scale: NDArray[np.float64]) -> NDArray:
     Phi *= scale.astype(Phi.dtype, copy=False)
     return Phi
 
 
 def _regression_targets(y: ArrayLike, n: int) -> NDArray[np.float64]:
+    if is_dask_array(y):
+        # Stays on the workers; the solver aligns it with the factor's row chunks.
+        from indefsvm.utils.dask_rows import check_dask_rows
+
+        y = check_dask_rows(y, "y")
+        if y.ndim == 2 and 1 in y.shape:
+            y = y.reshape(-1)
+        if y.ndim != 1 or y.shape[0] != n:
+            raise ValueError(f"y has shape {y.shape} but the factor has {n} rows.")
+        return y.astype(np.float64)
     y = np.asarray(y)
     if y.ndim == 2 and 1 in y.shape:
         y = y.ravel()
@@ -500,6 +550,7 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         return self
 
     def _transformed_test_rows(self, X: ArrayLike) -> NDArray[np.float64]:
+        self._refuse_dask_full_rank(X)
         raw = self._test_kernel(X)
         Kt = raw
         if self.center:
@@ -537,7 +588,7 @@ class _SignClassifierMixin(OneVsOneMixin, ClassifierMixin):
     """
 
     def _fit_binary(self, X: Any, y: Any) -> None:
-        labels = check_binary_labels(y)
+        labels = _binary_labels(y)
         self.classes_ = labels.classes
         self._fit_targets(X, labels.y)
 
@@ -833,7 +884,7 @@ class KreinSquaredHingeSVC(
 
         lp, lm = float(self.lambda_plus), float(self.lambda_minus)
         Phi, s = self._train_features(X)
-        labels = check_binary_labels(y, Phi.shape[0])
+        labels = _binary_labels(y, Phi.shape[0])
         self.classes_ = labels.classes
         self.train_features_shape_ = Phi.shape
         sol = squared_hinge_svm(
@@ -844,6 +895,10 @@ class KreinSquaredHingeSVC(
             tol=self.tol,
             max_iter=self.max_iter,
         )
+        if is_dask_array(sol.active):
+            # The active mask stays on the workers; a fitted model holds no dask array (it
+            # pickles and predicts in memory like any other).
+            sol = dataclasses.replace(sol, active=None)
         self.solution_ = sol
         self.coef_ = sol.z
         self.intercept_ = sol.intercept
@@ -949,6 +1004,17 @@ class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         else:
             K = self._prepare_train(X)
         y = _regression_targets(y, K.shape[0])
+        if is_dask_array(K):
+            # Landmark similarities on the workers (persisted: two passes read them); the same
+            # solution as scikit-learn's Ridge, stored as a fitted Ridge for numpy prediction.
+            from indefsvm.krein.lowrank import ridge_on_rows
+            from indefsvm.utils.dask_rows import persist_rows
+
+            coef, intercept = ridge_on_rows(persist_rows(K), y, K.shape[0] * lam)
+            ridge = Ridge(alpha=K.shape[0] * lam)
+            ridge.coef_, ridge.intercept_, ridge.n_features_in_ = coef, intercept, K.shape[1]
+            self.ridge_ = ridge
+            return self
         self.ridge_ = Ridge(alpha=K.shape[0] * lam).fit(K, y)
         return self
 
@@ -968,6 +1034,10 @@ class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
     def _decision(self, X: ArrayLike) -> NDArray[np.float64]:
         """Ridge prediction on the test similarity rows."""
         check_is_fitted(self, "ridge_")
+        if is_dask_array(X) and self._fitted_low_rank():
+            _refuse_dask_precomputed(self)
+            C = self.nystroem_.landmark_columns(X)
+            return C @ self.ridge_.coef_ + self.ridge_.intercept_
         if self._fitted_low_rank():
             if self._precomputed():
                 return self.ridge_.predict(self._landmark_similarities(X))
