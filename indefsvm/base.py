@@ -142,10 +142,10 @@ _OWN_NYSTROEM_PARAMETERS = (
 def check_landmark_parameters(estimator: Any) -> None:
     """Refuse landmark parameters that the estimator's other parameters would silently ignore.
 
-    ``landmarks`` and ``nystroem_params`` configure the Nystroem map, which only
-    ``n_components`` switches on; explicit landmark indices fix the number of landmarks, so an
-    ``n_components`` that disagrees with them is a conflict; ``nystroem_params`` may not repeat
-    the estimator's own parameters.
+    ``landmarks``, ``nystroem_params`` and ``dtype`` (where the estimator has it) configure the
+    Nystroem map, which only ``n_components`` switches on; explicit landmark indices fix the
+    number of landmarks, so an ``n_components`` that disagrees with them is a conflict;
+    ``nystroem_params`` may not repeat the estimator's own parameters.
     """
     m = getattr(estimator, "n_components", None)
     landmarks = getattr(estimator, "landmarks", "uniform")
@@ -158,6 +158,8 @@ def check_landmark_parameters(estimator: Any) -> None:
             given.append("landmarks")
         if extra is not None:
             given.append("nystroem_params")
+        if getattr(estimator, "dtype", "float64") != "float64":
+            given.append("dtype")  # the storage of the Nystroem factor
         if given:
             count = f"={int(np.size(landmarks))}" if explicit else "=<number of landmarks>"
             raise ValueError(
@@ -376,7 +378,11 @@ class KernelInputMixin:
         return getattr(self, "n_components", None) is not None
 
     def _nystroem_features(self, X: Any) -> NDArray[np.float64]:
-        """Nystroem features of new points (:func:`nystroem_test_features`)."""
+        """Nystroem features of new points (:func:`nystroem_test_features`), or those a
+        one-vs-one model computed once for all its pairs from the shared map."""
+        given = self.__dict__.get("_ovo_features")
+        if given is not None:
+            return given
         return nystroem_test_features(self, X)
 
     def _fit_landmarks(
@@ -395,7 +401,7 @@ class KernelInputMixin:
         reads only the landmark columns of the given kernel (the "points" are row indices) and
         the kernel is released after fitting (prediction reads the test kernel's columns). A
         one-vs-one pair (:mod:`indefsvm.multiclass`) receives its rows of the landmark columns
-        of the multi-class model, whose map factorised them (``_ovo_factor``). ``y`` is
+        and of the factor of the multi-class model's one shared map (``_ovo_factor``). ``y`` is
         validated with ``X`` (``check`` as for :func:`sklearn.utils.validation.validate_data`)
         unless ``"no_validation"``. A ``dask.array`` ``X`` goes to :meth:`_fit_landmarks_dask`.
         """

@@ -17,13 +17,21 @@ The training data are held once, by the multi-class model; the pair models are
   predicts from ``K_test_train[:, idx]``, the test kernel being computed once for all pairs. The
   test-vs-test kernel of ``out_of_sample="transductive"`` is the same for every pair: it is passed
   on (``predict(K_test_train, K_test_test)``) or computed once from the features;
-* low-rank models (``n_components``): one Nystroem map is fitted on the whole training set, so
-  ``landmarks`` (a scheme, or explicit indices into the training set) choose the same landmark
-  points ``Z`` for every pair (``landmarks_``). A pair's input is its rows of the landmark
-  columns ``k(X, Z)`` and its factor the one-shot eigendecomposition of its own ``K_pair|Z``
-  (:meth:`indefsvm.approximation.nystrom.IndefiniteNystroem.factor_rows`): each pair is the binary
-  low-rank
-  model of its rows with the landmark points ``Z``, which need not be among them;
+* low-rank models (``n_components``): ONE Nystroem map is fitted on the whole training set and
+  shared by every pair, as ``make_pipeline(Nystroem(...), OneVsOneClassifier(...))`` would share
+  it: ``landmarks`` (a scheme, or explicit indices into the training set) choose the landmark
+  points ``Z`` once, from all classes (``landmarks_``), the factor ``Phi = k(X, Z) W`` is
+  computed once, and a pair's factor is its rows of ``Phi``
+  (:meth:`indefsvm.approximation.nystrom.IndefiniteNystroem.column_input`; its input is its
+  rows of the landmark columns ``k(X, Z)``). Its kernel is then ``K_pair|Z``, the Nystroem
+  kernel of its rows with the landmark points ``Z`` (which need not be among them), so each pair
+  is the binary low-rank model of its rows of that factor. Prediction computes the test
+  features ``k(x, Z) W`` once for all pairs. The proxy-kernel SVMs depend on the factor only
+  through ``K_pair|Z``; the Krein models whose regularisers act on eigenspaces re-diagonalise
+  the pair's rows of the shared factor (``lambda_+``/``lambda_-`` then act on the eigenspaces of
+  ``K_pair|Z``, as in a binary fit). There is no switch back to a map per pair: per-pair maps
+  (each with its own landmarks from the pair's rows) are what
+  ``sklearn.multiclass.OneVsOneClassifier(estimator)`` fits;
 * estimators whose test map needs more than kernel rows (``KreinClassifier`` with
   ``formulation="square", square_test_map="wu"`` needs ``k(x, x)``) keep the old layout: each
   pair is fitted on its own rows of ``X``.
@@ -296,6 +304,10 @@ class OneVsOneMixin:
             overrides["landmarks"] = "uniform"
             if "nystroem_params" in self.get_params():
                 overrides["nystroem_params"] = None
+        if mode == "landmarks":
+            # One factor for every pair: Phi = k(X, Z) W of the map fitted on all rows.
+            shared_map = landmark_map.column_input()
+            factor = (train @ shared_map.components_).astype(np.dtype(shared_map.dtype))
         estimators, indices, pairs = [], [], []
         for i in range(classes.shape[0]):
             for j in range(i + 1, classes.shape[0]):
@@ -311,8 +323,8 @@ class OneVsOneMixin:
                     )
                 if mode == "landmarks":
                     Xs = train[idx]
-                    # The pair's own one-shot factor of K_pair|Z with the shared landmarks Z.
-                    est._ovo_factor = landmark_map.factor_rows(Xs)
+                    # The pair's rows of the one shared factor (its kernel is K_pair|Z).
+                    est._ovo_factor = (shared_map, factor[idx])
                 elif mode == "kernel":
                     Xs = train[np.ix_(idx, idx)]
                 else:
@@ -324,6 +336,8 @@ class OneVsOneMixin:
                 indices.append(idx)
                 pairs.append((classes[i], classes[j]))
         self.ovo_ = {"indices": indices, "pairwise": pairwise, "mode": mode}
+        if mode == "landmarks":
+            self.ovo_["shared_map"] = True
         self.classes_ = classes
         self.estimators_ = estimators
         self.pairwise_classes_ = pairs
@@ -384,6 +398,13 @@ class OneVsOneMixin:
                 Xa = validate_data(self, X, dtype=np.float64, reset=False)
                 C = self._call_kernel(Xa, self.landmark_points_)
             parts = [C] * len(self.estimators_)
+            if self.ovo_.get("shared_map", False):
+                # The test features of the shared map, once for all pairs (models saved before
+                # the map was shared have one map per pair and compute their own).
+                features = C @ self.estimators_[0].nystroem_.components_
+                return np.column_stack(
+                    [_decision_with_features(est, C, features) for est in self.estimators_]
+                )
         elif mode == "kernel":
             K_test = self._test_kernel(X)
             parts = [K_test[:, idx] for idx in self.ovo_["indices"]]
@@ -418,6 +439,15 @@ class OneVsOneMixin:
         d = self._pair_decisions(X, *extra)
         scores = ovo_vote_scores(d, len(self.classes_))
         return self.classes_[np.argmax(scores, axis=1)]
+
+
+def _decision_with_features(est: Any, C: NDArray, features: NDArray) -> NDArray[np.float64]:
+    """A pair's decision on landmark columns ``C`` whose shared-map features are given."""
+    est._ovo_features = features
+    try:
+        return est.decision_function(C)
+    finally:
+        est.__dict__.pop("_ovo_features", None)
 
 
 def _is_pairwise(estimator: Any) -> bool:

@@ -848,6 +848,51 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
             out[start:stop] = rows(X[start:stop], self.landmark_points_)
         return out
 
+    def _column_transformer(self) -> IndefiniteNystroem:
+        """An unfactorised transformer on landmark columns with this map's landmarks."""
+        check_is_fitted(self, "landmark_basis_")
+        m = self.landmark_basis_.shape[0]
+        new = IndefiniteNystroem(
+            kernel="precomputed",
+            n_components=m,
+            landmarks=np.arange(m),
+            dtype=self.dtype,
+            rcond=self.rcond,
+            factorization=self.factorization,
+        )
+        new.landmarks_ = np.arange(m, dtype=np.intp)
+        new.sketch_landmarks_ = None
+        new.landmark_points_ = None
+        new.landmark_eigenvalues_ = self.landmark_eigenvalues_
+        new.landmark_basis_ = self.landmark_basis_
+        new.landmark_signature_ = self.landmark_signature_
+        return new
+
+    def column_input(self) -> IndefiniteNystroem:
+        """This fitted map with the landmark columns ``C = k(X, Z)`` as its input.
+
+        The same factorisation (``components_``, ``eigenvalues_``, ``signature_``): its
+        features of ``C`` are ``C @ components_ = transform(X)``. One-vs-one multi-class models
+        share it across their pairs (:mod:`indefsvm.multiclass`), which read the rows of one
+        factor instead of re-factorising per pair (:meth:`factor_rows`).
+
+        Returns
+        -------
+        IndefiniteNystroem
+            Fitted, ``kernel="precomputed"``, ``landmarks_ = arange(m)`` (column indices of
+            ``C``); it cannot evaluate the kernel itself.
+        """
+        check_is_fitted(self, "components_")
+        new = self._column_transformer()
+        new.components_ = self.components_
+        new.eigenvalues_ = self.eigenvalues_
+        new.signature_ = self.signature_
+        if hasattr(self, "singular_values_"):
+            new.singular_values_ = self.singular_values_
+        new.n_components_ = self.n_components_
+        new.fit_time_ = {"landmarks": 0.0, "factorization": 0.0}
+        return new
+
     def factor_rows(self, C: ArrayLike) -> tuple[IndefiniteNystroem, NDArray[np.floating]]:
         """The same landmarks, factorised on other points: ``K_{X'}|Z`` from ``C = k(X', Z)``.
 
@@ -871,27 +916,13 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
             ``"precomputed"`` (it cannot evaluate the kernel itself). ``Phi`` (shape
             ``(n', r')``) satisfies ``Phi diag(nystroem.signature_) Phi' = K_{X'}|Z``.
         """
-        check_is_fitted(self, "landmark_basis_")
+        new = self._column_transformer()
         W0, S = self.landmark_basis_, self.landmark_signature_
         m = W0.shape[0]
         C = np.asarray(C, dtype=np.float64)
         if C.ndim != 2 or C.shape[1] != m or C.shape[0] == 0:
             raise ValueError(f"C must be the (n, {m}) kernel columns k(X, Z); got {C.shape}.")
         dtype = np.dtype(self.dtype)
-        new = IndefiniteNystroem(
-            kernel="precomputed",
-            n_components=m,
-            landmarks=np.arange(m),
-            dtype=self.dtype,
-            rcond=self.rcond,
-            factorization=self.factorization,
-        )
-        new.landmarks_ = np.arange(m, dtype=np.intp)
-        new.sketch_landmarks_ = None
-        new.landmark_points_ = None
-        new.landmark_eigenvalues_ = self.landmark_eigenvalues_
-        new.landmark_basis_ = W0
-        new.landmark_signature_ = S
         t0 = time.perf_counter()
         if self.factorization == "plain":
             new.components_ = W0

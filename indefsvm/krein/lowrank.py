@@ -260,7 +260,8 @@ def _check_y(y: ArrayLike, n: int, like: Any = None) -> NDArray[np.float64]:
 
 
 def _matvec_t(F: NDArray, v: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``F'v`` in float64 (a dask ``F``: one map-reduce pass, an ``r``-vector per chunk)."""
+    """``F'v`` in float64 (a dask ``F``: one map-reduce pass, an ``r``-vector per chunk; a
+    float32 ``F``: by row blocks, accumulated in 64 bit as :func:`_gram`)."""
     if is_dask_array(F):
         from indefsvm.utils.dask_rows import reduce_rows
 
@@ -268,7 +269,13 @@ def _matvec_t(F: NDArray, v: NDArray[np.float64]) -> NDArray[np.float64]:
         if not np.all(np.isfinite(out)):
             raise ValueError("the factor or the vector (dask arrays) contain NaN or inf values.")
         return out
-    return np.asarray(F.T @ v.astype(F.dtype, copy=False), dtype=np.float64)
+    if F.dtype == np.float64:
+        return F.T @ v
+    out = np.zeros(F.shape[1])
+    step = max(1, 2**22 // max(1, F.shape[1]))
+    for start in range(0, F.shape[0], step):
+        out += np.asarray(F[start : start + step], dtype=np.float64).T @ v[start : start + step]
+    return out
 
 
 def _matvec(F: NDArray, z: NDArray[np.float64], b: float = 0.0) -> NDArray[np.float64]:

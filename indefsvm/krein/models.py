@@ -87,6 +87,7 @@ _KREIN_LOW_RANK_CONSTRAINTS: dict[str, list[Any]] = {
     **KERNEL_PARAMETER_CONSTRAINTS,
     **NYSTROEM_PARAMETER_CONSTRAINTS,
     "factorization": [StrOptions({"one-shot", "landmark"})],
+    "dtype": [StrOptions({"float64", "float32"})],
     "lambda_plus": [_POSITIVE],
     "lambda_minus": [_POSITIVE],
 }
@@ -98,7 +99,15 @@ _FACTORIZATION_DOC = """    factorization : {"one-shot", "landmark"}
         ``lambda_+`` / ``lambda_-`` act on the positive / negative eigenspaces of the
         (centred) low-rank kernel ``K_X|Z``. ``"landmark"``: paper 003's own split in
         Sect. 2.4-2.5, by the signs of the eigenvalues of ``K_ZZ`` on the features
-        ``K_XZ U_ZZ |D_ZZ|^{-1/2}`` (the same ``K_X|Z``, non-orthogonal columns)."""
+        ``K_XZ U_ZZ |D_ZZ|^{-1/2}`` (the same ``K_X|Z``, non-orthogonal columns).
+    dtype : {"float64", "float32"}, default "float64"
+        Storage of the ``(n, r)`` Nystroem factor (with ``n_components`` only; anything but
+        the default is an error without it), as ``IndefiniteNystroem(dtype=...)``. With
+        ``"float32"`` the factor takes half the memory; the kernel evaluations, the centring
+        and every reduction over the n rows (``Phi'Phi``, ``Phi'y``, the Newton systems)
+        accumulate in float64, so the model is that of the float32-rounded factor (its
+        coefficients differ from a float64 fit by about the float32 rounding of ``Phi``
+        times the conditioning of the regularised normal equations)."""
 
 
 def _doc(text: str) -> str:
@@ -135,7 +144,10 @@ class _KernelEstimatorMixin(KernelInputMixin):
 
     def _nystroem_overrides(self) -> dict[str, Any]:
         # L = K_XZ U |D|^{-1/2}, signature sign(D): the features of paper 003, Sect. 2.4-2.5.
-        return {"factorization": "plain"} if self._landmark_split() else {}
+        overrides = {"factorization": "plain"} if self._landmark_split() else {}
+        if hasattr(self, "dtype"):
+            overrides["dtype"] = self.dtype  # storage of the factor (float32 halves it)
+        return overrides
 
     def _prepare_train_factor(
         self, X: Any
@@ -168,7 +180,10 @@ class _KernelEstimatorMixin(KernelInputMixin):
             mean = Phi.mean(axis=0, dtype=np.float64)
             self.feature_mean_ = np.array(mean.compute() if dask else mean, copy=True)
             Phi -= self.feature_mean_.astype(Phi.dtype)
-        if self.center and not self._landmark_split():
+        # A one-vs-one pair's rows of the shared factor are not an eigenbasis of its own
+        # K_pair|Z: re-diagonalised, so that lambda_+/- act on its eigenspaces (as in a binary fit).
+        shared = self.__dict__.get("_ovo_factor") is not None
+        if (self.center or shared) and not self._landmark_split():
             T, lam = rediagonalize(Phi, s, tol=getattr(self, "eig_tol", None))
             self.feature_rotation_ = T
             Phi = _right_multiply_inplace(Phi, T)
@@ -332,7 +347,9 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         Landmark selection of the low-rank method (paper 003, Sect. 2.3) or explicit indices
         into the training set (``n_components`` must then equal their number). Only with
         ``n_components`` (anything but the default is an error without it). A multi-class
-        classifier chooses the landmarks once, on the whole training set, for every pair.
+        classifier fits ONE Nystroem map on the whole training set (landmarks from all
+        classes) and every one-vs-one pair uses its rows of that map's factor, re-diagonalised
+        on the pair (:mod:`indefsvm.multiclass`).
     random_state : int, Generator or None
         Seed of the landmark selection.
 {FACTORIZATION}
@@ -389,6 +406,7 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         landmarks: str | ArrayLike = "uniform",
         random_state: Any = None,
         factorization: str = "one-shot",
+        dtype: str = "float64",
     ) -> None:
         set_init_parameters(self, locals())
 
@@ -476,8 +494,8 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         if self.formulation == "clip":
             keep = s > 0
             return Phi[:, keep], np.full(int(keep.sum()), lam)
-        # square: K^2 = (Phi |Lambda|^{1/2})(Phi |Lambda|^{1/2})'
-        return Phi * np.sqrt(absl), np.full(Phi.shape[1], lam)
+        # square: K^2 = (Phi |Lambda|^{1/2})(Phi |Lambda|^{1/2})' (in place: keeps the dtype)
+        return _scale_columns_inplace(Phi, np.sqrt(absl)), np.full(Phi.shape[1], lam)
 
     def _test_features(self, X: Any) -> NDArray[np.float64]:
         Phi = self._test_factor(X)
@@ -643,6 +661,7 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator)
         landmarks: str | ArrayLike = "uniform",
         random_state: Any = None,
         factorization: str = "one-shot",
+        dtype: str = "float64",
     ) -> None:
         set_init_parameters(self, locals())
 
@@ -834,6 +853,7 @@ class KreinSquaredHingeSVC(
         landmarks: str | ArrayLike = "uniform",
         random_state: Any = None,
         factorization: str = "one-shot",
+        dtype: str = "float64",
     ) -> None:
         set_init_parameters(self, locals())
 

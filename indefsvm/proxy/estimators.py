@@ -403,8 +403,10 @@ _COMMON_DOC = """
         Landmark selection of the Nystroem map (paper 003, Sect. 2.3), or explicit indices into
         the training set (then ``n_components`` must equal their number). ``n_components``
         only: with ``n_components=None`` anything but the default is an error. With more than
-        two classes the landmarks are chosen once, on the whole training set, and shared by
-        every one-vs-one pair (:mod:`indefsvm.multiclass`).
+        two classes ONE Nystroem map is fitted on the whole training set (landmarks from all
+        classes) and every one-vs-one pair solves on its rows of that map's factor
+        (:mod:`indefsvm.multiclass`); per-pair maps are what
+        ``sklearn.multiclass.OneVsOneClassifier(IndefiniteSVC(n_components=m))`` fits.
     nystroem_params : dict, optional
         Further parameters of the :class:`~indefsvm.approximation.nystrom.IndefiniteNystroem` (e.g.
         ``{"rcond": 1e-6, "dtype": "float32", "sketch_size": 1000}``); ``n_components`` only

@@ -100,6 +100,10 @@ _LOWRANK_Z_HISTORY = 6
 # Partial results summed per task of a dask reduction: one level of tree for up to 32 chunks
 # (Dask's default, 4, makes a 12-chunk pass three scheduler round trips deep instead of one).
 _DASK_FAN_IN = 32
+# Factors smaller than this (n * m entries, 8 MB in float64) are cheaper to read again than to
+# update by rows: below it basis_gram_masked makes its pass (the bookkeeping of the row updates,
+# a few O(n) array operations, costs more than one product at n * m ~ 1e4-1e5).
+_MIN_UPDATE_ENTRIES = 2**20
 # Below this fraction of ||u||^2 the residual norm is recomputed from the explicit residual
 # instead of ||u||^2 - ||z||^2 (whose rounding error is eps ||u||^2).
 _CANCELLATION = 1e-6
@@ -345,6 +349,15 @@ class NumpyFactor:
             G += B.T @ B
         return G
 
+    def rows_rmat(
+        self, idx: NDArray[np.intp], W: NDArray[np.float64], scale: NDArray[np.float64] | None
+    ) -> NDArray[np.float64]:
+        """``B'W`` with ``B`` the rows ``idx`` of ``diag(scale) Phi`` (``W``: one row per index)."""
+        B = self.Phi[idx].astype(np.float64, copy=False)
+        if scale is not None:
+            B = B * scale[idx, None]
+        return B.T @ W
+
 
 def _chunk_rmat(P: NDArray, v: NDArray[np.float64]) -> NDArray[np.float64]:
     """``P' v`` of one row chunk, with a leading axis of length 1 for the sum over chunks."""
@@ -493,6 +506,26 @@ class DaskFactor:
             parts.append(B.T @ B)
         return np.asarray(da.stack(parts).sum(axis=0, split_every=_DASK_FAN_IN).compute())
 
+    def rows_rmat(
+        self, idx: NDArray[np.intp], W: NDArray[np.float64], scale: NDArray[np.float64] | None
+    ) -> NDArray[np.float64]:
+        """``B'W`` for the rows ``idx`` (sorted), each chunk's rows read where the chunk lives."""
+        import dask.array as da
+
+        if idx.size == 0:
+            return np.zeros((self.Phi.shape[1], W.shape[1]))
+        cut = np.searchsorted(idx, self.offsets)
+        parts = []
+        for c in range(len(self.chunks)):
+            local = idx[cut[c] : cut[c + 1]]
+            if local.size == 0:
+                continue
+            B = self.Phi.blocks[c][local - self.offsets[c]].astype(np.float64)
+            if scale is not None:
+                B = B * scale[local][:, None]
+            parts.append(B.T @ W[cut[c] : cut[c + 1]])
+        return np.asarray(da.stack(parts).sum(axis=0, split_every=_DASK_FAN_IN).compute())
+
 
 @dataclass
 class LowRankProxyState(ProxyState):
@@ -616,10 +649,11 @@ class LowRankProxyOperator:
             )
 
     def reset_warm_start(self) -> None:
-        """Forget the stored ``U'u`` products and row Gram matrix (a solve starts from nothing
-        remembered)."""
+        """Forget the stored ``U'u`` products, row Gram matrix and masked products (a solve
+        starts from nothing remembered)."""
         self._z_history.clear()
         self._row_gram = None
+        self._masked = None
 
     def _z_by_linearity(self, u: NDArray[np.float64]) -> tuple[NDArray[np.float64], float] | None:
         """``U'u`` and its error bound in O(n) when ``u = u_1 + c (u_1 - u_2)`` (to rounding).
@@ -803,12 +837,67 @@ class LowRankProxyOperator:
         ``[U q]' V`` (:meth:`basis_adjoint`) from the same pass.
         """
         mask = np.asarray(rows, dtype=bool)
-        m = self.Phi.shape[1]
         v = state.residual if state.residual is not None else state.u
         vm = np.where(mask, v, 0.0)
+        raw = self._rmat_columns(vm if V is None else np.column_stack([vm, V]))
+        return self._basis_gram_from(state, mask, vm, raw, V)
+
+    def basis_gram_masked(
+        self,
+        state: LowRankProxyState,
+        rows: NDArray[np.bool_],
+        columns: list[tuple[NDArray[np.float64], NDArray[np.bool_]]],
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """:meth:`basis_gram_rows` with ``V[:, j] = vectors_j * masks_j`` given as
+        ``columns = [(vector_j, mask_j), ...]``, its pass over the factor replaced by updates.
+
+        ``Phi_w' V`` (and the residual column over ``rows``) is kept from the previous call and
+        updated by the rows whose masks changed, O(m) per row and column, when the state and
+        the vectors are the same objects and few rows changed (an active-set iteration moves
+        few rows per step); otherwise, and always for a factor of fewer than
+        ``_MIN_UPDATE_ENTRIES`` entries, it is one pass. The rows read are added to
+        :attr:`n_gram_passes`; a refresh by a full pass follows ``8 n`` changed rows (the
+        updates lose digits as the Gram downdates of :meth:`factor_gram_rows`).
+        """
+        mask = np.asarray(rows, dtype=bool)
+        v = state.residual if state.residual is not None else state.u
+        vectors = [v] + [vec for vec, _ in columns]
+        masks = np.column_stack([mask] + [np.asarray(mk, dtype=bool) for _, mk in columns])
+        values = np.column_stack(vectors)
+        cache = getattr(self, "_masked", None)
+        raw = None
+        if self.n * self.Phi.shape[1] < _MIN_UPDATE_ENTRIES:
+            cache = None  # a small factor: one pass is the cheaper way
+        if (
+            cache is not None
+            and cache[0] is state
+            and len(cache[1]) == len(vectors)
+            and all(a is b for a, b in zip(cache[1], vectors, strict=True))
+        ):
+            _, _, old, raw_old, churn = cache
+            changed = np.flatnonzero(np.any(masks != old, axis=1))
+            if changed.size <= self.n // 4 and churn + changed.size <= 8 * self.n:
+                step = masks[changed].astype(np.float64) - old[changed].astype(np.float64)
+                raw = raw_old + self._rows_rmat(changed, values[changed] * step)
+                churn += changed.size
+        if raw is None:
+            raw = self._rmat_columns(np.where(masks, values, 0.0))
+            churn = 0
+        if self.n * self.Phi.shape[1] >= _MIN_UPDATE_ENTRIES:
+            self._masked = (state, vectors, masks, raw, churn)
+        V = np.where(masks[:, 1:], values[:, 1:], 0.0)
+        return self._basis_gram_from(state, mask, np.where(mask, v, 0.0), raw, V)
+
+    def _rows_rmat(self, idx: NDArray[np.intp], W: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``Phi_w[idx]' W`` for a few rows (``W`` of shape ``(len(idx), k)``)."""
+        self.n_gram_passes += idx.shape[0] / self.n
+        return self.backend.rows_rmat(idx, W, self.row_scale)
+
+    def _basis_gram_from(self, state, mask, vm, raw, V):
+        """:meth:`basis_gram_rows` from ``raw = Phi_w'[vm V]`` (no pass over the factor)."""
+        m = self.Phi.shape[1]
         G = np.empty((m + 1, m + 1))
         G[:m, :m] = self.factor_gram_rows(mask)
-        raw = self._rmat_columns(vm if V is None else np.column_stack([vm, V]))
         G[:m, m] = G[m, :m] = raw if V is None else raw[:, 0]
         G[m, m] = float(vm @ vm)
         # [U q]_I = [Phi_I v_I] R with U = Phi_w T and q = (u - U z)/rn (or r/rn).
@@ -849,7 +938,9 @@ class LowRankProxyOperator:
 
         The previous call's matrix is kept and updated by the rows that entered or left ``I``
         when they are fewer than ``|I|`` (an active-set method changes few rows per step),
-        else recomputed; rows are read in blocks converted to float64. Adds the rows read, in
+        else recomputed: from the set-up's Gram of all rows (:attr:`gram`) minus the rows left
+        out when ``I`` holds more than half of them, else over ``I``; rows are read in blocks
+        converted to float64. Adds the rows read, in
         units of n, to :attr:`n_gram_passes`. :meth:`reset_warm_start` forgets the matrix.
         """
         mask = np.asarray(rows, dtype=bool)
@@ -865,6 +956,14 @@ class LowRankProxyOperator:
                 G = G + self._rows_gram(added) - self._rows_gram(removed)
                 self._row_gram = (mask.copy(), G, churn + change)
                 return G
+        if count > self.n // 2:
+            # Most rows: the set-up's Gram of all rows minus the few left out (at alpha = 0 every
+            # row is free, and the set-up already read them all). The subtraction loses digits
+            # as a downdate does: counted as churn, so the bound above forces a fresh sum.
+            left_out = self.n - count
+            G = self.gram - self._rows_gram(np.flatnonzero(~mask)) if left_out else self.gram
+            self._row_gram = (mask.copy(), G, left_out)
+            return G
         G = self._rows_gram(np.flatnonzero(mask))
         self._row_gram = (mask.copy(), G, 0)
         return G

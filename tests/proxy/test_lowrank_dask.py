@@ -101,6 +101,12 @@ def test_dask_passes_equal_numpy_products(data, dtype):
     first = F[idx[:2]]
     np.testing.assert_allclose(backend.rows_gram(idx[:2], None), first.T @ first, **tol)
     assert np.all(backend.rows_gram(idx[:0], None) == 0)
+    # B_I'W, the update of the masked products (both backends against the product of the rows).
+    W = rng.normal(size=(idx.size, 3))
+    in_memory = LowRankKernel(Phi, data[5]).backend
+    for factor in (backend, in_memory):
+        np.testing.assert_allclose(factor.rows_rmat(idx, W, scale), B[idx].T @ W, **tol)
+        np.testing.assert_allclose(factor.rows_rmat(idx[:0], W[:0], None), np.zeros((M, 3)))
     assert backend.peak(scale) == pytest.approx(np.max(np.abs(B)), rel=1e-12)
     assert backend.peak(None) == pytest.approx(np.max(np.abs(F)), rel=1e-12)
 

@@ -14,7 +14,9 @@ Each outer iteration maximises the Levenberg-Marquardt model
 the rows guessed at a bound are fixed, the equality-constrained model on the free rows ``F`` is
 solved by Woodbury with the Gram matrix ``[U q]_F'[U q]_F``
 (:meth:`~indefsvm.proxy.lowrank.LowRankProxyOperator.basis_gram_rows`: O(m^2) per row that
-entered or left ``F``, and one pass over the factor), and the guess is updated from the signs of
+entered or left ``F``; its products with the model's vectors are updated by the same rows,
+:meth:`~indefsvm.proxy.lowrank.LowRankProxyOperator.basis_gram_masked`, so one pass over the
+factor per step remains, for the step itself), and the guess is updated from the signs of
 the multipliers until it repeats, when the model is solved exactly. ``prox`` (relative to
 ``max(lambda(K0))``, option ``proximal``) is divided by 10 after every iteration whose model
 was solved so, and multiplied by 10 otherwise; at ``alpha = 0`` it keeps the model regular
@@ -173,7 +175,9 @@ def _active_set_direction(
     model on the free rows ``F`` (Hintermueller, Ito & Kunisch 2002): ``Q_FF`` is inverted by
     ``Q^-1 v = (v - Z_F G (gamma I + Z_F'Z_F G)^-1 Z_F'v) / gamma`` (Woodbury without
     ``G^-1``; ``G`` is indefinite in general), so an iteration costs one Gram matrix over ``F``
-    and two passes over the factor. It stops when the guess repeats (then ``d`` solves the model
+    and one pass over the factor (the products ``Z'v`` of the masked model vectors are updated
+    by the rows that changed sides, :meth:`~indefsvm.proxy.lowrank.LowRankProxyOperator.
+    basis_gram_masked`). It stops when the guess repeats (then ``d`` solves the model
     exactly). Returns ``(d, steps, exact, nu)`` (``d`` None if a system was singular; ``nu`` the
     multiplier of ``y'd = 0``).
     """
@@ -190,13 +194,16 @@ def _active_set_direction(
     d = None
     nu = nu0
     steps = 0
+    # y dA = (y hi) on the upper rows + (y lo) on the lower rows; the vectors are fixed for this
+    # model, only the masks move: the operator updates Z' of them by the rows that moved.
+    y_hi, y_lo, y_g, ones = y * hi, y * lo, y * g, np.ones_like(y)
     for steps in range(1, max_inner + 1):  # noqa: B007 (reported)
         free = ~(upper | lower)
         F = np.flatnonzero(free)
         dA = np.where(upper, hi, np.where(lower, lo, 0.0))
-        ind = free.astype(np.float64)
-        gram, R = op.basis_gram_rows(st, free, np.column_stack([y * dA, y * g * ind, ind]))
-        R0, R1, R2 = R[:, 0], R[:, 1], R[:, 2]
+        columns = [(y_hi, upper), (y_lo, lower), (y_g, free), (ones, free)]
+        gram, R = op.basis_gram_masked(st, free, columns)
+        R0, R1, R2 = R[:, 0] + R[:, 1], R[:, 2], R[:, 3]
         a0 = G @ R0
         try:
             X = gamma * np.eye(k) + gram @ G
