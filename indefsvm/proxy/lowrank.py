@@ -63,6 +63,7 @@ from __future__ import annotations
 import functools
 import logging
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -493,9 +494,17 @@ class DaskFactor:
         m = self.Phi.shape[1]
         if idx.size == 0:
             return np.zeros((m, m))
-        # Each chunk selects its own rows where it lives (no rows move between workers).
+        parts = [B.T @ B for B, _ in self._row_blocks(idx, scale)]
+        return np.asarray(da.stack(parts).sum(axis=0, split_every=_DASK_FAN_IN).compute())
+
+    def _row_blocks(
+        self, idx: NDArray[np.intp], scale: NDArray[np.float64] | None
+    ) -> Iterator[tuple[Any, slice]]:
+        """``(B_c, positions)`` per chunk holding some of the sorted rows ``idx``: ``B_c`` those
+        rows of ``diag(scale) Phi`` as a lazy float64 block of that chunk (each chunk selects
+        its own rows where it lives: no rows move between workers), ``positions`` their slice
+        of ``idx``."""
         cut = np.searchsorted(idx, self.offsets)
-        parts = []
         for c in range(len(self.chunks)):
             local = idx[cut[c] : cut[c + 1]]
             if local.size == 0:
@@ -503,8 +512,7 @@ class DaskFactor:
             B = self.Phi.blocks[c][local - self.offsets[c]].astype(np.float64)
             if scale is not None:
                 B = B * scale[local][:, None]
-            parts.append(B.T @ B)
-        return np.asarray(da.stack(parts).sum(axis=0, split_every=_DASK_FAN_IN).compute())
+            yield B, slice(cut[c], cut[c + 1])
 
     def rows_rmat(
         self, idx: NDArray[np.intp], W: NDArray[np.float64], scale: NDArray[np.float64] | None
@@ -514,16 +522,7 @@ class DaskFactor:
 
         if idx.size == 0:
             return np.zeros((self.Phi.shape[1], W.shape[1]))
-        cut = np.searchsorted(idx, self.offsets)
-        parts = []
-        for c in range(len(self.chunks)):
-            local = idx[cut[c] : cut[c + 1]]
-            if local.size == 0:
-                continue
-            B = self.Phi.blocks[c][local - self.offsets[c]].astype(np.float64)
-            if scale is not None:
-                B = B * scale[local][:, None]
-            parts.append(B.T @ W[cut[c] : cut[c + 1]])
+        parts = [B.T @ W[rows] for B, rows in self._row_blocks(idx, scale)]
         return np.asarray(da.stack(parts).sum(axis=0, split_every=_DASK_FAN_IN).compute())
 
 
