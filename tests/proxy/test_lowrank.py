@@ -463,7 +463,7 @@ def test_to_json_with_the_kernel_of_a_low_rank_result(tmp_path):
 
 
 # -- item 1 on the factored operator: f(0) must not swamp the certified gap ------------------------
-@pytest.mark.parametrize("method", ["pg", "accpm", "siqclp"])
+@pytest.mark.parametrize("method", ["pg", "accpm", "siqclp", "lowrank_newton"])
 def test_low_rank_certified_gap_is_confirmed_by_a_60_digit_reference(method):
     mp = pytest.importorskip("mpmath")  # noqa: F841
     from mp_reference import mp_excess, mp_kernel
