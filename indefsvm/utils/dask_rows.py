@@ -60,8 +60,12 @@ def active_client() -> Any | None:
     if "distributed" not in sys.modules:
         return None
     import dask
+    from distributed import Client
 
-    if dask.config.get("scheduler", None) not in (None, "dask.distributed", "distributed"):
+    chosen = dask.config.get("scheduler", None)
+    if isinstance(chosen, Client):
+        return chosen
+    if chosen not in (None, "dask.distributed", "distributed"):
         return None
     from distributed import default_client
 
