@@ -6,14 +6,12 @@ factor is 300,000 x 300 x 8 B = 720 MB. A scheduler and two workers are started 
 (``dask scheduler``; ``dask worker ADDRESS --memory-limit 700MB --nthreads 1``, each in its own
 process, all stopped on exit, also after an error); the data are generated ON the workers
 (``dask.array`` random numbers with a seed), so the client never holds X or the factor. The
-fit is ``IndefiniteSVC(n_components=300, solver="lowrank_newton")`` on the dask arrays
-(``--path estimator``) or, while ``IndefiniteNystroem`` computes its features in the client
-for a dask input, the functional path (``--path functional``: the Nystroem map is fitted on
-the 300 landmark rows gathered to the client and applied to X chunk by chunk on the workers
-(``map_blocks``), then ``indefsvm.solve(LowRankKernel(Phi, signature),
-method="lowrank_newton")``); ``--path auto`` (default) picks the estimator path when
-``IndefiniteNystroem.fit_transform`` returns a dask array for a dask input. The output says
-which path ran.
+fit is ``IndefiniteSVC(n_components=300, solver="lowrank_newton")`` on the dask arrays (the
+default, ``--path estimator``: Nystroem map, factor and solver passes on the workers) or the
+functional path (``--path functional``: the Nystroem map fitted on the 300 landmark rows
+gathered to the client and applied to X chunk by chunk on the workers (``map_blocks``), then
+``indefsvm.solve(LowRankKernel(Phi, signature), method="lowrank_newton")``: the solver alone,
+without the estimator). The output says which path ran.
 
 Reported (one JSON object; ``--markdown`` also prints a table for docs/benchmarks.md):
 
@@ -219,7 +217,6 @@ def worker_identities(client) -> dict:
 
 
 def fit_on_cluster(args: argparse.Namespace, client) -> dict:
-    import dask.array as da
 
     import indefsvm
     from indefsvm.approximation.nystrom import IndefiniteNystroem
@@ -233,9 +230,6 @@ def fit_on_cluster(args: argparse.Namespace, client) -> dict:
     Xt = Xt.compute()  # 3 MB of test points
     idx = landmark_indices(args.n, args.m, args.seed)
     path = args.path
-    if path == "auto":
-        probe = IndefiniteNystroem(n_components=2, kernel="sigmoid", gamma=GAMMA, coef0=COEF0)
-        path = "estimator" if isinstance(probe.fit_transform(X[:50]), da.Array) else "functional"
     before = worker_identities(client)
     t = time.perf_counter()
     if path == "estimator":
@@ -422,7 +416,7 @@ def main() -> None:
     parser.add_argument("--C", type=float, default=1.0)
     parser.add_argument("--tol", type=float, default=1e-6)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--path", choices=("auto", "estimator", "functional"), default="auto")
+    parser.add_argument("--path", choices=("estimator", "functional"), default="estimator")
     parser.add_argument("--smoke", action="store_true", help="n = 20,000 on a LocalCluster")
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--in-memory", action="store_true", help=argparse.SUPPRESS)

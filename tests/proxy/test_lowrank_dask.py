@@ -290,21 +290,6 @@ def test_import_indefsvm_does_not_import_dask():
     subprocess.run([sys.executable, "-c", code], check=True, cwd=None)
 
 
-def test_estimators_without_a_worker_factor_still_fit_dask_input_in_memory(data):
-    """The shared Nystroem input path (indefsvm.base) hands a dask factor only to estimators
-    that read one (``_factor_on_workers``); a Krein classifier gets its features in memory and
-    fits as on numpy input."""
-    from indefsvm.krein.models import KreinSquaredHingeSVC
-
-    X, y, Xt, _, _, _ = data
-    params = {"n_components": M, "random_state": 0, **KERNEL}
-    expected = KreinSquaredHingeSVC(**params).fit(X[:600], y[:600]).decision_function(Xt)
-    with local_scheduler():
-        model = KreinSquaredHingeSVC(**params).fit(da.from_array(X[:600], chunks=250), y[:600])
-        got = model.decision_function(da.from_array(Xt, chunks=100)).compute()
-    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
-
-
 @pytest.mark.parametrize("method", ["lowrank_newton", "pg"])
 def test_float32_factor_on_dask_equals_numpy_float32_factor(data, method):
     """float32 storage: the numpy path's compiled float64-accumulating products against the
