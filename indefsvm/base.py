@@ -19,7 +19,6 @@ Every estimator of :mod:`indefsvm.proxy.estimators` (proxy-kernel SVMs, paper 00
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Mapping
 from numbers import Integral, Real
 from typing import Any, ClassVar
@@ -32,7 +31,12 @@ from sklearn.utils.validation import validate_data
 from indefsvm.approximation.nystrom import LANDMARK_METHODS
 from indefsvm.kernels.registry import KERNEL_ALIASES, KERNEL_NAMES, resolve_kernel
 from indefsvm.threads import threaded_fit
-from indefsvm.utils.constraints import Interval, StrOptions, validated_fit
+from indefsvm.utils.constraints import (
+    Interval,
+    StrOptions,
+    set_init_parameters,
+    validated_fit,
+)
 from indefsvm.utils.dask_rows import dask_fit_progress, is_dask_array, labels_in_client
 from indefsvm.utils.validation import (
     check_finite_matrix,
@@ -68,20 +72,6 @@ NYSTROEM_PARAMETER_CONSTRAINTS: dict[str, list[Any]] = {
     "landmarks": [StrOptions(set(LANDMARK_METHODS)), "array-like"],
     "random_state": ["random_state"],
 }
-
-
-def set_init_parameters(estimator: Any, arguments: Mapping[str, Any]) -> None:
-    """Store every argument of the estimator's ``__init__`` unchanged, under its own name.
-
-    scikit-learn's rule for ``__init__``: no validation and no logic, so that ``get_params``,
-    ``set_params`` and ``clone`` read the parameters back. Called as
-    ``set_init_parameters(self, locals())`` at the end of ``__init__``; the signature stays
-    explicit (scikit-learn reads the parameter names from it).
-    """
-    signature = inspect.signature(type(estimator).__init__)
-    for name, parameter in signature.parameters.items():
-        if name != "self" and parameter.kind is not parameter.VAR_KEYWORD:
-            setattr(estimator, name, arguments[name])
 
 
 def fit_context(fit: Callable[..., Any]) -> Callable[..., Any]:

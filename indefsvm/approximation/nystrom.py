@@ -83,6 +83,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from indefsvm.utils.constraints import set_init_parameters
 from indefsvm.utils.dask_rows import is_dask_array
 from indefsvm.utils.progress import ProgressBar, progress_bar
 from indefsvm.utils.validation import check_finite_matrix, check_square_symmetric, is_real
@@ -476,19 +477,7 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         rcond: float | None = None,
         factorization: str = "one-shot",
     ) -> None:
-        self.kernel = kernel
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.degree = degree
-        self.kernel_params = kernel_params
-        self.n_components = n_components
-        self.landmarks = landmarks
-        self.sketch_size = sketch_size
-        self.random_state = random_state
-        self.verbose = verbose
-        self.dtype = dtype
-        self.rcond = rcond
-        self.factorization = factorization
+        set_init_parameters(self, locals())
 
     # ---------------------------------------------------------------------------- validation
 

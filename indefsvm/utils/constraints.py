@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import inspect
 import math
 from collections.abc import Callable, Iterable, Mapping
 from numbers import Integral, Real
@@ -38,6 +39,7 @@ __all__ = [
     "Interval",
     "StrOptions",
     "check_parameters",
+    "set_init_parameters",
     "validated_fit",
 ]
 
@@ -253,3 +255,17 @@ def validated_fit(fit: Callable[..., Any]) -> Callable[..., Any]:
             _INSIDE_FIT.reset(token)
 
     return wrapper
+
+
+def set_init_parameters(estimator: Any, arguments: Mapping[str, Any]) -> None:
+    """Store every argument of the estimator's ``__init__`` unchanged, under its own name.
+
+    scikit-learn's rule for ``__init__``: no validation and no logic, so that ``get_params``,
+    ``set_params`` and ``clone`` read the parameters back. Called as
+    ``set_init_parameters(self, locals())`` at the end of ``__init__``; the signature stays
+    explicit (scikit-learn reads the parameter names from it).
+    """
+    signature = inspect.signature(type(estimator).__init__)
+    for name, parameter in signature.parameters.items():
+        if name != "self" and parameter.kind is not parameter.VAR_KEYWORD:
+            setattr(estimator, name, arguments[name])

@@ -860,3 +860,139 @@ def test_poles_exactly_two_tolerances_apart_with_equal_weights_are_merged():
         assert res.n_deflated == 1
         w = np.linalg.eigvalsh(np.diag(d) + np.outer(z, z))
         np.testing.assert_allclose(res.eigenvalues, w, rtol=0, atol=2e-15)
+
+
+# -- which secular engine runs ---------------------------------------------------------------------
+
+
+def _engine_recorder(monkeypatch):
+    """Wrap both compiled secular entry points so a test sees which engine ran."""
+    calls: list[str] = []
+    for name in ("_secular_eigenpairs_numba", "_secular_values_numba"):
+        compiled = getattr(R, name)
+
+        def wrapper(*args, _compiled=compiled, _name=name, **kwargs):
+            calls.append(_name)
+            return _compiled(*args, **kwargs)
+
+        monkeypatch.setattr(R, name, wrapper)
+    return calls
+
+
+def _dense_below(d, z, sigma, upper=0.0):
+    w = np.linalg.eigvalsh(np.diag(d) + sigma * np.outer(z, z))
+    return w[w < upper]
+
+
+@pytest.mark.skipif(not R.numba_available(), reason="numba is not installed")
+@pytest.mark.parametrize("n", [3, 12])
+def test_engine_lapack_never_runs_the_compiled_kernel(monkeypatch, n):
+    """``engine="lapack"`` is the reference path: it must not reach the compiled engine even
+    when Numba is importable (a wrong resolution would silently compare the engine with
+    itself in every cross-check)."""
+    calls = _engine_recorder(monkeypatch)
+    rng = np.random.default_rng(n)
+    d = np.sort(rng.standard_normal(n))
+    z = rng.standard_normal(n)
+    for sigma in (0.7, -0.7):
+        eig = rank_one_eigh(d, z, sigma, engine="lapack")
+        w = np.linalg.eigvalsh(np.diag(d) + sigma * np.outer(z, z))
+        np.testing.assert_allclose(eig.eigenvalues, w, atol=1e-12)
+    below = R.rank_one_eigvals_below(d, z, 0.7, engine="lapack")
+    np.testing.assert_allclose(below, _dense_below(d, z, 0.7), atol=1e-12)
+    assert calls == []
+
+
+@pytest.mark.skipif(not R.numba_available(), reason="numba is not installed")
+def test_engine_numba_runs_the_compiled_kernel_from_three_poles(monkeypatch):
+    """The compiled engine takes every secular equation with three or more kept poles (below
+    that the LAPACK path is used: the compiled kernel needs ``k >= 3``)."""
+    calls = _engine_recorder(monkeypatch)
+    d = np.array([-1.0, 0.5, 2.0])
+    z = np.array([0.6, 0.5, 0.62])
+    eig = rank_one_eigh(d, z, 0.9, engine="numba")
+    np.testing.assert_allclose(
+        eig.eigenvalues, np.linalg.eigvalsh(np.diag(d) + 0.9 * np.outer(z, z)), atol=1e-12
+    )
+    assert calls == ["_secular_eigenpairs_numba"]
+    calls.clear()
+    d4 = np.array([-2.0, -1.0, 0.5, 2.0])
+    z4 = np.array([0.3, 0.6, 0.5, 0.55])
+    below = R.rank_one_eigvals_below(d4, z4, 0.9, engine="numba")
+    np.testing.assert_allclose(below, _dense_below(d4, z4, 0.9), atol=1e-12)
+    assert calls == ["_secular_values_numba"]
+
+
+@pytest.mark.parametrize("engine", ["lapack", "auto"])
+@pytest.mark.parametrize(
+    ("d", "z"),
+    [
+        ([1.0, 1.0], [0.6, 0.8]),  # the only two components sit on one pole
+        ([-1.0, 2.0, 2.0], [0.0, 0.6, 0.8]),  # a zero weight leaves the equal pair alone
+    ],
+)
+@pytest.mark.parametrize("sigma", [0.5, -0.5])
+def test_a_lone_pair_of_equal_poles_is_merged(d, z, sigma, engine):
+    """Two equal poles must be merged by a rotation even when they are the only components
+    left: the secular equation has no root between them, and without the merge the Loewner
+    vectors divide by their zero gap (NaN eigenvectors)."""
+    d, z = np.array(d), np.array(z)
+    A = np.diag(d) + sigma * np.outer(z, z)
+    eig = rank_one_eigh(d, z, sigma, engine=engine)
+    V, w = eig.eigenvectors, eig.eigenvalues
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(A), atol=1e-14)
+    np.testing.assert_allclose(V.T @ V, np.eye(d.size), atol=1e-14)
+    np.testing.assert_allclose((V * w) @ V.T, A, atol=1e-14)
+    assert eig.n_deflated == np.count_nonzero(np.asarray(z) == 0) + 1
+
+
+class _KernelSpy:
+    """The compiled kernel module, recording which of its loops are called."""
+
+    def __init__(self, kernel, used):
+        self._kernel, self._used = kernel, used
+
+    def __getattr__(self, name):
+        attr = getattr(self._kernel, name)
+        if callable(attr) and name.startswith("secular_"):
+            self._used.append(name)
+        return attr
+
+
+@pytest.mark.skipif(not R.numba_available(), reason="numba is not installed")
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_thread_count_picks_the_serial_or_the_threaded_build(monkeypatch, n_threads):
+    """``n_threads=1`` runs the serial loops and leaves Numba's thread count alone; more
+    threads run the parallel loops with that many threads (issue 22: a solver must not spin
+    an OpenMP pool it was not asked for)."""
+    import numba
+
+    if n_threads > numba.config.NUMBA_NUM_THREADS:
+        pytest.skip("Numba has fewer threads on this machine")
+    used: list[str] = []
+    set_calls: list[int] = []
+    kernel = R._numba_kernel()
+    monkeypatch.setattr(R, "_numba_kernel", lambda: _KernelSpy(kernel, used))
+    real_set = numba.set_num_threads
+    monkeypatch.setattr(numba, "set_num_threads", lambda k: (set_calls.append(k), real_set(k)))
+    rng = np.random.default_rng(3)
+    d = np.sort(rng.standard_normal(30))
+    z = rng.standard_normal(30)
+    eig = rank_one_eigh(d, z, 0.8, engine="numba", n_threads=n_threads)
+    np.testing.assert_allclose(
+        eig.eigenvalues, np.linalg.eigvalsh(np.diag(d) + 0.8 * np.outer(z, z)), atol=1e-12
+    )
+    R.rank_one_eigvals_below(d, z, 0.8, engine="numba", n_threads=n_threads)
+    serial = n_threads == 1
+    assert used and all(name.endswith("_serial") == serial for name in used), used
+    if serial:
+        assert set_calls == []
+    else:
+        assert n_threads in set_calls
+
+
+def test_overflowing_weight_is_refused_with_its_values():
+    with pytest.raises(
+        ValueError, match=r"^sigma \* \|\|z\|\|\^2 overflows \(sigma = 1e\+300, \|\|z\|\| = "
+    ):
+        rank_one_eigh(np.array([0.0, 1.0, 2.0]), np.array([1e10, 1e10, 1e10]), 1e300)
