@@ -48,3 +48,38 @@ def test_selection_holds_the_test_file_mirroring_the_module(name):
             and (Path(t).stem == stem or Path(t).stem.startswith(stem + "_"))
         ]
         assert mirrored, f"{name}: no {folder}/{stem}*.py in {tests}"
+
+
+def _tool():
+    spec = importlib.util.spec_from_file_location(
+        "mutation_tool_pytest", ROOT / "tools" / "mutation.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_pytest_verdicts_switch_each_mutant_on_and_run_its_recorded_tests(tmp_path, capsys):
+    """The plain-pytest check of survivors: a mutant its recorded test catches is "killed", one
+    it does not catch "survived" (a stand-in module with mutmut's switch variable)."""
+    import json
+
+    mutants = tmp_path / "mod" / "mutants"
+    (mutants / "tests").mkdir(parents=True)
+    (mutants / "tests" / "stand_in.py").write_text(
+        "import os\n"
+        "def f():\n"
+        "    active = os.environ.get('MUTANT_UNDER_TEST', '')\n"
+        "    return 2 if active == 'stand_in.x_f__mutmut_1' else 1\n"
+    )
+    (mutants / "tests" / "test_stand_in.py").write_text(
+        "from stand_in import f\n\ndef test_f():\n    assert f() == 1\n"
+    )
+    stats = {"tests_by_mangled_function_name": {"stand_in.x_f": ["tests/test_stand_in.py::test_f"]}}
+    (mutants / "mutmut-stats.json").write_text(json.dumps(stats))
+    tool = _tool()
+    names = ["stand_in.x_f__mutmut_1", "stand_in.x_f__mutmut_2"]
+    assert tool.mapped_tests(stats, names[0]) == ["tests/test_stand_in.py::test_f"]
+    verdicts = tool.pytest_verdicts("mod", tmp_path, names)
+    assert verdicts == {names[0]: "killed", names[1]: "survived"}
+    assert "stand_in.x_f__mutmut_1\tkilled" in capsys.readouterr().out
