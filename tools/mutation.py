@@ -47,6 +47,8 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/integration/test_extensions.py",
             "tests/proxy/test_problems_at_optimum.py",
             "tests/proxy/test_operators.py",
+            # the dense operator's refusals and what the problems read from it (3 s)
+            "tests/proxy/test_problems_operators.py",
         ],
     ),
     # The module's fast tests (small inputs, dense references, no solver run); the solver-level

@@ -820,3 +820,22 @@ def test_negative_square_change_matches_mpmath(monkeypatch, seed, spread, sigma,
     # and the change is accurate relative to ITSELF, not to sum d_i^2 (the plain difference
     # of the two sums is not: it carries eps * sum d_i^2)
     assert abs(change - ref) <= 1e-12 * abs(ref) + 1e-300, (change, ref)
+
+
+def test_k0_eigenvalues_of_the_dense_operator_on_both_paths():
+    """The working K0's spectrum, as the spectral rho scale reads it: from the eigendecomposition
+    the operator keeps, or (PSD-only path, PerturbSVC) computed once and cached."""
+    rng = np.random.default_rng(4)
+    A = rng.standard_normal((7, 7))
+    K_indefinite = (A + A.T) / 2
+    y = np.array([1.0, -1.0, 1.0, -1.0, 1.0, 1.0, -1.0])
+    problem = make_problem("svc", K_indefinite, y, C=1.0, rho=1.0)
+    np.testing.assert_allclose(
+        problem.operator.k0_eigenvalues(), np.linalg.eigvalsh(K_indefinite), atol=1e-12
+    )
+    K_psd = A @ A.T
+    perturb = make_problem("perturb", K_psd, y, C=1.0, rho=1.0)
+    assert perturb.operator.eigenvalues is None  # the PSD-only path keeps no decomposition
+    first = perturb.operator.k0_eigenvalues()
+    np.testing.assert_allclose(first, np.linalg.eigvalsh(K_psd), atol=1e-10)
+    assert perturb.operator.k0_eigenvalues() is first
