@@ -7,10 +7,30 @@ Test files import these directly (``from helpers import sigmoid_problem``); ``te
 
 from __future__ import annotations
 
+import importlib.util
 import sqlite3
+import sys
+from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_script(relative: str, name: str | None = None) -> ModuleType:
+    """Import a script of ``tools/`` or ``benchmarks/`` (not packages) by its path in the
+    repository; its own folder is on ``sys.path`` while it loads (for ``from _common import``)."""
+    path = ROOT / relative
+    spec = importlib.util.spec_from_file_location(name or path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(path.parent))
+    return module
 
 
 def sigmoid_problem(n: int, seed: int, *, a: float = 0.8, b: float = -0.3, d: int = 3):

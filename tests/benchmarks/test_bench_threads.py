@@ -2,24 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
+from helpers import load_script
 
 import indefsvm.threads as T
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-
 
 def _load_bench_threads():
-    spec = importlib.util.spec_from_file_location("bench_threads", BENCHMARKS / "bench_threads.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(BENCHMARKS))
-    return module
+    return load_script("benchmarks/bench_threads.py")
 
 
 def test_bench_threads_smoke_prints_the_ratio_table(tmp_path, capsys):
@@ -56,14 +45,7 @@ def test_bench_threads_refuses_bad_arguments(capsys):
 
 
 def _load_bench(name: str):
-    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(BENCHMARKS))
-    return module
+    return load_script(f"benchmarks/{name}.py")
 
 
 def test_bench_nystrom_eig_smoke_measures_every_method(tmp_path):

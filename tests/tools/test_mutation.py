@@ -6,22 +6,15 @@ file moves, a stale path would make mutmut collect nothing (every mutant "surviv
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
+from helpers import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _modules() -> dict[str, tuple[list[str], list[str]]]:
-    spec = importlib.util.spec_from_file_location("mutation_tool", ROOT / "tools" / "mutation.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.MODULES
-
-
-MODULES = _modules()
+MODULES = load_script("tools/mutation.py", "mutation_tool").MODULES
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))
@@ -50,15 +43,6 @@ def test_selection_holds_the_test_file_mirroring_the_module(name):
         assert mirrored, f"{name}: no {folder}/{stem}*.py in {tests}"
 
 
-def _tool():
-    spec = importlib.util.spec_from_file_location(
-        "mutation_tool_pytest", ROOT / "tools" / "mutation.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_pytest_verdicts_switch_each_mutant_on_and_run_its_recorded_tests(tmp_path, capsys):
     """The plain-pytest check of survivors: a mutant its recorded test catches is "killed", one
     it does not catch "survived" (a stand-in module with mutmut's switch variable)."""
@@ -77,7 +61,7 @@ def test_pytest_verdicts_switch_each_mutant_on_and_run_its_recorded_tests(tmp_pa
     )
     stats = {"tests_by_mangled_function_name": {"stand_in.x_f": ["tests/test_stand_in.py::test_f"]}}
     (mutants / "mutmut-stats.json").write_text(json.dumps(stats))
-    tool = _tool()
+    tool = load_script("tools/mutation.py", "mutation_tool_pytest")
     names = ["stand_in.x_f__mutmut_1", "stand_in.x_f__mutmut_2"]
     assert tool.mapped_tests(stats, names[0]) == ["tests/test_stand_in.py::test_f"]
     verdicts = tool.pytest_verdicts("mod", tmp_path, names)
