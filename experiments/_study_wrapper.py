@@ -139,11 +139,14 @@ def _write_method_table(
             below = sum(1 for v in means.values() if v < value)
             tied = sum(1 for v in means.values() if v == value)
             ranks[m].append(below + (tied + 1) / 2)
-        published = paper.get((dataset, kernel), {}).get(paper_method) if paper_method else None
-        cells.append("–" if published is None else f"{published:.2f}")
+        if paper_method is not None:
+            published = paper.get((dataset, kernel), {}).get(paper_method)
+            cells.append("–" if published is None else f"{published:.2f}")
         body.append([f"{dataset} / {kernel}", *cells])
-    columns = ["data set / kernel", *methods, f"paper, {paper_method}"]
-    table = markdown_table(columns, body, align="l" + "r" * (len(methods) + 1))
+    columns = ["data set / kernel", *methods]
+    if paper_method is not None:
+        columns.append(f"paper, {paper_method}")
+    table = markdown_table(columns, body, align="l" + "r" * (len(columns) - 1))
     average = ", ".join(
         f"{m} {sum(v) / len(v):.2f}"
         for m, v in sorted(ranks.items(), key=lambda kv: sum(kv[1]) / max(len(kv[1]), 1))

@@ -255,7 +255,11 @@ def mapped_tests(stats: dict, name: str) -> list[str]:
 
 
 def pytest_verdicts(
-    module: str, workdir: Path, names: list[str], tests: list[str] | None = None
+    module: str,
+    workdir: Path,
+    names: list[str],
+    tests: list[str] | None = None,
+    timeout: float = 1800.0,
 ) -> dict[str, str]:
     """Re-test mutants of a finished run with plain pytest, outside mutmut.
 
@@ -263,8 +267,9 @@ def pytest_verdicts(
     own ``MUTANT_UNDER_TEST`` variable and its tests run with ``pytest -x``: the tests mutmut
     recorded for its function, or ``tests``. Verdict "killed" when a test fails, "survived" when
     all pass. mutmut 3.8 reported the eight ``_as_vector`` message mutants of ``rank_one``
-    surviving in both of its runs while these tests kill every one (docs/mutation.md), so a
-    survivor is judged only after this check.
+    surviving in both of its runs while these tests kill every one (docs/mutation.md), so judge
+    a survivor only after this check. A mutant whose tests run longer than ``timeout`` seconds
+    (an endless loop) is reported as "timeout".
     """
     mutants = workdir / module / "mutants"
     stats = json.loads((mutants / "mutmut-stats.json").read_text())
@@ -275,11 +280,17 @@ def pytest_verdicts(
     for name in names:
         selected = tests or mapped_tests(stats, name)
         t0 = time.perf_counter()
-        res = subprocess.run(
-            [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *selected],
-            cwd=mutants, env={**env, "MUTANT_UNDER_TEST": name}, capture_output=True, text=True,
-        )  # fmt: skip
-        verdict = {0: "survived", 1: "killed"}.get(res.returncode, f"pytest exit {res.returncode}")
+        try:
+            res = subprocess.run(
+                [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *selected],
+                cwd=mutants, env={**env, "MUTANT_UNDER_TEST": name}, capture_output=True,
+                text=True, timeout=timeout,
+            )  # fmt: skip
+        except subprocess.TimeoutExpired:
+            verdict = "timeout"
+        else:
+            code = res.returncode
+            verdict = {0: "survived", 1: "killed"}.get(code, f"pytest exit {code}")
         verdicts[name] = verdict
         print(f"{name}\t{verdict}\t{time.perf_counter() - t0:.0f} s", flush=True)
     return verdicts
