@@ -599,3 +599,121 @@ def test_monitor_asks_accuracy_that_follows_the_gap_and_never_below_tol():
         wanted = [max(tol, 1e-2 * g) for g in (1.0, 1e-3, 1e-9)]
         assert stub.asked[1:] == pytest.approx([w for w in wanted if w > tol] + [tol] * (tol > 0))
         assert min(stub.asked) >= tol
+
+
+# -- certified values with their rounding error (notes §10) ---------------------------------------
+
+
+def exact(objective_excess, upper_excess, *, objective_error=0.0, upper_error=None, baseline=0.0):
+    """An evaluation carrying its excesses over f(0) and their error bounds, as the registered
+    problems' evaluations do (``upper_error=None``: the field is absent)."""
+    e = ev(baseline + objective_excess, baseline + upper_excess)
+    e.objective_excess, e.objective_error = objective_excess, objective_error
+    e.upper_excess = upper_excess
+    if upper_error is not None:
+        e.upper_error = upper_error
+    return e
+
+
+@pytest.mark.parametrize(
+    ("gap", "error", "lost"),
+    [
+        (0.5, 0.3, True),  # gap at tol, its error above half of it: rounding, not the solver
+        (0.5, 0.25, False),  # error exactly half: not lost (strict)
+        (0.0, 0.3, False),  # certified: gap + error <= tol * scale
+        (0.75, 0.3, False),  # the gap itself is above tol: the solver's business
+    ],
+)
+def test_precision_lost_compares_the_gap_and_its_error_with_tol_times_scale(gap, error, lost):
+    m = monitor(StubProblem(baseline=0.0), tol=0.25)
+    m.offer(exact(2.0, 2.0 + gap, upper_error=error))  # scale = max(1, |2|) = 2, tol * scale = 0.5
+    assert (m.gap, m.gap_error, m.scale) == (gap, error, 2.0)
+    assert m.precision_lost() is lost
+
+
+def test_conclude_and_finish_report_a_precision_limit():
+    m = monitor(StubProblem(baseline=0.0), tol=0.25)
+    m.offer(exact(2.0, 2.5, upper_error=0.3))
+    m.conclude("empty localization set", check_libsvm=False)
+    assert m.status == "precision_limit" and m.note == "empty localization set"
+    with pytest.warns(ConvergenceWarning) as caught:
+        res = m.finish(final_libsvm=False)
+    assert res.status == "precision_limit" and res.gap_error == 0.3
+    expected = (
+        "pg: the certified gap cannot be resolved to tol in double precision: relative gap 0.25 "
+        "with a rounding error bound of 0.15 (relative) > tol 0.25 / 2, so the gap is not "
+        "certified below tol (e.g. f(0) = rho ||(K0)_-||_F^2 or the kernel's scale dwarfs the "
+        "alpha-dependent part of the objective; rescale the kernel, lower rho or loosen tol) "
+        "(empty localization set). The result is NOT certified optimal loosen tol, or rescale "
+        "the kernel / lower rho."
+    )
+    assert [str(w.message) for w in caught] == [expected]
+
+
+def test_an_error_bound_without_its_field_is_zero_and_an_infinite_value_has_none():
+    m = monitor(StubProblem(baseline=0.0), tol=0.25)
+    m.offer(exact(2.0, 2.5))  # upper_excess given, upper_error absent
+    assert m.gap_error == 0.0
+    m2 = monitor(StubProblem(baseline=0.0))
+    m2.offer(ev(-np.inf, np.inf))  # no excess fields, nothing finite
+    assert (m2.upper_error, m2.best_error) == (0.0, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("gap", "error", "status"),
+    [
+        (-1.0, 0.125, "numerical_error"),  # the bound lies below the objective beyond rounding
+        (-0.125, 0.125, "converged"),  # within its rounding error: fine
+        (0.0625, 0.125, "converged"),
+    ],
+)
+def test_an_upper_bound_below_the_objective_beyond_rounding_is_a_numerical_error(
+    gap, error, status
+):
+    m = monitor(StubProblem(baseline=0.0), tol=0.25)
+    m.offer(exact(2.0, 2.0 + gap, upper_error=error))
+    m.conclude("rule", check_libsvm=False)
+    assert m.status == "converged"
+    if status == "converged":
+        res = m.finish(final_libsvm=False)
+        assert res.status == "converged"
+        return
+    message = r"^pg: the best upper bound lies 1 below the objective, beyond its rounding error"
+    with pytest.warns(ConvergenceWarning, match=message + r" bound 0\.125\. The result is NOT"):
+        res = m.finish(final_libsvm=False)
+    assert res.status == "numerical_error"
+    assert res.message == (
+        "the best upper bound lies 1 below the objective, beyond its rounding error bound 0.125"
+    )
+
+
+class ExcessStubProblem(StubProblem):
+    """A problem that forms the LIBSVM bound's excess over f(0) itself (as registered ones do)."""
+
+    def __init__(self, bound, **kw):
+        super().__init__(**kw)
+        self.bound = bound
+        self.excess_calls = []
+
+    def libsvm_bound_excess(self, best, tol):
+        self.excess_calls.append((best, tol))
+        return self.bound
+
+    def libsvm_upper_bound(self, best, tol):  # pragma: no cover - must not be used
+        raise AssertionError("the excess form must be preferred")
+
+
+def test_libsvm_check_offers_the_problem_s_excess_and_its_error():
+    problem = ExcessStubProblem((0.25, 0.0625, 100.75), baseline=100.0)
+    m = monitor(problem, libsvm_tol=0.01)
+    best = exact(0.125, 8.0, upper_error=0.0, baseline=100.0)
+    m.offer(best)
+    assert m.libsvm_check() == 100.75
+    assert problem.excess_calls == [(best, 0.01)]
+    assert (m.upper_excess, m.upper_error, m.upper_bound) == (0.25, 0.0625, 100.75)
+    assert m.libsvm_upper_bound == 100.75
+    # a looser certified bound (excess + error) does not replace it, a tighter one does
+    m.offer_upper_bound(100.25, excess=0.25, error=0.125)
+    assert (m.upper_excess, m.upper_error) == (0.25, 0.0625)
+    m.offer_upper_bound(100.25, excess=0.25, error=0.0)
+    assert (m.upper_excess, m.upper_error) == (0.25, 0.0)
