@@ -717,3 +717,42 @@ def test_libsvm_check_offers_the_problem_s_excess_and_its_error():
     assert (m.upper_excess, m.upper_error) == (0.25, 0.0625)
     m.offer_upper_bound(100.25, excess=0.25, error=0.0)
     assert (m.upper_excess, m.upper_error) == (0.25, 0.0)
+
+
+class ExactCompletingProblem(StubProblem):
+    """Stub whose full evaluation carries its excesses over f(0) and their error bounds."""
+
+    def __init__(self, full_excess):
+        super().__init__(baseline=0.0)
+        self.full_excess = full_excess
+
+    def evaluate(self, alpha):
+        out = exact(self.full_excess, 1.0, objective_error=0.03125, upper_error=0.0625)
+        out.smooth_objective, out.partial = self.full_excess, False
+        return out
+
+
+@pytest.mark.parametrize(
+    ("full_excess", "kept"),
+    [(0.4375, "partial"), (0.5, "full"), (0.5625, "full")],
+)
+def test_complete_best_carries_the_excesses_and_their_errors(full_excess, kept):
+    m = monitor(ExactCompletingProblem(full_excess))
+    best = exact(0.5, 3.0, objective_error=0.015625, upper_error=0.0)
+    best.smooth_objective, best.partial = 0.5, True
+    m.offer(best)
+    out = m.complete_best()
+    # the full evaluation's bound, with its own excess and error
+    assert (m.upper_excess, m.upper_error, m.upper_bound) == (1.0, 0.0625, 1.0)
+    if kept == "partial":  # the lower bound never decreases: the partial value and its error stay
+        assert (out.objective_excess, out.objective_error) == (0.5, 0.015625)
+        assert (m.best_excess, m.best_error) == (0.5, 0.015625)
+    else:
+        assert (m.best_excess, m.best_error) == (full_excess, 0.03125)
+
+
+def test_an_upper_bound_equal_after_its_error_does_not_replace_the_kept_one():
+    m = monitor(StubProblem(baseline=0.0))
+    m.offer_upper_bound(0.25, excess=0.25, error=0.0625)
+    m.offer_upper_bound(0.3125, excess=0.3125, error=0.0)  # the same certified value 0.3125
+    assert (m.upper_excess, m.upper_error, m.upper_bound) == (0.25, 0.0625, 0.25)
