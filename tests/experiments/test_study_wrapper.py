@@ -20,12 +20,21 @@ FIELDS = ["dataset", "kernel", "method", "measure", "mean", "std", "n_folds", "n
 
 @pytest.fixture
 def wrapper(monkeypatch):
+    """``experiments/_study_wrapper.py`` imported in-process. ``benchmarks/`` has a ``_common``
+    module too: both names are taken out of ``sys.modules`` for the test and put back after, so
+    neither folder's scripts see the other's."""
     monkeypatch.syspath_prepend(str(ROOT / "experiments"))
     monkeypatch.setenv("MPLBACKEND", "Agg")
-    sys.modules.pop("_study_wrapper", None)
-    import _study_wrapper
+    names = ("_common", "_study_wrapper")
+    saved = {name: sys.modules.pop(name) for name in names if name in sys.modules}
+    try:
+        import _study_wrapper
 
-    return _study_wrapper
+        yield _study_wrapper
+    finally:
+        for name in names:
+            sys.modules.pop(name, None)
+        sys.modules.update(saved)
 
 
 def _store(directory: Path, dataset: str, cells: dict[tuple[str, str], tuple[float, str]]) -> Path:
