@@ -117,28 +117,26 @@ def _write_method_table(
     paper: dict[tuple[str, str], dict[str, float]],
     measure: str,
 ) -> None:
-    """``methods.md``: every method on every row, mean ± std in %, bold as the study's report
-    marks it (the best of the row and those not significantly different from it), with the
-    paper's value of its first method where it prints one, and each method's average rank."""
+    """``methods.md``: every method on every row, mean ± std in %, bold and ranked as the study's
+    report marks them (``summary.csv``: the best of the row and those not significantly
+    different from it; ranks with ties averaged, in the measure's direction), with the paper's
+    value of its first method where it prints one, and each method's average rank."""
     methods = _methods(rows)
     paper_method = next((m for v in paper.values() for m in v), None)
     by_key = {(r["dataset"], r["kernel"], r["method"]): r for r in rows}
     ranks: dict[str, list[float]] = {m: [] for m in methods}
     body = []
     for dataset, kernel in _row_keys(rows):
-        cells, means = [], {}
+        cells = []
         for m in methods:
             r = by_key.get((dataset, kernel, m))
             if r is None:
                 cells.append("")
                 continue
-            means[m] = float(r["mean"])
+            # the study's own rank (ties averaged, the measure's direction, failed folds last)
+            ranks[m].append(float(r["rank"]))
             text = f"{100 * float(r['mean']):.2f} ± {100 * float(r['std']):.2f}"
             cells.append(f"**{text}**" if r["bold"] == "1" else text)
-        for m, value in means.items():  # ties share their mean rank
-            below = sum(1 for v in means.values() if v < value)
-            tied = sum(1 for v in means.values() if v == value)
-            ranks[m].append(below + (tied + 1) / 2)
         if paper_method is not None:
             published = paper.get((dataset, kernel), {}).get(paper_method)
             cells.append("–" if published is None else f"{published:.2f}")

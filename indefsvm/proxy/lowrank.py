@@ -180,7 +180,8 @@ class LowRankKernel:
     def toarray(self, *, max_n: int = DENSE_LIMIT) -> NDArray[np.float64]:
         """The dense ``n x n`` kernel (refused above ``max_n`` rows: it would need n^2 memory)."""
         _check_dense(self.n, max_n, "the dense kernel K0")
-        F = self.backend.mat(np.eye(self.rank))
+        # float64 rows in this process (a dask factor is computed: at most DENSE_LIMIT rows)
+        F = np.asarray(self.features, dtype=np.float64)
         K = (F * self.signature) @ F.T
         return 0.5 * (K + K.T)
 
@@ -369,6 +370,12 @@ def _chunk_mat(P: NDArray, w: NDArray[np.float64]) -> NDArray[np.float64]:
     return P.astype(np.float64, copy=False) @ w
 
 
+def _summed_on_workers(parts: Any) -> NDArray[np.float64]:
+    """The sum over the leading (per-chunk) axis of a dask array, tree-summed on the workers with
+    a flat tree (``_DASK_FAN_IN``); only the result comes to this process."""
+    return np.asarray(parts.sum(axis=0, split_every=_DASK_FAN_IN).compute())
+
+
 class DaskFactor:
     """The passes over a factor ``Phi`` held by Dask workers as a row-chunked ``dask.array``.
 
@@ -460,7 +467,7 @@ class DaskFactor:
         v = np.asarray(v, dtype=np.float64)
         pieces = [v[a:b] for a, b in zip(self.offsets[:-1], self.offsets[1:], strict=True)]
         parts = self._per_chunk(_chunk_rmat, pieces, (self.Phi.shape[1], *v.shape[1:]), False)
-        return np.asarray(parts.sum(axis=0, split_every=_DASK_FAN_IN).compute())
+        return _summed_on_workers(parts)
 
     def mat(self, w: NDArray[np.float64]) -> NDArray[np.float64]:
         w = np.asarray(w, dtype=np.float64)
@@ -495,7 +502,7 @@ class DaskFactor:
         if idx.size == 0:
             return np.zeros((m, m))
         parts = [B.T @ B for B, _ in self._row_blocks(idx, scale)]
-        return np.asarray(da.stack(parts).sum(axis=0, split_every=_DASK_FAN_IN).compute())
+        return _summed_on_workers(da.stack(parts))
 
     def _row_blocks(
         self, idx: NDArray[np.intp], scale: NDArray[np.float64] | None
@@ -523,7 +530,7 @@ class DaskFactor:
         if idx.size == 0:
             return np.zeros((self.Phi.shape[1], W.shape[1]))
         parts = [B.T @ W[rows] for B, rows in self._row_blocks(idx, scale)]
-        return np.asarray(da.stack(parts).sum(axis=0, split_every=_DASK_FAN_IN).compute())
+        return _summed_on_workers(da.stack(parts))
 
 
 @dataclass

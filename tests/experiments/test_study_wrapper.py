@@ -1,8 +1,9 @@
 """``experiments/_study_wrapper.py``: combining stores run one data set each (``--from``).
 
 Reference: hand-made ``summary.csv`` files whose table, bold marks and ranks are known; the
-wrapper must carry the study's bold marks through unchanged (it does no statistics of its own),
-rank ties as shared ranks and draw one panel per data set.
+wrapper must carry the study's bold marks and ranks through unchanged (it does no statistics of
+its own: the study ranks in the measure's direction, ties averaged) and draw one panel per data
+set.
 """
 
 from __future__ import annotations
@@ -37,14 +38,16 @@ def wrapper(monkeypatch):
         sys.modules.update(saved)
 
 
-def _store(directory: Path, dataset: str, cells: dict[tuple[str, str], tuple[float, str]]) -> Path:
+def _store(
+    directory: Path, dataset: str, cells: dict[tuple[str, str], tuple[float, str, float]]
+) -> Path:
     directory.mkdir()
     with open(directory / "summary.csv", "w", newline="") as fh:
         writer = csv.DictWriter(fh, FIELDS)
         writer.writeheader()
-        for (kernel, method), (mean, bold) in cells.items():
+        for (kernel, method), (mean, bold, rank) in cells.items():
             row = {"dataset": dataset, "kernel": kernel, "method": method, "mean": mean,
-                   "std": 0.01, "n_folds": 10, "n_failed": 0, "rank": 1, "bold": bold,
+                   "std": 0.01, "n_folds": 10, "n_failed": 0, "rank": rank, "bold": bold,
                    "p_vs_best": 1.0}  # fmt: skip
             writer.writerow({**row, "measure": "error_rate"})
             writer.writerow({**row, "measure": "accuracy", "mean": 1 - mean})
@@ -52,11 +55,15 @@ def _store(directory: Path, dataset: str, cells: dict[tuple[str, str], tuple[flo
 
 
 def test_from_combines_stores_run_one_data_set_each(wrapper, tmp_path):
+    # error rates with the study's ranks (lower is better; a tie shares rank 1.5); the accuracy
+    # rows are 1 - error with the same ranks (higher is better)
     a = _store(tmp_path / "a", "alpha", {
-        ("sig", "A"): (0.10, "1"), ("sig", "B"): (0.20, "0"),
-        ("rbf", "A"): (0.30, "1"), ("rbf", "B"): (0.30, "1"),
+        ("sig", "A"): (0.10, "1", 1.0), ("sig", "B"): (0.20, "0", 2.0),
+        ("rbf", "A"): (0.30, "1", 1.5), ("rbf", "B"): (0.30, "1", 1.5),
     })  # fmt: skip
-    b = _store(tmp_path / "b", "beta", {("sig", "A"): (0.40, "0"), ("sig", "B"): (0.05, "1")})
+    b = _store(
+        tmp_path / "b", "beta", {("sig", "A"): (0.05, "1", 1.0), ("sig", "B"): (0.40, "0", 2.0)}
+    )
     out = tmp_path / "out"
     paper = {("alpha", "sig"): {"A": 11.0}, ("beta", "sig"): {"A": 44.0}}
     spec = ROOT / "experiments" / "table3_000.toml"  # not run: --from reads the stores only
@@ -67,10 +74,18 @@ def test_from_combines_stores_run_one_data_set_each(wrapper, tmp_path):
     assert "| data set / kernel | A | B | paper, A |" in table
     assert "| alpha / sig | **10.00 ± 1.00** | 20.00 ± 1.00 | 11.00 |" in table
     assert "| alpha / rbf | **30.00 ± 1.00** | **30.00 ± 1.00** | – |" in table
-    assert "| beta / sig | 40.00 ± 1.00 | **5.00 ± 1.00** | 44.00 |" in table
-    # ranks: A 1, 1.5, 2 -> 1.50; B 2, 1.5, 1 -> 1.50 (a tie shares its rank)
-    assert table[-1] == "Average rank over the 3 rows (ties share their rank): A 1.50, B 1.50."
+    assert "| beta / sig | **5.00 ± 1.00** | 40.00 ± 1.00 | 44.00 |" in table
+    # ranks: A 1, 1.5, 1 -> 1.17; B 2, 1.5, 2 -> 1.83 (a tie shares its rank)
+    assert table[-1] == "Average rank over the 3 rows (ties share their rank): A 1.17, B 1.83."
     comparison = (out / "paper_comparison.md").read_text()
     assert "| alpha / sig | 10.00 (11.00) |" in comparison
-    assert "| beta / sig | 40.00 (44.00) |" in comparison
+    assert "| beta / sig | 5.00 (44.00) |" in comparison
     assert (out / "methods.png").stat().st_size > 10_000
+    # a measure where higher is better: the ranks are the study's, not re-derived from the means
+    out_acc = tmp_path / "out_accuracy"
+    code = wrapper.run(spec, "unused", paper, "accuracy", ["--from", str(a), str(b),
+                       "--out", str(out_acc)], "note")  # fmt: skip
+    assert code == 0
+    table = (out_acc / "methods.md").read_text().splitlines()
+    assert "| alpha / sig | **90.00 ± 1.00** | 80.00 ± 1.00 | 11.00 |" in table
+    assert table[-1] == "Average rank over the 3 rows (ties share their rank): A 1.17, B 1.83."

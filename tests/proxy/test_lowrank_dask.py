@@ -301,3 +301,15 @@ def test_float32_factor_on_dask_equals_numpy_float32_factor(data, method):
     with local_scheduler():
         r1 = _solve(da.from_array(Phi32, chunks=(CHUNK, -1)), s, y, method, **kw)
     _same_result(r0, r1, 1e-9)
+
+
+def test_dense_kernel_of_a_dask_factor_is_the_numpy_one(data):
+    """``toarray`` (within DENSE_LIMIT) brings the factor's rows here once: the same n x n
+    kernel as the in-memory factor, against ``Phi diag(s) Phi'`` formed directly."""
+    _, _, _, _, Phi, s = data
+    expected = (Phi * s) @ Phi.T
+    with local_scheduler():
+        K = LowRankKernel(da.from_array(Phi, chunks=(Phi.shape[0] // 3 + 1, -1)), s).toarray()
+    assert isinstance(K, np.ndarray)
+    np.testing.assert_allclose(K, expected, rtol=0, atol=1e-12 * np.abs(expected).max())
+    np.testing.assert_allclose(LowRankKernel(Phi, s).toarray(), K, rtol=0, atol=0)
