@@ -51,6 +51,7 @@ from indefsvm.krein.solver import (
     variance_constrained_least_squares,
 )
 from indefsvm.linalg.spectrum import TRANSFORM_METHODS, spectrum_transform
+from indefsvm.utils.log import user_stacklevel
 from indefsvm.utils.validation import check_finite_matrix, check_positive, check_square_symmetric
 
 logger = logging.getLogger(__name__)
@@ -98,7 +99,7 @@ def _renamed_formulation(formulation: str, method: str | None) -> str:
         "method= is now formulation= (the name KreinRegressor uses); method= works for one "
         "more release.",
         FutureWarning,
-        stacklevel=3,
+        stacklevel=user_stacklevel(),
     )
     return method
 
@@ -515,7 +516,7 @@ def tune_variance_constrained(
             f"formulation='omcs', transform={transform!r} is now formulation={transform!r} (the "
             "name KreinRegressor uses); transform= works for one more release.",
             FutureWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
         formulation = transform
     allowed = ("krein", "omcs", *TRANSFORM_METHODS)

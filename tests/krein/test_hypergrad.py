@@ -240,9 +240,47 @@ def test_old_keyword_method_still_works_with_a_future_warning():
     y = X[:, 0] - X[:, 0].mean()
     Kv, yv = K[:4], y[:4]
     new = validation_hypergradient(K, y, Kv, yv, formulation="omcs", lam=0.1, r=0.5)
-    with pytest.warns(FutureWarning, match="method= is now formulation="):
+    message = (
+        r"^method= is now formulation= \(the name KreinRegressor uses\); method= works for one "
+        r"more release\.$"
+    )
+    with pytest.warns(FutureWarning, match=message) as record:
         old = validation_hypergradient(K, y, Kv, yv, method="omcs", lam=0.1, r=0.5)
     assert old.loss == new.loss
+    assert len(record) == 1 and record[0].filename == __file__  # points at the caller
+
+
+def _formulation_data(n=36, seed=1):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    K = np.tanh(0.7 * X @ X.T - 0.3)
+    return K, np.cos(X[:, 0]) + 0.1 * rng.normal(size=n)
+
+
+def test_formulation_clip_is_the_former_omcs_with_transform_clip():
+    """The tuner names a spectrum-transformed problem as KreinRegressor does (issue 23 item 4);
+    the former spelling warns once, at the caller's line."""
+    K, y = _formulation_data()
+    common = dict(lam=0.05, r=0.5, random_state=0, max_iter=3)
+    new = tune_variance_constrained(K, y, formulation="clip", **common)
+    message = (
+        r"^formulation='omcs', transform='clip' is now formulation='clip' \(the name "
+        r"KreinRegressor uses\); transform= works for one more release\.$"
+    )
+    with pytest.warns(FutureWarning, match=message) as record:
+        old = tune_variance_constrained(K, y, formulation="omcs", transform="clip", **common)
+    assert len(record) == 1 and record[0].filename == __file__
+    assert new.loss == old.loss
+    assert new.params == old.params
+    # and it is not plain OMCS: the transformation reached the inner folds
+    omcs = tune_variance_constrained(K, y, formulation="omcs", **common)
+    assert omcs.loss != new.loss
+
+
+def test_unknown_formulation_lists_the_spectrum_ones():
+    K, y = _formulation_data()
+    with pytest.raises(ValueError, match=r"^formulation must be one of \('krein', 'omcs', "):
+        tune_variance_constrained(K, y, formulation="nope")
 
 
 # Contract of ``indefsvm.krein.hypergrad``: input checks, tuner plumbing, in seconds.

@@ -839,3 +839,216 @@ def test_k0_eigenvalues_of_the_dense_operator_on_both_paths():
     first = perturb.operator.k0_eigenvalues()
     np.testing.assert_allclose(first, np.linalg.eigvalsh(K_psd), atol=1e-10)
     assert perturb.operator.k0_eigenvalues() is first
+
+
+# _refine_offsets root by root, and the bound of negative_square_change for roots computed only
+# as accurately as its docstring assumes.
+
+
+def _mp_offsets(d, z, sigma):
+    """``lambda_i - d_i`` of ``diag(d) + sigma z z'`` for every i, from 60-digit eigenvalues."""
+    with mp.workdps(DPS):
+        A = mp.diag([mp.mpf(float(v)) for v in d])
+        zm = mp.matrix([mp.mpf(float(v)) for v in z])
+        ev, _ = mp.eigsy(A + mp.mpf(sigma) * zm * zm.T)
+        roots = sorted(ev[i] for i in range(len(d)))
+        return np.array([float(roots[i] - mp.mpf(float(d[i]))) for i in range(len(d))])
+
+
+def _mp_change(d, z, sigma) -> float:
+    """``sum min(0, lambda_i)^2 - sum min(0, d_i)^2`` from 60-digit eigenvalues."""
+    with mp.workdps(DPS):
+        A = mp.diag([mp.mpf(float(v)) for v in d])
+        zm = mp.matrix([mp.mpf(float(v)) for v in z])
+        ev, _ = mp.eigsy(A + mp.mpf(sigma) * zm * zm.T)
+        after = sum(min(0, v) ** 2 for v in ev)
+        return float(after - sum(min(0, mp.mpf(float(v))) ** 2 for v in d))
+
+
+def _offset_case(name: str):
+    rng = np.random.default_rng(11)
+    d = np.sort(rng.normal(size=9))
+    z = rng.normal(size=9)
+    if name == "general":
+        return d - 1.5, z, 0.3
+    if name == "near_upper_poles":  # a large update pushes each root towards the pole above it
+        return d - 1.5, z, 1e3
+    if name == "tiny_update":  # offsets of 1e-9 relative to the poles
+        return d - 1.5, z, 1e-8
+    if name in ("lowest_pole_dominant", "highest_pole_dominant"):
+        # ||M|| (the scale of every root's assumed error) set by one end of the spectrum
+        d = d - 1.5
+        if name == "lowest_pole_dominant":
+            d[0] = -10.0
+        else:
+            d[-1] = 10.0
+        return d, z, 0.3
+    if name == "at_upper_poles":  # small weights on two poles: roots 4e-16 and 3e-19 below them
+        z[[2, 5]] = [1e-7, 1e-9]
+        return d - 1.5, z, 1e3
+    # every pole negative (the top root's interval is unbounded), a repeated pole (its root is
+    # the pole itself: no bracket) and a nearly deflated component (offset ~1e-27)
+    d = d - 4.0
+    d[4] = d[3]
+    z[6] = 1e-13
+    return d, z, 0.05
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["numba", "numpy"])
+@pytest.mark.parametrize(
+    "case", ["general", "near_upper_poles", "at_upper_poles", "tiny_update", "edges"]
+)
+def test_refined_offsets_match_mpmath_root_by_root(monkeypatch, case, compiled):
+    """Each offset ``lambda_i - d_i`` to a few ulps of ITSELF, inside its returned bound, and that
+    bound tight (within 256 eps of the offset; 94 eps at most here); only the repeated pole is
+    left unrefined. A root next to the pole above it is solved around that pole, so its offset
+    (about the gap) carries the gap's rounding and little more: a bound of 4 eps."""
+    if not compiled:
+        monkeypatch.setattr(proxy, "_compiled_refinement", lambda: None)
+    elif proxy._compiled_refinement() is None:
+        pytest.skip("numba is not available")
+    d, z, sigma = _offset_case(case)
+    lam = np.linalg.eigvalsh(np.diag(d) + sigma * np.outer(z, z))
+    k = min(int(np.sum(lam < 0)), int(np.sum(d < 0)))
+    idx = np.arange(k)
+    ref = _mp_offsets(d, z, sigma)[:k]
+    offset, error, ok = proxy._refine_offsets(d, z, sigma, idx, lam[:k], compiled=compiled)
+    repeated = np.append(np.diff(d) == 0, False)[:k]
+    np.testing.assert_array_equal(ok, ~repeated)
+    eps = np.finfo(np.float64).eps
+    actual = np.abs(offset[ok] - ref[ok])
+    assert np.all(actual <= error[ok]), (actual, error[ok])
+    assert np.all(actual <= 4 * eps * np.abs(ref[ok])), actual / np.abs(ref[ok])
+    assert np.all(error[ok] <= 256 * eps * np.abs(ref[ok])), error[ok] / np.abs(ref[ok])
+    gap = np.append(np.diff(d), np.inf)[:k]
+    at_upper = ok & (gap - ref < 1e-12 * gap)
+    assert np.all(error[at_upper] <= 4 * eps * ref[at_upper]), error[at_upper] / ref[at_upper]
+    if case == "at_upper_poles":
+        assert np.sum(at_upper) == 2
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["numba", "numpy"])
+@pytest.mark.parametrize("scale", [0.0, 1e300], ids=["all_refined", "none_refined"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "general",
+        "near_upper_poles",
+        "tiny_update",
+        "edges",
+        "lowest_pole_dominant",
+        "highest_pole_dominant",
+    ],
+)
+def test_change_bound_holds_for_roots_as_inaccurate_as_assumed(monkeypatch, case, scale, compiled):
+    """Roots off by 0.9 x the absolute accuracy the docstring assumes of any eigensolver
+    (``8 sqrt(n) eps ||M||``): unrefined, the returned bound still covers the change's error;
+    refined, the change is exact again to 1e-12 of itself."""
+    if not compiled:
+        monkeypatch.setattr(proxy, "_compiled_refinement", lambda: None)
+    elif proxy._compiled_refinement() is None:
+        pytest.skip("numba is not available")
+    d, z, sigma = _offset_case(case)
+    eps = np.finfo(np.float64).eps
+    norm = np.max(np.abs(d)) + sigma * float(z @ z)
+    lam = np.linalg.eigvalsh(np.diag(d) + sigma * np.outer(z, z))
+    # pushed up, away from the pole below (an offset the interlacing clip would not undo)
+    lam = lam + 0.9 * 8.0 * np.sqrt(d.size) * eps * norm
+    change, error = negative_square_change(d, z, sigma, lam[lam < 0], scale=scale)
+    ref = _mp_change(d, z, sigma)
+    assert abs(change - ref) <= error, (change, ref, error)
+    if scale == 0.0:
+        assert abs(change - ref) <= 1e-12 * abs(ref), (change, ref)
+    else:  # the perturbation is visible: the test would pass on exact roots by luck otherwise
+        assert abs(change - ref) > 1e-13 * abs(ref), (change, ref)
+
+
+def test_penalty_change_is_refined_to_the_accuracy_the_problem_asks_for():
+    """With no accuracy asked for (a bare operator), ``neg_sq_change`` is refined until its error
+    bound is below ``64 eps`` of the other alpha-dependent terms of objective (7),
+    ``4 sigma (1 + |u'K0u|/2 + sigma ||u||^4 / 4)`` in penalty units; a problem asking for
+    ``1e-3 tol`` (``set_excess_accuracy``, the monitor's call) leaves roots unrefined whose
+    rounding stays below that, and the bound says so."""
+    rng = np.random.default_rng(61)
+    n = 12
+    d = np.concatenate([-1e3 * rng.uniform(0.5, 1.0, 6), rng.uniform(0.1, 1.0, 6)])
+    V, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    K0 = (V * d) @ V.T
+    K0 = (K0 + K0.T) / 2
+    y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+    problem = make_problem("svc", K0, y, C=1.0, rho=1.0)
+    op = problem.operator
+    alpha = 1e-2 * rng.uniform(0.2, 1.0, n)
+    u = y * alpha
+    eps = np.finfo(np.float64).eps
+    z = op.eigenvectors.T @ u
+    size = (
+        4 * op.sigma * (1 + 0.5 * np.abs(op.eigenvalues) @ (z * z) + 0.25 * op.sigma * (u @ u) ** 2)
+    )
+    # the plain differences alone would be off by ~1e-8: far above 64 eps of the size
+    for state in (op.state(u), op.objective_state(u)):
+        assert 0 < state.neg_sq_change_error <= 64 * eps * size, state.neg_sq_change_error / size
+    problem.set_excess_accuracy(1.0)  # asks for 1e-3 of the size
+    op.reset_warm_start()
+    for state in (op.state(u), op.objective_state(u)):
+        assert 1e3 * 64 * eps * size < state.neg_sq_change_error <= 1e-3 * size
+    # Asked for half the error of leaving every root alone, it refines the roots with the
+    # largest errors (the lowest) and leaves the rest: the bound lands between.
+    problem.set_excess_accuracy(1e30)
+    unrefined = op.state(u).neg_sq_change_error
+    problem.set_excess_accuracy(0.5 * unrefined / (1e-3 * size))
+    for state in (op.state(u), op.objective_state(u)):
+        assert 0.1 * unrefined < state.neg_sq_change_error <= 0.5 * unrefined
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["numba", "numpy"])
+def test_change_when_no_root_or_one_root_stays_negative(monkeypatch, compiled):
+    """No update: exactly (0, 0). Every negative pole's root crossed zero: minus the squares of
+    those poles. One of two negative roots left: its refined term plus the crossed square."""
+    if not compiled:
+        monkeypatch.setattr(proxy, "_compiled_refinement", lambda: None)
+    elif proxy._compiled_refinement() is None:
+        pytest.skip("numba is not available")
+    d = np.array([-3.0, -1.0, 0.5, 2.0])
+    z = np.array([1.0, 0.8, -0.6, 0.3])
+    assert negative_square_change(d, 0.0 * z, 0.7, d[d < 0], scale=0.0) == (0.0, 0.0)
+    eps = np.finfo(np.float64).eps
+    # interlacing keeps the root in (-3, -1) negative: one root is left, one crossed zero
+    lam = np.linalg.eigvalsh(np.diag(d) + 40.0 * np.outer(z, z))
+    assert np.sum(lam < 0) == 1
+    change, error = negative_square_change(d, z, 40.0, lam[lam < 0], scale=0.0)
+    ref = _mp_change(d, z, 40.0)
+    assert abs(change - ref) <= error <= 64 * eps * abs(ref), (change, ref, error)
+    assert -10.0 < ref < -1.0  # not both squares left the sum, and more than the crossed one
+    # a single negative pole whose root crossed zero
+    d = np.array([-1.0, 2.0, 3.0, 4.0])
+    lam = np.linalg.eigvalsh(np.diag(d) + 40.0 * np.outer(z, z))
+    assert np.sum(lam < 0) == 0
+    change, error = negative_square_change(d, z, 40.0, lam[lam < 0], scale=0.0)
+    assert change == -1.0 and error <= 4 * eps
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["numba", "numpy"])
+def test_a_root_farther_than_the_bracket_is_left_to_its_plain_difference(monkeypatch, compiled):
+    """The refinement looks for the root only within ``64 n eps ||M||`` of the computed one: a
+    computed root farther off (no eigensolver's) is not moved onto the bracket's edge and
+    reported as refined; it is left alone (``ok`` False) and the others are refined as usual."""
+    if not compiled:
+        monkeypatch.setattr(proxy, "_compiled_refinement", lambda: None)
+    elif proxy._compiled_refinement() is None:
+        pytest.skip("numba is not available")
+    d, z, sigma = _offset_case("general")
+    lam = np.linalg.eigvalsh(np.diag(d) + sigma * np.outer(z, z))
+    k = min(int(np.sum(lam < 0)), int(np.sum(d < 0)))
+    idx = np.arange(k)
+    ref = _mp_offsets(d, z, sigma)[:k]
+    gap = np.diff(d)[:k]
+    lam_off = lam[:k].copy()
+    lam_off[2] = d[2] + 0.5 * (ref[2] + (ref[2] + gap[2]) / 2)  # inside its interval, far off
+    lam_off[5] = d[5] + 0.5 * ref[5]
+    offset, error, ok = proxy._refine_offsets(d, z, sigma, idx, lam_off, compiled=compiled)
+    expected = np.ones(k, dtype=bool)
+    expected[[2, 5]] = False
+    np.testing.assert_array_equal(ok, expected)
+    eps = np.finfo(np.float64).eps
+    assert np.all(np.abs(offset[ok] - ref[ok]) <= 4 * eps * np.abs(ref[ok]))

@@ -142,7 +142,12 @@ def test_feature_coef_needs_a_factor():
     low, dense, rng = _pair("svc", False)
     alpha = low.project(rng.uniform(0.0, 0.5, low.n))
     assert low.feature_coef(alpha).shape == (5,)
-    with pytest.raises(TypeError, match="^feature_coef needs a factored kernel"):
+    message = (
+        r"^feature_coef needs a factored kernel K0 = Phi diag\(s\) Phi' \(a LowRankKernel, e\.g\. "
+        r"from IndefiniteNystroem\); this problem was built on a dense n x n K0\. Use "
+        r"out_of_sample_rows with the new points' kernel rows instead\.$"
+    )
+    with pytest.raises(TypeError, match=message):
         dense.feature_coef(alpha)
 
 

@@ -67,3 +67,9 @@ def test_pytest_verdicts_switch_each_mutant_on_and_run_its_recorded_tests(tmp_pa
     verdicts = tool.pytest_verdicts("mod", tmp_path, names)
     assert verdicts == {names[0]: "killed", names[1]: "survived"}
     assert "stand_in.x_f__mutmut_1\tkilled" in capsys.readouterr().out
+    # the same verdicts from one interpreter that switches the mutants in turn
+    assert tool.pytest_verdicts("mod", tmp_path, names, in_process=True) == verdicts
+    # a selection that fails with no mutant switched on judges nothing
+    (mutants / "tests" / "test_broken.py").write_text("def test_g():\n    assert False\n")
+    broken = tool.pytest_verdicts("mod", tmp_path, names, ["tests/test_broken.py"])
+    assert broken == {name: "baseline fails" for name in names}
