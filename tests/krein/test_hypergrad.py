@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import warnings
 
 import numpy as np
@@ -247,7 +248,10 @@ def test_old_keyword_method_still_works_with_a_future_warning():
     with pytest.warns(FutureWarning, match=message) as record:
         old = validation_hypergradient(K, y, Kv, yv, method="omcs", lam=0.1, r=0.5)
     assert old.loss == new.loss
-    assert len(record) == 1 and record[0].filename == __file__  # points at the caller
+    assert len(record) == 1
+    # at the caller's line (mutmut's trampoline, in its own module, adds a frame)
+    if "MUTANT_UNDER_TEST" not in os.environ:
+        assert record[0].filename == __file__
 
 
 def _formulation_data(n=36, seed=1):
@@ -269,7 +273,10 @@ def test_formulation_clip_is_the_former_omcs_with_transform_clip():
     )
     with pytest.warns(FutureWarning, match=message) as record:
         old = tune_variance_constrained(K, y, formulation="omcs", transform="clip", **common)
-    assert len(record) == 1 and record[0].filename == __file__
+    assert len(record) == 1
+    # at the caller's line (mutmut's trampoline, in its own module, adds a frame)
+    if "MUTANT_UNDER_TEST" not in os.environ:
+        assert record[0].filename == __file__
     assert new.loss == old.loss
     assert new.params == old.params
     # and it is not plain OMCS: the transformation reached the inner folds

@@ -91,6 +91,7 @@ from indefsvm.proxy.result import SolveResult
 from indefsvm.proxy.solvers._mkl import MKLMaster
 from indefsvm.proxy.solvers._monitor import SolverMonitor
 from indefsvm.threads import NOT_GIVEN, solver_blas_threads
+from indefsvm.utils.log import user_stacklevel
 from indefsvm.utils.validation import blas_limit
 
 COMPILE_MODES = ("rebuild", "parametric")
@@ -425,7 +426,7 @@ def _former_conic_names(
                 f"the SIQCLP option {old!r} is now {new!r} (the cvxpy solver of the QCLP "
                 f"master); {old!r} will be removed in the next release.",
                 FutureWarning,
-                stacklevel=4,
+                stacklevel=user_stacklevel(),
             )
     if solver is not None:
         conic_solver = solver

@@ -11,6 +11,7 @@ limits.
 from __future__ import annotations
 
 import logging
+import os
 import time
 import warnings
 from types import SimpleNamespace
@@ -790,8 +791,68 @@ def test_blas_threads_are_limited(monkeypatch):
 
     monkeypatch.setattr(siqclp, "blas_limit", spy)
     run(max_iter=1)
-    run(max_iter=1, blas_threads=None)
+    with pytest.warns(FutureWarning, match=r"^blas_threads= of SIQCLP is deprecated "):
+        run(max_iter=1, blas_threads=None)
     assert got == [1, None]
+
+
+def test_former_conic_names_map_to_the_conic_ones_with_a_future_warning():
+    """``solver``/``solver_options`` (before issue 23) become ``conic_solver``/``conic_options``
+    for one release: each warns once, at the caller's line; giving both option dicts is an
+    error; without them nothing changes."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert siqclp._former_conic_names("CLARABEL", {"a": 1}, None, None) == (
+            "CLARABEL",
+            {"a": 1},
+        )
+    with pytest.warns(FutureWarning) as record:
+        names = siqclp._former_conic_names("CLARABEL", None, "SCS", {"max_iters": 5})
+    assert names == ("SCS", {"max_iters": 5})
+    assert [str(w.message) for w in record] == [
+        f"the SIQCLP option {old!r} is now {new!r} (the cvxpy solver of the QCLP master); "
+        f"{old!r} will be removed in the next release."
+        for old, new in (("solver", "conic_solver"), ("solver_options", "conic_options"))
+    ]
+    # at the caller's line (mutmut's trampoline, in its own module, adds a frame)
+    if "MUTANT_UNDER_TEST" not in os.environ:
+        assert all(w.filename == __file__ for w in record)
+    with (
+        pytest.warns(FutureWarning),
+        pytest.raises(
+            ValueError, match=r"^give conic_options only \(solver_options is its former name\)\.$"
+        ),
+    ):
+        siqclp._former_conic_names("CLARABEL", {"a": 1}, None, {"b": 2})
+
+
+def test_exchange_method_hands_every_name_to_the_mapping(monkeypatch):
+    seen = []
+    real = siqclp._former_conic_names
+
+    def spy(*args):
+        seen.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(siqclp, "_former_conic_names", spy)
+    run(max_iter=1, conic_solver="CLARABEL", conic_options={})
+    with pytest.warns(FutureWarning):
+        run(max_iter=1, solver="CLARABEL", solver_options={})
+    assert seen == [("CLARABEL", {}, None, None), ("CLARABEL", None, "CLARABEL", {})]
+
+
+def test_offer_bound_hands_the_excess_and_error_to_the_monitor():
+    offered = []
+    monitor = SimpleNamespace(offer_upper_bound=lambda b, **kw: offered.append((b, kw)))
+    bound = siqclp._Bound(2.5)
+    bound.excess, bound.error = 0.25, 1e-12
+    siqclp._offer_bound(monitor, bound)
+    siqclp._offer_bound(monitor, 3.0)  # a plain float carries neither
+    assert offered == [
+        (2.5, {"excess": 0.25, "error": 1e-12}),
+        (3.0, {"excess": None, "error": None}),
+    ]
+    assert type(offered[0][0]) is float
 
 
 def test_fallbacks_are_logged(monkeypatch, caplog):
