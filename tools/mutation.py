@@ -60,6 +60,9 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
         [
             "tests/proxy/test_problems.py",
             "tests/proxy/test_operators.py",
+            # what the problems read from their operator, and the solvers' capability checks
+            # (check_solver, check_options, make_operator; 3 s)
+            "tests/proxy/test_problems_operators.py",
         ],
     ),
     "solvers_pg": (

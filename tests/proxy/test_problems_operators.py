@@ -171,3 +171,43 @@ def test_former_low_rank_problem_names_still_work_with_a_future_warning(old, new
         warnings.simplefilter("error")
         with pytest.raises(AttributeError):
             lowrank.NoSuchName  # noqa: B018
+
+
+def test_refusals_say_what_is_missing_and_the_way_out(monkeypatch):
+    """``check_solver`` names every missing capability (the size limit first) and the way out;
+    ``check_options`` refuses a LIBSVM check that only a linear (LIBLINEAR) form could run,
+    above the limit, for the problems without one; all of it before any work."""
+    monkeypatch.setattr(lowrank, "DENSE_LIMIT", 10)
+    low, dense, _ = _pair("svc", False)
+    n_by_n = (
+        "n x n matrices (ACCPM: the Newton system of its analytic centers; SIQCLP: dense "
+        "kernels in its conic program)"
+    )
+    eigenbasis = "a dense eigendecomposition of K0"
+    with pytest.raises(ValueError) as info:
+        low.check_solver("siqclp", frozenset({"eigenbasis", "n_by_n", "teleport"}))
+    assert str(info.value) == (
+        f"method='siqclp' needs {n_by_n}; {eigenbasis}; teleport, which the low-rank problem "
+        "forms only up to n = 10; here n = 40. Use method='pg' (O(nm) per iteration)."
+    )
+    with pytest.raises(ValueError) as info:
+        dense.check_solver("x", frozenset({"factor"}))
+    assert str(info.value) == (
+        "method='x' needs a factored K0 (a LowRankKernel, e.g. Nystroem features and "
+        "signature), which this problem's kernel operator (ProxyKernelOperator) does not "
+        "provide. Use method='pg'."
+    )
+    for kind in ("svc", "svr", "perturb"):  # a linear check exists above the limit
+        _pair(kind, False)[0].check_options(method="pg", libsvm_every=5)
+    oneclass = _pair("oneclass", False)[0]
+    oneclass.check_options(method="pg", libsvm_every=None)
+    with pytest.raises(ValueError) as info:
+        oneclass.check_options(method="pg", libsvm_every=5)
+    assert str(info.value) == (
+        "libsvm_every needs a LIBSVM check of the one-class problem on the n x n proxy kernel, "
+        "which the low-rank problem forms only up to n = 10; here n = 40, and above the limit "
+        "only classification and regression have the linear (LIBLINEAR) check. Leave "
+        "libsvm_every=None: the certified gap does not need it."
+    )
+    monkeypatch.setattr(lowrank, "DENSE_LIMIT", 100)  # under the limit every check runs
+    _pair("oneclass", False)[0].check_options(method="pg", libsvm_every=5)
