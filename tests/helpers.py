@@ -159,3 +159,17 @@ def dask_client(dask_cluster):
 
     with Client(dask_cluster) as client:
         yield client
+
+
+def record_calls(monkeypatch, owner, name: str) -> list:
+    """Replace ``owner.name`` by a pass-through that records each call's positional arguments;
+    returns the list they are appended to."""
+    calls: list = []
+    real = getattr(owner, name)
+
+    def spy(*args):
+        calls.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(owner, name, spy)
+    return calls

@@ -7,7 +7,7 @@ import re
 import cvxpy as cp
 import numpy as np
 import pytest
-from helpers import sigmoid_problem
+from helpers import record_calls, sigmoid_problem
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import (
@@ -370,14 +370,7 @@ def test_piecewise_linear_select_uses_the_linear_time_selection(monkeypatch):
     not."""
     import indefsvm.linalg._linear_time as linear_time
 
-    calls = []
-    real = linear_time.piecewise_linear_argmin
-
-    def spy(*args):
-        calls.append(args)
-        return real(*args)
-
-    monkeypatch.setattr(linear_time, "piecewise_linear_argmin", spy)
+    calls = record_calls(monkeypatch, linear_time, "piecewise_linear_argmin")
     w, a, r, best = _zero_slope_case()
     for method, expected in (("select", 1), ("sort", 1)):
         assert minimize_piecewise_linear(0.0, w, a, r, method=method)[1] == pytest.approx(best)

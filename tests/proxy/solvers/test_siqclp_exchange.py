@@ -19,7 +19,7 @@ from types import SimpleNamespace
 import cvxpy as cp
 import numpy as np
 import pytest
-from helpers import sigmoid_problem
+from helpers import record_calls, sigmoid_problem
 from reference import psd_part, sdp_optimum
 from sklearn.exceptions import ConvergenceWarning
 
@@ -827,14 +827,7 @@ def test_former_conic_names_map_to_the_conic_ones_with_a_future_warning():
 
 
 def test_exchange_method_hands_every_name_to_the_mapping(monkeypatch):
-    seen = []
-    real = siqclp._former_conic_names
-
-    def spy(*args):
-        seen.append(args)
-        return real(*args)
-
-    monkeypatch.setattr(siqclp, "_former_conic_names", spy)
+    seen = record_calls(monkeypatch, siqclp, "_former_conic_names")
     run(max_iter=1, conic_solver="CLARABEL", conic_options={})
     with pytest.warns(FutureWarning):
         run(max_iter=1, solver="CLARABEL", solver_options={})
