@@ -7,12 +7,12 @@ from helpers import load_script
 import indefsvm.threads as T
 
 
-def _load_bench_threads():
-    return load_script("benchmarks/bench_threads.py")
+def _load_bench(name: str):
+    return load_script(f"benchmarks/{name}.py")
 
 
 def test_bench_threads_smoke_prints_the_ratio_table(tmp_path, capsys):
-    bench = _load_bench_threads()
+    bench = _load_bench("bench_threads")
     out = tmp_path / "threads.md"
     rows = bench.main(["--smoke", "--out", str(out)])
     estimators = {row["estimator"].split(" m=")[0] for row in rows}
@@ -36,16 +36,12 @@ def test_bench_threads_smoke_prints_the_ratio_table(tmp_path, capsys):
 def test_bench_threads_refuses_bad_arguments(capsys):
     import pytest
 
-    bench = _load_bench_threads()
+    bench = _load_bench("bench_threads")
     for argv in (["--repeats", "0"], ["--sizes", "3"], ["--load", "-1"]):
         with pytest.raises(SystemExit) as excinfo:
             bench.main(argv)
         assert excinfo.value.code == 2
     assert "--repeats must be >= 1" in capsys.readouterr().err
-
-
-def _load_bench(name: str):
-    return load_script(f"benchmarks/{name}.py")
 
 
 def test_bench_nystrom_eig_smoke_measures_every_method(tmp_path):

@@ -810,12 +810,7 @@ def test_negative_square_change_matches_mpmath(monkeypatch, seed, spread, sigma,
     lam = np.linalg.eigvalsh(np.diag(d) + sigma * np.outer(z, z))
     # scale 0: every root is refined (the solvers refine those that matter for their scale)
     change, error = negative_square_change(d, z, sigma, lam[lam < 0], scale=0.0)
-    with mp.workdps(DPS):
-        A = mp.diag([mp.mpf(float(v)) for v in d])
-        zm = mp.matrix([mp.mpf(float(v)) for v in z])
-        ev, _ = mp.eigsy(A + mp.mpf(sigma) * zm * zm.T)
-        after = sum(min(0, v) ** 2 for v in ev)
-        ref = float(after - sum(min(0, mp.mpf(float(v))) ** 2 for v in d))
+    ref = _mp_change(d, z, sigma)
     assert abs(change - ref) <= error  # the error bound holds
     # and the change is accurate relative to ITSELF, not to sum d_i^2 (the plain difference
     # of the two sums is not: it carries eps * sum d_i^2)
@@ -845,23 +840,26 @@ def test_k0_eigenvalues_of_the_dense_operator_on_both_paths():
 # as accurately as its docstring assumes.
 
 
+def _mp_roots(d, z, sigma) -> list:
+    """The eigenvalues of ``diag(d) + sigma z z'`` (from the float64 inputs, exactly) to 60
+    digits, ascending."""
+    A = mp.diag([mp.mpf(float(v)) for v in d])
+    zm = mp.matrix([mp.mpf(float(v)) for v in z])
+    ev, _ = mp.eigsy(A + mp.mpf(sigma) * zm * zm.T)
+    return sorted(ev[i] for i in range(len(d)))
+
+
 def _mp_offsets(d, z, sigma):
     """``lambda_i - d_i`` of ``diag(d) + sigma z z'`` for every i, from 60-digit eigenvalues."""
     with mp.workdps(DPS):
-        A = mp.diag([mp.mpf(float(v)) for v in d])
-        zm = mp.matrix([mp.mpf(float(v)) for v in z])
-        ev, _ = mp.eigsy(A + mp.mpf(sigma) * zm * zm.T)
-        roots = sorted(ev[i] for i in range(len(d)))
+        roots = _mp_roots(d, z, sigma)
         return np.array([float(roots[i] - mp.mpf(float(d[i]))) for i in range(len(d))])
 
 
 def _mp_change(d, z, sigma) -> float:
     """``sum min(0, lambda_i)^2 - sum min(0, d_i)^2`` from 60-digit eigenvalues."""
     with mp.workdps(DPS):
-        A = mp.diag([mp.mpf(float(v)) for v in d])
-        zm = mp.matrix([mp.mpf(float(v)) for v in z])
-        ev, _ = mp.eigsy(A + mp.mpf(sigma) * zm * zm.T)
-        after = sum(min(0, v) ** 2 for v in ev)
+        after = sum(min(0, v) ** 2 for v in _mp_roots(d, z, sigma))
         return float(after - sum(min(0, mp.mpf(float(v))) ** 2 for v in d))
 
 
@@ -985,13 +983,22 @@ def test_penalty_change_is_refined_to_the_accuracy_the_problem_asks_for():
     size = (
         4 * op.sigma * (1 + 0.5 * np.abs(op.eigenvalues) @ (z * z) + 0.25 * op.sigma * (u @ u) ** 2)
     )
+    # every bound below must hold against the change from 60-digit eigenvalues of the same
+    # diag(d) + sigma z z' (independent of the refinement)
+    ref = _mp_change(op.eigenvalues, z, op.sigma)
+
+    def holds(state):
+        return abs(state.neg_sq_change - ref) <= state.neg_sq_change_error
+
     # the plain differences alone would be off by ~1e-8: far above 64 eps of the size
     for state in (op.state(u), op.objective_state(u)):
         assert 0 < state.neg_sq_change_error <= 64 * eps * size, state.neg_sq_change_error / size
+        assert holds(state)
     problem.set_excess_accuracy(1.0)  # asks for 1e-3 of the size
     op.reset_warm_start()
     for state in (op.state(u), op.objective_state(u)):
         assert 1e3 * 64 * eps * size < state.neg_sq_change_error <= 1e-3 * size
+        assert holds(state)
     # Asked for half the error of leaving every root alone, it refines the roots with the
     # largest errors (the lowest) and leaves the rest: the bound lands between.
     problem.set_excess_accuracy(1e30)
@@ -999,6 +1006,7 @@ def test_penalty_change_is_refined_to_the_accuracy_the_problem_asks_for():
     problem.set_excess_accuracy(0.5 * unrefined / (1e-3 * size))
     for state in (op.state(u), op.objective_state(u)):
         assert 0.1 * unrefined < state.neg_sq_change_error <= 0.5 * unrefined
+        assert holds(state)
 
 
 @pytest.mark.parametrize("compiled", [True, False], ids=["numba", "numpy"])
