@@ -23,6 +23,7 @@ Every function of the module is exercised in well under a second:
 from __future__ import annotations
 
 import contextlib
+import re
 import warnings
 from types import SimpleNamespace
 
@@ -576,8 +577,17 @@ def test_the_solver_runs_inside_the_blas_thread_limit(monkeypatch, variant, thre
     p = QP(4)
     orig = p.evaluate
     p.evaluate = lambda a: (inside and inside[-1]) and orig(a)
-    res = quiet_run(p, max_iter=2, variant=variant, blas_threads=threads)
+    message = (
+        "blas_threads= of ACCPM is deprecated and will be removed in the next release; run it "
+        "inside `with indefsvm.threads.config_context(n_threads={'blas': k}):`."
+    )
+    with pytest.warns(FutureWarning, match="^" + re.escape(message) + "$"):
+        res = quiet_run(p, max_iter=2, variant=variant, blas_threads=threads)
     assert calls == [threads] and res.n_iter == 2
+    with warnings.catch_warnings():  # not given: no warning, one thread (the solvers' default)
+        warnings.simplefilter("error", FutureWarning)
+        quiet_run(p, max_iter=1, variant=variant)
+    assert calls == [threads, 1]
 
 
 def test_unknown_keyword_is_a_type_error():
@@ -2053,3 +2063,46 @@ def test_epigraph_centre_backtracking_halves_a_rejected_step(monkeypatch):
     steps = [(t - trials[0]) / (trials[1] - trials[0]) for t in trials[1:]]
     assert steps[1] == pytest.approx(0.5, rel=1e-12)
     assert 0.25 <= steps[2] < 0.5
+
+
+# ---------------------------------------------------------------------------------------------
+# The damped Newton line search shared by both variants
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "decrement_sq,step_max,first",
+    [
+        (9.0, 10.0, [1.0, 0.5, 0.25, 0.125]),  # floor 1/(1+3) = 0.25 reached by halving
+        (1.0, 0.7, [0.693, 0.5, 0.25, 0.125]),  # 0.3465 would pass the floor 0.5: clamped
+        (0.25, 0.9, [0.891, 2.0 / 3.0, 1.0 / 3.0]),  # floor 1/(1+0.5)
+        (-1e-18, 0.3, [0.297, 0.1485]),  # a rounding-negative decrement: floor 1
+    ],
+)
+def test_backtracking_steps_halve_but_clamp_at_the_damped_newton_step(
+    decrement_sq, step_max, first
+):
+    """Trial steps: ``0.99 step_max`` (at most 1), halved, clamped once at the damped step
+    ``1/(1 + lambda)`` while above it, then halved on until they reach 1e-14."""
+    steps = list(A._backtracking_steps(decrement_sq, step_max))
+    np.testing.assert_allclose(steps[: len(first)], first, rtol=1e-15)
+    assert steps[-1] > 1e-14 >= 0.5 * steps[-1]
+    ratios = np.array(steps[len(first) :]) / np.array(steps[len(first) - 1 : -1])
+    np.testing.assert_allclose(ratios, 0.5, rtol=1e-15)
+
+
+def test_sufficient_decrease_is_armijo_or_a_non_increase_near_the_centre():
+    """Armijo with slope 0.01 (the bound itself accepted), and near the centre (decrement below
+    1e-6) any finite non-increase; never an increase, a NaN or a bare non-increase far away."""
+    phi, step, dec = 1.0, 0.5, 2.0
+    armijo = phi - 0.01 * step * dec
+    assert A._sufficient_decrease(armijo, phi, step, dec)
+    assert not A._sufficient_decrease(np.nextafter(armijo, 2.0), phi, step, dec)
+    assert not A._sufficient_decrease(phi, phi, step, dec)
+    assert not A._sufficient_decrease(phi - 0.009, phi, 1.0, dec)  # margin 0.02, not 0.005
+    assert A._sufficient_decrease(phi - 0.021, phi, 1.0, dec)
+    assert A._sufficient_decrease(phi - 0.0051, phi, 0.25, dec)  # step 0.25: margin 0.005
+    assert A._sufficient_decrease(phi, phi, step, 1e-8)  # near the centre: no increase suffices
+    assert not A._sufficient_decrease(phi, phi, step, 1e-6)  # 1e-6 is not "near"
+    assert not A._sufficient_decrease(phi, phi, step, 0.5)
+    assert not A._sufficient_decrease(np.nextafter(phi, 2.0), phi, step, 1e-8)
+    assert not A._sufficient_decrease(np.nan, phi, step, 1e-8)
+    assert not A._sufficient_decrease(np.inf, phi, step, 1e-8)
