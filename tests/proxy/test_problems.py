@@ -1304,7 +1304,7 @@ def test_linear_check_on_a_factor_is_near_libsvms_on_the_dense_kernel(kind, seed
     low, dense, alpha = _factor_problems(kind, seed)
     assert "n_by_n" not in low.operator.provides
     ev_low, ev_dense = low.evaluate(alpha), dense.evaluate(alpha)
-    penalty = dense._penalty(ev_dense.state)
+    penalty = Ref(dense, alpha).penalty()  # rho ||K* - K0||^2 by dense eigh
     libsvm = dense.libsvm_upper_bound(ev_dense, tol=1e-12)[0] - penalty
     bound, b, alpha_lib = low.libsvm_upper_bound(ev_low)
     linear = bound - penalty

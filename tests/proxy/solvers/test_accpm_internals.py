@@ -2097,7 +2097,7 @@ def test_sufficient_decrease_is_armijo_or_a_non_increase_near_the_centre():
     assert A._sufficient_decrease(armijo, phi, step, dec)
     assert not A._sufficient_decrease(np.nextafter(armijo, 2.0), phi, step, dec)
     assert not A._sufficient_decrease(phi, phi, step, dec)
-    assert not A._sufficient_decrease(phi - 0.009, phi, 1.0, dec)  # margin 0.02, not 0.005
+    assert not A._sufficient_decrease(phi - 0.009, phi, 1.0, dec)  # step 1: margin 0.02
     assert A._sufficient_decrease(phi - 0.021, phi, 1.0, dec)
     assert A._sufficient_decrease(phi - 0.0051, phi, 0.25, dec)  # step 0.25: margin 0.005
     assert A._sufficient_decrease(phi, phi, step, 1e-8)  # near the centre: no increase suffices
