@@ -60,7 +60,9 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from indefsvm.base import check_landmark_parameters, fit_context
+from indefsvm.utils.constraints import is_outermost_fit
 from indefsvm.utils.dask_rows import is_dask_array, rowwise_on_workers
+from indefsvm.utils.fingerprint import TrainingRows
 
 DECISION_FUNCTION_SHAPES = ("ovr", "ovo")
 
@@ -165,6 +167,7 @@ class OneVsOneMixin:
             return self
         check_classification_targets(np.asarray(y))
         if self._fit_multiclass(X, y):
+            self._remember_pair_training_inputs(X)
             if getattr(self, "probability", False):
                 # One sigmoid per pair, each fitted by the pair's own clone (as LIBSVM).
                 self.probA_ = np.array([float(e.probA_[0]) for e in self.estimators_])
@@ -180,6 +183,16 @@ class OneVsOneMixin:
             )
         self._fit_binary(X, y)
         return self
+
+    def _remember_pair_training_inputs(self, X: Any) -> None:
+        """Fingerprints of the training inputs when the pairs have training scores (the
+        proxy-kernel SVMs: a training point gets each pair's row of its learned kernel ``K*``,
+        :mod:`indefsvm.utils.fingerprint`)."""
+        has_scores = all(hasattr(e, "train_scores_") for e in self.estimators_)
+        projection = getattr(self, "out_of_sample", "projection") == "projection"
+        self.train_rows_ = (
+            TrainingRows.of(X) if has_scores and projection and is_outermost_fit(self) else None
+        )
 
     def _fit_dask(self, X: Any, y: Any) -> None:
         """One binary fit on dask arrays (issue 25); the labels are checked on the workers."""
@@ -402,9 +415,10 @@ class OneVsOneMixin:
                 # The test features of the shared map, once for all pairs (models saved before
                 # the map was shared have one map per pair and compute their own).
                 features = C @ self.estimators_[0].nystroem_.components_
-                return np.column_stack(
+                D = np.column_stack(
                     [_decision_with_features(est, C, features) for est in self.estimators_]
                 )
+                return self._pair_training_rows(X, D)
         elif mode == "kernel":
             K_test = self._test_kernel(X)
             parts = [K_test[:, idx] for idx in self.ovo_["indices"]]
@@ -422,12 +436,33 @@ class OneVsOneMixin:
                 parts = [Xa[:, idx] for idx in self.ovo_["indices"]]
             else:
                 parts = [Xa] * len(self.estimators_)
-        return np.column_stack(
+        D = np.column_stack(
             [
                 est.decision_function(Xs, *given)
                 for est, Xs in zip(self.estimators_, parts, strict=True)
             ]
         )
+        return self._pair_training_rows(X, D)
+
+    def _pair_training_rows(self, X: Any, D: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``D`` (m, n_pairs) with the entries of training inputs replaced by the pair's
+        ``(K* u)_i + b`` (pairs that did not train on the point keep their decision)."""
+        rows_of_train = getattr(self, "train_rows_", None)
+        if rows_of_train is None:
+            return D
+        rows, members = rows_of_train.match(X)
+        if rows.shape[0] == 0:
+            return D
+        n = rows_of_train.n_
+        for col, (est, idx) in enumerate(zip(self.estimators_, self.ovo_["indices"], strict=True)):
+            where = np.full(n, -1, dtype=np.intp)
+            where[idx] = np.arange(idx.shape[0])
+            for row, member in zip(rows, members, strict=True):
+                pos = where[member]
+                pos = pos[pos >= 0]
+                if pos.shape[0]:
+                    D[row, col] = float(est.train_scores_[pos].mean()) + est.intercept_
+        return D
 
     def _multiclass_decision(self, X: ArrayLike, *extra: Any) -> NDArray[np.float64]:
         d = self._pair_decisions(X, *extra)

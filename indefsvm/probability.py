@@ -228,8 +228,19 @@ class PlattProbabilityMixin:
             )
         return True
 
-    def _fit_probability(self, X: Any, y: ArrayLike, labels_pm: NDArray[np.float64]) -> None:
-        """Platt's sigmoid on out-of-fold decision values (binary problem)."""
+    def _fit_probability(
+        self,
+        X: Any,
+        y: ArrayLike,
+        labels_pm: NDArray[np.float64],
+        sample_weight: NDArray[np.float64] | None = None,
+    ) -> None:
+        """Platt's sigmoid on out-of-fold decision values (binary problem).
+
+        The folds split the rows of every per-point input: the training kernel (blocks), the
+        features, a one-vs-one pair's rows of a shared Nystroem factor, a vector ``rho`` and
+        the sample weights.
+        """
         from sklearn.base import clone
         from sklearn.model_selection import StratifiedKFold
 
@@ -244,22 +255,48 @@ class PlattProbabilityMixin:
                 f"internal cross-validation; the smallest class has {int(counts.min())}."
             )
         Xa = np.asarray(X)
-        pairwise = _is_precomputed(self)
+        n = labels_pm.shape[0]
+        # A one-vs-one pair of a low-rank model holds its rows of the multi-class model's shared
+        # Nystroem factor, and X is then its rows of the landmark columns k(X, Z) (n x m): the
+        # folds take rows of both, never a block of X as if it were an n x n kernel.
+        shared = self.__dict__.get("_ovo_factor")
+        pairwise = _is_precomputed(self) and shared is None
+        # Per-point parameters (a vector rho) and sample weights follow the fold's rows.
+        per_point = {}
+        for name in getattr(self, "_ovo_per_sample_params", ()):
+            value = getattr(self, name, None)
+            if value is not None and np.ndim(value) == 1 and np.shape(value)[0] == n:
+                per_point[name] = np.asarray(value)
         seed = getattr(self, "random_state", None)
         if isinstance(seed, np.random.Generator):
             seed = int(seed.integers(2**31 - 1))
         folds = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=seed)
-        decision = np.empty(labels_pm.shape[0])
-        for train, test in folds.split(np.zeros(labels_pm.shape[0]), labels_pm):
-            est = clone(self).set_params(probability=False)
-            if pairwise:
-                est.fit(Xa[np.ix_(train, train)], y[train])
+        decision = np.empty(n)
+        for train, test in folds.split(np.zeros(n), labels_pm):
+            est = clone(self).set_params(
+                probability=False, **{name: v[train] for name, v in per_point.items()}
+            )
+            fit_args = {} if sample_weight is None else {"sample_weight": sample_weight[train]}
+            if shared is not None:
+                nys, Phi = shared
+                est._ovo_factor = (nys, Phi[train])
+                try:
+                    est.fit(Xa[train], y[train], **fit_args)
+                finally:
+                    est.__dict__.pop("_ovo_factor", None)
+                est._ovo_features = Phi[test]
+                try:
+                    decision[test] = est.decision_function(Xa[test])
+                finally:
+                    est.__dict__.pop("_ovo_features", None)
+            elif pairwise:
+                est.fit(Xa[np.ix_(train, train)], y[train], **fit_args)
                 extra = ()
                 if getattr(self, "out_of_sample", None) == "transductive":
                     extra = (Xa[np.ix_(test, test)],)  # the heuristic needs the test block
                 decision[test] = est.decision_function(Xa[np.ix_(test, train)], *extra)
             else:
-                est.fit(Xa[train], y[train])
+                est.fit(Xa[train], y[train], **fit_args)
                 decision[test] = est.decision_function(Xa[test])
         A, B = platt_sigmoid(decision, labels_pm)
         self.probA_ = np.array([A])

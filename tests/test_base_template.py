@@ -240,6 +240,19 @@ def test_estimator_matches_pre_template_reference(name, reference):
     for key, value in out.items():
         ref = expected[key]
         assert value.shape == ref.shape, key
+        if name.startswith("oc_"):
+            # The one-class offset changed by design after the reference was written: it is now
+            # nu-optimal for the training scores (K* alpha)_i that predict gives training inputs
+            # (tests/proxy/test_estimators.py), so the test points' decisions move by one
+            # constant and predict may flip where they are near 0. The scores themselves are
+            # compared; the solver stops at tol = 1e-6, and on another machine's rounding its
+            # iterates differ by up to ~1e-7 of the decision's size (1.9e-12 on values of
+            # 1.7e-5 was seen), so the slack is the solver's tolerance, not 1e-12.
+            if key == "decision":
+                shift = value - ref
+                size = float(np.max(np.abs(ref)))
+                assert float(np.ptp(shift)) <= 1e-6 * size, (key, shift)
+            continue
         if value.dtype.kind in "fc":
             scale = max(1.0, float(np.max(np.abs(ref), initial=0.0)))
             np.testing.assert_allclose(value, ref, rtol=0, atol=1e-12 * scale, err_msg=key)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
+
 import cvxpy as cp
 import numpy as np
 import pytest
 import scipy.optimize
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedKFold
 from sklearn.svm import SVC
 
@@ -118,15 +121,19 @@ def test_multiclass_probabilities_couple_the_pair_sigmoids():
     clf = IndefiniteSVC(probability=True, random_state=0).fit(K, y)
     P = clf.predict_proba(K)
     assert P.shape == (90, 3)
+    # New points (not training inputs: their rows carry no rank-one term of any pair).
+    Xt = centres[np.repeat([0, 1, 2], 10)] + rng.normal(scale=0.9, size=(30, 2))
+    Kt = np.tanh(0.4 * Xt @ X.T + 0.3)
+    Pt = clf.predict_proba(Kt)
     np.testing.assert_allclose(P.sum(axis=1), 1.0)
     assert np.mean(P.argmax(axis=1) == clf.predict(K)) >= 0.9
     assert clf.probA_.shape == (3,)
     # independent coupling of the pairwise sigmoids with cvxpy, for a few rows
-    for row in range(0, 90, 17):
+    for row in range(0, 30, 7):
         R = np.zeros((3, 3))
         for est, (ci, cj) in zip(clf.estimators_, clf.pairwise_classes_, strict=True):
             idx = np.flatnonzero(np.isin(y, [ci, cj]))
-            f = est.decision_function(K[row : row + 1, idx])[0]
+            f = est.decision_function(Kt[row : row + 1, idx])[0]
             pj = np.clip(1 / (1 + np.exp(est.probA_[0] * f + est.probB_[0])), 1e-7, 1 - 1e-7)
             R[cj, ci], R[ci, cj] = pj, 1 - pj
         q = cp.Variable(3)
@@ -134,7 +141,7 @@ def test_multiclass_probabilities_couple_the_pair_sigmoids():
             cp.square(R[j, i] * q[i] - R[i, j] * q[j]) for i in range(3) for j in range(3) if i != j
         ]
         cp.Problem(cp.Minimize(cp.sum(terms)), [cp.sum(q) == 1, q >= 0]).solve()
-        np.testing.assert_allclose(P[row], q.value, atol=1e-6)
+        np.testing.assert_allclose(Pt[row], q.value, atol=1e-6)
 
 
 def test_predict_proba_needs_probability_true_like_sklearn():
@@ -220,3 +227,52 @@ def test_transductive_precomputed_probabilities_pass_the_test_block():
     np.testing.assert_allclose(
         pre.predict_proba(K[:4], K_test_test=K[:4, :4]), raw.predict_proba(X[:4]), atol=1e-10
     )
+
+
+def _three_blobs(n_train: int = 180, n_test: int = 60, seed: int = 0):
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(
+        n_samples=n_train + n_test, n_features=6, n_informative=4, n_classes=3,
+        n_clusters_per_class=1, random_state=seed,
+    )  # fmt: skip
+    return X[:n_train], y[:n_train], X[n_train:], y[n_train:]
+
+
+@pytest.mark.parametrize("m", [30, 90, 200])
+@pytest.mark.parametrize("kernel", ["precomputed", "sigmoid"])
+def test_multiclass_low_rank_probabilities_fold_the_factor_rows(m, kernel):
+    """Multi-class x n_components x probability: each pair's internal cross-validation folds
+    the rows of the shared factor. Before: it sliced the pair's n_pair x m landmark columns as
+    an n x n kernel (m >= pair size: probabilities whose argmax agreed with predict on 0 % of
+    the points; m < pair size: IndexError; between: 'K_train is not symmetric')."""
+    X, y, Xt, yt = _three_blobs()
+    if kernel == "precomputed":
+        A, At, params = np.tanh(0.1 * X @ X.T - 0.5), np.tanh(0.1 * Xt @ X.T - 0.5), {}
+    else:
+        A, At, params = X, Xt, {"kernel": "sigmoid", "gamma": 0.1, "coef0": -0.5}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        low = IndefiniteSVC(probability=True, n_components=m, random_state=0, **params).fit(A, y)
+        dense = IndefiniteSVC(probability=True, random_state=0, **params).fit(A, y)
+    P = low.predict_proba(At)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    assert np.mean(low.classes_[P.argmax(axis=1)] == low.predict(At)) >= 0.9
+    acc_low = np.mean(low.classes_[P.argmax(axis=1)] == yt)
+    acc_dense = np.mean(dense.classes_[dense.predict_proba(At).argmax(axis=1)] == yt)
+    assert acc_low >= acc_dense - 0.05
+
+
+def test_vector_rho_with_probability_slices_rho_per_fold():
+    """Vector rho x probability=True (binary and one-vs-one): the internal folds take their
+    rows of rho. Before: 'rho must be ... a vector of length n = 72 ... got shape (90,)'."""
+    X, y, Xt, _ = _three_blobs(120, 20, seed=1)
+    rho = np.linspace(0.5, 2.0, X.shape[0])
+    params = {"kernel": "sigmoid", "gamma": 0.1, "coef0": -0.5, "rho": rho, "random_state": 0}
+    clf = IndefiniteSVC(probability=True, **params).fit(X, y)
+    assert clf.predict_proba(Xt).shape == (20, 3)
+    binary = y < 2
+    two = IndefiniteSVC(probability=True, **{**params, "rho": rho[binary]})
+    two.fit(X[binary], y[binary])
+    P = two.predict_proba(Xt)
+    assert P.shape == (20, 2) and np.all(np.isfinite(P))

@@ -759,6 +759,8 @@ class KreinSVC(OneVsOneMixin, _KernelEstimatorMixin, ClassifierMixin, IndefsvmEs
         labels = check_binary_labels(y, K.shape[0])
         self.classes_ = labels.classes
         self.transform_ = spectrum_transform(K, "flip")
+        # A zero kernel has nothing to fit (as every other estimator says).
+        self.transform_.check_nonzero(owner=type(self).__name__)
         svc = SVC(kernel="precomputed", C=self.C, tol=self.tol, class_weight=self.class_weight)
         # The user's labels (so class_weight keys are the user's); SVC sorts them like
         # check_binary_labels, and decision > 0 means classes_[1].

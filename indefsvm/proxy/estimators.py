@@ -23,14 +23,17 @@ it returns the rows of ``K*`` exactly. The decision is ``(P_+ k_x)' u + b``; sin
 fixed after fitting, this is ``k_x' c + b`` with ``c = P_+ u`` (``dual_coef_``), one mat-vec per
 prediction.
 
-A training point passed to ``predict`` is a point like any other: its kernel row is its row of
-``K0``, not of ``M``, so its decision is ``(K0 P_+ u)_i + b``, which differs from the certified
-``(K* u)_i + b`` by ``sigma u_i (u'P_+ u)`` on every support vector (and not at all elsewhere).
-The model is a function of the input (as every scikit-learn estimator, and a precomputed kernel
-row cannot say which point it belongs to anyway); the rank-one term is part of the learned
-kernel on the training sample only. :class:`IndefiniteOneClassSVM` fits its offset to this
-function (its ``nu`` is a statement about ``predict``); the classifier and the regressor keep
-the certified intercept.
+A training point passed to ``predict`` gets its row of the learned kernel: ``(K* u)_i + b``,
+the decision the solver certified. As a kernel on the input space,
+``M(x, x') = k0(x, x') + sigma u(x) u(x')`` with ``u(x) = u_i`` on the training input ``x_i`` and
+0 elsewhere: the rank-one term belongs to the training sample, so a new point's row has none
+and a training point's row has its own (``docs/theory.md``, "Training points and new points").
+``fit`` keeps a fingerprint of each training input row (features, or a row of the precomputed
+kernel; :mod:`indefsvm.utils.fingerprint`) and ``train_scores_ = K* u``; an input row identical
+to a training input gets its training score (the mean over duplicated training inputs). Without
+it, ``P_+ k_i`` drops ``sigma u_i (u'P_+ u)`` on every support vector: with ``K0 = -RBF`` the
+model was 0 % accurate on its own training points. A kernel with no positive eigenvalue warns
+(new points then have nothing to be projected on), a zero kernel is refused.
 
 ``out_of_sample="transductive"`` is the paper's heuristic (Sect. 2.3; published
 ``Ktest_heuristic.m``): add the rank-one update to the training block of the full train+test
@@ -55,6 +58,7 @@ on the ORIGINAL kernel ``K0``.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Callable, Mapping
 from numbers import Integral, Real
 from typing import Any
@@ -91,8 +95,9 @@ from indefsvm.proxy.out_of_sample import (
 )
 from indefsvm.proxy.problems import ProxyKernelProblem, make_problem, minimize_piecewise_linear
 from indefsvm.proxy.result import SolveResult
-from indefsvm.utils.constraints import Interval, StrOptions
+from indefsvm.utils.constraints import Interval, StrOptions, is_outermost_fit
 from indefsvm.utils.dask_rows import rowwise_on_workers
+from indefsvm.utils.fingerprint import TrainingRows
 
 __all__ = [
     "KERNEL_ALIASES",
@@ -162,6 +167,7 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
         the same ``rho`` (rho_eff scales as ``c^-3``, the exact invariance of eq. (3)).
         """
         problem = make(self.rho)
+        self._check_positive_part(problem)
         if self.rho_scale is None:
             self.effective_rho_ = self.rho
             return problem
@@ -186,6 +192,44 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
             problem.set_penalty(self.effective_rho_)
             return problem
         return make(self.effective_rho_)
+
+    def _check_positive_part(self, problem: ProxyKernelProblem) -> None:
+        """Refuse a zero training kernel; warn when it has no positive eigenvalue.
+
+        A zero ``K0`` has nothing to learn (every spectrum and Krein estimator refuses it too).
+        A ``K0`` without a positive eigenvalue (e.g. ``-RBF``) leaves the proxy kernel only the
+        rank-one term of the training sample: the training points are classified by it, but a
+        new point's row ``P_+ k_x`` has no positive part of ``K0`` to project on, so its decision
+        carries no learned information (``docs/theory.md``, "Training points and new points").
+        """
+        operator = problem.operator
+        name = type(self).__name__
+        if getattr(operator, "eigenvalues", None) is None and isinstance(
+            getattr(operator, "K0", None), np.ndarray
+        ):
+            # The PSD path (PerturbSVC) has no eigendecomposition: only a zero kernel is refused.
+            lam = np.array([float(np.max(np.abs(operator.K0), initial=0.0))])
+        else:
+            lam = np.asarray(operator.k0_eigenvalues(), dtype=np.float64)
+        scale = float(np.max(np.abs(lam), initial=0.0))
+        if not scale > 0:
+            raise ValueError(
+                f"{name}: the training kernel is zero (every entry, or every eigenvalue of its "
+                "Nystroem approximation, is 0): there is nothing to fit. Check the kernel and "
+                "its parameters (e.g. gamma)."
+            )
+        tol = max(lam.shape[0], 1) * np.finfo(np.float64).eps * scale
+        if float(np.max(lam)) <= tol:
+            warnings.warn(
+                f"{name}: the training kernel has no positive eigenvalue (largest "
+                f"{float(np.max(lam)):.3g}, max|lambda| = {scale:.3g}). The learned kernel's only "
+                "positive part is the rank-one term of the training sample, so decisions on new "
+                "points carry no learned information. Use a kernel with a positive part (e.g. "
+                "-K for a negative definite K), SpectrumSVC(spectrum='flip') or "
+                "indefsvm.krein.KreinSVC.",
+                UserWarning,
+                stacklevel=4,
+            )
 
     def _check_common(self) -> None:
         # Single parameters are checked by _parameter_constraints; this is the coupling.
@@ -243,6 +287,7 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
         self.support_ = np.flatnonzero(np.abs(self.alpha_) > 1e-8 * bound)
         # decision = (P_+ k_x)'u = k_x' (P_+ u): the projection map folded into n coefficients.
         self.dual_coef_ = projection_coefficients(problem, self.alpha_)
+        self._set_train_scores(problem)
         self._release_training_state()
 
     def _finish_fit_low_rank(self, problem: Any, result: SolveResult) -> None:
@@ -257,7 +302,37 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
         self.support_ = np.flatnonzero(np.abs(self.alpha_) > 1e-8 * bound)
         state = problem.state(self.alpha_)
         self.feature_coef_ = problem.feature_coef(self.alpha_, state=state)
+        self._set_train_scores(problem)
         self._release_training_state()
+
+    def _set_train_scores(self, problem: Any) -> None:
+        """``train_scores_ = K* u``: the learned kernel's decisions (before the intercept) on
+        its training sample, which :meth:`_raw_decision` returns for a training input."""
+        self.train_scores_ = np.asarray(
+            problem.proxy_kernel_matvec(self.alpha_, self._u), dtype=np.float64
+        )
+
+    def _remember_training_inputs(self, X: Any) -> None:
+        """Fingerprints of the training inputs (:mod:`indefsvm.utils.fingerprint`), so that a
+        training point passed to ``predict`` gets its row of ``K*``. Only the fit the user
+        called stores them: a one-vs-one pair's are its parent's, a cross-validation clone's
+        are never asked for."""
+        self.train_rows_ = (
+            TrainingRows.of(X)
+            if is_outermost_fit(self) and self.out_of_sample == "projection"
+            else None
+        )
+
+    def _with_training_rows(self, X: Any, d: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``d`` with the rows of training inputs replaced by ``(K* u)_i + b``."""
+        rows_of_train = getattr(self, "train_rows_", None)
+        if rows_of_train is None:
+            return d
+        rows, values = rows_of_train.training_values(X, self.train_scores_)
+        if rows.shape[0]:
+            d = np.array(d, dtype=np.float64, copy=True)
+            d[rows] = values + self.intercept_
+        return d
 
     def _release_training_state(self) -> None:
         """Drop the O(n^2) training state unless ``keep_training_state`` (model size).
@@ -306,11 +381,25 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
             problem = self._fitted_problem()
             F = self._nystroem_features(X)
             R = problem.operator.factor.backend.mat((F * self.nystroem_.signature_).T).T
-            return problem.out_of_sample_rows(self.alpha_, R)
+            return self._training_proxy_rows(X, problem.out_of_sample_rows(self.alpha_, R))
         R = self._test_kernel(X)
         if self.out_of_sample == "projection":
-            return self._fitted_problem().out_of_sample_rows(self.alpha_, R)
+            rows = self._fitted_problem().out_of_sample_rows(self.alpha_, R)
+            return self._training_proxy_rows(X, rows)
         return self._transductive(X, R, K_test_test)
+
+    def _training_proxy_rows(self, X: Any, R: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``R`` with the rows of training inputs replaced by their rows of ``K*``."""
+        rows_of_train = getattr(self, "train_rows_", None)
+        if rows_of_train is None:
+            return R
+        rows, members = rows_of_train.match(X)
+        problem = self._fitted_problem()
+        for row, member in zip(rows, members, strict=True):
+            e = np.zeros(problem.n)
+            e[member] = 1.0 / member.shape[0]
+            R[row] = problem.proxy_kernel_matvec(self.alpha_, e)
+        return R
 
     def _check_no_test_test(self, K_test_test: ArrayLike | None) -> None:
         if K_test_test is not None and self.out_of_sample == "projection":
@@ -338,10 +427,11 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
         self._check_no_test_test(K_test_test)
         if getattr(self, "_nystroem_fitted", False):
             # Inductive map through the Nystroem features: (P_+ k_x)'u = phi(x) @ feature_coef_.
-            return self._nystroem_features(X) @ self.feature_coef_ + self.intercept_
+            d = self._nystroem_features(X) @ self.feature_coef_ + self.intercept_
+            return self._with_training_rows(X, d)
         R = self._test_kernel(X)
         if self.out_of_sample == "projection":
-            return R @ self.dual_coef_ + self.intercept_
+            return self._with_training_rows(X, R @ self.dual_coef_ + self.intercept_)
         return self._transductive(X, R, K_test_test) @ self._u + self.intercept_
 
 
@@ -393,8 +483,8 @@ _COMMON_DOC = """
         low-rank proxy-kernel SVM on ``K ~= Phi diag(s) Phi'`` (:mod:`indefsvm.proxy.lowrank`; O(nm)
         memory and time per iteration, no n x n array). Prediction goes through the Nystroem
         map: ``decision(x) = phi(x) @ feature_coef_ + intercept_``, the inductive
-        ``(P_+ k_x)'u`` of the Nystroem kernel row (on a training point ``(K0 P_+ u)_i``, not
-        ``(K* u)_i``: see the module docstring). ``proxy_kernel_`` is then a
+        ``(P_+ k_x)'u`` of the Nystroem kernel row for a new point, the row ``(K* u)_i`` for a
+        training input (see the module docstring). ``proxy_kernel_`` is then a
         :class:`~indefsvm.proxy.lowrank.LowRankProxyKernel` (a factor; kept only with
         ``keep_training_state=True``, else None) and ``nystroem_`` the fitted transformer.
         Needs ``out_of_sample="projection"``. With ``kernel="precomputed"`` only the landmark
@@ -566,6 +656,7 @@ class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _Prox
             self.intercept_ = estimate_intercept_paper(self.alpha_, K, problem.y, problem.box)
         else:
             self.intercept_ = float(result.intercept)
+        self._remember_training_inputs(X)
         self._fit_probability(X, y, problem.y)
 
     def _decision_binary(self, X: Any, *extra: Any) -> NDArray[np.float64]:
@@ -795,6 +886,7 @@ class IndefiniteSVR(RegressorMixin, _ProxyKernelEstimator):
         result = self._solve(problem)
         self._finish_fit(problem, result)
         self.intercept_ = float(result.intercept)
+        self._remember_training_inputs(X)
         return self
 
     def predict(self, X: ArrayLike, K_test_test: ArrayLike | None = None) -> NDArray:
@@ -820,20 +912,15 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
     Coefficients sum to 1 (LIBSVM's sum to ``nu n``, so LIBSVM's decision values are ``nu n``
     times these).
 
-    **Decision on a training point.** ``predict`` and ``decision_function`` apply the same map
-    to every input, training points included (module docstring): with the default
-    ``out_of_sample="projection"`` a training point's decision is ``(K0 P_+ alpha)_i - r``, not
-    the row ``(K* alpha)_i - r`` of the learned training kernel (which adds
-    ``alpha_i alpha'P_+ alpha / (4 rho) > 0`` on each support vector). The offset ``r`` is
-    fitted to that function: the exact minimiser of the one-class primal
-    ``-r + 1/(nu n) sum_i max(0, r - g_i)`` (eq. 18; Schoelkopf et al. 2001) over the training
-    scores ``g_i`` that ``decision_function`` gives. Hence the nu-property holds for
-    ``predict`` on the training set: at most ``nu n`` training points are outliers
-    (``decision < 0``) and at least ``nu n`` are support vectors. The certified offset of the
-    solver (on the ``K*`` rows) stays in ``result_.intercept``; with ``rho -> inf`` and a PSD
-    kernel the two coincide and the model is the one-class SVM of LIBSVM. With
-    ``out_of_sample="transductive"`` the training block of the map is ``K*`` itself and the
-    certified offset is used.
+    **Decision on a training point.** A training input scores its row of the learned kernel,
+    ``(K* alpha)_i`` (``train_scores_``; module docstring), a new point ``(P_+ k_x)'alpha``. The
+    offset ``r`` is the exact minimiser of the one-class primal
+    ``-r + 1/(nu n) sum_i max(0, r - g_i)`` (eq. 18; Schoelkopf et al. 2001) over these
+    training scores, i.e. the certified offset of the solver recomputed from the scores
+    ``predict`` returns. Hence the nu-property holds for ``predict`` on the training set: at
+    most ``nu n`` training points are outliers (``decision < 0``) and at least ``nu n`` are
+    support vectors. With ``rho -> inf`` and a PSD kernel the model is the one-class SVM of
+    LIBSVM.
 
     Parameters
     ----------
@@ -851,8 +938,7 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
     dual_coef_ : ndarray of shape (n_train,)
         ``P_+ alpha`` (projection map).
     intercept_ : float
-        ``-r``, the nu-optimal offset for the training scores of the prediction map (see
-        above; ``result_.intercept`` is the solver's certified offset on ``K*``).
+        ``-r``, the nu-optimal offset for the training scores ``(K* alpha)_i`` (see above).
     offset_ : float
         ``r = -intercept_``, so that ``decision_function = score_samples - offset_``
         (scikit-learn's convention).
@@ -904,45 +990,27 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
         )
         result = self._solve(problem)
         self._finish_fit(problem, result)
-        if self.out_of_sample == "projection":
-            self.intercept_ = self._inductive_intercept(K)
-        else:
-            # The transductive map applied to the training set alone gives the rows of K*: the
-            # certified offset is already the nu-optimal one for it.
-            self.intercept_ = float(result.intercept)
+        self.intercept_ = self._nu_optimal_intercept()
         self.offset_ = -self.intercept_
+        self._remember_training_inputs(X)
         return self
 
-    def _inductive_intercept(self, K: Any) -> float:
-        """``-r`` with ``r`` the nu-optimal offset for the scores the inductive map gives.
+    def _nu_optimal_intercept(self) -> float:
+        """``-r`` with ``r`` the nu-optimal offset for the training scores ``(K* alpha)_i``.
 
-        The inductive decision of a training point is ``(P_+ k_i)'alpha = (K0 P_+ alpha)_i``,
-        not the row ``(K* alpha)_i`` the solver certified its offset on: ``K* = M P_+`` with
-        ``M = K0 + sigma alpha alpha'``, so the two differ by ``sigma alpha_i (alpha'P_+ alpha)
-        > 0`` on every support vector (the rank-one term belongs to the training sample; a new
-        point, and a training point seen again, has no dual coefficient). With the certified
-        offset every margin support vector would fall below 0 (40 % outliers at nu = 0.1).
-        The offset is therefore the exact minimiser over ``r`` of the one-class primal
-        (eq. 18; Schoelkopf et al. 2001) with ``w`` fixed and these scores,
-        ``-r + 1/(nu n) sum max(0, r - g_i)``: a weighted median, so at most ``nu n`` training
-        points score below it (the nu-property).
+        The exact minimiser over ``r`` of the one-class primal (eq. 18; Schoelkopf et al.
+        2001) with the learned kernel fixed, ``-r + 1/(nu n) sum_i max(0, r - g_i)`` with
+        ``g = K* alpha`` (``train_scores_``): a weighted median of the scores, so at most
+        ``nu n`` training points score below it (the nu-property). These are the scores
+        ``decision_function`` gives the training inputs (both maps reproduce the rows of
+        ``K*`` on them), so the property holds for ``predict`` on the training set. It is the
+        certified offset of the solver up to the solver's tolerance, recomputed from the
+        scores ``predict`` returns so that the point on the boundary stays an inlier.
         """
-        if getattr(self, "_nystroem_fitted", False):
-            g = K.backend.mat(self.feature_coef_)
-            size, inner = K.backend.mat_abs(np.abs(self.feature_coef_)), K.rank
-        else:
-            K = np.asarray(K, dtype=np.float64)
-            g = K @ self.dual_coef_
-            size, inner = np.abs(K) @ np.abs(self.dual_coef_), K.shape[1]
+        g = self.train_scores_
         n = g.shape[0]
         r, _ = minimize_piecewise_linear(-1.0, np.full(n, 1.0 / (self.nu * n)), np.ones(n), -g)
-        # The minimiser is a breakpoint, some training point's score, whose decision is then 0
-        # (an inlier). predict recomputes that score from the caller's rows, which may differ
-        # from the symmetrised training kernel by rounding (1e-22 below the offset was seen):
-        # lower the offset by the rounding bound of one such product, so that the point on the
-        # boundary stays an inlier and the nu-property holds for predict.
-        rounding = 4.0 * inner * np.finfo(np.float64).eps * float(size.max(initial=0.0))
-        return -(float(r) - rounding)
+        return -float(r)
 
     def decision_function(
         self, X: ArrayLike, K_test_test: ArrayLike | None = None

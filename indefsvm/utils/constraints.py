@@ -39,6 +39,7 @@ __all__ = [
     "Interval",
     "StrOptions",
     "check_parameters",
+    "is_outermost_fit",
     "set_init_parameters",
     "validated_fit",
 ]
@@ -228,6 +229,10 @@ def check_parameters(
 _INSIDE_FIT: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "indefsvm_inside_validated_fit", default=False
 )
+#: The estimator whose fit the user called (None outside any fit): nested fits see another one.
+_OUTERMOST_FIT: contextvars.ContextVar[Any] = contextvars.ContextVar(
+    "indefsvm_outermost_fit", default=None
+)
 
 
 def _validation_switched_off() -> bool:
@@ -241,20 +246,31 @@ def validated_fit(fit: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(fit)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if _INSIDE_FIT.get() or _validation_switched_off():
-            return fit(self, *args, **kwargs)
-        check_parameters(
-            getattr(self, "_parameter_constraints", {}),
-            self.get_params(deep=False),
-            type(self).__name__,
-        )
-        token = _INSIDE_FIT.set(True)
+        outer = _OUTERMOST_FIT.set(self) if _OUTERMOST_FIT.get() is None else None
         try:
-            return fit(self, *args, **kwargs)
+            if _INSIDE_FIT.get() or _validation_switched_off():
+                return fit(self, *args, **kwargs)
+            check_parameters(
+                getattr(self, "_parameter_constraints", {}),
+                self.get_params(deep=False),
+                type(self).__name__,
+            )
+            token = _INSIDE_FIT.set(True)
+            try:
+                return fit(self, *args, **kwargs)
+            finally:
+                _INSIDE_FIT.reset(token)
         finally:
-            _INSIDE_FIT.reset(token)
+            if outer is not None:
+                _OUTERMOST_FIT.reset(outer)
 
     return wrapper
+
+
+def is_outermost_fit(estimator: Any) -> bool:
+    """Whether ``estimator``'s ``fit`` is the one the user called (not a one-vs-one pair's or an
+    internal cross-validation clone's fit inside it)."""
+    return _OUTERMOST_FIT.get() is estimator
 
 
 def set_init_parameters(estimator: Any, arguments: Mapping[str, Any]) -> None:
