@@ -63,6 +63,7 @@ from indefsvm.base import check_landmark_parameters, fit_context
 from indefsvm.utils.constraints import is_outermost_fit
 from indefsvm.utils.dask_rows import is_dask_array, rowwise_on_workers
 from indefsvm.utils.fingerprint import TrainingRows
+from indefsvm.utils.validation import check_sample_weight, refuse_sample_weight
 
 DECISION_FUNCTION_SHAPES = ("ovr", "ovo")
 
@@ -144,8 +145,12 @@ class OneVsOneMixin:
         tags.classifier_tags.multi_class = True  # any number of classes, by one-vs-one
         return tags
 
+    #: Whether ``fit`` takes ``sample_weight`` (the binary fit then accepts it); otherwise
+    #: weights are refused with the class's ``_sample_weight_refusal`` as the reason.
+    _supports_sample_weight: bool = False
+
     @fit_context
-    def fit(self, X: ArrayLike, y: ArrayLike):
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None):
         """Fit the binary problem, or one binary problem per pair of classes.
 
         Parameters
@@ -155,18 +160,30 @@ class OneVsOneMixin:
         y : array_like of shape (n,)
             Class labels (any type). Two classes are one binary problem; more are handled
             one-vs-one (one problem per pair of classes, as :class:`sklearn.svm.SVC`).
+        sample_weight : array_like of shape (n,), optional
+            Per-point weights of the loss (LIBSVM's instance weights: ``C_i = C w_i``, times
+            the class weight), for the estimators whose formulation has them; the others
+            refuse them with the reason. Each one-vs-one pair takes its rows.
 
         Returns
         -------
         self
         """
+        if sample_weight is not None and not self._supports_sample_weight:
+            why = getattr(
+                self, "_sample_weight_refusal", "its formulation has no per-sample loss weights"
+            )
+            refuse_sample_weight(self, sample_weight, why)
         if y is None:
             validate_data(self, X, y)  # scikit-learn's "requires y to be passed" error
+        if sample_weight is not None:
+            n = X.shape[0] if hasattr(X, "shape") else len(X)
+            sample_weight = check_sample_weight(sample_weight, n, owner=type(self).__name__)
         if is_dask_array(X) or is_dask_array(y):
-            self._fit_dask(X, y)
+            self._fit_dask(X, y, sample_weight)
             return self
         check_classification_targets(np.asarray(y))
-        if self._fit_multiclass(X, y):
+        if self._fit_multiclass(X, y, sample_weight):
             self._remember_pair_training_inputs(X)
             if getattr(self, "probability", False):
                 # One sigmoid per pair, each fitted by the pair's own clone (as LIBSVM).
@@ -181,7 +198,7 @@ class OneVsOneMixin:
                 "are one binary problem, more are fitted one-vs-one); got "
                 f"{classes.shape[0]} class(es) {classes[:10].tolist()}."
             )
-        self._fit_binary(X, y)
+        self._fit_binary(X, y, **_weights(sample_weight))
         return self
 
     def _remember_pair_training_inputs(self, X: Any) -> None:
@@ -194,7 +211,7 @@ class OneVsOneMixin:
             TrainingRows.of(X) if has_scores and projection and is_outermost_fit(self) else None
         )
 
-    def _fit_dask(self, X: Any, y: Any) -> None:
+    def _fit_dask(self, X: Any, y: Any, sample_weight: Any = None) -> None:
         """One binary fit on dask arrays (issue 25); the labels are checked on the workers."""
         from indefsvm.utils.dask_rows import dask_classes
 
@@ -207,7 +224,7 @@ class OneVsOneMixin:
                 "(one-vs-one over more classes needs the data in memory)."
             )
         self.ovo_ = None
-        self._fit_binary(X, y)
+        self._fit_binary(X, y, **_weights(sample_weight))
 
     def _fit_binary(self, X: Any, y: Any) -> None:
         raise NotImplementedError
@@ -268,7 +285,9 @@ class OneVsOneMixin:
             and self.n_components is not None
         )
 
-    def _fit_multiclass(self, X: ArrayLike, y: ArrayLike | None) -> bool:
+    def _fit_multiclass(
+        self, X: ArrayLike, y: ArrayLike | None, sample_weight: NDArray | None = None
+    ) -> bool:
         """Fit one-vs-one if ``y`` has more than two classes; return whether it did."""
         shape = getattr(self, "decision_function_shape", "ovr")
         if shape not in DECISION_FUNCTION_SHAPES:
@@ -342,8 +361,9 @@ class OneVsOneMixin:
                     Xs = train[np.ix_(idx, idx)]
                 else:
                     Xs = train[np.ix_(idx, idx)] if pairwise else train[idx]
+                weights = _weights(None if sample_weight is None else sample_weight[idx])
                 try:
-                    estimators.append(est.fit(Xs, y_arr[idx]))
+                    estimators.append(est.fit(Xs, y_arr[idx], **weights))
                 finally:
                     est.__dict__.pop("_ovo_factor", None)
                 indices.append(idx)
@@ -474,6 +494,12 @@ class OneVsOneMixin:
         d = self._pair_decisions(X, *extra)
         scores = ovo_vote_scores(d, len(self.classes_))
         return self.classes_[np.argmax(scores, axis=1)]
+
+
+def _weights(sample_weight: NDArray | None) -> dict[str, Any]:
+    """``{"sample_weight": w}`` when weights are given, else no argument (binary fits of
+    estimators without weights take none)."""
+    return {} if sample_weight is None else {"sample_weight": sample_weight}
 
 
 def _decision_with_features(est: Any, C: NDArray, features: NDArray) -> NDArray[np.float64]:

@@ -57,7 +57,13 @@ from indefsvm.linalg.spectrum import TRANSFORM_METHODS, spectrum_transform
 from indefsvm.multiclass import OneVsOneMixin
 from indefsvm.utils.constraints import Interval, StrOptions
 from indefsvm.utils.dask_rows import is_dask_array
-from indefsvm.utils.validation import BinaryLabels, check_binary_labels, check_finite_matrix
+from indefsvm.utils.validation import (
+    BinaryLabels,
+    check_binary_labels,
+    check_finite_matrix,
+    check_sample_weight,
+    refuse_sample_weight,
+)
 
 __all__ = [
     "KREIN_FORMULATIONS",
@@ -469,9 +475,16 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         self.hard_case_ = sol.hard_case
         return self
 
+    _sample_weight_refusal = (
+        "the global solver of Oglic & Gaertner (2018) minimises the unweighted squared loss "
+        "through one secular equation in the eigenbasis of K"
+    )
+
     @fit_context
-    def fit(self, X: ArrayLike, y: ArrayLike) -> KreinRegressor:
-        """Fit on a precomputed training kernel or on data ``X`` with a callable kernel."""
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: None = None) -> KreinRegressor:
+        """Fit on a precomputed training kernel or on data ``X`` with a callable kernel
+        (``sample_weight`` is refused: the formulation has no per-sample weights)."""
+        refuse_sample_weight(self, sample_weight, self._sample_weight_refusal)
         return self._fit_targets(X, self._regression_y(X, y))
 
     #: Formulations available with ``n_components`` (``"shift"`` moves the whole spectrum, including
@@ -587,10 +600,10 @@ class _SignClassifierMixin(OneVsOneMixin, ClassifierMixin):
     ``decision_function`` of shape ``(n_samples, n_classes)`` (``"ovr"``).
     """
 
-    def _fit_binary(self, X: Any, y: Any) -> None:
+    def _fit_binary(self, X: Any, y: Any, **weights: Any) -> None:
         labels = _binary_labels(y)
         self.classes_ = labels.classes
-        self._fit_targets(X, labels.y)
+        self._fit_targets(X, labels.y, **weights)
 
     def _decision_binary(self, X: Any) -> NDArray[np.float64]:
         # The regression fit on ±1 targets; positive means classes_[1].
@@ -687,9 +700,13 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator)
         )
         return self
 
+    _sample_weight_refusal = "its closed form (paper 000, Table 2) is the unweighted squared loss"
+
     @fit_context
-    def fit(self, X: ArrayLike, y: ArrayLike) -> KreinKernelRidge:
-        """Fit on a precomputed kernel or data with a callable kernel."""
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: None = None) -> KreinKernelRidge:
+        """Fit on a precomputed kernel or data with a callable kernel (``sample_weight`` is
+        refused: the formulation has no per-sample weights)."""
+        refuse_sample_weight(self, sample_weight, self._sample_weight_refusal)
         return self._fit_targets(X, self._regression_y(X, y))
 
     def _decision(self, X: ArrayLike) -> NDArray[np.float64]:
@@ -753,8 +770,10 @@ class KreinSVC(OneVsOneMixin, _KernelEstimatorMixin, ClassifierMixin, IndefsvmEs
     ) -> None:
         set_init_parameters(self, locals())
 
-    def _fit_binary(self, X: Any, y: Any) -> None:
-        """Train LIBSVM on the flip-spectrum training kernel."""
+    _supports_sample_weight = True
+
+    def _fit_binary(self, X: Any, y: Any, sample_weight: NDArray | None = None) -> None:
+        """Train LIBSVM on the flip-spectrum training kernel (instance weights: ``C_i = C w_i``)."""
         K = self._prepare_train(X)
         labels = check_binary_labels(y, K.shape[0])
         self.classes_ = labels.classes
@@ -764,7 +783,11 @@ class KreinSVC(OneVsOneMixin, _KernelEstimatorMixin, ClassifierMixin, IndefsvmEs
         svc = SVC(kernel="precomputed", C=self.C, tol=self.tol, class_weight=self.class_weight)
         # The user's labels (so class_weight keys are the user's); SVC sorts them like
         # check_binary_labels, and decision > 0 means classes_[1].
-        svc.fit(self.transform_.kernel, labels.classes[(labels.y > 0).astype(int)])
+        svc.fit(
+            self.transform_.kernel,
+            labels.classes[(labels.y > 0).astype(int)],
+            sample_weight=sample_weight,
+        )
         self.svc_ = svc
         dual = np.zeros(K.shape[0])
         dual[svc.support_] = svc.dual_coef_[0]  # y_i * a_i with y = +1 for classes_[1]
@@ -781,6 +804,11 @@ class KreinSVC(OneVsOneMixin, _KernelEstimatorMixin, ClassifierMixin, IndefsvmEs
 class KreinSquaredHingeSVC(
     OneVsOneMixin, _KernelEstimatorMixin, ClassifierMixin, IndefsvmEstimator
 ):
+    _sample_weight_refusal = (
+        "the modified finite Newton method of paper 003 is implemented for the unweighted "
+        "squared hinge"
+    )
+
     __doc__ = _doc(
         """KREIN SH-SVM: squared-hinge SVM in a Krein space (Oglic & Gaertner 2019, Sect. 2.5).
 
@@ -995,7 +1023,9 @@ class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         # Landmarks only: the "plain" factorisation touches K_ZZ, not the n rows.
         return {"factorization": "plain"}
 
-    def _fit_targets(self, X: ArrayLike, y: NDArray[np.float64]) -> SimilarityRidge:
+    def _fit_targets(
+        self, X: ArrayLike, y: NDArray[np.float64], sample_weight: NDArray | None = None
+    ) -> SimilarityRidge:
         lam = float(self.lam)
         if self._low_rank():
             # The features are the similarities to the landmarks, k(X, Z).
@@ -1006,6 +1036,12 @@ class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         else:
             K = self._prepare_train(X)
         y = _regression_targets(y, K.shape[0])
+        sample_weight = check_sample_weight(sample_weight, K.shape[0], owner=type(self).__name__)
+        if is_dask_array(K) and sample_weight is not None:
+            raise ValueError(
+                f"{type(self).__name__}: sample_weight is not supported with a dask array X; "
+                "fit in memory, or without weights."
+            )
         if is_dask_array(K):
             # Landmark similarities on the workers (persisted: two passes read them); the same
             # solution as scikit-learn's Ridge, stored as a fitted Ridge for numpy prediction.
@@ -1017,7 +1053,7 @@ class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
             ridge.coef_, ridge.intercept_, ridge.n_features_in_ = coef, intercept, K.shape[1]
             self.ridge_ = ridge
             return self
-        self.ridge_ = Ridge(alpha=K.shape[0] * lam).fit(K, y)
+        self.ridge_ = Ridge(alpha=K.shape[0] * lam).fit(K, y, sample_weight=sample_weight)
         return self
 
     def _landmark_similarities(self, X: Any) -> NDArray[np.float64]:
@@ -1029,9 +1065,12 @@ class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         return rows(X, self.landmark_points_)
 
     @fit_context
-    def fit(self, X: ArrayLike, y: ArrayLike) -> SimilarityRidge:
-        """Fit ridge regression on the training similarity rows."""
-        return self._fit_targets(X, self._regression_y(X, y))
+    def fit(
+        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> SimilarityRidge:
+        """Fit ridge regression on the training similarity rows (``sample_weight`` as
+        :class:`sklearn.linear_model.Ridge` takes it)."""
+        return self._fit_targets(X, self._regression_y(X, y), sample_weight)
 
     def _decision(self, X: ArrayLike) -> NDArray[np.float64]:
         """Ridge prediction on the test similarity rows."""
@@ -1053,6 +1092,8 @@ class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
 
 class SimilarityRidgeClassifier(_SignClassifierMixin, SimilarityRidge):
     """:class:`SimilarityRidge` on ±1 targets (LRR-SF of paper 000, Table 2)."""
+
+    _supports_sample_weight = True
 
 
 class OngSubspaceRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
@@ -1111,8 +1152,15 @@ class OngSubspaceRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstima
         set_init_parameters(self, locals())
 
     @fit_context
-    def fit(self, X: ArrayLike, y: ArrayLike) -> OngSubspaceRegressor:
-        """Solve the interpolation problem in the chosen subspace."""
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: None = None) -> OngSubspaceRegressor:
+        """Solve the interpolation problem in the chosen subspace (``sample_weight`` is refused:
+        the formulation has no per-sample weights)."""
+        refuse_sample_weight(
+            self,
+            sample_weight,
+            "regularization by subspace (Ong et al. 2004) interpolates every training target "
+            "with equal weight",
+        )
         y = self._regression_y(X, y)
         K = self._prepare_train(X)
         yc = self._centred_targets(y, K.shape[0])

@@ -78,6 +78,7 @@ def train_precomputed(
     epsilon: float = 0.1,
     tol: float = 1e-3,
     cache_mb: float = 200.0,
+    box: NDArray[np.float64] | None = None,
 ) -> LibsvmFit:
     """Train LIBSVM on a precomputed kernel.
 
@@ -91,8 +92,26 @@ def train_precomputed(
         LIBSVM ``-s``: 0 C-SVC, 2 one-class, 3 epsilon-SVR.
     C, class_weights, nu, epsilon, tol, cache_mb
         LIBSVM's ``-c``, ``-wi``, ``-n``, ``-p``, ``-e`` and ``-m``.
+    box : ndarray of shape (n,), optional
+        Per-point bounds: ``C_i = C * box_i`` (instance weights; for one-class, the bounds of
+        the alphas that sum to ``nu * sum(box)``). Bounds that are constant per class (or
+        constant) go to LIBSVM's own ``-c``/``-wi``; others to scikit-learn's LIBSVM, which
+        takes instance weights (the official one does not).
     """
     n = K.shape[0]
+    if box is not None:
+        box = np.asarray(box, dtype=np.float64)
+        if svm_type == 0 and not class_weights:
+            pos, neg = box[target > 0], box[target <= 0]
+            if np.all(pos == pos[0]) and np.all(neg == neg[0]):
+                class_weights = {1: float(pos[0]), -1: float(neg[0])}
+                box = None
+        elif np.all(box == box[0]):
+            C, box = C * float(box[0]), None
+            if svm_type == 2:
+                C = 1.0  # the one-class problem has no C: a constant weight changes nothing
+    if box is not None:
+        return _train_weighted(K, target, svm_type, C * box, nu, epsilon, tol, cache_mb)
     options = f"-s {svm_type} -t 4 -c {C:.17g} -e {tol:.17g} -m {cache_mb:g} -h 0 -q"
     if svm_type == 2:
         options += f" -n {nu:.17g}"
@@ -117,3 +136,33 @@ def train_precomputed(
     coef[sv] = sv_coef
     labels = list(model.get_labels()) if svm_type == 0 else []
     return LibsvmFit(coef=coef, intercept=-float(model.rho[0]), labels=labels)
+
+
+def _train_weighted(
+    K: NDArray[np.float64],
+    target: NDArray[np.float64],
+    svm_type: int,
+    weights: NDArray[np.float64],
+    nu: float,
+    epsilon: float,
+    tol: float,
+    cache_mb: float,
+) -> LibsvmFit:
+    """:func:`train_precomputed` with instance weights, by scikit-learn's LIBSVM."""
+    from sklearn.svm import SVC, SVR, OneClassSVM
+
+    n = K.shape[0]
+    common = {"kernel": "precomputed", "tol": tol, "cache_size": cache_mb, "shrinking": False}
+    if svm_type == 0:
+        model = SVC(C=1.0, **common).fit(K, target, sample_weight=weights)
+    elif svm_type == 3:
+        model = SVR(C=1.0, epsilon=epsilon, **common).fit(K, target, sample_weight=weights)
+    elif svm_type == 2:
+        model = OneClassSVM(nu=nu, **common).fit(K, sample_weight=weights)
+    else:
+        raise ValueError(f"svm_type must be 0, 2 or 3; got {svm_type}.")
+    coef = np.zeros(n)
+    coef[model.support_] = model.dual_coef_[0]
+    # scikit-learn's decision is positive for its second (larger) label, +1 of target in {-1, 1}
+    labels = [1, -1] if svm_type == 0 else []
+    return LibsvmFit(coef=coef, intercept=float(model.intercept_[0]), labels=labels)

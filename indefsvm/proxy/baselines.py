@@ -87,22 +87,20 @@ class _LibsvmKernelClassifier(
     ) -> NDArray[np.float64]:
         raise NotImplementedError
 
-    def _fit_binary(self, X: Any, y: Any) -> None:
-        """Train LIBSVM on the (transformed) training kernel (two classes)."""
+    _supports_sample_weight = True
+
+    def _fit_binary(self, X: Any, y: Any, sample_weight: NDArray | None = None) -> None:
+        """Train LIBSVM on the (transformed) training kernel (two classes); instance weights
+        multiply the bounds, ``C_i = C * class weight * w_i``."""
         K, y = self._fit_kernel(X, y)
         labels = check_binary_labels(y, K.shape[0])
         self.classes_ = labels.classes
         box = class_weights_to_C(self.C, labels.y, self.class_weight, labels.classes)
-        c_pos = float(box[labels.y > 0][0])
-        c_neg = float(box[labels.y < 0][0])
+        if sample_weight is not None:
+            box = box * sample_weight
         K_fit = self._train_kernel(K)
         fit = _libsvm.train_precomputed(
-            K_fit,
-            labels.y,
-            svm_type=0,
-            C=1.0,
-            class_weights={1: c_pos, -1: c_neg},
-            tol=float(self.tol),
+            K_fit, labels.y, svm_type=0, C=1.0, box=box, tol=float(self.tol)
         )
         # LIBSVM's decision is positive for its first label; orient it towards +1.
         sign = 1.0 if fit.labels[0] == 1 else -1.0
@@ -112,7 +110,7 @@ class _LibsvmKernelClassifier(
         self.alpha_ = labels.y * coef
         self.support_ = np.flatnonzero(coef != 0)
         self.dual_coef_ = self._test_coefficients(K, coef)
-        self._fit_probability(X, y, labels.y)
+        self._fit_probability(X, y, labels.y, sample_weight)
 
     def _decision_binary(self, X: Any) -> NDArray[np.float64]:
         # X is the ORIGINAL test kernel (or features): the test map is in dual_coef_.
@@ -289,8 +287,8 @@ class ModSVC(_LibsvmKernelClassifier):
     ) -> NDArray[np.float64]:
         return K @ coef
 
-    def _fit_binary(self, X: Any, y: Any) -> None:
-        super()._fit_binary(X, y)
+    def _fit_binary(self, X: Any, y: Any, sample_weight: NDArray | None = None) -> None:
+        super()._fit_binary(X, y, sample_weight)
         # a = Y w (the formulation's variable); alpha_ from the base class is y * coef.
         self.alpha_ = check_binary_labels(y).y * self.dual_coef_
 

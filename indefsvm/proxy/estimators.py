@@ -98,6 +98,7 @@ from indefsvm.proxy.result import SolveResult
 from indefsvm.utils.constraints import Interval, StrOptions, is_outermost_fit
 from indefsvm.utils.dask_rows import rowwise_on_workers
 from indefsvm.utils.fingerprint import TrainingRows
+from indefsvm.utils.validation import check_sample_weight
 
 __all__ = [
     "KERNEL_ALIASES",
@@ -639,16 +640,23 @@ class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _Prox
         "probability": ["boolean"],
     }
 
-    def _make_problem(self, K: NDArray, y: NDArray, rho: Any) -> ProxyKernelProblem:
-        return make_problem(
-            self._problem_kind, K, y, C=self.C, rho=rho, class_weight=self.class_weight
-        )
+    _supports_sample_weight = True
 
-    def _fit_binary(self, X: Any, y: Any) -> None:
-        """Solve eq. (7) on the training kernel (two classes)."""
+    def _make_problem(
+        self, K: NDArray, y: NDArray, rho: Any, sample_weight: Any = None
+    ) -> ProxyKernelProblem:
+        return make_problem(
+            self._problem_kind, K, y, C=self.C, rho=rho, class_weight=self.class_weight,
+            sample_weight=sample_weight,
+        )  # fmt: skip
+
+    def _fit_binary(self, X: Any, y: Any, sample_weight: NDArray | None = None) -> None:
+        """Solve eq. (7) on the training kernel (two classes); ``C_i = C w_i`` with weights."""
         self._check_common()
         K, y = self._fit_input(X, y)
-        problem = self._scaled_problem(K, lambda rho: self._make_problem(K, y, rho))
+        problem = self._scaled_problem(
+            K, lambda rho: self._make_problem(K, y, rho, sample_weight)
+        )
         self.classes_ = problem.classes
         result = self._solve(problem)
         self._finish_fit(problem, result)
@@ -657,7 +665,7 @@ class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _Prox
         else:
             self.intercept_ = float(result.intercept)
         self._remember_training_inputs(X)
-        self._fit_probability(X, y, problem.y)
+        self._fit_probability(X, y, problem.y, sample_weight)
 
     def _decision_binary(self, X: Any, *extra: Any) -> NDArray[np.float64]:
         return self._raw_decision(X, *extra)
@@ -781,7 +789,9 @@ class PerturbSVC(IndefiniteSVC):
     ) -> None:
         set_init_parameters(self, locals())
 
-    def _make_problem(self, K: NDArray, y: NDArray, rho: Any) -> ProxyKernelProblem:
+    def _make_problem(
+        self, K: NDArray, y: NDArray, rho: Any, sample_weight: Any = None
+    ) -> ProxyKernelProblem:
         try:
             return make_problem(
                 "perturb",
@@ -790,6 +800,7 @@ class PerturbSVC(IndefiniteSVC):
                 C=self.C,
                 rho=rho,
                 class_weight=self.class_weight,
+                sample_weight=sample_weight,
                 psd_tol=self.psd_tol,
             )
         except ValueError as exc:
@@ -868,7 +879,9 @@ class IndefiniteSVR(RegressorMixin, _ProxyKernelEstimator):
         set_init_parameters(self, locals())
 
     @fit_context
-    def fit(self, X: ArrayLike, y: ArrayLike) -> IndefiniteSVR:
+    def fit(
+        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> IndefiniteSVR:
         """Solve eq. (17) on the training kernel.
 
         Parameters
@@ -877,11 +890,17 @@ class IndefiniteSVR(RegressorMixin, _ProxyKernelEstimator):
             Training kernel (``kernel="precomputed"``) or features.
         y : array_like of shape (n,)
             Real targets.
+        sample_weight : array_like of shape (n,), optional
+            Per-point weights of the loss: ``C_i = C w_i`` (LIBSVM's instance weights).
         """
         self._check_common()
         K, y = self._fit_input(X, y, y_numeric=True)
+        weights = check_sample_weight(sample_weight, K.shape[0], owner=type(self).__name__)
         problem = self._scaled_problem(
-            K, lambda rho: make_problem("svr", K, y, C=self.C, rho=rho, epsilon=self.epsilon)
+            K,
+            lambda rho: make_problem(
+                "svr", K, y, C=self.C, rho=rho, epsilon=self.epsilon, sample_weight=weights
+            ),
         )
         result = self._solve(problem)
         self._finish_fit(problem, result)
@@ -981,26 +1000,38 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
         set_init_parameters(self, locals())
 
     @fit_context
-    def fit(self, X: ArrayLike, y: None = None) -> IndefiniteOneClassSVM:
-        """Solve eq. (20) on the training kernel (``y`` is ignored)."""
+    def fit(
+        self, X: ArrayLike, y: None = None, sample_weight: ArrayLike | None = None
+    ) -> IndefiniteOneClassSVM:
+        """Solve eq. (20) on the training kernel (``y`` is ignored).
+
+        ``sample_weight`` (n,) weights each point's term of the one-class primal: the bounds
+        become ``w_i / (nu sum(w))`` (uniform weights give eq. 20), as LIBSVM's instance
+        weights do.
+        """
         self._check_common()
         K, _ = self._fit_input(X)
+        weights = check_sample_weight(sample_weight, K.shape[0], owner=type(self).__name__)
         problem = self._scaled_problem(
-            K, lambda rho: make_problem("oneclass", K, nu=self.nu, rho=rho)
+            K,
+            lambda rho: make_problem(
+                "oneclass", K, nu=self.nu, rho=rho, sample_weight=weights
+            ),
         )
         result = self._solve(problem)
         self._finish_fit(problem, result)
-        self.intercept_ = self._nu_optimal_intercept()
+        self.intercept_ = self._nu_optimal_intercept(problem.box)
         self.offset_ = -self.intercept_
         self._remember_training_inputs(X)
         return self
 
-    def _nu_optimal_intercept(self) -> float:
+    def _nu_optimal_intercept(self, box: NDArray[np.float64]) -> float:
         """``-r`` with ``r`` the nu-optimal offset for the training scores ``(K* alpha)_i``.
 
         The exact minimiser over ``r`` of the one-class primal (eq. 18; Schoelkopf et al.
         2001) with the learned kernel fixed, ``-r + 1/(nu n) sum_i max(0, r - g_i)`` with
-        ``g = K* alpha`` (``train_scores_``): a weighted median of the scores, so at most
+        ``g = K* alpha`` (``train_scores_``; ``box`` the bounds ``1/(nu n)``, or
+        ``w_i / (nu sum(w))`` with sample weights): a weighted median of the scores, so at most
         ``nu n`` training points score below it (the nu-property). These are the scores
         ``decision_function`` gives the training inputs (both maps reproduce the rows of
         ``K*`` on them), so the property holds for ``predict`` on the training set. It is the
@@ -1009,7 +1040,7 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
         """
         g = self.train_scores_
         n = g.shape[0]
-        r, _ = minimize_piecewise_linear(-1.0, np.full(n, 1.0 / (self.nu * n)), np.ones(n), -g)
+        r, _ = minimize_piecewise_linear(-1.0, box, np.ones(n), -g)
         return -float(r)
 
     def decision_function(

@@ -29,6 +29,7 @@ from indefsvm.utils.validation import (
     check_binary_labels,
     check_finite_matrix,
     check_positive,
+    check_sample_weight,
     check_square_symmetric,
     class_weights_to_C,
 )
@@ -989,7 +990,7 @@ class ClassificationProblem(ProxyKernelProblem):
     """
 
     kind = "svc"
-    options: tuple[str, ...] = ("C", "rho", "class_weight")
+    options: tuple[str, ...] = ("C", "rho", "class_weight", "sample_weight")
     targets: str | None = "labels of two classes"
 
     def __init__(
@@ -1000,23 +1001,38 @@ class ClassificationProblem(ProxyKernelProblem):
         C: float = 1.0,
         rho: float | ArrayLike = 1.0,
         class_weight: None | str | Mapping[Any, float] = None,
+        sample_weight: ArrayLike | None = None,
         symmetrize: bool = False,
         eigh: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
         assume_psd: bool = False,
         rank_tol: float | None = None,
     ) -> None:
         K0 = check_kernel_input(K0, symmetrize=symmetrize)
-        feasible = self._feasible_set(K0.shape[0], y, C=C, class_weight=class_weight)
+        feasible = self._feasible_set(
+            K0.shape[0], y, C=C, class_weight=class_weight, sample_weight=sample_weight
+        )
         super().__init__(K0, rho, **feasible, eigh=eigh, assume_psd=assume_psd, rank_tol=rank_tol)
 
-    def _feasible_set(self, n: int, y: ArrayLike, *, C: float, class_weight: Any) -> dict[str, Any]:
-        """Check the labels and C; the set ``{y'alpha = 0, 0 <= alpha <= C_i}`` (eq. 4)."""
+    def _feasible_set(
+        self, n: int, y: ArrayLike, *, C: float, class_weight: Any, sample_weight: Any = None
+    ) -> dict[str, Any]:
+        """Check the labels and C; the set ``{y'alpha = 0, 0 <= alpha <= C_i}`` (eq. 4), with
+        ``C_i = C * class weight * sample weight`` (LIBSVM's instance weights)."""
         labels = check_binary_labels(y, n)
         self.classes = labels.classes
         self.y = labels.y
         self.C = check_positive(C, "C")
         self.class_weight = class_weight
         self.box = class_weights_to_C(self.C, self.y, class_weight, labels.classes)
+        self.sample_weight = check_sample_weight(sample_weight, n)
+        if self.sample_weight is not None:
+            self.box = self.box * self.sample_weight
+            for sign in (1.0, -1.0):
+                if not np.any(self.box[self.y == sign] > 0):
+                    raise ValueError(
+                        f"sample_weight is zero for every point of class "
+                        f"{labels.classes[int(sign > 0)]!r}: each class needs a positive weight."
+                    )
         return {
             "lower": np.zeros(n),
             "upper": self.box,
@@ -1033,11 +1049,7 @@ class ClassificationProblem(ProxyKernelProblem):
         return 0.5 * u_k_u + hinge, b
 
     def _libsvm_solution(self, K: NDArray[np.float64], tol: float) -> NDArray[np.float64]:
-        c_pos = float(self.box[self.y > 0][0])
-        c_neg = float(self.box[self.y < 0][0])
-        fit = _libsvm.train_precomputed(
-            K, self.y, svm_type=0, C=1.0, class_weights={1: c_pos, -1: c_neg}, tol=tol
-        )
+        fit = _libsvm.train_precomputed(K, self.y, svm_type=0, C=1.0, box=self.box, tol=tol)
         # decision = K coef + b with coef = y*alpha when LIBSVM's first label is +1.
         return fit.coef if fit.labels[0] == 1 else -fit.coef
 
@@ -1079,7 +1091,7 @@ class PerturbProblem(ClassificationProblem):
     """
 
     kind = "perturb"
-    options = ("C", "rho", "class_weight", "psd_tol")
+    options = ("C", "rho", "class_weight", "sample_weight", "psd_tol")
 
     def __init__(
         self, K0: ArrayLike, y: ArrayLike, *, psd_tol: float = 1e-10, **options: Any
@@ -1110,7 +1122,7 @@ class RegressionProblem(ProxyKernelProblem):
     """
 
     kind = "svr"
-    options = ("C", "rho", "epsilon")
+    options = ("C", "rho", "epsilon", "sample_weight")
     targets = "real-valued regression targets"
 
     def __init__(
@@ -1121,16 +1133,22 @@ class RegressionProblem(ProxyKernelProblem):
         C: float = 1.0,
         epsilon: float = 0.1,
         rho: float | ArrayLike = 1.0,
+        sample_weight: ArrayLike | None = None,
         symmetrize: bool = False,
         eigh: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
         rank_tol: float | None = None,
     ) -> None:
         K0 = check_kernel_input(K0, symmetrize=symmetrize)
-        feasible = self._feasible_set(K0.shape[0], y, C=C, epsilon=epsilon)
+        feasible = self._feasible_set(
+            K0.shape[0], y, C=C, epsilon=epsilon, sample_weight=sample_weight
+        )
         super().__init__(K0, rho, **feasible, eigh=eigh, rank_tol=rank_tol)
 
-    def _feasible_set(self, n: int, y: ArrayLike, *, C: float, epsilon: float) -> dict[str, Any]:
-        """Check targets, C, epsilon; the set ``{e'alpha = 0, -C <= alpha <= C}`` (eq. 17)."""
+    def _feasible_set(
+        self, n: int, y: ArrayLike, *, C: float, epsilon: float, sample_weight: Any = None
+    ) -> dict[str, Any]:
+        """Check targets, C, epsilon; the set ``{e'alpha = 0, -C_i <= alpha <= C_i}`` (eq. 17)
+        with ``C_i = C * sample weight``."""
         y = check_finite_matrix(y, name="y (regression targets)", ndim=1)
         if y.shape[0] != n:
             raise ValueError(f"y must be a vector of {n} regression targets; got shape {y.shape}.")
@@ -1141,9 +1159,11 @@ class RegressionProblem(ProxyKernelProblem):
             raise ValueError(f"epsilon must be finite and >= 0; got {epsilon!r}.")
         self.epsilon = epsilon
         self.classes = None
+        self.sample_weight = check_sample_weight(sample_weight, n)
+        self.box = np.full(n, self.C) if self.sample_weight is None else self.C * self.sample_weight
         return {
-            "lower": np.full(n, -self.C),
-            "upper": np.full(n, self.C),
+            "lower": -self.box,
+            "upper": self.box.copy(),
             "eq_coef": np.ones(n),
             "eq_rhs": 0.0,
             "sign": np.ones(n),
@@ -1154,7 +1174,7 @@ class RegressionProblem(ProxyKernelProblem):
     def _primal_from(self, g: NDArray[np.float64], u_k_u: float) -> tuple[float, float]:
         # 1/2||w||^2 + C sum max(0, |y_i - g_i - b| - eps): two hinges per point in b.
         r = self.y - g
-        w = np.full(2 * self.n, self.C)
+        w = np.concatenate([self.box, self.box])
         a = np.concatenate([-np.ones(self.n), np.ones(self.n)])
         off = np.concatenate([r - self.epsilon, -r - self.epsilon])
         b, loss = minimize_piecewise_linear(0.0, w, a, off)
@@ -1162,7 +1182,7 @@ class RegressionProblem(ProxyKernelProblem):
 
     def _libsvm_solution(self, K: NDArray[np.float64], tol: float) -> NDArray[np.float64]:
         fit = _libsvm.train_precomputed(
-            K, self.y, svm_type=3, C=self.C, epsilon=self.epsilon, tol=tol
+            K, self.y, svm_type=3, C=1.0, box=self.box, epsilon=self.epsilon, tol=tol
         )
         return fit.coef
 
@@ -1175,7 +1195,7 @@ class RegressionProblem(ProxyKernelProblem):
             loss="epsilon_insensitive", epsilon=self.epsilon, C=self.C, dual=True, tol=tol,
             intercept_scaling=10.0, max_iter=_LINEAR_MAX_ITER, random_state=0,
         )  # fmt: skip
-        model.fit(F, self.y)
+        model.fit(F, self.y, sample_weight=self.sample_weight)
         return np.ravel(model.coef_)
 
 
@@ -1189,7 +1209,7 @@ class OneClassProblem(ProxyKernelProblem):
     """
 
     kind = "oneclass"
-    options = ("rho", "nu")
+    options = ("rho", "nu", "sample_weight")
     targets = None
 
     def __init__(
@@ -1198,24 +1218,32 @@ class OneClassProblem(ProxyKernelProblem):
         *,
         nu: float = 0.5,
         rho: float | ArrayLike = 1.0,
+        sample_weight: ArrayLike | None = None,
         symmetrize: bool = False,
         eigh: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
         rank_tol: float | None = None,
     ) -> None:
         K0 = check_kernel_input(K0, symmetrize=symmetrize)
-        feasible = self._feasible_set(K0.shape[0], nu=nu)
+        feasible = self._feasible_set(K0.shape[0], nu=nu, sample_weight=sample_weight)
         super().__init__(K0, rho, **feasible, eigh=eigh, rank_tol=rank_tol)
 
-    def _feasible_set(self, n: int, *, nu: float) -> dict[str, Any]:
-        """Check nu; the set ``{e'alpha = 1, 0 <= alpha <= 1/(nu n)}`` (eq. 20)."""
+    def _feasible_set(self, n: int, *, nu: float, sample_weight: Any = None) -> dict[str, Any]:
+        """Check nu; the set ``{e'alpha = 1, 0 <= alpha <= 1/(nu n)}`` (eq. 20). Sample weights
+        ``w`` give the bounds ``w_i / (nu sum(w))`` (the primal's loss weighted by ``w_i``;
+        uniform weights give eq. 20)."""
         nu = float(nu)
         if not (np.isfinite(nu) and 0 < nu <= 1):
             raise ValueError(f"nu must be in (0, 1]; got {nu!r}.")
         self.nu = nu
         self.classes = None
+        self.sample_weight = check_sample_weight(sample_weight, n)
+        if self.sample_weight is None:
+            self.box = np.full(n, 1.0 / (nu * n))
+        else:
+            self.box = self.sample_weight / (nu * float(self.sample_weight.sum()))
         return {
             "lower": np.zeros(n),
-            "upper": np.full(n, 1.0 / (nu * n)),
+            "upper": self.box.copy(),
             "eq_coef": np.ones(n),
             "eq_rhs": 1.0,
             "sign": np.ones(n),
@@ -1223,17 +1251,20 @@ class OneClassProblem(ProxyKernelProblem):
         }
 
     def initial_point(self) -> NDArray[np.float64]:
-        return np.full(self.n, 1.0 / self.n)
+        # nu * box sums to 1 and lies in the box (nu <= 1): 1/n for uniform weights.
+        return self.nu * self.box
 
     def _primal_from(self, g: NDArray[np.float64], u_k_u: float) -> tuple[float, float]:
-        w = np.full(self.n, 1.0 / (self.nu * self.n))
-        r, value = minimize_piecewise_linear(-1.0, w, np.ones(self.n), -g)
+        r, value = minimize_piecewise_linear(-1.0, self.box, np.ones(self.n), -g)
         return 0.5 * u_k_u + value, -r
 
     def _libsvm_solution(self, K: NDArray[np.float64], tol: float) -> NDArray[np.float64]:
-        # LIBSVM's one-class alphas sum to nu*n with upper bound 1: rescale to e'alpha = 1.
-        fit = _libsvm.train_precomputed(K, np.ones(self.n), svm_type=2, nu=self.nu, tol=tol)
-        return fit.coef / (self.nu * self.n)
+        # LIBSVM's one-class alphas sum to nu*n (bound 1, or the instance weight): rescale to
+        # e'alpha = 1.
+        fit = _libsvm.train_precomputed(
+            K, np.ones(self.n), svm_type=2, nu=self.nu, tol=tol, box=self.sample_weight
+        )
+        return fit.coef / float(np.sum(fit.coef))
 
 
 #: Problem registry: ``problem=`` name -> class. A new problem is one class with ``kind``,

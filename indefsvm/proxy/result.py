@@ -84,6 +84,11 @@ class SolveResult:
         ``f(0)``, the alpha-free part against which ``relative_gap`` is measured.
     gap_error : float
         A bound (first order) on the rounding error of ``gap``.
+    objective_excess : float
+        ``objective - baseline_objective``, i.e. ``f(alpha) - f(0)``, computed WITHOUT the
+        constant ``f(0)`` (the alpha-dependent part of the objective; as ``rho -> inf`` the SVM
+        dual value on the clipped kernel). Compare this, not ``objective - baseline_objective``,
+        when ``f(0)`` is large: the difference of two large numbers loses their rounding.
     """
 
     alpha: NDArray[np.float64]
@@ -106,6 +111,7 @@ class SolveResult:
     info: dict[str, Any] = field(default_factory=dict)
     baseline_objective: float = 0.0
     gap_error: float = 0.0
+    objective_excess: float = float("nan")
 
     @property
     def converged(self) -> bool:
@@ -156,6 +162,7 @@ class SolveResult:
             "relative_gap": self.relative_gap,
             "baseline_objective": self.baseline_objective,
             "gap_error": self.gap_error,
+            "objective_excess": self.objective_excess,
             "intercept": self.intercept,
             "n_iter": self.n_iter,
             "status": self.status,

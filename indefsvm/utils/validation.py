@@ -314,6 +314,50 @@ def class_weights_to_C(
     return np.where(y_pm > 0, C * w_pos, C * w_neg)
 
 
+def check_sample_weight(
+    sample_weight: ArrayLike | None, n: int, *, owner: str = ""
+) -> NDArray[np.float64] | None:
+    """``sample_weight`` as a float vector of length ``n``, or None when not given.
+
+    As scikit-learn's estimators take it: a scalar is the same weight for every point; weights
+    must be finite and >= 0 and not all zero. A weight multiplies the point's loss, i.e. its
+    bound ``C_i`` in the dual (LIBSVM's instance weights); a zero weight removes the point.
+    """
+    if sample_weight is None:
+        return None
+    where = f"{owner}: " if owner else ""
+    from indefsvm.utils.dask_rows import is_dask_array
+
+    if is_dask_array(sample_weight):
+        sample_weight = sample_weight.compute()  # O(n) numbers, like the labels
+    w = np.asarray(sample_weight)
+    if w.dtype.kind not in "biuf":
+        raise ValueError(f"{where}sample_weight must be numeric; got dtype {w.dtype}.")
+    w = np.full(n, float(w), dtype=np.float64) if w.ndim == 0 else w.astype(np.float64)
+    if w.shape != (n,):
+        raise ValueError(
+            f"{where}sample_weight must be a scalar or a vector with one weight per training "
+            f"point (length n = {n}); got shape {w.shape}."
+        )
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ValueError(f"{where}sample_weight must be finite and >= 0.")
+    if not np.any(w > 0):
+        raise ValueError(f"{where}sample_weight is zero for every point: nothing to fit.")
+    return w
+
+
+def refuse_sample_weight(estimator: Any, sample_weight: Any, why: str) -> None:
+    """Raise a ``TypeError`` naming the estimator and the reason when weights are given."""
+    if sample_weight is None:
+        return
+    raise TypeError(
+        f"{type(estimator).__name__} does not support sample_weight: {why}. Estimators that "
+        "take it: IndefiniteSVC, PerturbSVC, IndefiniteSVR, IndefiniteOneClassSVM, SpectrumSVC, "
+        "ModSVC, DirectSVC, KreinSVC and SimilarityRidge(Classifier). Resample the training "
+        "set, or use one of these."
+    )
+
+
 def blas_limit(blas_threads: int | None, name: str = "blas_threads") -> Any:
     """A context manager limiting BLAS to ``blas_threads`` threads (threadpoolctl); None: no limit.
 

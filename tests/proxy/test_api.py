@@ -53,7 +53,12 @@ def test_reported_gap_never_below_true_suboptimality(step):
     assert np.all(h["upper_bound"] >= opt - slack)
     assert np.all(h["best_objective"] <= opt + slack)
     assert np.all(h["gap"] >= (opt - h["best_objective"]) - slack)
-    assert np.all(np.diff(h["upper_bound"]) <= 0) and np.all(np.diff(h["best_objective"]) >= 0)
+    # Monotone up to the rounding of the values themselves: the monitor keeps the best point
+    # by f(alpha) - f(0), formed without the constant, so f(alpha) of a better point can be one
+    # ulp lower (1.8e-15 at 8.25 was seen on a fresh install).
+    ulps = 8 * np.finfo(float).eps
+    assert np.all(np.diff(h["upper_bound"]) <= ulps * np.abs(h["upper_bound"][1:]))
+    assert np.all(np.diff(h["best_objective"]) >= -ulps * np.abs(h["best_objective"][1:]))
     lib = h["libsvm_upper_bound"][np.isfinite(h["libsvm_upper_bound"])]
     assert lib.size >= 1 and np.all(lib >= opt - slack)
 

@@ -83,3 +83,37 @@ def test_to_dict_and_json_round_trip(solved, tmp_path):
     assert [x is None for x in lib] == [math.isnan(x) for x in solved.history["libsvm_upper_bound"]]
     solved.to_json(path, include_kernel=True)
     np.testing.assert_array_equal(json.loads(path.read_text())["kernel"], solved.kernel)
+
+
+def test_objective_excess_is_formed_without_the_constant():
+    """f(alpha) - f(0) from the solver equals the dense difference where f(0) is small, and
+    stays accurate where f(0) swamps it (rho 1e10: f(0) ~ 1e11, whose ulp is 1.5e-5)."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    import indefsvm
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    K0 = np.tanh(0.5 * X @ X.T - 0.3)
+    res = indefsvm.solve(K0, y, C=1.0, rho=0.5, tol=1e-10, max_iter=20000)
+    assert abs(res.objective_excess - (res.objective - res.baseline_objective)) <= 1e-12 * max(
+        1.0, abs(res.baseline_objective)
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        big = indefsvm.solve(K0, y, C=1.0, rho=1e10, tol=1e-8, max_iter=20000)
+    # rho -> inf: the SVM dual on (K0)_+ (LIBSVM via scikit-learn as the reference)
+    from sklearn.svm import SVC
+
+    lam, V = np.linalg.eigh(K0)
+    Kp = (V * np.maximum(lam, 0)) @ V.T
+    svc = SVC(kernel="precomputed", C=1.0, tol=1e-12).fit(Kp, y)
+    coef = np.zeros(40)
+    coef[svc.support_] = svc.dual_coef_[0]
+    dual = np.abs(coef).sum() - 0.5 * coef @ Kp @ coef
+    assert abs(big.baseline_objective) > 1e10
+    assert abs(big.objective_excess - dual) <= 1e-6 * dual
+    assert "objective_excess" in res.to_dict()

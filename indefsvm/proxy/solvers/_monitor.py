@@ -530,4 +530,5 @@ class SolverMonitor:
             info=info or {},
             baseline_objective=self.baseline,
             gap_error=self.gap_error,
+            objective_excess=float(self.best_excess),
         )

@@ -150,10 +150,13 @@ def test_conic_solver_failure_falls_back_to_another_solver(monkeypatch):
         )
     assert res.n_iter == 3 and res.status == "max_iter"
     fallbacks = res.info["solver_fallbacks"]
-    assert len(fallbacks) == 1
-    (used, attempts) = fallbacks[0]
-    assert attempts[0][0] == "CLARABEL" and "mock" in attempts[0][1]
-    assert used != "CLARABEL"
+    # The injected failure is recorded once; whether the real Clarabel also fails on a later
+    # QCLP depends on its version and the machine's rounding (seen on a fresh install), and
+    # every failure, injected or not, must fall back to another solver.
+    injected = [f for f in fallbacks if "mock" in f[1][0][1]]
+    assert len(injected) == 1
+    for used, attempts in fallbacks:
+        assert attempts[0][0] == "CLARABEL" and used != "CLARABEL"
     assert res.gap >= 0 and res.info["solver_error"] is None
     problem = make_problem("svc", K0, y, C=10.0, rho=0.1)
     assert res.objective == pytest.approx(problem.objective(res.alpha), rel=1e-10)
