@@ -19,6 +19,7 @@ Every estimator of :mod:`indefsvm.proxy.estimators` (proxy-kernel SVMs, paper 00
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping
 from numbers import Integral, Real
 from typing import Any, ClassVar
@@ -294,17 +295,22 @@ class KernelInputMixin:
         else:
             X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, **check)
         symmetrize = bool(getattr(self, "symmetrize", False))
+        advice = None
+        if "symmetrize" in self.get_params(deep=False):
+            advice = f"Pass {type(self).__name__}(symmetrize=True) to use (K + K')/2."
         if self._precomputed():
             if X.shape[0] != X.shape[1]:
                 raise ValueError(
                     "with kernel='precomputed', X must be the square (n, n) training kernel; "
                     f"got shape {X.shape}."
                 )
-            K = check_square_symmetric(X, name="K_train", symmetrize=symmetrize, min_size=2)
+            K = check_square_symmetric(
+                X, name="K_train", symmetrize=symmetrize, min_size=2, advice=advice
+            )
         else:
             self.X_fit_ = X
             K = check_square_symmetric(
-                self._call_kernel(X, None), name="K_train", symmetrize=symmetrize
+                self._call_kernel(X, None), name="K_train", symmetrize=symmetrize, advice=advice
             )
         return K, y
 
@@ -344,6 +350,15 @@ class KernelInputMixin:
 
         m = int(self.n_components)  # type: ignore[attr-defined]
         landmarks = self.landmarks  # type: ignore[attr-defined]
+        if n is not None and m > n and isinstance(landmarks, str):
+            # As scikit-learn's Nystroem: said, not silently clipped.
+            warnings.warn(
+                f"{type(self).__name__}: n_components = {m} > n = {n} training points; using "
+                f"all {n} points as landmarks (the low-rank model of the full kernel: set "
+                f"n_components <= {n}, or n_components=None for the dense model).",
+                UserWarning,
+                stacklevel=2,
+            )
         nys = IndefiniteNystroem(
             kernel=kernel,
             gamma=self.gamma,

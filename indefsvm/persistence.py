@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import io
 import os
+import sys
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,8 @@ TRUSTED_TYPES: tuple[str, ...] = (
     "indefsvm.krein.solver.VarianceConstrainedSolution",
     "indefsvm.krein.lowrank.LowRankVCSolution",
     "indefsvm.krein.lowrank.SquaredHingeSolution",
+    # fingerprints of the training inputs (two arrays and an int)
+    "indefsvm.utils.fingerprint.TrainingRows",
     # training state kept with keep_training_state=True
     "indefsvm.proxy.problems.ClassificationProblem",
     "indefsvm.proxy.problems.RegressionProblem",
@@ -93,11 +96,51 @@ class UnsafeModelError(ValueError):
     """A model file that is not in the safe format, or names types that are not trusted."""
 
 
-def _untrusted(data: bytes) -> list[str]:
-    import skops.io
+def _sklearn_held_types() -> list[type]:
+    """The scikit-learn classes indefsvm's estimators keep as fitted attributes
+    (``KreinSVC.svc_``, ``SimilarityRidge.ridge_``; tests/test_persistence.py checks that every
+    estimator's fitted state holds no other)."""
+    from sklearn.linear_model import Ridge
+    from sklearn.svm import SVC
 
-    trusted = {*TRUSTED_TYPES, *LEGACY_TRUSTED_TYPES}
-    return [t for t in skops.io.get_untrusted_types(data=data) if t not in trusted]
+    return [SVC, Ridge]
+
+
+def _skops_io() -> Any:
+    """:mod:`skops.io`, imported without importing every scikit-learn estimator.
+
+    skops computes its default-trusted scikit-learn types when it is imported, by calling
+    ``sklearn.utils.all_estimators()``, which imports every estimator module of scikit-learn
+    (0.6 s of the 1.9 s an ``indefsvm predict`` took on an idle machine, 5 s of 5.6 s on a
+    loaded one). The loads here do not rely on those defaults beyond NumPy and SciPy: every
+    type a file names must be among :data:`TRUSTED_TYPES` or the scikit-learn classes the
+    estimators hold (:func:`_sklearn_held_types`), so skops is given just those for the one
+    call it makes while importing. (Where skops was imported before, by the caller, its
+    defaults are the full list; a file is then held to the same rule by :func:`_untrusted`.)
+    """
+    module = sys.modules.get("skops.io")
+    if module is not None:
+        return module
+    import sklearn.utils
+
+    held = _sklearn_held_types()
+    original = sklearn.utils.all_estimators
+    sklearn.utils.all_estimators = lambda *args, **kwargs: [(c.__name__, c) for c in held]
+    try:
+        import skops.io
+    finally:
+        sklearn.utils.all_estimators = original
+    return skops.io
+
+
+def _type_name(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _untrusted(data: bytes) -> list[str]:
+    skops_io = _skops_io()
+    trusted = {*TRUSTED_TYPES, *LEGACY_TRUSTED_TYPES, *map(_type_name, _sklearn_held_types())}
+    return [t for t in skops_io.get_untrusted_types(data=data) if t not in trusted]
 
 
 def save_model(estimator: Any, path: str | os.PathLike[str]) -> Path:
@@ -122,13 +165,11 @@ def save_model(estimator: Any, path: str | os.PathLike[str]) -> Path:
         callable ``kernel=``, for instance): such a file could not be loaded safely, so it is not
         written.
     """
-    import skops.io
-
     from indefsvm import __version__
     from indefsvm.utils.io import atomic_write
 
     payload = {"format": MODEL_FORMAT, "indefsvm_version": __version__, "estimator": estimator}
-    data = skops.io.dumps(payload)
+    data = _skops_io().dumps(payload)
     unknown = _untrusted(data)
     if unknown:
         raise UnsafeModelError(
@@ -172,8 +213,19 @@ def load_model(path: str | os.PathLike[str], *, allow_pickle: bool = False) -> A
         data = p.read_bytes()
     except OSError as exc:
         raise ValueError(f"could not read model file {str(p)!r}: {exc}") from exc
+    if not data:
+        raise ValueError(
+            f"model file {str(p)!r} is empty (0 bytes): it is corrupt or truncated. Save the "
+            "model again (indefsvm fit / save_model)."
+        )
     if zipfile.is_zipfile(io.BytesIO(data)):
         obj = _load_skops(data, p)
+    elif data[:4] == b"PK\x03\x04" or p.suffix == ".skops":
+        # a zip archive's header (or the skops name) without a readable archive: cut short
+        raise ValueError(
+            f"model file {str(p)!r} is not a readable skops archive: it is corrupt or "
+            "truncated. Save the model again (indefsvm fit / save_model)."
+        )
     elif allow_pickle:
         import joblib
 
@@ -190,29 +242,38 @@ def load_model(path: str | os.PathLike[str], *, allow_pickle: bool = False) -> A
         )
     if isinstance(obj, dict) and obj.get("format") in (MODEL_FORMAT, "indefsvm-model-1"):
         obj = obj.get("estimator")
-    if not (hasattr(obj, "fit") and (hasattr(obj, "predict") or hasattr(obj, "transform"))):
+    name = _type_name(type(obj))
+    # The object itself must be one of indefsvm's estimators (its state objects have no fit).
+    if name not in {*TRUSTED_TYPES, *LEGACY_TRUSTED_TYPES} or not hasattr(obj, "fit"):
         raise ValueError(
-            f"{str(p)!r} holds a {type(obj).__name__}, not a model written by 'indefsvm fit'."
+            f"{str(p)!r} holds a {name}, not an indefsvm estimator: load_model builds only "
+            "indefsvm's estimators (indefsvm.persistence.TRUSTED_TYPES) and the NumPy, SciPy "
+            "and scikit-learn objects they hold. Load other models with skops.io yourself."
         )
     return obj
 
 
 def _load_skops(data: bytes, path: Path) -> Any:
-    import skops.io
-
     try:
         unknown = _untrusted(data)
     except Exception as exc:  # noqa: BLE001 - a corrupt archive or schema is bad input
-        raise ValueError(f"could not read model file {str(path)!r}: {exc}") from exc
+        raise ValueError(
+            f"could not read model file {str(path)!r}: it is corrupt or truncated ({exc}). "
+            "Save the model again (indefsvm fit / save_model)."
+        ) from exc
     if unknown:
         raise UnsafeModelError(
             f"model file {str(path)!r} names types that are not trusted: {unknown}. It was not "
             "written by indefsvm (or was modified); nothing in it was loaded."
         )
+    held = [_type_name(cls) for cls in _sklearn_held_types()]
     try:
-        return skops.io.loads(data, trusted=[*TRUSTED_TYPES, *LEGACY_TRUSTED_TYPES])
+        return _skops_io().loads(data, trusted=[*TRUSTED_TYPES, *LEGACY_TRUSTED_TYPES, *held])
     except Exception as exc:  # noqa: BLE001 - a corrupt archive or schema is bad input
-        raise ValueError(f"could not read model file {str(path)!r}: {exc}") from exc
+        raise ValueError(
+            f"could not read model file {str(path)!r}: it is corrupt or truncated ({exc}). "
+            "Save the model again (indefsvm fit / save_model)."
+        ) from exc
 
 
 def _describe(data: bytes) -> str:

@@ -24,7 +24,9 @@ pairwise coupling. JMLR 5, 2004.
 
 from __future__ import annotations
 
+import functools
 import logging
+import types
 import warnings
 from typing import Any
 
@@ -32,7 +34,13 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.exceptions import ConvergenceWarning
 
-__all__ = ["PlattProbabilityMixin", "pairwise_coupling", "platt_sigmoid", "sigmoid_probability"]
+__all__ = [
+    "PlattProbabilityMixin",
+    "pairwise_coupling",
+    "platt_sigmoid",
+    "probability_method",
+    "sigmoid_probability",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -340,6 +348,26 @@ class PlattProbabilityMixin:
             )
         p = self._probability_of_positive(X, *extra)
         return np.column_stack([1.0 - p, p])
+
+
+class probability_method:  # noqa: N801 - used as a decorator, like property
+    """Decorator of ``predict_proba``/``predict_log_proba``: the method exists only when the
+    model was built with ``probability=True``.
+
+    ``hasattr(clf, "predict_proba")`` is False otherwise (what scikit-learn's meta-estimators
+    test, as for ``SVC``), and calling it raises an ``AttributeError`` whose message says why
+    and how to get probabilities (``SVC`` says only "has no attribute 'predict_proba'").
+    """
+
+    def __init__(self, method: Any) -> None:
+        self.method = method
+        functools.update_wrapper(self, method)
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self.method
+        obj._check_probability_available()  # AttributeError with the reason
+        return types.MethodType(self.method, obj)
 
 
 def _is_precomputed(estimator: Any) -> bool:

@@ -85,7 +85,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from indefsvm.utils.constraints import set_init_parameters
 from indefsvm.utils.dask_rows import is_dask_array
-from indefsvm.utils.progress import ProgressBar, progress_bar
+from indefsvm.utils.progress import LONG_FIT_ROWS, ProgressBar, progress_bar
 from indefsvm.utils.validation import check_finite_matrix, check_square_symmetric, is_real
 
 __all__ = [
@@ -127,8 +127,11 @@ def _blocks(n: int, rows: int) -> Iterator[tuple[int, int]]:
 
 
 def _progress(total: int, desc: str, enabled: bool) -> ProgressBar:
-    """A bar over ``total`` rows when enabled and stderr is a terminal (else a no-op bar)."""
-    return progress_bar(total, desc=desc, unit="rows", enabled=None if enabled else False)
+    """A bar over ``total`` rows when enabled, or by default for a long pass
+    (:data:`~indefsvm.utils.progress.LONG_FIT_ROWS` rows), and stderr is a terminal (else a
+    no-op bar)."""
+    wanted = enabled or total >= LONG_FIT_ROWS
+    return progress_bar(total, desc=desc, unit="rows", enabled=None if wanted else False)
 
 
 def _resolve_kernel_function(kernel: str | Callable[..., Any]) -> Callable[..., Any]:
@@ -339,9 +342,47 @@ def _stack_r(R: NDArray[np.float64], C: NDArray[np.float64]) -> NDArray[np.float
     return R[: min(R.shape[0], R.shape[1])]
 
 
-def _chunk_r(X_chunk: Any, rows: _KernelRows, Z: Any) -> NDArray[np.float64]:
-    """R factor of the kernel rows ``k(X_chunk, Z)`` (a leaf of the distributed TSQR)."""
-    return _stack_r(np.zeros((0, len(Z))), rows(X_chunk, Z))
+def _chunk_r(X_chunk: Any, rows: _KernelRows, Z: Any) -> tuple[NDArray[np.float64], float]:
+    """R factor of the kernel rows ``k(X_chunk, Z)`` (a leaf of the distributed TSQR) and their
+    largest magnitude."""
+    C = rows(X_chunk, Z)
+    top = float(np.max(np.abs(C))) if C.size else 0.0
+    return _stack_r(np.zeros((0, len(Z))), C), top
+
+
+def _stack_r_max(
+    a: tuple[NDArray[np.float64], float], b: tuple[NDArray[np.float64], float]
+) -> tuple[NDArray[np.float64], float]:
+    return _stack_r(a[0], b[0]), max(a[1], b[1])
+
+
+def _bounded_one_shot(
+    R0: NDArray[np.float64], W0: NDArray[np.float64], S: NDArray[np.float64], bound: float
+) -> tuple[NDArray, NDArray, NDArray, NDArray, int]:
+    """:func:`_one_shot` on ``R0 W0``, dropping near-singular directions of ``K_ZZ`` that the
+    approximation cannot have.
+
+    Every eigenvalue of a kernel matrix on n points whose entries are at most ``k_max`` in
+    magnitude lies in ``[-n k_max, n k_max]`` (Gershgorin). A landmark block ``K_ZZ`` with an
+    eigenvalue ``d_j`` barely above the pseudo-inverse cut-off (a saturated sigmoid kernel has
+    entries ``+-1`` up to 1e-9: a +-1 matrix that is singular up to that) gives the
+    approximation a direction of size ``||K_XZ u_j||^2 / |d_j|``, far beyond that bound (6e13
+    against n k_max = 1e5 was seen, and the solvers then stalled at the precision limit). The
+    directions of the smallest ``|d_j|`` are dropped, one at a time, until the approximation's
+    largest ``|Lambda|`` is within ``bound`` (ten times the Gershgorin bound of the kernel
+    entries seen). Returns ``(T, Lambda, Sigma, W0, S, dropped)`` (``W0``, ``S``: the
+    directions kept).
+    """
+    dropped = 0
+    scale = np.sqrt(1.0 / np.sum(W0 * W0, axis=0))  # |d_j|^{1/2} of each kept column of W0
+    while True:
+        T, lam, sigma = _one_shot(R0 @ W0, S)
+        if not np.isfinite(bound) or np.max(np.abs(lam)) <= bound or W0.shape[1] <= 1:
+            return T, lam, sigma, W0, S, dropped
+        weakest = int(np.argmin(scale))
+        keep = np.arange(W0.shape[1]) != weakest
+        W0, S, scale = W0[:, keep], S[keep], scale[keep]
+        dropped += 1
 
 
 def _chunk_columns(X_chunk: Any, rows: _KernelRows, Z: Any) -> NDArray[np.float64]:
@@ -645,14 +686,16 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         R0 = np.zeros((0, m_l))
         step = _rows_per_block(m_l)
         bar = _progress(n, "Nystroem factor", bool(self.verbose))
+        top = 0.0
         for start, stop in _blocks(n, step):
             C_block = rows(X[start:stop], Z)
             if C_all is not None:
                 C_all[start:stop] = C_block
             R0 = _stack_r(R0, C_block)
+            top = max(top, float(np.max(np.abs(C_block))) if C_block.size else 0.0)
             bar.update(stop - start)
         bar.close()
-        self._set_one_shot(R0, W0, S, n, (t0, t1))
+        self._set_one_shot(R0, W0, S, n, (t0, t1), top)
         r = self.n_components_
         if C_all is None:
             return None
@@ -717,8 +760,8 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
             # Distributed TSQR of K_XZ (R factors only, combined pairwise on the workers); the
             # bar is the estimator's whole-fit bar when a fit of one runs this.
             with fit_progress("Nystroem factor", enabled=None if self.verbose else False):
-                R0 = reduce_rows(_chunk_r, X, args=(rows, Z), combine=_stack_r)
-            self._set_one_shot(R0, W0, S, n, (t0, t1))
+                R0, top = reduce_rows(_chunk_r, X, args=(rows, Z), combine=_stack_r_max)
+            self._set_one_shot(R0, W0, S, n, (t0, t1), top)
         else:
             self.fit_time_ = {"landmarks": t1 - t0, "factorization": time.perf_counter() - t1}
         return self.transform(X) if keep_features else None
@@ -784,11 +827,29 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
             self.n_components_ = r
         return W0, S
 
-    def _set_one_shot(self, R0: NDArray, W0: NDArray, S: NDArray, n: int, times: tuple) -> None:
+    def _set_one_shot(
+        self, R0: NDArray, W0: NDArray, S: NDArray, n: int, times: tuple, top: float
+    ) -> None:
         """The one-shot map of Sect. 2.2 from the R factor ``R0`` of ``K_XZ`` (``times``: the
-        clock before and after the landmark selection)."""
+        clock before and after the landmark selection; ``top``: the largest ``|k(x, z)|``),
+        without the near-singular landmark directions no kernel with such entries can have
+        (:func:`_bounded_one_shot`)."""
         t0, t1 = times
-        T, lam, sigma = _one_shot(R0 @ W0, S)
+        T, lam, sigma, W0, S, dropped = _bounded_one_shot(R0, W0, S, 10.0 * n * top)
+        if dropped:
+            warnings.warn(
+                f"IndefiniteNystroem: the landmark kernel K_ZZ is nearly singular; {dropped} of "
+                f"its directions gave the approximation eigenvalues beyond n max|k| = "
+                f"{n * top:.3g}, the largest a kernel with these entries can have, and were "
+                "dropped (n_components_ = "
+                f"{W0.shape[1]}). Saturated kernels (e.g. a sigmoid of unscaled integer "
+                "features) cause this: scale the features or the kernel parameters.",
+                UserWarning,
+                stacklevel=4,
+            )
+            # the landmark directions of the map (column_input refits on other rows use them)
+            self.landmark_basis_ = W0
+            self.landmark_signature_ = np.asarray(S, dtype=np.float64)
         r = W0.shape[1]
         self.components_ = W0 @ T
         self.eigenvalues_ = lam

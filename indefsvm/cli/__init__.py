@@ -195,10 +195,13 @@ _COMMAND_TEXTS: dict[str, tuple[str, str]] = {
         ),
     ),
     "example-data": (
-        "write an example kernel.npy and labels.txt to a directory",
+        "write an example kernel.npy and labels.txt (and a test kernel) to a directory",
         (
             "Write an indefinite sigmoid kernel on scikit-learn's digits 3 vs 5 (kernel.npy) and "
-            "its labels (labels.txt), the input format of 'solve' and 'compare'."
+            "its labels (labels.txt), the input format of 'solve', 'compare' and 'fit'; and, from "
+            "the digits that are left, up to 100 test points: their kernel rows against the "
+            "training points (test_kernel.npy, the input of 'predict') and their labels "
+            "(test_labels.txt)."
         ),
     ),
 }
@@ -278,10 +281,11 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument(
         "--set",
         dest="params",
-        action="append",
+        action="extend",
+        nargs="+",
         default=[],
         metavar="NAME=VALUE",
-        help="an estimator parameter (repeatable), e.g. --set C=10 --set rho=0.5",
+        help="estimator parameters, e.g. --set C=10 rho=0.5 (repeatable)",
     )
     _add_logging_arguments(f)
 
@@ -490,13 +494,16 @@ def _example_data(args: argparse.Namespace) -> int:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(f"could not create directory {str(directory)!r}: {exc}") from exc
-    for name in ("kernel.npy", "labels.txt"):
+    n_test = min(100, available - args.n)
+    names = ["kernel.npy", "labels.txt"] + (["test_kernel.npy", "test_labels.txt"] * (n_test > 0))
+    for name in names:
         try:
             check_writable(directory / name, what="example-data")
         except ValueError as exc:
             raise InputError(str(exc)) from exc
     X, y = digits.data[: args.n], digits.digit[: args.n]
-    K = sigmoid_kernel(X, gamma=1.0 / (X.shape[1] * X.var()), coef0=-1.0)
+    gamma = 1.0 / (X.shape[1] * X.var())
+    K = sigmoid_kernel(X, gamma=gamma, coef0=-1.0)
     _write(directory / "kernel.npy", lambda fh: np.save(fh, K), binary=True)
     _write(directory / "labels.txt", lambda fh: fh.write("\n".join(map(str, y)) + "\n"))
     _say(
@@ -504,6 +511,19 @@ def _example_data(args: argparse.Namespace) -> int:
         f"wrote {directory / 'kernel.npy'} ({K.shape[0]} x {K.shape[1]}) and "
         f"{directory / 'labels.txt'}",
     )
+    if n_test > 0:
+        Xt = digits.data[args.n : args.n + n_test]
+        yt = digits.digit[args.n : args.n + n_test]
+        Kt = sigmoid_kernel(Xt, X, gamma=gamma, coef0=-1.0)
+        _write(directory / "test_kernel.npy", lambda fh: np.save(fh, Kt), binary=True)
+        _write(directory / "test_labels.txt", lambda fh: fh.write("\n".join(map(str, yt)) + "\n"))
+        _say(
+            args,
+            f"wrote {directory / 'test_kernel.npy'} ({Kt.shape[0]} x {Kt.shape[1]}, test points "
+            f"vs the training points) and {directory / 'test_labels.txt'}",
+        )
+    else:
+        _say(args, f"no digits are left for a test set (--n {args.n} uses all {available})")
     return ExitCode.OK
 
 
@@ -530,6 +550,18 @@ def _estimator_class(name: str) -> type:
                     f"'indefsvm predict' could not apply; choose a predictor from {names}."
                 )
     raise InputError(f"--estimator {name!r} is not an estimator of indefsvm; choose from {names}.")
+
+
+def _finite(X: np.ndarray, path: str) -> np.ndarray:
+    """Refuse NaN or inf in a numeric data file with what to do (a kernel or features have no
+    missing values to impute)."""
+    if X.dtype.kind in "fc" and not np.all(np.isfinite(X)):
+        bad = int(X.size - np.count_nonzero(np.isfinite(X)))
+        raise InputError(
+            f"{path!r} contains {bad} NaN or infinite entries; a kernel (or feature) matrix "
+            "must be finite. Recompute it, or drop the rows and columns of the affected points."
+        )
+    return X
 
 
 def _parse_params(items: Sequence[str]) -> dict[str, Any]:
@@ -568,11 +600,16 @@ def _fit(args: argparse.Namespace) -> int:
     cls = _estimator_class(args.estimator)
     params = _parse_params(args.params)
     params.setdefault("kernel", args.kernel)
-    try:
-        estimator = cls(**params)
-    except TypeError as exc:
-        raise InputError(f"--set: {exc}") from exc
-    X = load_array(args.data, what="data")
+    valid = sorted(cls().get_params(deep=False))
+    unknown = sorted(set(params) - set(valid))
+    if unknown:
+        verb = "is not a parameter" if len(unknown) == 1 else "are not parameters"
+        raise InputError(
+            f"--set: {', '.join(unknown)} {verb} of {cls.__name__}; its parameters are "
+            f"{', '.join(valid)}."
+        )
+    estimator = cls(**params)
+    X = _finite(load_array(args.data, what="data"), args.data)
     y = None if args.labels is None else load_array(args.labels, what="labels", labels=True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -619,7 +656,7 @@ def _predict(args: argparse.Namespace) -> int:
             f"--decision: model {args.model!r} holds {name}, which has no decision_function "
             "(a regressor's predictions are its decision values); drop --decision."
         )
-    X = load_array(args.data, what="data")
+    X = _finite(load_array(args.data, what="data"), args.data)
     try:
         values = estimator.decision_function(X) if args.decision else estimator.predict(X)
     except (ValueError, TypeError) as exc:

@@ -24,7 +24,9 @@ import enum
 import logging
 import sys
 import textwrap
+import warnings
 from collections.abc import Callable
+from typing import Any
 
 from indefsvm.utils.log import (
     EXIT_INTERNAL_ERROR,
@@ -77,6 +79,17 @@ class InputError(Exception):
     """Bad input or usage detected by a command (exit code 2)."""
 
 
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    logging.getLogger("indefsvm").warning("%s: %s", category.__name__, message)
+
+
 def configure_logging(
     verbose: bool = False, quiet: bool = False, *, timestamps: bool = False
 ) -> None:
@@ -92,6 +105,9 @@ def configure_logging(
         Prefix each line with the time, level and logger (long runs: ``indefsvm study``).
     """
     quiet_third_party_loggers(verbose)
+    # Warnings (a ConvergenceWarning, ...) as one line through the package's logger, not
+    # Python's "file:line: Category: text" followed by the source line that raised it.
+    warnings.showwarning = _show_warning
     level = logging.DEBUG if verbose else (logging.WARNING if quiet else logging.INFO)
     pkg = console_logger(level)
     fmt = "%(asctime)s %(levelname)s %(name)s: %(message)s" if timestamps else "%(message)s"

@@ -63,7 +63,7 @@ def add_study_parser(subparsers: Any) -> argparse.ArgumentParser:
                    "cluster of --n-jobs workers)")  # fmt: skip
     r.add_argument("--n-jobs", type=_positive_int, default=1,
                    help="worker processes, >= 1 (default 1)")  # fmt: skip
-    r.add_argument("--quiet", action="store_true", help="no progress bar; log lines only")
+    r.add_argument("-q", "--quiet", action="store_true", help="no progress bar; log lines only")
     r.add_argument(
         "--force-new",
         action="store_true",

@@ -18,7 +18,12 @@ from indefsvm.utils.validation import check_finite_matrix, check_positive, check
 
 def _check_dissimilarities(D: ArrayLike, name: str, square: bool) -> NDArray[np.float64]:
     if square:
-        D = check_square_symmetric(D, name=name)
+        advice = (
+            f"A training dissimilarity matrix must be symmetric; symmetrise it first, e.g. "
+            f"{name} = ({name} + {name}.T) / 2 or np.minimum({name}, {name}.T) (an alignment "
+            "score or a banded DTW need not be symmetric)."
+        )
+        D = check_square_symmetric(D, name=name, advice=advice)
     else:
         D = check_finite_matrix(D, name=name)
     if np.any(D < 0):

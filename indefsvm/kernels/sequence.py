@@ -79,10 +79,23 @@ def dtw_distances(
 
     X = np.ascontiguousarray(check_finite_matrix(X, name="X"))
     Yc = X if Y is None else np.ascontiguousarray(check_finite_matrix(Y, name="Y"))
+    for name, A in (("X", X), ("Y", Yc)):
+        if A.shape[1] == 0:
+            raise ValueError(
+                f"{name} holds series of length 0 (shape {A.shape}); DTW needs at least one "
+                "point per series."
+            )
     length = max(X.shape[1], Yc.shape[1])
     w = dtw_window_cells(window, length)
     cells = length if w is None else min(w, length)  # a band >= length is the full window
-    return dtw_matrix(X, Yc, Y is None, cells)
+    D = dtw_matrix(X, Yc, Y is None, cells)
+    if not np.all(np.isfinite(D)):
+        top = max(float(np.max(np.abs(X))), float(np.max(np.abs(Yc))))
+        raise ValueError(
+            "DTW distances overflow float64: sums of squared differences of series with values "
+            f"up to |x| = {top:.3g} exceed 1.8e308. Rescale the series (e.g. z-normalise each)."
+        )
+    return D
 
 
 def dtw_kernel(

@@ -30,7 +30,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import ClassifierMixin
-from sklearn.utils.metaestimators import available_if
 
 from indefsvm.base import (
     KERNEL_PARAMETER_CONSTRAINTS,
@@ -40,7 +39,7 @@ from indefsvm.base import (
 )
 from indefsvm.linalg.spectrum import TRANSFORM_METHODS, SpectrumTransform, spectrum_transform
 from indefsvm.multiclass import OneVsOneMixin
-from indefsvm.probability import PlattProbabilityMixin
+from indefsvm.probability import PlattProbabilityMixin, probability_method
 from indefsvm.proxy import _libsvm
 from indefsvm.utils.constraints import Interval, StrOptions
 from indefsvm.utils.log import user_stacklevel
@@ -116,7 +115,7 @@ class _LibsvmKernelClassifier(
         # X is the ORIGINAL test kernel (or features): the test map is in dual_coef_.
         return self._test_kernel(X) @ self.dual_coef_ + self.intercept_
 
-    @available_if(PlattProbabilityMixin._check_probability_available)
+    @probability_method
     def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Class probabilities (``probability=True``), columns in the order of ``classes_``.
 
@@ -126,7 +125,7 @@ class _LibsvmKernelClassifier(
         """
         return self._predict_proba(X)
 
-    @available_if(PlattProbabilityMixin._check_probability_available)
+    @probability_method
     def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """``log(predict_proba(X))``."""
         return np.log(self._predict_proba(X))

@@ -66,7 +66,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import ClassifierMixin, OutlierMixin, RegressorMixin
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from indefsvm.base import (
@@ -79,7 +78,7 @@ from indefsvm.base import (
 )
 from indefsvm.kernels.registry import KERNEL_ALIASES, KERNEL_NAMES, resolve_kernel
 from indefsvm.multiclass import OneVsOneMixin
-from indefsvm.probability import PlattProbabilityMixin
+from indefsvm.probability import PlattProbabilityMixin, probability_method
 from indefsvm.proxy.api import (
     MONITOR_ARGUMENTS,
     PRESETS,
@@ -98,6 +97,7 @@ from indefsvm.proxy.result import SolveResult
 from indefsvm.utils.constraints import Interval, StrOptions, is_outermost_fit
 from indefsvm.utils.dask_rows import rowwise_on_workers
 from indefsvm.utils.fingerprint import TrainingRows
+from indefsvm.utils.progress import LONG_FIT_ROWS
 from indefsvm.utils.validation import check_sample_weight
 
 __all__ = [
@@ -146,6 +146,8 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
         # solver_options holds the solver's own options and, for convenience, the monitor's
         # other arguments (max_time, libsvm_every, callback, ...): the latter go by name.
         monitor = {key: options.pop(key) for key in list(options) if key in MONITOR_ARGUMENTS}
+        # A long fit shows its certified gap's progress by default (on a terminal).
+        monitor.setdefault("progress", None if problem.n >= LONG_FIT_ROWS else False)
         return solve_problem(
             problem,
             method=self.solver,
@@ -692,7 +694,7 @@ class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _Prox
         """
         return self._decide(X, K_test_test)
 
-    @available_if(PlattProbabilityMixin._check_probability_available)
+    @probability_method
     def predict_proba(
         self, X: ArrayLike, K_test_test: ArrayLike | None = None
     ) -> NDArray[np.float64]:
@@ -717,7 +719,7 @@ class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _Prox
         """
         return self._predict_proba(X, K_test_test)
 
-    @available_if(PlattProbabilityMixin._check_probability_available)
+    @probability_method
     def predict_log_proba(
         self, X: ArrayLike, K_test_test: ArrayLike | None = None
     ) -> NDArray[np.float64]:

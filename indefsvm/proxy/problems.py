@@ -76,7 +76,10 @@ def check_kernel_input(
         if symmetrize:
             raise ValueError("symmetrize does not apply to a LowRankKernel (symmetric by design).")
         return K0
-    return check_square_symmetric(K0, name="K0", symmetrize=symmetrize, min_size=2)
+    return check_square_symmetric(
+        K0, name="K0", symmetrize=symmetrize, min_size=2,
+        advice="Pass symmetrize=True to use (K0 + K0')/2.",
+    )  # fmt: skip
 
 
 def make_operator(
@@ -384,6 +387,13 @@ class ProxyKernelProblem:
             "factor": "a factored K0 (a LowRankKernel, e.g. Nystroem features and signature)",
         }
         needed = "; ".join(what.get(name, name) for name in missing)
+        if self.low_rank and getattr(self.operator.backend, "distributed", False):
+            raise ValueError(
+                f"method={method!r} needs {needed}, which would be formed in this process from "
+                "a factor that lives on the Dask workers: a distributed low-rank problem forms "
+                "no n x n arrays at any n. Use method='pg' (O(nm) per iteration, run on the "
+                "workers), or fit on an in-memory X."
+            )
         if self.low_rank:
             raise ValueError(
                 f"method={method!r} needs {needed}, which the low-rank problem forms only up to "
@@ -408,12 +418,17 @@ class ProxyKernelProblem:
             return
         if not self.has_linear_check:
             what = "the one-class problem" if self.kind == "oneclass" else f"problem={self.kind!r}"
+            if getattr(getattr(self.operator, "backend", None), "distributed", False):
+                limit = "a low-rank problem on Dask workers never forms (at any n)"
+            else:
+                limit = (
+                    f"the low-rank problem forms only up to n = {self.operator.dense_limit}; "
+                    f"here n = {self.n}"
+                )
             raise ValueError(
                 f"libsvm_every needs a LIBSVM check of {what} on the n x n proxy kernel, which "
-                f"the low-rank problem forms only up to n = {self.operator.dense_limit}; here "
-                f"n = {self.n}, and "
-                "above the limit only classification and regression have the linear (LIBLINEAR) "
-                "check. Leave libsvm_every=None: the certified gap does not need it."
+                f"{limit}, and without it only classification and regression have the linear "
+                "(LIBLINEAR) check. Leave libsvm_every=None: the certified gap does not need it."
             )
 
     @property

@@ -11,7 +11,12 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-__all__ = ["ProgressBar", "progress_bar", "progress_wanted"]
+__all__ = ["LONG_FIT_ROWS", "ProgressBar", "progress_bar", "progress_wanted"]
+
+#: Fits on at least this many rows take long enough (tens of seconds at n = 10^5) to show their
+#: progress bars by default, when stderr is a terminal: the Nystroem passes and the solver's
+#: certified gap. Smaller fits stay silent unless asked (``verbose``).
+LONG_FIT_ROWS = 20_000
 
 
 def progress_wanted(enabled: bool | None) -> bool:

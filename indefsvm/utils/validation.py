@@ -38,6 +38,7 @@ def check_square_symmetric(
     symmetrize: bool = False,
     rtol: float = SYMMETRY_RTOL,
     min_size: int = 1,
+    advice: str | None = None,
 ) -> NDArray[np.float64]:
     """Return ``K`` as a float64 C-contiguous symmetric matrix or raise a clear error.
 
@@ -54,6 +55,9 @@ def check_square_symmetric(
         Inside the tolerance the matrix is symmetrised exactly (rounding noise only).
     min_size : int
         Smallest accepted ``n``.
+    advice : str, optional
+        How the caller can fix a non-symmetric matrix (default: symmetrise it first; callers
+        with a ``symmetrize`` parameter name it).
     """
     _refuse_container(K, name)
     K = np.asarray(K)
@@ -72,8 +76,8 @@ def check_square_symmetric(
     if asym > rtol * scale and not symmetrize:
         raise ValueError(
             f"{name} is not symmetric: max|{name} - {name}'| = {asym:.3g} exceeds "
-            f"{rtol:g} * max(1, max|{name}|) = {rtol * scale:.3g}. Pass symmetrize=True to use "
-            f"({name} + {name}')/2."
+            f"{rtol:g} * max(1, max|{name}|) = {rtol * scale:.3g}. "
+            + (advice or f"Symmetrise it first, e.g. {name} = ({name} + {name}.T) / 2.")
         )
     # Exact symmetry matters: eigh reads only one triangle, and the gap uses both.
     if asym > 0:

@@ -310,3 +310,36 @@ def test_nystroem_parameters_validated_when_fit_starts(params, match):
     before any data is read (X here is not even valid)."""
     with pytest.raises(ValueError, match=match):
         IndefiniteNystroem("sigmoid", **{"n_components": 5, **params}).fit("not data")
+
+
+def test_near_singular_landmark_block_is_not_amplified():
+    """A saturated sigmoid of integer features has a +-1 landmark block that is singular up to
+    1e-9: the pseudo-inverse kept that direction and the map had an eigenvalue of 6e13 against
+    n max|k| = 1e5 (the solvers then stalled at the precision limit for minutes). The map now
+    drops such directions, with a warning: its eigenvalues stay within the Gershgorin bound and
+    its error is on the kernel's scale (dense reference: K itself)."""
+    import warnings
+
+    from sklearn.datasets import make_classification
+
+    from indefsvm.kernels import sigmoid_kernel
+
+    X, _ = make_classification(n_samples=3000, n_features=20, random_state=0)
+    X = (X * 10).astype(int)
+    with pytest.warns(UserWarning, match="nearly singular"):
+        nys = IndefiniteNystroem("sigmoid", n_components=10, random_state=18).fit(X)
+    K = sigmoid_kernel(X.astype(float))
+    n = X.shape[0]
+    bound = n * np.max(np.abs(K))
+    assert np.max(np.abs(nys.eigenvalues_)) <= bound
+    Phi = nys.transform(X)
+    approx = (Phi * nys.signature_) @ Phi.T
+    # the plain pseudo-inverse (cut-off 1e-10, the map's rcond) blows up on these landmarks
+    Z = nys.landmarks_
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = K[:, Z] @ np.linalg.pinv(K[np.ix_(Z, Z)], rcond=1e-10, hermitian=True) @ K[Z]
+    assert np.linalg.norm(plain, 2) > 100 * bound
+    # (ten landmarks approximate a +-1 kernel only roughly, but on the kernel's own scale)
+    assert np.linalg.norm(K - approx) < 1e-3 * np.linalg.norm(K - plain)
+    assert np.linalg.norm(K - approx) < 3 * np.linalg.norm(K)

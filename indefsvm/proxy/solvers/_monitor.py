@@ -102,8 +102,9 @@ class SolverMonitor:
         (status ``"callback"``). ``info`` has iteration, objective, upper_bound, gap, alpha, time.
     max_time : float, optional
         Wall-time limit in seconds (status ``"max_time"``).
-    progress : bool
-        Show a tqdm progress bar on stderr. Its unit is the progress of the certified relative
+    progress : bool or None
+        Show a tqdm progress bar on stderr (None: when stderr is a terminal). Its unit is the
+        progress of the certified relative
         gap on a log scale, ``log(gap_1 / gap) / log(gap_1 / tol)`` in percent, so its "time
         left" is an estimate of the time to convergence (the CLI turns it on when interactive).
     """
@@ -173,8 +174,11 @@ class SolverMonitor:
         self.status: str | None = None
         self.note: str | None = None
         self._first_gap: float | None = None
-        # progress=True draws the bar whatever stderr is (a notebook's is not a terminal).
-        bar = progress_bar(100, desc=method, unit="%", enabled=bool(progress))
+        # progress=True draws the bar whatever stderr is (a notebook's is not a terminal);
+        # None draws it when stderr is a terminal (the estimators' default for long fits).
+        bar = progress_bar(
+            100, desc=method, unit="%", enabled=None if progress is None else bool(progress)
+        )
         self._bar: ProgressBar | None = bar if bar.active else None
         self._rows: list[tuple[float, ...]] = []
         self._header_printed = False
@@ -485,7 +489,7 @@ class SolverMonitor:
             from sklearn.exceptions import ConvergenceWarning
 
             if self.status == "precision_limit":
-                advice = "loosen tol, or rescale the kernel / lower rho."
+                advice = ": loosen tol, or rescale the kernel / lower rho."
             else:
                 advice = (
                     f"(certified relative gap {self.relative_gap:.3g} > tol {self.tol:g}); "

@@ -644,7 +644,7 @@ def test_conclude_and_finish_report_a_precision_limit():
         "with a rounding error bound of 0.15 (relative) > tol 0.25 / 2, so the gap is not "
         "certified below tol (e.g. f(0) = rho ||(K0)_-||_F^2 or the kernel's scale dwarfs the "
         "alpha-dependent part of the objective; rescale the kernel, lower rho or loosen tol) "
-        "(empty localization set). The result is NOT certified optimal loosen tol, or rescale "
+        "(empty localization set). The result is NOT certified optimal: loosen tol, or rescale "
         "the kernel / lower rho."
     )
     assert [str(w.message) for w in caught] == [expected]
