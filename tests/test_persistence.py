@@ -223,3 +223,51 @@ def test_precomputed_kernel_with_landmarks_saves_and_predicts_the_same(tmp_path)
     path = save_model(model, tmp_path / "model.skops")
     loaded = load_model(path)
     np.testing.assert_array_equal(loaded.decision_function(K[:7]), model.decision_function(K[:7]))
+
+
+@pytest.mark.parametrize("cut", [0, 1, 40, 300, -20])
+def test_empty_or_truncated_model_files_say_so(tmp_path, cut):
+    """Before: 'looks like a file of another format ... pickle' for a cut-short .skops file."""
+    X, y, _, _ = _data()
+    path = save_model(indefsvm.IndefiniteSVC(kernel="rbf").fit(X, y), tmp_path / "m.skops")
+    data = path.read_bytes()
+    cut_path = tmp_path / "cut.skops"
+    cut_path.write_bytes(data[:cut] if cut >= 0 else data[:cut])
+    with pytest.raises(ValueError, match="corrupt or truncated") as refusal:
+        load_model(cut_path)
+    assert "pickle" not in str(refusal.value)
+
+
+def test_a_scikit_learn_model_in_the_model_format_is_refused(tmp_path):
+    """The README says load_model builds only indefsvm's estimators: a scikit-learn SVC saved
+    in the same format loaded and predicted before."""
+    from sklearn.svm import SVC
+
+    from indefsvm.persistence import MODEL_FORMAT
+
+    X, y, _, _ = _data()
+    path = tmp_path / "svc.skops"
+    path.write_bytes(skops.io.dumps({"format": MODEL_FORMAT, "estimator": SVC().fit(X, y)}))
+    with pytest.raises(ValueError, match="not an indefsvm estimator"):
+        load_model(path)
+
+
+def test_predict_does_not_import_every_scikit_learn_estimator(tmp_path):
+    """skops computes its default types by importing all of scikit-learn's estimators (most of
+    an 'indefsvm predict'); the load trusts its own list and imports only what it needs."""
+    import subprocess
+    import sys
+
+    X, y, _, _ = _data()
+    path = save_model(indefsvm.krein.KreinSVC(kernel="rbf").fit(X, y), tmp_path / "m.skops")
+    np.save(tmp_path / "X.npy", X)
+    code = (
+        "import sys\n"
+        "from indefsvm.persistence import load_model\n"
+        f"model = load_model({str(path)!r})\n"
+        "import numpy as np\n"
+        f"model.predict(np.load({str(tmp_path / 'X.npy')!r}))\n"
+        "print('sklearn.gaussian_process' in sys.modules, 'sklearn.neural_network' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"], out.stdout + out.stderr

@@ -176,3 +176,17 @@ def test_exp_dissimilarity_and_errors() -> None:
         DoubleCentering().transform(D)
     with pytest.raises(ValueError, match="one column per training point"):
         DoubleCentering().fit(D).transform(np.ones((1, 3)))
+
+
+def test_non_symmetric_training_dissimilarities_get_advice_that_applies():
+    """Before: 'Pass symmetrize=True', a parameter neither transformer has."""
+    from indefsvm.kernels import DissimilarityKernel, DoubleCentering
+
+    D = np.random.default_rng(0).uniform(size=(6, 6))
+    np.fill_diagonal(D, 0.0)
+    for transformer in (DissimilarityKernel(), DoubleCentering()):
+        with pytest.raises(ValueError, match=r"symmetrise it first, e\.g\. D = \(D \+ D\.T\) / 2"):
+            transformer.fit(D)
+        with pytest.raises(ValueError) as refusal:
+            transformer.fit(D)
+        assert "symmetrize=True" not in str(refusal.value)

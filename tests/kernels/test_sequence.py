@@ -85,3 +85,20 @@ def test_window_validation():
         dtw_distances(X, window=True)
     with pytest.raises(TypeError, match="window"):
         dtw_distances(X, window="full")
+
+
+def test_dtw_refuses_overflow_and_empty_series():
+    """Before: inf without a warning, and zeros for series of length 0."""
+    from indefsvm.kernels import dtw_distances
+
+    A = np.array([[1e200, -1e200]])
+    with pytest.raises(ValueError, match="overflow float64.*z-normalise"):
+        dtw_distances(A, -A)
+    with pytest.raises(ValueError, match="overflow"):
+        dtw_distances(np.vstack([A, -A]))
+    with pytest.raises(ValueError, match="length 0"):
+        dtw_distances(np.zeros((3, 0)))
+    with pytest.raises(ValueError, match="Y holds series of length 0"):
+        dtw_distances(np.zeros((3, 4)), np.zeros((2, 0)))
+    # large but representable values still work
+    assert np.isfinite(dtw_distances(np.array([[1e150, -1e150]]), np.array([[0.0, 0.0]]))).all()

@@ -268,8 +268,12 @@ def _check_refusals(X, y, Phi, s):
     problem = make_problem(
         "svc", LowRankKernel(da.from_array(Phi, chunks=(CHUNK, -1)), s), y, rho=1.0
     )
-    with pytest.raises(ValueError, match="accpm"):
+    with pytest.raises(ValueError, match="accpm") as refusal:
         indefsvm.solve_problem(problem, method="accpm", max_iter=2)
+    # the reason is the factor's place, not a size (before: "forms only up to n = 5000; here
+    # n = 2000")
+    assert "no n x n arrays at any n" in str(refusal.value)
+    assert "5000" not in str(refusal.value)
     with pytest.raises(ValueError, match="Dask workers"):
         problem.operator.proxy_features(problem.state(np.zeros(N)))
 
@@ -313,3 +317,25 @@ def test_dense_kernel_of_a_dask_factor_is_the_numpy_one(data):
     assert isinstance(K, np.ndarray)
     np.testing.assert_allclose(K, expected, rtol=0, atol=1e-12 * np.abs(expected).max())
     np.testing.assert_allclose(LowRankKernel(Phi, s).toarray(), K, rtol=0, atol=0)
+
+
+def test_training_rows_of_a_dask_fit_get_their_k_star_rows(data):
+    """A training point passed to predict (as numpy or dask rows) gets (K* u)_i + b, as in
+    memory: the fingerprints of a dask X are computed on its chunks."""
+    X, y, _, _, _, _ = data
+    with local_scheduler():
+        m0 = _svc(tol=1e-8).fit(X, y)
+        m1 = _svc(tol=1e-8).fit(da.from_array(X, chunks=CHUNK), y)
+        d1 = m1.decision_function(da.from_array(X[:300], chunks=120)).compute()
+    np.testing.assert_allclose(m1.train_scores_, m0.train_scores_, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(d1, m0.train_scores_[:300] + m0.intercept_, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(
+        m1.decision_function(X[:300]), d1, rtol=0, atol=1e-12 * np.max(np.abs(d1))
+    )
+
+
+def test_n_components_above_n_warns_on_dask_too(data):
+    X, y, _, _, _, _ = data
+    small = da.from_array(X[:60], chunks=20)
+    with local_scheduler(), pytest.warns(UserWarning, match=r"n_components = 80 > n = 60"):
+        IndefiniteSVC(n_components=80, random_state=0, max_iter=3, **KERNEL).fit(small, y[:60])
