@@ -158,7 +158,7 @@ def test_readme_statement_on_the_low_rank_proxy_kernel():
 def test_one_definition_of_tol_everywhere():
     """tol is relative to |f(alpha) - f(0)| (README, "What tol means"); docs/solvers.md gave
     the old rule |f(best)| until it was found by a user."""
-    pattern = re.compile(r"tol \* max\(1, \|([^|]*)\|\)")
+    pattern = re.compile(r"(?<!\w)tol \* max\(1, \|([^|]*)\|\)")
     files = [*DOCUMENTS, *sorted((ROOT / "indefsvm").rglob("*.py"))]
     found = 0
     for path in files:
