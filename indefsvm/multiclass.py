@@ -63,7 +63,7 @@ from indefsvm.base import check_landmark_parameters, fit_context
 from indefsvm.utils.constraints import is_outermost_fit
 from indefsvm.utils.dask_rows import is_dask_array, rowwise_on_workers
 from indefsvm.utils.fingerprint import TrainingRows
-from indefsvm.utils.validation import check_sample_weight, refuse_sample_weight
+from indefsvm.utils.validation import check_sample_weight, no_fit_params
 
 DECISION_FUNCTION_SHAPES = ("ovr", "ovo")
 
@@ -145,12 +145,8 @@ class OneVsOneMixin:
         tags.classifier_tags.multi_class = True  # any number of classes, by one-vs-one
         return tags
 
-    #: Whether ``fit`` takes ``sample_weight`` (the binary fit then accepts it); otherwise
-    #: weights are refused with the class's ``_sample_weight_refusal`` as the reason.
-    _supports_sample_weight: bool = False
-
     @fit_context
-    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None):
+    def fit(self, X: ArrayLike, y: ArrayLike, **fit_params: Any):
         """Fit the binary problem, or one binary problem per pair of classes.
 
         Parameters
@@ -160,29 +156,38 @@ class OneVsOneMixin:
         y : array_like of shape (n,)
             Class labels (any type). Two classes are one binary problem; more are handled
             one-vs-one (one problem per pair of classes, as :class:`sklearn.svm.SVC`).
-        sample_weight : array_like of shape (n,), optional
-            Per-point weights of the loss (LIBSVM's instance weights: ``C_i = C w_i``, times
-            the class weight), for the estimators whose formulation has them; the others
-            refuse them with the reason. Each one-vs-one pair takes its rows.
+        **fit_params
+            None are taken: ``sample_weight`` is refused with the reason (the formulation has
+            no per-sample weights; the classifiers that have them take it by name).
 
         Returns
         -------
         self
         """
-        if sample_weight is not None and not self._supports_sample_weight:
-            why = getattr(
-                self, "_sample_weight_refusal", "its formulation has no per-sample loss weights"
-            )
-            refuse_sample_weight(self, sample_weight, why)
+        why = getattr(self, "_sample_weight_refusal", "its formulation has no per-sample weights")
+        no_fit_params(self, dict(fit_params), why)
+        return self._fit_classes(X, y, None)
+
+    def _fit_classes(self, X: ArrayLike, y: ArrayLike, sample_weight: Any):
+        """:meth:`fit` with ``sample_weight`` (None, or checked here: one per row of ``X``)."""
         if y is None:
             validate_data(self, X, y)  # scikit-learn's "requires y to be passed" error
         if sample_weight is not None:
-            n = X.shape[0] if hasattr(X, "shape") else len(X)
+            n = X.shape[0] if hasattr(X, "shape") else np.asarray(X).shape[0]
             sample_weight = check_sample_weight(sample_weight, n, owner=type(self).__name__)
         if is_dask_array(X) or is_dask_array(y):
             self._fit_dask(X, y, sample_weight)
             return self
         check_classification_targets(np.asarray(y))
+        if sample_weight is not None:
+            labels = np.asarray(y).ravel()
+            weighted = np.unique(labels[sample_weight > 0]) if labels.shape == (n,) else None
+            if weighted is not None and weighted.shape[0] < 2:
+                raise ValueError(
+                    f"{type(self).__name__}: sample_weight is zero for every point but those of "
+                    f"class {weighted.tolist()}; a classifier needs positive weights in at least "
+                    "two classes."
+                )
         if self._fit_multiclass(X, y, sample_weight):
             self._remember_pair_training_inputs(X)
             if getattr(self, "probability", False):
@@ -361,9 +366,9 @@ class OneVsOneMixin:
                     Xs = train[np.ix_(idx, idx)]
                 else:
                     Xs = train[np.ix_(idx, idx)] if pairwise else train[idx]
-                weights = _weights(None if sample_weight is None else sample_weight[idx])
+                pair_weight = _weights(None if sample_weight is None else sample_weight[idx])
                 try:
-                    estimators.append(est.fit(Xs, y_arr[idx], **weights))
+                    estimators.append(est.fit(Xs, y_arr[idx], **pair_weight))
                 finally:
                     est.__dict__.pop("_ovo_factor", None)
                 indices.append(idx)
@@ -494,6 +499,33 @@ class OneVsOneMixin:
         d = self._pair_decisions(X, *extra)
         scores = ovo_vote_scores(d, len(self.classes_))
         return self.classes_[np.argmax(scores, axis=1)]
+
+
+class WeightedOneVsOneMixin(OneVsOneMixin):
+    """:class:`OneVsOneMixin` for classifiers whose binary fit takes per-sample weights
+    (``_fit_binary(X, y, sample_weight=None)``): ``fit`` takes ``sample_weight`` by name, so
+    scikit-learn's ``has_fit_parameter`` and metadata routing see it."""
+
+    @fit_context
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None):
+        """Fit the binary problem, or one binary problem per pair of classes.
+
+        Parameters
+        ----------
+        X : array_like of shape (n, n) or (n, n_features)
+            The training kernel with ``kernel="precomputed"``, else the training points.
+        y : array_like of shape (n,)
+            Class labels (any type). Two classes are one binary problem; more are handled
+            one-vs-one (one problem per pair of classes, as :class:`sklearn.svm.SVC`).
+        sample_weight : array_like of shape (n,), optional
+            Per-point weights of the loss (LIBSVM's instance weights: ``C_i = C w_i``, times
+            the class weight). Each one-vs-one pair takes its rows.
+
+        Returns
+        -------
+        self
+        """
+        return self._fit_classes(X, y, sample_weight)
 
 
 def _weights(sample_weight: NDArray | None) -> dict[str, Any]:

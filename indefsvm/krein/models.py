@@ -54,7 +54,7 @@ from indefsvm.krein.solver import (
 )
 from indefsvm.krein.subspace import landweber_fridman, mr_ii, truncated_spectral_factorization
 from indefsvm.linalg.spectrum import TRANSFORM_METHODS, spectrum_transform
-from indefsvm.multiclass import OneVsOneMixin
+from indefsvm.multiclass import OneVsOneMixin, WeightedOneVsOneMixin
 from indefsvm.utils.constraints import Interval, StrOptions
 from indefsvm.utils.dask_rows import is_dask_array
 from indefsvm.utils.validation import (
@@ -62,7 +62,7 @@ from indefsvm.utils.validation import (
     check_binary_labels,
     check_finite_matrix,
     check_sample_weight,
-    refuse_sample_weight,
+    no_fit_params,
 )
 
 __all__ = [
@@ -481,10 +481,10 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
     )
 
     @fit_context
-    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: None = None) -> KreinRegressor:
+    def fit(self, X: ArrayLike, y: ArrayLike, **fit_params: Any) -> KreinRegressor:
         """Fit on a precomputed training kernel or on data ``X`` with a callable kernel
         (``sample_weight`` is refused: the formulation has no per-sample weights)."""
-        refuse_sample_weight(self, sample_weight, self._sample_weight_refusal)
+        no_fit_params(self, fit_params, self._sample_weight_refusal)
         return self._fit_targets(X, self._regression_y(X, y))
 
     #: Formulations available with ``n_components`` (``"shift"`` moves the whole spectrum, including
@@ -703,10 +703,10 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator)
     _sample_weight_refusal = "its closed form (paper 000, Table 2) is the unweighted squared loss"
 
     @fit_context
-    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: None = None) -> KreinKernelRidge:
+    def fit(self, X: ArrayLike, y: ArrayLike, **fit_params: Any) -> KreinKernelRidge:
         """Fit on a precomputed kernel or data with a callable kernel (``sample_weight`` is
         refused: the formulation has no per-sample weights)."""
-        refuse_sample_weight(self, sample_weight, self._sample_weight_refusal)
+        no_fit_params(self, fit_params, self._sample_weight_refusal)
         return self._fit_targets(X, self._regression_y(X, y))
 
     def _decision(self, X: ArrayLike) -> NDArray[np.float64]:
@@ -727,7 +727,7 @@ class KreinKernelRidgeClassifier(_SignClassifierMixin, KreinKernelRidge):
     """:class:`KreinKernelRidge` on ±1 targets, predicting the sign."""
 
 
-class KreinSVC(OneVsOneMixin, _KernelEstimatorMixin, ClassifierMixin, IndefsvmEstimator):
+class KreinSVC(WeightedOneVsOneMixin, _KernelEstimatorMixin, ClassifierMixin, IndefsvmEstimator):
     """Krein SVM (Loosli et al. 2016) as characterised by Oglic & Gaertner (2019), Prop. 3.
 
     A standard C-SVM trained by LIBSVM (scikit-learn's ``SVC(kernel="precomputed")``) on the
@@ -769,8 +769,6 @@ class KreinSVC(OneVsOneMixin, _KernelEstimatorMixin, ClassifierMixin, IndefsvmEs
         class_weight: Any = None,
     ) -> None:
         set_init_parameters(self, locals())
-
-    _supports_sample_weight = True
 
     def _fit_binary(self, X: Any, y: Any, sample_weight: NDArray | None = None) -> None:
         """Train LIBSVM on the flip-spectrum training kernel (instance weights: ``C_i = C w_i``)."""
@@ -1090,10 +1088,8 @@ class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         return self._decision(X)
 
 
-class SimilarityRidgeClassifier(_SignClassifierMixin, SimilarityRidge):
+class SimilarityRidgeClassifier(WeightedOneVsOneMixin, _SignClassifierMixin, SimilarityRidge):
     """:class:`SimilarityRidge` on ±1 targets (LRR-SF of paper 000, Table 2)."""
-
-    _supports_sample_weight = True
 
 
 class OngSubspaceRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
@@ -1152,12 +1148,12 @@ class OngSubspaceRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstima
         set_init_parameters(self, locals())
 
     @fit_context
-    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: None = None) -> OngSubspaceRegressor:
+    def fit(self, X: ArrayLike, y: ArrayLike, **fit_params: Any) -> OngSubspaceRegressor:
         """Solve the interpolation problem in the chosen subspace (``sample_weight`` is refused:
         the formulation has no per-sample weights)."""
-        refuse_sample_weight(
+        no_fit_params(
             self,
-            sample_weight,
+            fit_params,
             "regularization by subspace (Ong et al. 2004) interpolates every training target "
             "with equal weight",
         )

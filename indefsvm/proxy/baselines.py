@@ -38,7 +38,7 @@ from indefsvm.base import (
     set_init_parameters,
 )
 from indefsvm.linalg.spectrum import TRANSFORM_METHODS, SpectrumTransform, spectrum_transform
-from indefsvm.multiclass import OneVsOneMixin
+from indefsvm.multiclass import WeightedOneVsOneMixin
 from indefsvm.probability import PlattProbabilityMixin, probability_method
 from indefsvm.proxy import _libsvm
 from indefsvm.utils.constraints import Interval, StrOptions
@@ -58,7 +58,11 @@ class IndefiniteKernelWarning(UserWarning):
 
 
 class _LibsvmKernelClassifier(
-    PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, KernelInputMixin, IndefsvmEstimator
+    PlattProbabilityMixin,
+    WeightedOneVsOneMixin,
+    ClassifierMixin,
+    KernelInputMixin,
+    IndefsvmEstimator,
 ):
     """C-SVC by LIBSVM on a kernel derived from the training kernel; subclasses define it.
 
@@ -85,8 +89,6 @@ class _LibsvmKernelClassifier(
         self, K: NDArray[np.float64], coef: NDArray[np.float64]
     ) -> NDArray[np.float64]:
         raise NotImplementedError
-
-    _supports_sample_weight = True
 
     def _fit_binary(self, X: Any, y: Any, sample_weight: NDArray | None = None) -> None:
         """Train LIBSVM on the (transformed) training kernel (two classes); instance weights

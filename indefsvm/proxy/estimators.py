@@ -77,7 +77,7 @@ from indefsvm.base import (
     set_init_parameters,
 )
 from indefsvm.kernels.registry import KERNEL_ALIASES, KERNEL_NAMES, resolve_kernel
-from indefsvm.multiclass import OneVsOneMixin
+from indefsvm.multiclass import WeightedOneVsOneMixin
 from indefsvm.probability import PlattProbabilityMixin, probability_method
 from indefsvm.proxy.api import (
     MONITOR_ARGUMENTS,
@@ -531,7 +531,9 @@ def _doc(text: str) -> str:
     return text
 
 
-class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _ProxyKernelEstimator):
+class IndefiniteSVC(
+    PlattProbabilityMixin, WeightedOneVsOneMixin, ClassifierMixin, _ProxyKernelEstimator
+):
     __doc__ = _doc(
         """Indefinite SVM classifier of Luss & d'Aspremont (paper 004, eq. 4/7).
 
@@ -641,8 +643,6 @@ class IndefiniteSVC(PlattProbabilityMixin, OneVsOneMixin, ClassifierMixin, _Prox
         "intercept": [StrOptions({"certified", "paper"})],
         "probability": ["boolean"],
     }
-
-    _supports_sample_weight = True
 
     def _make_problem(
         self, K: NDArray, y: NDArray, rho: Any, sample_weight: Any = None

@@ -419,16 +419,16 @@ class ProxyKernelProblem:
         if not self.has_linear_check:
             what = "the one-class problem" if self.kind == "oneclass" else f"problem={self.kind!r}"
             if getattr(getattr(self.operator, "backend", None), "distributed", False):
-                limit = "a low-rank problem on Dask workers never forms (at any n)"
+                limit = "a low-rank problem on Dask workers never forms (at any n), and then"
             else:
                 limit = (
                     f"the low-rank problem forms only up to n = {self.operator.dense_limit}; "
-                    f"here n = {self.n}"
+                    f"here n = {self.n}, and above the limit"
                 )
             raise ValueError(
                 f"libsvm_every needs a LIBSVM check of {what} on the n x n proxy kernel, which "
-                f"{limit}, and without it only classification and regression have the linear "
-                "(LIBLINEAR) check. Leave libsvm_every=None: the certified gap does not need it."
+                f"{limit} only classification and regression have the linear (LIBLINEAR) "
+                "check. Leave libsvm_every=None: the certified gap does not need it."
             )
 
     @property
@@ -1266,7 +1266,9 @@ class OneClassProblem(ProxyKernelProblem):
         }
 
     def initial_point(self) -> NDArray[np.float64]:
-        # nu * box sums to 1 and lies in the box (nu <= 1): 1/n for uniform weights.
+        if self.sample_weight is None:
+            return np.full(self.n, 1.0 / self.n)
+        # nu * box sums to 1 and lies in the box (nu <= 1)
         return self.nu * self.box
 
     def _primal_from(self, g: NDArray[np.float64], u_k_u: float) -> tuple[float, float]:

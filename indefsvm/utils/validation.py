@@ -350,6 +350,21 @@ def check_sample_weight(
     return w
 
 
+def no_fit_params(estimator: Any, fit_params: dict[str, Any], why: str) -> None:
+    """The ``**fit_params`` of an estimator whose ``fit`` takes no weights: ``sample_weight`` is
+    refused with ``why`` (:func:`refuse_sample_weight`), any other name as Python would.
+
+    Such estimators keep ``sample_weight`` out of their signature, so that scikit-learn
+    (``has_fit_parameter``, metadata routing) does not take them for weighted ones.
+    """
+    refuse_sample_weight(estimator, fit_params.pop("sample_weight", None), why)
+    if fit_params:
+        raise TypeError(
+            f"{type(estimator).__name__}.fit() got unexpected keyword arguments "
+            f"{sorted(fit_params)}; it takes X and y."
+        )
+
+
 def refuse_sample_weight(estimator: Any, sample_weight: Any, why: str) -> None:
     """Raise a ``TypeError`` naming the estimator and the reason when weights are given."""
     if sample_weight is None:

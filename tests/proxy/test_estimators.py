@@ -293,10 +293,24 @@ def test_predict_checks_test_kernel_width_and_classes():
             PerturbSVC(max_iter=1000),
             {"check_positive_only_tag_during_fit", "check_estimators_dtypes"},
         ),
-        (PerturbSVC(kernel="rbf"), set()),
-        # these outlier checks pass raw features even to pairwise estimators
-        (IndefiniteOneClassSVM(), {"check_outliers_fit_predict", "check_outliers_train"}),
-        (IndefiniteOneClassSVM(kernel="rbf", gamma=0.5), set()),
+        # a repeated point is two coordinates of u in the perturbation u u'/(4 rho): weights
+        # are not repetitions (they are as rho -> inf, tests/test_sample_weight.py)
+        (PerturbSVC(kernel="rbf"), {"check_sample_weight_equivalence_on_dense_data"}),
+        # these outlier checks pass raw features even to pairwise estimators; weights are
+        # not repetitions for a one-class model (a repeated point is a second row and column
+        # of the kernel, penalised in ||K - K0||_F, and the bounds are 1/(nu n) of the new n)
+        (
+            IndefiniteOneClassSVM(),
+            {
+                "check_outliers_fit_predict",
+                "check_outliers_train",
+                "check_sample_weight_equivalence_on_dense_data",
+            },
+        ),
+        (
+            IndefiniteOneClassSVM(kernel="rbf", gamma=0.5),
+            {"check_sample_weight_equivalence_on_dense_data"},
+        ),
     ],
     ids=lambda v: repr(v) if not isinstance(v, set) else "",
 )

@@ -822,10 +822,10 @@ def test_make_problem_contract():
                        r"'perturb'(, '[a-z_]+')*\); got 'svm'\.$"):  # fmt: skip
         make_problem("svm", K0, y)
     with pytest.raises(ValueError, match=r"^nu does not apply to problem='svc', which takes C, "
-                       r"rho, class_weight\.$"):  # fmt: skip
+                       r"rho, class_weight, sample_weight\.$"):  # fmt: skip
         make_problem("svc", K0, y, nu=0.5)
     with pytest.raises(ValueError, match=r"^epsilon, nu do not apply to problem='svc', which "
-                       r"takes C, rho, class_weight\.$"):  # fmt: skip
+                       r"takes C, rho, class_weight, sample_weight\.$"):  # fmt: skip
         make_problem("svc", K0, y, nu=0.5, epsilon=0.1)
     with pytest.raises(ValueError, match=r"^problem='oneclass' is unsupervised and takes no y "
                        r"\(labels or targets\); pass y=None\.$"):  # fmt: skip

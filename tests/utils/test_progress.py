@@ -87,3 +87,25 @@ def test_the_solver_and_the_nystroem_map_draw_through_it(monkeypatch):
     assert re.search(r"pg: .*%", err.getvalue())
     IndefiniteNystroem(n_components=5, kernel="rbf", verbose=True, random_state=0).fit(X)
     assert "Nystroem factor" in err.getvalue()
+
+
+@pytest.mark.parametrize("n, shown", [(25_000, True), (2_000, False)])
+def test_a_long_default_fit_shows_its_progress_on_a_terminal(monkeypatch, n, shown):
+    """A default low-rank fit of 10^5 points printed nothing for a minute (the README promises
+    progress): from LONG_FIT_ROWS rows on, the Nystroem passes and the solver draw their bars
+    by default when stderr is a terminal; small fits stay silent."""
+    from indefsvm import IndefiniteSVC
+
+    err = _Terminal()
+    monkeypatch.setattr("sys.stderr", err)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, 5))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    IndefiniteSVC(kernel="rbf", gamma=0.1, n_components=10, max_iter=5, tol=1e-3).fit(X, y)
+    text = err.getvalue()
+    assert ("Nystroem factor" in text) is shown and (re.search(r"pg: .*%", text) is not None) is shown
+    # not on a log file (stderr not a terminal)
+    log = io.StringIO()
+    monkeypatch.setattr("sys.stderr", log)
+    IndefiniteSVC(kernel="rbf", gamma=0.1, n_components=10, max_iter=5, tol=1e-3).fit(X, y)
+    assert "Nystroem factor" not in log.getvalue()

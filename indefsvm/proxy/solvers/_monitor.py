@@ -492,11 +492,11 @@ class SolverMonitor:
                 advice = ": loosen tol, or rescale the kernel / lower rho."
             else:
                 advice = (
-                    f"(certified relative gap {self.relative_gap:.3g} > tol {self.tol:g}); "
+                    f" (certified relative gap {self.relative_gap:.3g} > tol {self.tol:g}); "
                     "increase max_iter/max_time, loosen tol or try another method."
                 )
             warnings.warn(
-                f"{self.method}: {message}. The result is NOT certified optimal {advice}",
+                f"{self.method}: {message}. The result is NOT certified optimal{advice}",
                 ConvergenceWarning,
                 stacklevel=3,
             )

@@ -188,5 +188,9 @@ def test_bad_weights_say_what_is_wrong(w, message):
         with pytest.raises(ValueError, match=message):
             IndefiniteSVC(kernel="rbf").fit(X, y, sample_weight=w)
     zero_class = np.where(y > 0, 1.0, 0.0)
-    with pytest.raises(ValueError, match="each class needs a positive weight"):
+    with pytest.raises(ValueError, match=r"but those of class \[1\]; a classifier needs"):
         IndefiniteSVC(kernel="rbf").fit(X, y, sample_weight=zero_class)
+    from indefsvm.proxy.problems import make_problem
+
+    with pytest.raises(ValueError, match="each class needs a positive weight"):
+        make_problem("svc", rbf_kernel(X), y, sample_weight=zero_class)
