@@ -267,7 +267,8 @@ def test_predict_does_not_import_every_scikit_learn_estimator(tmp_path):
         f"model = load_model({str(path)!r})\n"
         "import numpy as np\n"
         f"model.predict(np.load({str(tmp_path / 'X.npy')!r}))\n"
-        "print('sklearn.gaussian_process' in sys.modules, 'sklearn.neural_network' in sys.modules)\n"
+        "print('sklearn.gaussian_process' in sys.modules,\n"
+        "      'sklearn.neural_network' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"], out.stdout + out.stderr

@@ -1,11 +1,11 @@
 """Every python block of the README and of docs/*.md runs as written; the commands match .ci/run.
 
 Each block runs alone, saved to a file and run as ``python file.py`` in a fresh interpreter (a
-subprocess, so one block's imports, names and logging set-up cannot help another), with the repository's ``indefsvm`` first on the path. The
-README's large-n examples (``n = 100_000`` points) run with ``n`` scaled down by the explicit
-substitutions of :data:`SCALE_DOWN`: nothing else in a block is changed. A block that is
-deliberately not runnable starts with the visible comment ``# not run: <why>`` in the markdown
-and is listed in :data:`NOT_RUN`.
+subprocess, so one block's imports, names and logging set-up cannot help another), with the
+repository's ``indefsvm`` first on the path. The README's large-n examples (``n = 100_000``
+points) run with ``n`` scaled down by the explicit substitutions of :data:`SCALE_DOWN`: nothing
+else in a block is changed. A block that is deliberately not runnable starts with the visible
+comment ``# not run: <why>`` in the markdown and is listed in :data:`NOT_RUN`.
 """
 
 from __future__ import annotations

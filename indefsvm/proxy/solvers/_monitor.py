@@ -404,8 +404,19 @@ class SolverMonitor:
         )
 
     def stop(self, status: str, note: str | None = None) -> None:
-        """End the run early with ``status`` and a note explaining why (kept in the message)."""
+        """End the run early with ``status`` and a note explaining why (kept in the message).
+
+        The monitor judges the stop, not the solver: whatever made the solver stop (a stall, a
+        non-finite trial point, the time limit), a best point whose gap is already certified
+        within ``tol`` ends ``"converged"`` (the note still says why the solver stopped), and a
+        stall that rounding alone keeps from certifying ends ``"precision_limit"``. Only a
+        callback's stop is taken as given.
+        """
         if self.status is None:
+            if status != "callback" and self.best is not None and self.certified():
+                status = "converged"
+            elif status == "stalled" and self.best is not None and self.precision_lost():
+                status = "precision_limit"
             self.status = status
         if note is not None:
             self.note = note

@@ -242,6 +242,7 @@ def lowrank_newton(
     curvature_floor: float = 1e-10,
     proximal: float = 1e-2,
     armijo: float = 1e-4,
+    fallback: bool = True,
 ) -> SolveResult:
     """Maximise a low-rank classification problem by the second-order method of the module.
 
@@ -264,6 +265,11 @@ def lowrank_newton(
         bounds per step).
     armijo : float
         Sufficient-ascent constant of the outer line search, in (0, 1/2).
+    fallback : bool
+        When no Newton direction ascends before the gap is certified, continue with the
+        accelerated projected gradient from the best point (same monitor: the history, the
+        limits and the certified bounds carry on; ``info["fallback"]`` records it). False: stop
+        with ``"stalled"``.
 
     Returns
     -------
@@ -340,8 +346,13 @@ def lowrank_newton(
         if trial is None:
             if monitor.out_of_time():
                 monitor.stop("max_time")
-            else:
-                monitor.stop("stalled", "no ascent along the Newton directions")
+                break
+            if not monitor.certified() and fallback:
+                # No ascent along any Newton direction before the gap certified (a badly scaled
+                # kernel, float32 rounding): the projected gradient takes over from the best
+                # point, with the same monitor (bounds, history, limits carry on).
+                return _fall_back(problem, monitor, counts, op, passes0, gram0)
+            monitor.stop("stalled", "no ascent along the Newton directions")
             break
         logger.debug(
             "newton: f=%.15g t=%g gamma=%.3g mu=%.3g first_try=%s exact=%s free=%d",
@@ -362,6 +373,29 @@ def lowrank_newton(
         "n_gram_passes": op.n_gram_passes - gram0,
     }
     return monitor.finish(info=info)
+
+
+def _fall_back(problem, monitor, counts, op, passes0, gram0) -> SolveResult:
+    """The projected gradient from the monitor's best point, as the rest of this solve."""
+    from indefsvm.proxy.solvers.pg import projected_gradient
+
+    newton_iterations = monitor.n_iter
+    logger.info(
+        "lowrank_newton: no ascent along the Newton directions after %d iterations with the "
+        "gap not certified; continuing with the projected gradient from the best point",
+        newton_iterations,
+    )
+    result = projected_gradient(problem, monitor, alpha0=monitor.best.alpha)
+    result.info.update(
+        {
+            **counts,
+            "fallback": "pg",
+            "newton_iterations": newton_iterations,
+            "n_passes": op.n_passes - passes0,
+            "n_gram_passes": op.n_gram_passes - gram0,
+        }
+    )
+    return result
 
 
 def _search(problem, monitor, ev, d, armijo, counts, *, arc, halvings=MAX_HALVINGS):

@@ -756,3 +756,33 @@ def test_an_upper_bound_equal_after_its_error_does_not_replace_the_kept_one():
     m.offer_upper_bound(0.25, excess=0.25, error=0.0625)
     m.offer_upper_bound(0.3125, excess=0.3125, error=0.0)  # the same certified value 0.3125
     assert (m.upper_excess, m.upper_error, m.upper_bound) == (0.25, 0.0625, 0.25)
+
+
+@pytest.mark.parametrize("reason", ["stalled", "numerical_error", "max_time"])
+def test_a_solver_stop_with_a_certified_gap_is_converged(reason):
+    """The monitor judges every stop (certified() first): lowrank_newton reported 'stalled'
+    with a certified relative gap of 5e-9 < tol = 1e-6, and warned '5.03e-09 > tol 1e-06'."""
+    m = monitor(StubProblem(baseline=0.0), tol=1e-6)
+    m.offer(ev(100.0, 100.0 + 5e-7))
+    m.stop(reason, "no ascent along the Newton directions")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        res = m.finish()
+    assert res.status == "converged"
+    assert res.message.startswith("certified relative gap 5e-09 <= tol 1e-06 (no ascent")
+
+
+def test_an_uncertified_stop_keeps_its_status_and_a_rounding_stall_is_the_precision_limit():
+    m = monitor(StubProblem(baseline=0.0), tol=1e-6)
+    m.offer(ev(100.0, 101.0))
+    m.stop("stalled")
+    assert m.status == "stalled"
+    m = monitor(StubProblem(baseline=0.0), tol=1e-6)
+    m.offer(ev(100.0, 100.0))
+    m.best_error = 1e-4  # a gap of 0 whose rounding bound exceeds tol * scale / 2
+    m.stop("stalled")
+    assert m.status == "precision_limit"
+    m = monitor(StubProblem(baseline=0.0), tol=1e-6)
+    m.offer(ev(100.0, 100.0))
+    m.stop("callback")
+    assert m.status == "callback"

@@ -301,3 +301,30 @@ def test_rank_deficient_factor():
     ref = solve_quiet(lowrank_problem(Phi, s, y, C=1.0, rho=1.0), method="pg", tol=1e-9)
     assert res.status == "converged"
     assert excess(res) == pytest.approx(excess(ref), rel=1e-7)
+
+
+def test_a_stalled_newton_falls_back_warm_started_to_the_projected_gradient():
+    """Kernel x 1e5 and rho = 1e8: no Newton direction ascends at the start (the solve stopped
+    'stalled' at iteration 0 with f - f(0) = 2e-3 against ~80). The projected gradient takes
+    over from the best point with the same monitor, and ends where PG alone ends."""
+    import indefsvm
+    from indefsvm import IndefiniteNystroem
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 5))
+    y = np.where(np.sin(X[:, 0]) + X[:, 1] * X[:, 2] > 0, 1, -1)
+    nys = IndefiniteNystroem("sigmoid", gamma=0.2, coef0=-0.5, n_components=30, random_state=0)
+    Phi = nys.fit_transform(X) * np.sqrt(1e5)
+    K0 = LowRankKernel(Phi, nys.signature_)
+    kw = {"C": 1.0, "rho": 1e8, "tol": 1e-6, "max_iter": 1500}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        alone = indefsvm.solve(K0, y, method="lowrank_newton", options={"fallback": False}, **kw)
+        chained = indefsvm.solve(K0, y, method="lowrank_newton", options={"fallback": True}, **kw)
+        pg = indefsvm.solve(K0, y, method="pg", **kw)
+    assert alone.status == "stalled" and alone.n_iter <= 1
+    assert chained.info["fallback"] == "pg" and chained.info["newton_iterations"] == alone.n_iter
+    assert chained.method == "lowrank_newton" and chained.n_iter == 1500
+    assert alone.objective_excess < 1e-3 * pg.objective_excess
+    assert chained.objective_excess >= (1 - 1e-3) * pg.objective_excess
+    np.testing.assert_array_equal(chained.history["iteration"], np.arange(1, 1501))
