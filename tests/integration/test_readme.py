@@ -147,3 +147,13 @@ def test_readme_statement_on_the_low_rank_proxy_kernel():
     dropped = IndefiniteSVC(**params, random_state=0).fit(X, y)
     assert dropped.proxy_kernel_ is None
     np.testing.assert_allclose(dropped.decision_function(X), kept.decision_function(X))
+
+
+def test_time_series_example_says_when_it_falls_back_to_synthetic_data():
+    """Without aeon the README's GunPoint example runs on synthetic series: it must say so."""
+    (code,) = [c for name, _, c in BLOCKS if name == "README.md" and "load_aeon(" in c]
+    blocked = 'import sys\nsys.modules["aeon"] = None\nsys.modules["aeon.datasets"] = None\n'
+    proc = _run(blocked + code)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    first = proc.stdout.splitlines()[0]
+    assert "aeon is not installed" in first and "SYNTHETIC" in first, proc.stdout

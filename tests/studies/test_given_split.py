@@ -146,3 +146,64 @@ def test_given_split_with_max_samples_keeps_both_parts(monkeypatch, tmp_path):
     # the training part comes from the official training part only
     origin = data.X[:, 0]
     assert np.all(origin[~data.test_mask] < 10) and np.all(origin[data.test_mask] >= 10)
+
+
+def _italy_like(seed=4):
+    """ItalyPowerDemand's shape: 67 training and 1029 test series of length 24, two classes."""
+    rng = np.random.default_rng(seed)
+    n_train, n_test, T = 67, 1029, 24
+    y = np.array(["1", "2"])[np.arange(n_train + n_test) % 2]
+    t = np.linspace(0, 2 * np.pi, T)
+    X = np.sin((y.astype(int)[:, None]) * t[None, :]) + 0.3 * rng.normal(size=(len(y), T))
+    X[:, 0] = np.arange(len(y))  # the first point identifies the series
+    return X[:n_train], y[:n_train], X[n_train:], y[n_train:]
+
+
+@pytest.mark.parametrize("inner_folds", [2, 3])
+def test_small_official_training_part_keeps_enough_rows_for_the_inner_folds(
+    monkeypatch, tmp_path, inner_folds
+):
+    # A 40-object sample of a 67 + 1029 split: in proportion the training part keeps
+    # round(40 * 67 / 1096) = 2 series, one per class, too few for stratified inner folds
+    # (the smoke run of experiments/timeseries_study.toml exited 2 on ItalyPowerDemand).
+    Xtr, ytr, Xte, yte = _italy_like()
+    fake_aeon(monkeypatch, Xtr, ytr, Xte, yte)
+    spec = _spec(tmp_path, 'split = "given"\nmax_samples = 40', f"inner_folds = {inner_folds}")
+    spec.write_text(spec.read_text().replace("inner_folds = 2\n", "", 1))
+    study = load_spec(spec)
+    assert study.inner_folds == inner_folds
+    from indefsvm.studies.runner import prepare_study
+
+    _, data = prepare_study(study)  # raised SpecError ("does not fit the training part")
+    d = data["toy"]
+    train = ~d.test_mask
+    _, counts = np.unique(d.y[train], return_counts=True)
+    assert counts.tolist() == [inner_folds, inner_folds]
+    # still from the official parts, and the test part keeps its share of the 40
+    assert np.all(d.X[train, 0] < 67) and np.all(d.X[d.test_mask, 0] >= 67)
+    assert int(d.test_mask.sum()) == round(40 * 1029 / 1096)
+    for fit, ev in inner_splits(d.y, study, 0, d.test_mask):
+        assert set(np.unique(d.y[fit])) == {"1", "2"} and len(ev) > 0
+    # the proportional sample without the floor is what failed
+    plain = load_dataset(study.datasets[0], seed=0)
+    assert int((~plain.test_mask).sum()) == 2
+    with pytest.raises(ValueError, match="n_splits"):
+        inner_splits(plain.y, study, 0, plain.test_mask)
+
+
+def test_training_floor_takes_every_member_of_a_small_class(monkeypatch, tmp_path):
+    Xtr, ytr, Xte, yte = _italy_like()
+    ytr = ytr.copy()
+    ytr[:] = "2"
+    ytr[[0, 2]] = "1"  # only two training members of class "1"
+    fake_aeon(monkeypatch, Xtr, ytr, Xte, yte)
+    study = load_spec(_spec(tmp_path, 'split = "given"\nmax_samples = 40'))
+    d = load_dataset(study.datasets[0], seed=0, min_train_per_class=3)
+    train = ~d.test_mask
+    assert sorted(d.X[train & (d.y == "1"), 0].tolist()) == [0.0, 2.0]
+    assert int(np.sum(train & (d.y == "2"))) >= 3
+    # seeded: the same subsample again
+    again = load_dataset(study.datasets[0], seed=0, min_train_per_class=3)
+    assert np.array_equal(again.X, d.X)
+    with pytest.raises(ValueError, match="min_train_per_class must be an integer >= 1"):
+        load_dataset(study.datasets[0], min_train_per_class=0)
