@@ -6,9 +6,10 @@ value, for the rows and methods the paper reports; ``OUT/methods.md``: every met
 row (mean ± std, bold as the study's report marks it, average ranks); ``OUT/methods.png``: the
 same drawn, one panel per data set. ``--from DIR [DIR ...]`` skips the run and combines the
 ``summary.csv`` of stores the spec was run into one data set each (``indefsvm study run SPEC
---datasets D --out DIR``, the way a long spec is run in pieces). ``--smoke`` runs the spec's
-smoke slice (``indefsvm study run SPEC --smoke``: seconds, numbers meaningless) into a temporary
-directory unless ``--out`` is given.
+--datasets D --out DIR``, the way a long spec is run in pieces). ``--datasets`` and ``--seed``
+are passed to ``indefsvm study run`` (a subset of the data sets; other folds). ``--smoke`` runs
+the spec's smoke slice (``indefsvm study run SPEC --smoke``: seconds, numbers meaningless) into
+a temporary directory unless ``--out`` is given.
 """
 
 from __future__ import annotations
@@ -39,6 +40,18 @@ def run(
     parser.add_argument("--scheduler", default=None)
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument(
+        "--datasets",
+        nargs="+",
+        metavar="NAME",
+        default=None,
+        help="run only these data sets of the spec (indefsvm study run --datasets)",
+    )
+    parser.add_argument(
+        "--seed",
+        default=None,
+        help="replace the spec's study.seed: other folds (indefsvm study run --seed)",
+    )
+    parser.add_argument(
         "--from",
         dest="stores",
         nargs="+",
@@ -56,7 +69,9 @@ def run(
     else:
         cmd = ["run", str(spec), "--out", args.out, "--n-jobs", args.n_jobs, "--backend",
                args.backend] + (["--scheduler", args.scheduler] if args.scheduler else []) + (
-            ["--quiet"] if args.quiet else []) + (["--smoke"] if args.smoke else [])  # fmt: skip
+            ["--quiet"] if args.quiet else []) + (["--smoke"] if args.smoke else []) + (
+            ["--datasets", *args.datasets] if args.datasets else []) + (
+            ["--seed", args.seed] if args.seed is not None else [])  # fmt: skip
         code = study_main(["study", *cmd])
         if code != 0:
             return code
