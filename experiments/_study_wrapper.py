@@ -48,6 +48,7 @@ def run(
     )
     parser.add_argument(
         "--seed",
+        type=int,
         default=None,
         help="replace the spec's study.seed: other folds (indefsvm study run --seed)",
     )
@@ -71,7 +72,7 @@ def run(
                args.backend] + (["--scheduler", args.scheduler] if args.scheduler else []) + (
             ["--quiet"] if args.quiet else []) + (["--smoke"] if args.smoke else []) + (
             ["--datasets", *args.datasets] if args.datasets else []) + (
-            ["--seed", args.seed] if args.seed is not None else [])  # fmt: skip
+            ["--seed", str(args.seed)] if args.seed is not None else [])  # fmt: skip
         code = study_main(["study", *cmd])
         if code != 0:
             return code
