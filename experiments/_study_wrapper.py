@@ -203,8 +203,12 @@ def _draw(out: Path, rows: list[dict[str, str]], measure: str) -> None:
                 if r is None:
                     continue
                 color = f"C{j}"
+                # the measures are fractions: the bar stops at 0 and 100 %
+                mean, std = float(r["mean"]), float(r["std"])
+                std = 0.0 if std != std else std  # one split: no bar
+                bar = [[100 * min(std, mean)], [100 * min(std, 1.0 - mean)]]
                 ax.errorbar(
-                    i + offset, 100 * float(r["mean"]), yerr=100 * float(r["std"]),
+                    i + offset, 100 * mean, yerr=bar,
                     fmt=markers[j % len(markers)], color=color, capsize=2,
                     markerfacecolor=color if r["bold"] == "1" else "white",
                     label=m if i == 0 else None,
@@ -218,5 +222,5 @@ def _draw(out: Path, rows: list[dict[str, str]], measure: str) -> None:
     fig.legend(handles, labels, loc="center right", fontsize=8)
     fig.suptitle(f"{measure}, mean ± std over the outer folds (filled: bold in methods.md)")
     fig.tight_layout(rect=(0, 0, 1 - 1.4 / fig.get_figwidth(), 0.95))
-    fig.savefig(out / "methods.png", dpi=110)
+    fig.savefig(out / "methods.png", dpi=110, bbox_inches="tight")
     plt.close(fig)
