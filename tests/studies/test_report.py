@@ -124,8 +124,14 @@ def test_default_test_is_the_paired_corrected_one_and_uses_the_recorded_fold_siz
     raw = {"datasets": [{"name": "h", "loader": "haberman"}], "kernels": [{"name": "linear"}],
            "methods": [{"estimator": "SpectrumSVC"}]}  # fmt: skip
     assert parse_spec(raw).significance == "nadeau-bengio"
+    default_hash = parse_spec(raw).hash
     raw["study"] = {"significance": "welch"}
     assert parse_spec(raw).significance == "welch"
+    # the default was "welch": results directories of specs without the key stay valid (the
+    # records do not depend on the test), another test is another spec
+    assert parse_spec(raw).hash == default_hash
+    raw["study"] = {"significance": "paired-t"}
+    assert parse_spec(raw).hash != default_hash
     with pytest.raises(ValueError, match="needs test_train_ratio"):
         significance_p(np.ones(3), np.zeros(3), "nadeau-bengio")
     # the ratio comes from the records' n_test / n_train (here 1/3, not 5-fold's 1/4)
