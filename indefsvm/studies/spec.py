@@ -83,7 +83,7 @@ __all__ = [
 #: Loaders that produce a precomputed kernel rather than features.
 LOADERS_WITH_KERNEL = ("krein_regression",)
 #: Every loader name a spec may use (the data model of :mod:`indefsvm.studies.data` serves them).
-LOADER_NAMES = ("digits", "aeon", *UCI_DATASETS, *LOADERS_WITH_KERNEL)
+LOADER_NAMES = ("digits", "aeon", "ucr", *UCI_DATASETS, *LOADERS_WITH_KERNEL)
 
 #: Data-dependent parameter units (computed on the training part of each fold).
 SCALE_RULES = ("median", "inverse_median", "inverse_n_features")
@@ -95,7 +95,7 @@ SEARCHES = ("grid", "random")
 #: Outer evaluation of a data set: the study's folds or the data set's given train/test split.
 SPLITS = ("folds", "given")
 #: Loaders whose data sets come with a train/test split (``split = "given"``).
-LOADERS_WITH_SPLIT = ("aeon",)
+LOADERS_WITH_SPLIT = ("aeon", "ucr")
 
 _STUDY_KEYS = {
     "name",

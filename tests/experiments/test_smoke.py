@@ -40,19 +40,32 @@ OUTPUTS = {
     "table2.py": "paper_comparison.md",
     "table3.py": "paper_comparison.md",
     "timing.py": "summary.md",
+    "ucr_study.py": "ucr_comparison.md",
 }
 #: Scripts whose smoke run takes more than about 10 s on a loaded 2-core machine.
-SLOW_SCRIPTS = {"convergence.py", "krein_uci.py", "table2.py", "table3.py", "timing.py"}
+SLOW_SCRIPTS = {
+    "convergence.py",
+    "krein_uci.py",
+    "table2.py",
+    "table3.py",
+    "timing.py",
+    "ucr_study.py",
+}
 SLOW_SPECS = {"main_study.toml"}
 #: Specs run by a wrapper script (its smoke test runs the spec's smoke slice).
 WRAPPED_SPECS = {
     "table2_004.toml": "table2.py",
     "table3_000.toml": "krein_uci.py",
     "table3_004.toml": "table3.py",
+    "ucr_study.toml": "ucr_study.py",
 }
 #: Specs that need an optional package: (module, extra). Without it their smoke test skips,
 #: unless the extra is declared installed (INDEFSVM_REQUIRE_TIMESERIES=1): then it fails.
 SPEC_NEEDS = {"timeseries_study.toml": ("aeon", "timeseries")}
+#: Scripts that need optional packages, as SPEC_NEEDS.
+SCRIPT_NEEDS = {
+    "ucr_study.py": [("aeon", "timeseries"), ("pyts", "timeseries"), ("tslearn", "timeseries")]
+}
 
 
 def _env() -> dict[str, str]:
@@ -78,6 +91,8 @@ def test_every_script_and_spec_is_listed():
     [pytest.param(s, marks=pytest.mark.slow) if s in SLOW_SCRIPTS else s for s in SCRIPTS],
 )
 def test_script_runs_in_smoke_mode(script, tmp_path):
+    for need in SCRIPT_NEEDS.get(script, []):
+        require_optional(*need)
     out = tmp_path / "out"
     proc = subprocess.run(
         [sys.executable, str(EXPERIMENTS / script), "--smoke", "--out", str(out)],
