@@ -144,7 +144,7 @@ def test_spec_runs_its_smoke_slice(spec, tmp_path):
     need = SPEC_NEEDS.get(spec)
     if need is not None:
         require_optional(*need)
-    from indefsvm.studies.cli import main
+    from indefsvm.cli.study import main
     from indefsvm.studies.runner import study_status
 
     out = tmp_path / "out"

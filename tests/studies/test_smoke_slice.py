@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from indefsvm.studies.cli import main
+from indefsvm.cli.study import main
 from indefsvm.studies.harness import candidates, plan_inner, plan_outer_keys
 from indefsvm.studies.spec import SpecError, parse_spec, restrict_study, smoke_study, tomllib
 from indefsvm.studies.store import Store
