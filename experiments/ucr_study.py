@@ -52,12 +52,15 @@ def nn_dtw_by_cv(data, study, windows: list) -> tuple[float, float, float]:
 
     Returns (window, mean inner error at it, test error)."""
     from indefsvm.kernels import dtw_distances
+    from indefsvm.kernels.sequence import dtw_window_cells
     from indefsvm.studies.harness import inner_splits, outer_splits
 
     ((train, test),) = outer_splits(data.y, study, data.test_mask)
     folds = inner_splits(data.y, study, 0, data.test_mask)
     best = None
-    order = sorted(windows, key=lambda w: 1.0 if w is None else float(w))
+    T = data.X.shape[1]
+    # narrowest band first (cells: a fraction and a cell count compare), None is the full one
+    order = sorted(windows, key=lambda w: T if w is None else min(dtw_window_cells(w, T), T))
     for w in order:
         D = dtw_distances(data.X, window=w)
         cv = float(np.mean([np.mean(data.y[fit][np.argmin(D[np.ix_(ev, fit)], axis=1)]
