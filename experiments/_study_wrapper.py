@@ -6,15 +6,17 @@ value, for the rows and methods the paper reports; ``OUT/methods.md``: every met
 row (mean ± std, bold as the study's report marks it, average ranks); ``OUT/methods.png``: the
 same drawn, one panel per data set. ``--from DIR [DIR ...]`` skips the run and combines the
 ``summary.csv`` of stores the spec was run into one data set each (``indefsvm study run SPEC
---datasets D --out DIR``, the way a long spec is run in pieces). ``--smoke`` runs the spec's
-smoke slice (``indefsvm study run SPEC --smoke``: seconds, numbers meaningless) into a temporary
-directory unless ``--out`` is given.
+--datasets D --out DIR``, the way a long spec is run in pieces). ``--datasets`` and ``--seed``
+are passed to ``indefsvm study run`` (a subset of the data sets; other folds). ``--smoke`` runs
+the spec's smoke slice (``indefsvm study run SPEC --smoke``: seconds, numbers meaningless) into
+a temporary directory unless ``--out`` is given.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+from collections.abc import Callable
 from pathlib import Path
 
 from _common import add_smoke_argument, markdown_table, output_dir
@@ -29,15 +31,29 @@ def run(
     measure: str,
     argv: list[str] | None,
     note: str,
+    after: Callable[[Path], None] | None = None,
 ) -> int:
     """Run the study of ``spec`` (or combine stores run per data set) and compare with the
-    published ``paper`` values (in %)."""
+    published ``paper`` values (in %); ``after(OUT)`` then adds the script's own outputs."""
     parser = argparse.ArgumentParser(description=f"Run {spec.name} as a study.")
     parser.add_argument("--out", default=None, help=f"default {default_out}")
     parser.add_argument("--n-jobs", default="1")
     parser.add_argument("--backend", default="loky", choices=("loky", "dask"))
     parser.add_argument("--scheduler", default=None)
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument(
+        "--datasets",
+        nargs="+",
+        metavar="NAME",
+        default=None,
+        help="run only these data sets of the spec (indefsvm study run --datasets)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="replace the spec's study.seed: other folds (indefsvm study run --seed)",
+    )
     parser.add_argument(
         "--from",
         dest="stores",
@@ -56,7 +72,9 @@ def run(
     else:
         cmd = ["run", str(spec), "--out", args.out, "--n-jobs", args.n_jobs, "--backend",
                args.backend] + (["--scheduler", args.scheduler] if args.scheduler else []) + (
-            ["--quiet"] if args.quiet else []) + (["--smoke"] if args.smoke else [])  # fmt: skip
+            ["--quiet"] if args.quiet else []) + (["--smoke"] if args.smoke else []) + (
+            ["--datasets", *args.datasets] if args.datasets else []) + (
+            ["--seed", str(args.seed)] if args.seed is not None else [])  # fmt: skip
         code = study_main(["study", *cmd])
         if code != 0:
             return code
@@ -65,6 +83,8 @@ def run(
     _write_comparison(out, rows, paper, measure, note)
     _write_method_table(out, rows, paper, measure)
     _draw(out, rows, measure)
+    if after is not None:
+        after(out)
     print(out / "paper_comparison.md")
     return 0
 
@@ -187,8 +207,12 @@ def _draw(out: Path, rows: list[dict[str, str]], measure: str) -> None:
                 if r is None:
                     continue
                 color = f"C{j}"
+                # the measures are fractions: the bar stops at 0 and 100 %
+                mean, std = float(r["mean"]), float(r["std"])
+                std = 0.0 if std != std else std  # one split: no bar
+                bar = [[100 * min(std, mean)], [100 * min(std, 1.0 - mean)]]
                 ax.errorbar(
-                    i + offset, 100 * float(r["mean"]), yerr=100 * float(r["std"]),
+                    i + offset, 100 * mean, yerr=bar,
                     fmt=markers[j % len(markers)], color=color, capsize=2,
                     markerfacecolor=color if r["bold"] == "1" else "white",
                     label=m if i == 0 else None,
@@ -202,5 +226,5 @@ def _draw(out: Path, rows: list[dict[str, str]], measure: str) -> None:
     fig.legend(handles, labels, loc="center right", fontsize=8)
     fig.suptitle(f"{measure}, mean ± std over the outer folds (filled: bold in methods.md)")
     fig.tight_layout(rect=(0, 0, 1 - 1.4 / fig.get_figwidth(), 0.95))
-    fig.savefig(out / "methods.png", dpi=110)
+    fig.savefig(out / "methods.png", dpi=110, bbox_inches="tight")
     plt.close(fig)

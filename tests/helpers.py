@@ -8,6 +8,7 @@ Test files import these directly (``from helpers import sigmoid_problem``); ``te
 from __future__ import annotations
 
 import importlib.util
+import os
 import sqlite3
 import sys
 from pathlib import Path
@@ -31,6 +32,37 @@ def load_script(relative: str, name: str | None = None) -> ModuleType:
     finally:
         sys.path.remove(str(path.parent))
     return module
+
+
+#: Set (to 1) where an extra is installed on purpose, e.g. a CI job with ``pip install -e
+#: ".[test,timeseries]"``: a test that needs that extra's packages then fails instead of
+#: skipping, so that a broken install or a renamed module cannot pass unnoticed.
+REQUIRE_ENV = {"timeseries": "INDEFSVM_REQUIRE_TIMESERIES"}
+
+
+def optional_available(module: str, extra: str) -> bool:
+    """Whether the optional ``module`` (of the ``extra``) can be imported.
+
+    False when it is missing, unless the extra is declared installed
+    (``INDEFSVM_REQUIRE_TIMESERIES=1`` for ``timeseries``): then the calling test fails,
+    naming the module and the variable.
+    """
+    if importlib.util.find_spec(module) is not None:
+        return True
+    var = REQUIRE_ENV[extra]
+    if os.environ.get(var, "").strip().lower() in ("1", "true", "yes"):
+        pytest.fail(
+            f"{var} is set (the {extra!r} extra is declared installed) but {module!r} cannot be "
+            f"imported: pip install -e '.[{extra}]'."
+        )
+    return False
+
+
+def require_optional(module: str, extra: str) -> None:
+    """Skip the calling test without the optional ``module``; fail instead when its extra is
+    declared installed (:func:`optional_available`)."""
+    if not optional_available(module, extra):
+        pytest.skip(f"needs the optional package {module} (extra {extra!r})")
 
 
 def sigmoid_problem(n: int, seed: int, *, a: float = 0.8, b: float = -0.3, d: int = 3):

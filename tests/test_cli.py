@@ -504,3 +504,19 @@ def test_cli_refuses_labels_for_oneclass(cli_files, capsys):
         ["solve", str(cli_files / "K.npy"), str(cli_files / "y.txt"), "-q", "--problem", "oneclass"]
     )
     assert code == 2 and "takes no y" in capsys.readouterr().err
+
+
+def test_cli_every_only_where_a_solver_iterates(capsys):
+    """--every sets the progress-line period of a solver: solve and compare take it; fit,
+    predict and example-data run no iterations, so their --help does not offer it."""
+    for name in ("solve", "compare", "fit", "predict", "example-data"):
+        with pytest.raises(SystemExit) as exc:
+            main([name, "--help"])
+        assert exc.value.code == 0
+        text = capsys.readouterr().out
+        assert ("--every" in text) == (name in ("solve", "compare")), name
+        assert "--quiet" in text and "--verbose" in text, name
+    with pytest.raises(SystemExit) as exc:
+        main(["example-data", "somewhere", "--every", "5"])
+    assert exc.value.code == 2
+    assert "unrecognized arguments: --every 5" in capsys.readouterr().err

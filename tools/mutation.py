@@ -581,8 +581,8 @@ def main(argv: list[str] | None = None) -> None:
         type=Path,
         nargs="?",
         const=Path("-"),
-        help="list the surviving mutants (to docs/mutation_survivors_<module>.txt if a directory"
-        " is given, else stdout)",
+        help="list the surviving mutants (to DIR/mutation_survivors_<module>.txt if a directory"
+        " DIR is given, e.g. tools/mutation_survivors; else stdout)",
     )
     args = parser.parse_args(argv)
     if args.list:

@@ -155,7 +155,8 @@ def _add_solver_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_logging_arguments(p: argparse.ArgumentParser) -> None:
+def _add_logging_arguments(p: argparse.ArgumentParser, *, iterations: bool = True) -> None:
+    """``-q``, ``-v`` and, for the commands that run a solver (``iterations``), ``--every``."""
     p.add_argument(
         "-q",
         "--quiet",
@@ -163,7 +164,8 @@ def _add_logging_arguments(p: argparse.ArgumentParser) -> None:
         help="no progress lines and no summary on stdout (the exit code tells the outcome)",
     )
     p.add_argument("-v", "--verbose", action="store_true", help="debug output and tracebacks")
-    p.add_argument("--every", type=int, default=50, help="a progress line every N iterations")
+    if iterations:
+        p.add_argument("--every", type=int, default=50, help="a progress line every N iterations")
 
 
 #: Each sub-command's (help, description).
@@ -287,7 +289,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME=VALUE",
         help="estimator parameters, e.g. --set C=10 rho=0.5 (repeatable)",
     )
-    _add_logging_arguments(f)
+    _add_logging_arguments(f, iterations=False)
 
     pr = _add_command(sub, "predict")
     pr.add_argument("model", help="model file written by 'indefsvm fit' (.skops)")
@@ -302,14 +304,14 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     ):
         pr.add_argument(flag, action="store_true", help=help_text)
-    _add_logging_arguments(pr)
+    _add_logging_arguments(pr, iterations=False)
 
     e = _add_command(sub, "example-data")
     e.add_argument(
         "directory", help="directory to write kernel.npy and labels.txt into (created if missing)"
     )
     e.add_argument("--n", type=int, default=200, help="number of samples, 4 to 365 (default 200)")
-    _add_logging_arguments(e)
+    _add_logging_arguments(e, iterations=False)
 
     from indefsvm.cli.study import add_study_parser  # comparative studies (docs/studies.md)
 

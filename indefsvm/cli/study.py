@@ -40,6 +40,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0; got {text!r}") from None
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"expected an integer in [0, 2**32); got {value}")
+    return value
+
+
 def add_study_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``study`` command (sub-commands run, report, status) to ``subparsers``."""
     p = subparsers.add_parser(
@@ -82,6 +92,14 @@ def add_study_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="run only these data sets of the spec (names)")  # fmt: skip
     r.add_argument("--methods", nargs="+", metavar="LABEL", default=None,
                    help="run only these methods of the spec (labels)")  # fmt: skip
+    r.add_argument(
+        "--seed",
+        type=_seed,
+        default=None,
+        help="replace the spec's study.seed (outer and inner folds, random draws, subsamples): "
+        "the same study on other splits, e.g. to measure split variability (a different spec: "
+        "use a new --out)",
+    )
     rep = sub.add_parser(
         "report", help="write report.md, summary.csv and plots of a results DIR", **raw
     )
@@ -126,10 +144,15 @@ def _study_command(args: argparse.Namespace) -> int:
         datasets = getattr(args, "datasets", None)
         methods = getattr(args, "methods", None)
         smoke = getattr(args, "smoke", False)
-        if smoke or datasets is not None or methods is not None:
+        seed = getattr(args, "seed", None)
+        if smoke or datasets is not None or methods is not None or seed is not None:
+            from dataclasses import replace
+
             from indefsvm.studies.spec import load_spec, restrict_study, smoke_study
 
             spec = restrict_study(load_spec(spec), datasets=datasets, methods=methods)
+            if seed is not None:
+                spec = replace(spec, seed=seed)
             if smoke:
                 spec = smoke_study(spec)
         path = run_study(

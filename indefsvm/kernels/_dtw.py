@@ -43,17 +43,57 @@ def _dtw_pair(a: np.ndarray, b: np.ndarray, w: int) -> float:
     return prev[m]
 
 
+@numba.njit(cache=True, error_model="numpy")
+def _dtw_pair_full(a: np.ndarray, b: np.ndarray) -> float:
+    """:func:`_dtw_pair` when the band covers every cell: the same recursion and the same
+    operations in the same order (identical results), with fixed loop bounds, which the compiler
+    vectorises and unrolls better than the band's row-dependent ones (about twice as fast)."""
+    n, m = a.shape[0], b.shape[0]
+    prev = np.full(m + 1, np.inf)
+    cur = np.full(m + 1, np.inf)
+    prev[0] = 0.0
+    for i in range(1, n + 1):
+        cur[0] = np.inf
+        for j in range(1, m + 1):
+            cost = (a[i - 1] - b[j - 1]) ** 2
+            best = prev[j - 1]
+            if prev[j] < best:
+                best = prev[j]
+            if cur[j - 1] < best:
+                best = cur[j - 1]
+            cur[j] = cost + best
+        prev, cur = cur, prev
+    return prev[m]
+
+
 @numba.njit(parallel=True, cache=True, error_model="numpy")
-def dtw_matrix(X: np.ndarray, Y: np.ndarray, symmetric: bool, window: int) -> np.ndarray:
-    """``out[i, j] = DTW_w(X[i], Y[j])`` in the band ``|i - j| <= window`` (upper triangle
-    only when symmetric)."""
+def _dtw_matrix(
+    X: np.ndarray, Y: np.ndarray, symmetric: bool, window: int, full: bool
+) -> np.ndarray:
     out = np.zeros((X.shape[0], Y.shape[0]))
     for i in numba.prange(X.shape[0]):
         start = i + 1 if symmetric else 0
         for j in range(start, Y.shape[0]):
-            out[i, j] = _dtw_pair(X[i], Y[j], window)
+            if full:
+                out[i, j] = _dtw_pair_full(X[i], Y[j])
+            else:
+                out[i, j] = _dtw_pair(X[i], Y[j], window)
     if symmetric:
         for i in range(X.shape[0]):
             for j in range(i + 1, Y.shape[0]):
                 out[j, i] = out[i, j]
     return out
+
+
+def dtw_matrix(
+    X: np.ndarray, Y: np.ndarray, symmetric: bool, window: int, *, banded: bool = False
+) -> np.ndarray:
+    """``out[i, j] = DTW_w(X[i], Y[j])`` in the band ``|i - j| <= window`` (upper triangle
+    only when symmetric).
+
+    A band that covers every cell (``window >= max(T, T') - 1``) runs the fixed-bound loop of
+    :func:`_dtw_pair_full`; ``banded=True`` forces the banded loop (the benchmark's and the
+    tests' comparison; the results are identical).
+    """
+    full = not banded and window >= max(X.shape[1], Y.shape[1]) - 1
+    return _dtw_matrix(X, Y, symmetric, int(window), full)

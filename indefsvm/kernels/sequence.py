@@ -21,7 +21,11 @@ def dtw_window_cells(window: int | float | None, length: int) -> int | None:
     window : int, float or None
         An integer: the band half-width ``w`` in cells (``|i - j| <= w``). A float in
         ``[0, 1]``: a fraction of the series length, as the UCR archive states its "learned
-        warping window" (``w = floor(window * length)``; Dau et al. 2019). None: full window.
+        warping window" (Dau et al. 2019), rounded to the nearest cell, halves up:
+        ``w = floor(window * length + 1/2)``. This rounding reproduces the archive's published
+        learned-window 1NN-DTW errors on every bundled set (OSULeaf, 7 % of 427: 30 cells give
+        its 0.3884, where ``floor`` gives 29 cells and 0.3802; docs/timeseries.md). None: full
+        window.
     length : int
         The (longer) series length the fraction refers to.
 
@@ -45,7 +49,9 @@ def dtw_window_cells(window: int | float | None, length: int) -> int | None:
                 f"a float window is a fraction of the series length and must lie in [0, 1]; got "
                 f"{window!r} (give an int for a number of cells)."
             )
-        return int(math.floor(r * length))
+        # nearest cell, halves up; the tolerance keeps r * length = k + 1/2 computed as
+        # k + 0.4999999999 (floating point) on the upper side
+        return int(math.floor(r * length + 0.5 + 1e-9))
     raise TypeError(f"window must be an int, a float in [0, 1] or None; got {window!r}.")
 
 
@@ -67,9 +73,10 @@ def dtw_distances(
         Default ``X`` (then the result is exactly symmetric with a zero diagonal).
     window : int, float or None, default None
         Band half-width: an int is a number of cells, a float in ``[0, 1]`` a fraction of the
-        series length (``w = floor(window * max(T, T'))``, the UCR archive's convention: e.g.
-        ``0.04`` is its "4 %" window), None the full window (unconstrained DTW). ``window=0``
-        is the squared Euclidean distance of equal-length series.
+        series length rounded to the nearest cell (``w = floor(window * max(T, T') + 1/2)``,
+        the rounding that reproduces the UCR archive's learned-window errors: e.g. ``0.04`` is
+        its "4 %" window; :func:`dtw_window_cells`), None the full window (unconstrained DTW).
+        ``window=0`` is the squared Euclidean distance of equal-length series.
 
     Returns
     -------

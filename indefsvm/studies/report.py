@@ -2,15 +2,21 @@
 
 Tables give the mean ± standard deviation over the outer folds. As in Oglic & Gaertner (2018),
 Sect. 5 (paper 000, Tables 2 and 3), a test at level ``alpha = 0.05`` marks results in bold:
-per row (data set and kernel), the best method and every method whose difference
-from it is not statistically significant. The test is Welch's t-test by default (as in the
-paper); ``significance = "paired-t"`` (the folds are shared by all methods, so a paired test is
-valid and more powerful) or ``"wilcoxon"`` can be chosen in the spec. Ranks (1 = best, ties
-averaged) are computed per data set and averaged across data sets.
+per row (data set and kernel), the best method and every method whose difference from it is
+not statistically significant. Every method sees the same outer folds, so the default test is
+paired: the corrected resampled t-test of Nadeau & Bengio (2003) over the shared folds
+(``significance = "nadeau-bengio"``; :func:`indefsvm.studies.statistics.corrected_resampled_t`).
+The papers' unpaired Welch test is ``significance = "welch"``; ``"paired-t"`` (the plain paired
+t-test, too liberal on overlapping training parts) and ``"wilcoxon"`` can also be chosen.
+
+Across the rows: average ranks (1 = best, ties averaged), each method against the best-ranked
+one by the Wilcoxon signed-rank test over the rows with wins/ties/losses, and Nemenyi's
+critical difference of average ranks with its diagram (Demšar 2006). ``selected_params.csv``
+and a table of the report list the hyper-parameters each method selected in every outer fold.
 
 Plots (PNG, linked from ``report.md``): the score of every method per data set and kernel, the
-score of every outer fold against the indefiniteness of its training kernel, and the fit time
-against the number of training points.
+score of every outer fold against the indefiniteness of its training kernel, the fit time
+against the number of training points and the critical-difference diagram.
 """
 
 from __future__ import annotations
@@ -33,14 +39,22 @@ __all__ = ["significance_p", "summarize", "write_report"]
 log = logging.getLogger(__name__)
 
 
-def significance_p(a: np.ndarray, b: np.ndarray, test: str) -> float:
+def significance_p(
+    a: np.ndarray, b: np.ndarray, test: str, *, test_train_ratio: float | None = None
+) -> float:
     """Two-sided p-value of ``mean(a) == mean(b)`` on the folds where both have a score.
 
     ``a[i]`` and ``b[i]`` are the scores of outer fold ``i`` (NaN: the fit failed). Only the
     complete pairs enter the test -- a NaN would make the statistic NaN, and dropping it on
     one side only would compare different folds. Fewer than two complete pairs: 1 (no
     evidence of a difference); identical samples: 1.
+
+    ``test`` is ``"nadeau-bengio"`` (the corrected resampled t-test; needs
+    ``test_train_ratio``, the folds' ``n_test / n_train``), ``"welch"``, ``"paired-t"`` or
+    ``"wilcoxon"``.
     """
+    if test == "nadeau-bengio" and test_train_ratio is None:
+        raise ValueError("the nadeau-bengio test needs test_train_ratio (n_test / n_train).")
 
     a, b = np.asarray(a, float), np.asarray(b, float)
     if a.shape != b.shape:
@@ -54,21 +68,27 @@ def significance_p(a: np.ndarray, b: np.ndarray, test: str) -> float:
     with warnings.catch_warnings():
         # Nearly constant fold scores (e.g. 100% everywhere) trigger precision warnings.
         warnings.simplefilter("ignore", RuntimeWarning)
-        return _p_value(a, b, test)
+        return _p_value(a, b, test, test_train_ratio)
 
 
-def _p_value(a: np.ndarray, b: np.ndarray, test: str) -> float:
+def _p_value(a: np.ndarray, b: np.ndarray, test: str, ratio: float | None) -> float:
     from scipy import stats
 
+    if test == "nadeau-bengio":
+        from indefsvm.studies.statistics import corrected_resampled_t
+
+        return corrected_resampled_t(a, b, ratio)[1]
     if test == "welch":
         p = stats.ttest_ind(a, b, equal_var=False).pvalue
     elif test == "paired-t":
         p = stats.ttest_rel(a, b).pvalue
-    else:
+    elif test == "wilcoxon":
         d = a - b
         if np.all(d == 0):
             return 1.0
         p = stats.wilcoxon(a, b).pvalue
+    elif test != "paired-t":
+        raise ValueError(f"unknown significance test {test!r}.")
     if not np.isfinite(p):
         # Zero variance on both sides: different constants differ, equal ones do not.
         return 1.0 if np.isclose(a.mean(), b.mean()) else 0.0
@@ -76,9 +96,8 @@ def _p_value(a: np.ndarray, b: np.ndarray, test: str) -> float:
 
 
 def _row_label(dataset: str, kernel: str, study: Study) -> str:
-    d = next((x for x in study.datasets if x.name == dataset), None)
-    single = d is not None and len(study.kernels_for(d)) == 1
-    return dataset if single else f"{dataset} / {kernel}"
+    """The row of a table or plot: the data set and the kernel (whatever their number)."""
+    return f"{dataset} / {kernel}"
 
 
 def _ranks(values: list[float], greater: bool) -> list[float]:
@@ -95,12 +114,16 @@ def summarize(records: list[dict[str, Any]], study: Study, measure: str) -> list
         (d, k, m) for d in study.datasets for k in study.kernels_for(d) for m in study.methods
     )}  # fmt: skip
     groups: dict[tuple, list[tuple[int, float]]] = {}
+    # n_test / n_train of each outer fold of a data set (the corrected resampled t-test)
+    sizes: dict[str, dict[int, float]] = {}
     for r in records:
         value = r["score"] if measure == study.scoring else r["metrics"].get(measure)
         value = math.nan if value is None else float(value)
         groups.setdefault((r["dataset"], r["kernel"], r["method"]), []).append(
             (r["outer_fold"], value)
         )
+        if r.get("n_train") and r.get("n_test") is not None:
+            sizes.setdefault(r["dataset"], {})[r["outer_fold"]] = r["n_test"] / r["n_train"]
     rows = []
     for key in sorted(groups, key=lambda k: order.get(k, 10**9)):
         # Indexed by outer fold (NaN: failed or not yet run), so that two methods' vectors pair
@@ -149,7 +172,20 @@ def summarize(records: list[dict[str, Any]], study: Study, measure: str) -> list
                 r["p_vs_best"] = math.nan
                 r["bold"] = r in complete and r["mean"] == best["mean"]
                 continue
-            p = 1.0 if r is best else significance_p(r["folds"], best["folds"], study.significance)
+            ratios = sizes.get(r["dataset"])
+            # k-fold cross-validation: n_test / n_train = 1 / (k - 1) up to rounding
+            ratio = (
+                float(np.mean(list(ratios.values())))
+                if ratios
+                else 1.0 / max(study.outer_folds_of(r["dataset"]) - 1, 1)
+            )
+            p = (
+                1.0
+                if r is best
+                else significance_p(
+                    r["folds"], best["folds"], study.significance, test_train_ratio=ratio
+                )
+            )
             r["p_vs_best"] = p
             r["bold"] = r in complete and (r is best or p >= study.alpha)
     return rows
@@ -201,6 +237,34 @@ def _percent(measure: str) -> bool:
     return measure in ("accuracy", "recall", "average", "balanced_accuracy", "f1", "error_rate")
 
 
+def _measure_range(measure: str) -> tuple[float, float] | None:
+    """The range of a measure's values (fractions), None when it is unbounded."""
+    return (0.0, 1.0) if _percent(measure) else None
+
+
+def _clipped_error(
+    mean: float, std: float, bounds: tuple[float, float] | None
+) -> tuple[float, float]:
+    """Lower and upper length of a ``mean ± std`` bar cut at the measure's range."""
+    if math.isnan(std):
+        return 0.0, 0.0
+    if bounds is None:
+        return std, std
+    return max(0.0, min(std, mean - bounds[0])), max(0.0, min(std, bounds[1] - mean))
+
+
+def _score_description(study: Study, rows: list[dict[str, Any]]) -> str:
+    """What a plotted score is: a mean ± std over folds, or one score of a given split."""
+    single = sorted({r["dataset"] for r in rows if r["n_folds"] == 1})
+    folded = sorted({r["dataset"] for r in rows if r["n_folds"] > 1})
+    if not folded:
+        return "test score on the given train/test split (one split: no error bars)"
+    text = f"mean ± std over {study.outer_folds} outer folds (bars cut at the measure's range)"
+    if single:
+        text += f"; {', '.join(single)}: one score on the given split"
+    return text
+
+
 def _table(rows: list[dict[str, Any]], study: Study, measure: str) -> list[str]:
     configs = list(dict.fromkeys(r["config"] for r in rows))
     scale = 100.0 if _percent(measure) else 1.0
@@ -246,31 +310,39 @@ def _plots(
     made = []
 
     def save(fig: Any, name: str) -> None:
-        fig.savefig(out / name, dpi=110)
+        # "tight": titles, tick labels and legends outside the axes are kept whole
+        fig.savefig(out / name, dpi=110, bbox_inches="tight")
         if figures is not None:
             figures[name] = fig
         else:
             plt.close(fig)
 
     # 1. score per method, data set and kernel
-    # One panel per row with its own y range: data sets differ more than methods do.
+    # One panel per row with its own y range: data sets differ more than methods do. Error
+    # bars (std over the outer folds) stop at the measure's range (no accuracy above 100 %);
+    # a given split has one score and no bar.
+    bounds = _measure_range(measure)
     ncols = min(3, len(datasets))
     nrows = -(-len(datasets) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(3.2 + 2.6 * ncols, 0.6 + 2.6 * nrows),
-                             squeeze=False)  # fmt: skip
+    fig, axes = plt.subplots(nrows, ncols, figsize=(1.2 + (1.0 + 0.45 * len(configs)) * ncols,
+                             1.4 + 2.8 * nrows), squeeze=False, layout="constrained")  # fmt: skip
     for ax, d in zip(axes.flat, datasets, strict=False):
         for j, c in enumerate(configs):
             r = next((x for x in rows if x["config"] == c and x["row"] == d), None)
             if r is None or math.isnan(r["mean"]):
                 continue
-            ax.errorbar([j], [scale * r["mean"]], yerr=[0.0 if math.isnan(r["std"])
-                        else scale * r["std"]], fmt=marks[c], ms=6, capsize=3, color=colors[c],
+            low, high = _clipped_error(r["mean"], r["std"], bounds)
+            ax.errorbar([j], [scale * r["mean"]], yerr=[[scale * low], [scale * high]],
+                        fmt=marks[c], ms=6, capsize=3, color=colors[c],
                         mfc=colors[c] if r["bold"] else "white")  # fmt: skip
         ax.set_title(d, fontsize=9)
-        ax.set_xticks(range(len(configs)), [""] * len(configs))
+        ax.set_xticks(range(len(configs)), configs, rotation=35, ha="right", fontsize=8)
         ax.set_xlim(-0.7, len(configs) - 0.3)
+        if bounds is not None:
+            lo, hi = ax.get_ylim()
+            ax.set_ylim(max(lo, scale * bounds[0]), min(hi, scale * bounds[1] * 1.002))
         ax.grid(axis="y", alpha=0.3)
-        ax.tick_params(labelsize=8)
+        ax.tick_params(axis="y", labelsize=8)
     for ax in list(axes.flat)[len(datasets) :]:
         ax.set_visible(False)
     for ax in axes[:, 0]:
@@ -278,12 +350,9 @@ def _plots(
     handles = [
         plt.Line2D([], [], color=colors[c], marker=marks[c], ls="", label=c) for c in configs
     ]
-    right = 1.0 - 2.6 / (3.2 + 2.6 * ncols)  # room for the legend
-    fig.legend(handles=handles, loc="center left", bbox_to_anchor=(right + 0.01, 0.5),
-               fontsize=8)  # fmt: skip
-    fig.suptitle(f"{study.name}: {measure}, mean ± std over {_evaluation(study)} "
-                 "(filled: bold in the table)", fontsize=10)  # fmt: skip
-    fig.tight_layout(rect=(0, 0, right, 1))
+    fig.legend(handles=handles, loc="outside right center", fontsize=8)
+    fig.suptitle(f"{study.name}: {measure}, {_score_description(study, rows)}\n"
+                 "filled marker: bold in the table", fontsize=10)  # fmt: skip
     save(fig, "scores.png")
     made.append(("Score per method and data set", "scores.png"))
 
@@ -335,8 +404,16 @@ def _plots(
                 ys.append(float(np.median(ts)))
         if xs:
             ax.plot(xs, ys, ls="none", marker=marks[c], color=colors[c], label=c, ms=6)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    # A log axis only when the values span a decade: three nearly equal n on a log axis
+    # look like a trend of labels (2.5 x 10^2 ... 2.9 x 10^2).
+    all_n = [x for line in ax.get_lines() for x in line.get_xdata()]
+    all_t = [y for line in ax.get_lines() for y in line.get_ydata() if y > 0]
+    if all_n and max(all_n) >= 10 * min(all_n):
+        ax.set_xscale("log")
+    if all_t and max(all_t) >= 10 * min(all_t):
+        ax.set_yscale("log")
+    else:
+        ax.set_ylim(bottom=0)
     ax.set_xlabel("training points n (outer fold; median over folds)")
     ax.set_ylabel("fit time (s), median over folds")
     ax.set_title("Fit time of the selected model against n (one point per data set)")
@@ -346,6 +423,132 @@ def _plots(
     save(fig, "fit_time_vs_n.png")
     made.append(("Fit time against n", "fit_time_vs_n.png"))
     return made
+
+
+def _format_value(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
+def _selected_params(
+    records: list[dict[str, Any]], study: Study, out: Path
+) -> tuple[list[str], Path]:
+    """``selected_params.csv`` and a markdown table: the candidate each method selected (by
+    its mean inner score) in every outer fold, kernel and method parameters."""
+    import json
+
+    order = {(d.name, k.label, m.label): i for i, (d, k, m) in enumerate(
+        (d, k, m) for d in study.datasets for k in study.kernels_for(d) for m in study.methods
+    )}  # fmt: skip
+    recs = sorted(
+        (r for r in records if r.get("params")),
+        key=lambda r: (order.get((r["dataset"], r["kernel"], r["method"]), 10**9),
+                       r["outer_fold"]),
+    )  # fmt: skip
+    parsed = [(r, json.loads(r["params"])) for r in recs]
+    names = [
+        f"{part}.{name}"
+        for part in ("kernel", "method")
+        for name in sorted({n for _, p in parsed for n in p.get(part, {})})
+    ]
+    path = out / "selected_params.csv"
+    write_csv(
+        path,
+        ["dataset", "kernel", "method", "outer_fold", *names, "inner_score", "score"],
+        [[r["dataset"], r["kernel"], r["method"], r["outer_fold"],
+          *(_format_value(p.get(n.split(".", 1)[0], {}).get(n.split(".", 1)[1], ""))
+            for n in names),
+          "" if r.get("inner_score") is None else repr(r["inner_score"]),
+          "" if r.get("score") is None else repr(r["score"])]
+         for r, p in parsed],
+    )  # fmt: skip
+    n_folds = max((r["outer_fold"] for r in recs), default=-1) + 1
+    cells: dict[tuple[str, str], list[str]] = {}
+    for r, p in parsed:
+        key = (_row_label(r["dataset"], r["kernel"], study), r["method"])
+        row = cells.setdefault(key, [""] * n_folds)
+        parts = [", ".join(f"{k}={_format_value(v)}" for k, v in sorted(p.get(part, {}).items()))
+                 for part in ("kernel", "method")]  # fmt: skip
+        row[r["outer_fold"]] = "; ".join(x for x in parts if x) or "(defaults)"
+    columns = ["data set / kernel", "method", *(f"fold {f}" for f in range(n_folds))]
+    body = [[row, method, *v] for (row, method), v in cells.items()]
+    return markdown_table(columns, body, align="ll" + "l" * n_folds).split("\n"), path
+
+
+def _across_rows(
+    rows: list[dict[str, Any]], study: Study, measure: str, out: Path
+) -> tuple[list[str], list[tuple[str, str]]]:
+    """Average ranks over the rows, each method against the best-ranked one (Wilcoxon over the
+    rows), Friedman's test and Nemenyi's critical difference with its diagram."""
+    from indefsvm.studies.statistics import (
+        average_ranks,
+        critical_difference,
+        draw_cd_diagram,
+        wilcoxon_over_datasets,
+    )
+
+    greater = greater_is_better(measure)
+    configs = list(dict.fromkeys(r["config"] for r in rows))
+    by = {(r["row"], r["config"]): r for r in rows}
+    complete = [
+        row for row in dict.fromkeys(r["row"] for r in rows)
+        if all((row, c) in by and by[(row, c)]["n_failed"] == 0
+               and not math.isnan(by[(row, c)]["mean"]) for c in configs)
+    ]  # fmt: skip
+    lines = [f"## Across data sets ({measure})", ""]
+    if len(configs) < 2 or len(complete) < 2:
+        lines += [
+            f"Needs two methods and two rows (data set and kernel) where every method has a "
+            f"complete score; this study has {len(configs)} method(s) and {len(complete)} such "
+            "row(s).",
+            "",
+        ]
+        return lines, []
+    scores = np.array([[by[(row, c)]["mean"] for c in configs] for row in complete])
+    ranks = average_ranks(scores, greater)
+    best = int(np.argmin(ranks))
+    n, k = scores.shape
+    cd = critical_difference(k, n, study.alpha)
+    body = []
+    for j, c in enumerate(configs):
+        if j == best:
+            body.append([c, f"{ranks[j]:.2f}", "(best average rank)", ""])
+            continue
+        w = wilcoxon_over_datasets(scores[:, j], scores[:, best], greater)
+        body.append([c, f"{ranks[j]:.2f}", f"{w['wins']}/{w['ties']}/{w['losses']}",
+                     f"{w['p']:.3g}"])  # fmt: skip
+    friedman = ""
+    if k >= 3:
+        from scipy.stats import friedmanchisquare
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            p = friedmanchisquare(*scores.T).pvalue
+        friedman = f" Friedman's test of equal ranks: p = {p:.3g}." if np.isfinite(p) else ""
+    lines += [
+        f"The {n} rows (data set and kernel) where every method has a complete score; each "
+        f"method's score there (its mean over the outer folds, or the one score of a given "
+        f"split). Ranks: 1 = best, ties averaged. Against "
+        f"{configs[best]} (the best average rank): wins/ties/losses over the rows and the "
+        "Wilcoxon signed-rank test over the rows (two-sided, zero differences dropped; Demšar "
+        f"2006, Sect. 3.1.3).{friedman} Nemenyi's critical difference at alpha = "
+        f"{study.alpha:g}: CD = {cd:.2f} (k = {k} methods, N = {n} rows; Demšar 2006, "
+        "Sect. 3.2.2): two methods whose average ranks differ by less are not significantly "
+        "different (joined by a bar in the diagram). With few rows no test can be significant: "
+        "read them as a summary.",
+        "",
+        *markdown_table(
+            ["method", "average rank", f"wins/ties/losses vs {configs[best]}", "Wilcoxon p"],
+            body,
+            align="lrrr",
+        ).split("\n"),
+        "",
+    ]
+    draw_cd_diagram(configs, ranks, cd, out / "cd_diagram.png",
+                    title=f"{study.name}: average rank ({measure}) over {n} rows, "
+                          f"Nemenyi CD at alpha = {study.alpha:g}")  # fmt: skip
+    return lines, [("Critical-difference diagram of average ranks", "cd_diagram.png")]
 
 
 def write_report(directory: str | Path) -> Path:
@@ -386,7 +589,9 @@ def write_report(directory: str | Path) -> Path:
     )  # fmt: skip
 
     test_name = {
-        "welch": "Welch's t-test",
+        "nadeau-bengio": "the corrected resampled t-test of Nadeau & Bengio (2003) over the "
+        "shared outer folds, paired",
+        "welch": 'Welch\'s t-test, unpaired (study.significance = "welch")',
         "paired-t": "the paired t-test over the shared outer folds",
         "wilcoxon": "the Wilcoxon signed-rank test",
     }[study.significance]
@@ -395,6 +600,21 @@ def write_report(directory: str | Path) -> Path:
         if study.search == "grid"
         else f"{study.n_iter} seeded random draws from the joint grid"
     )
+    percent = " (in %)" if _percent(study.scoring) else ""
+    if all(d.split == "given" for d in study.datasets):
+        cells_text = (
+            f"Cells: the test score on the data set's given train/test split{percent}, one split "
+            "(no std, no significance test). **Bold**: the best score of the row (data set and "
+            "kernel) and its ties. "
+        )
+    else:
+        cells_text = (
+            f"Cells: mean ± std over the outer folds{percent} (a data set with a given split: its "
+            "one test score, bold only if best). **Bold**: the best method of the row (data set "
+            f"and kernel) and those not significantly different from it ({test_name}, p >= "
+            f"{study.alpha:g}; the marks of Oglic & Gaertner 2018). Tests pair the outer folds "
+            "where both methods have a score. "
+        )
     lines = [
         f"# Study `{study.name}`",
         "",
@@ -404,11 +624,8 @@ def write_report(directory: str | Path) -> Path:
         f"`{study.scoring}`. Every method gets the same folds and the same kernel matrices. "
         f"Records: {n_out} test, {n_in} tuning.",
         "",
-        f"Cells: mean ± std over the outer folds{' (in %)' if _percent(study.scoring) else ''} "
-        "(a data set with a given split: its one test score, bold only if best). "
-        f"**Bold**: the best method of the row (data set and kernel) and those not significantly "
-        f"different from it ({test_name}, p >= {study.alpha:g}; as in Oglic & Gaertner 2018). "
-        "Tests pair the outer folds where both methods have a score. A cell marked † has "
+        cells_text,
+        "A cell marked † has "
         "failed or missing folds: its mean is over the remaining folds only, so it is never bold "
         "and ranks after every complete cell of its row. "
         "Last row: *average rank*, the method's rank (1 = best, ties averaged) averaged over the "
@@ -421,6 +638,20 @@ def write_report(directory: str | Path) -> Path:
     ]
     for m in measures:
         lines += [f"## {m}", "", *_table(summaries[m], study, m), ""]
+    across, cd_plot = _across_rows(summaries[study.scoring], study, study.scoring, out)
+    lines += across
+    params_table, params_csv = _selected_params(records, study, out)
+    lines += [
+        "## Selected hyper-parameters",
+        "",
+        "The candidate each method selected in each outer fold by its mean inner "
+        f"`{study.scoring}` (kernel parameters; method parameters), refitted on the fold's "
+        f"training part; also `{params_csv.name}` (with the inner and test scores). Every "
+        "candidate's inner scores: `search.csv`.",
+        "",
+        *params_table,
+        "",
+    ]
 
     # Solver status and indefiniteness
     lines += [
@@ -457,13 +688,13 @@ def write_report(directory: str | Path) -> Path:
                "warnings"]  # fmt: skip
     lines += markdown_table(columns, fits, align="llrlrl").split("\n")
     lines.append("")
-    plots = _plots(records, summaries[study.scoring], study, timings, out)
+    plots = _plots(records, summaries[study.scoring], study, timings, out) + cd_plot
     lines += ["## Plots", ""]
     for title, fname in plots:
         lines += [f"### {title}", "", f"![{title}]({fname})", ""]
     lines += [
         "Files: `results.csv` (one row per outer fold; no timing columns), `timings.csv`, "
-        "`search.csv` (every tuning candidate), `summary.csv`.",
+        "`search.csv` (every tuning candidate), `summary.csv`, `selected_params.csv`.",
         "",
     ]
     path = out / "report.md"

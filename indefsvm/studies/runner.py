@@ -169,7 +169,10 @@ def prepare_study(spec: str | Path | Study) -> tuple[Study, dict[str, StudyData]
     """
     study = spec if isinstance(spec, Study) else load_spec(spec)
     data: dict[str, StudyData] = {
-        d.name: load_dataset(d, seed=study.seed, task=study.task) for d in study.datasets
+        d.name: load_dataset(
+            d, seed=study.seed, task=study.task, min_train_per_class=study.inner_folds
+        )
+        for d in study.datasets
     }
     _check_data(study, data)
     _check_kernels(study, data)

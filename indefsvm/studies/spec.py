@@ -16,7 +16,8 @@ budget for every method. The schema (every key not listed here is an error that 
     task = "classification"    # or "regression"
     search = "grid"            # or "random" with n_iter: the same budget for every method
     n_iter = 10
-    significance = "welch"     # "welch" (paper 000), "paired-t" or "wilcoxon"
+    significance = "nadeau-bengio"  # bold marks: paired corrected resampled t-test (default),
+                               # "welch" (unpaired, papers 000/004), "paired-t", "wilcoxon"
     alpha = 0.05
 
     [[datasets]]
@@ -82,17 +83,19 @@ __all__ = [
 #: Loaders that produce a precomputed kernel rather than features.
 LOADERS_WITH_KERNEL = ("krein_regression",)
 #: Every loader name a spec may use (the data model of :mod:`indefsvm.studies.data` serves them).
-LOADER_NAMES = ("digits", "aeon", *UCI_DATASETS, *LOADERS_WITH_KERNEL)
+LOADER_NAMES = ("digits", "aeon", "ucr", *UCI_DATASETS, *LOADERS_WITH_KERNEL)
 
 #: Data-dependent parameter units (computed on the training part of each fold).
 SCALE_RULES = ("median", "inverse_median", "inverse_n_features")
-SIGNIFICANCE_TESTS = ("welch", "paired-t", "wilcoxon")
+SIGNIFICANCE_TESTS = ("nadeau-bengio", "welch", "paired-t", "wilcoxon")
+#: The report's default test: paired, corrected for the overlap of the training parts.
+DEFAULT_SIGNIFICANCE = "nadeau-bengio"
 TASKS = ("classification", "regression")
 SEARCHES = ("grid", "random")
 #: Outer evaluation of a data set: the study's folds or the data set's given train/test split.
 SPLITS = ("folds", "given")
 #: Loaders whose data sets come with a train/test split (``split = "given"``).
-LOADERS_WITH_SPLIT = ("aeon",)
+LOADERS_WITH_SPLIT = ("aeon", "ucr")
 
 _STUDY_KEYS = {
     "name",
@@ -227,6 +230,11 @@ class Study:
                 if ds[key] is not None:
                     ds[key] = self.files.get(ds[key], ds[key])
         d.pop("files")
+        # The test only marks the report (no record depends on it). Its default was "welch"
+        # before "nadeau-bengio": hashing the new default as the old one keeps the results
+        # directories of specs without the key valid.
+        if d["significance"] == DEFAULT_SIGNIFICANCE:
+            d["significance"] = "welch"
         for ds in d["datasets"]:
             # Specs written before the split key existed keep their hash (and results).
             if ds.get("split") is None:
@@ -722,7 +730,7 @@ def parse_spec(raw: dict[str, Any], base: Path | str = ".", default_name: str = 
         search=search,
         n_iter=n_iter,
         significance=_str(
-            st.get("significance", "welch"), "study.significance", SIGNIFICANCE_TESTS
+            st.get("significance", DEFAULT_SIGNIFICANCE), "study.significance", SIGNIFICANCE_TESTS
         ),  # fmt: skip
         alpha=float(alpha),
         datasets=tuple(datasets),

@@ -11,7 +11,6 @@ outputs, into the given directory and nowhere else.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import subprocess
@@ -19,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import require_optional
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENTS = ROOT / "experiments"
@@ -40,18 +40,32 @@ OUTPUTS = {
     "table2.py": "paper_comparison.md",
     "table3.py": "paper_comparison.md",
     "timing.py": "summary.md",
+    "ucr_study.py": "ucr_comparison.md",
 }
 #: Scripts whose smoke run takes more than about 10 s on a loaded 2-core machine.
-SLOW_SCRIPTS = {"convergence.py", "krein_uci.py", "table2.py", "table3.py", "timing.py"}
+SLOW_SCRIPTS = {
+    "convergence.py",
+    "krein_uci.py",
+    "table2.py",
+    "table3.py",
+    "timing.py",
+    "ucr_study.py",
+}
 SLOW_SPECS = {"main_study.toml"}
 #: Specs run by a wrapper script (its smoke test runs the spec's smoke slice).
 WRAPPED_SPECS = {
     "table2_004.toml": "table2.py",
     "table3_000.toml": "krein_uci.py",
     "table3_004.toml": "table3.py",
+    "ucr_study.toml": "ucr_study.py",
 }
-#: Specs that need an optional package.
-SPEC_NEEDS = {"timeseries_study.toml": "aeon"}
+#: Specs that need an optional package: (module, extra). Without it their smoke test skips,
+#: unless the extra is declared installed (INDEFSVM_REQUIRE_TIMESERIES=1): then it fails.
+SPEC_NEEDS = {"timeseries_study.toml": ("aeon", "timeseries")}
+#: Scripts that need optional packages, as SPEC_NEEDS.
+SCRIPT_NEEDS = {
+    "ucr_study.py": [("aeon", "timeseries"), ("pyts", "timeseries"), ("tslearn", "timeseries")]
+}
 
 
 def _env() -> dict[str, str]:
@@ -77,6 +91,8 @@ def test_every_script_and_spec_is_listed():
     [pytest.param(s, marks=pytest.mark.slow) if s in SLOW_SCRIPTS else s for s in SCRIPTS],
 )
 def test_script_runs_in_smoke_mode(script, tmp_path):
+    for need in SCRIPT_NEEDS.get(script, []):
+        require_optional(*need)
     out = tmp_path / "out"
     proc = subprocess.run(
         [sys.executable, str(EXPERIMENTS / script), "--smoke", "--out", str(out)],
@@ -126,9 +142,9 @@ def test_smoke_without_out_writes_to_a_temporary_directory(tmp_path):
 )
 def test_spec_runs_its_smoke_slice(spec, tmp_path):
     need = SPEC_NEEDS.get(spec)
-    if need is not None and importlib.util.find_spec(need) is None:
-        pytest.skip(f"{spec} needs the optional package {need}")
-    from indefsvm.studies.cli import main
+    if need is not None:
+        require_optional(*need)
+    from indefsvm.cli.study import main
     from indefsvm.studies.runner import study_status
 
     out = tmp_path / "out"

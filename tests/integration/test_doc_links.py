@@ -60,3 +60,40 @@ def test_cited_test_files_exist(page):
         elif match.group(1) and not re.search(rf"def {match.group(1)}\b", file.read_text()):
             missing.append(f"{path}::{match.group(1)}")
     assert missing == []
+
+
+_SOURCES = PAGES + sorted((ROOT / "tests").glob("**/*.py")) + sorted((ROOT / "tools").glob("*.py"))
+
+
+def test_cited_docs_and_tools_files_exist():
+    """Files under ``docs/`` and ``tools/`` named in the docs, tests and tools exist (the
+    mutation-survivor lists moved from ``docs/`` to ``tools/mutation_survivors/``)."""
+    pattern = re.compile(r"(?<![\w/.])((?:docs|tools)/[\w/.-]+\.(?:txt|md|py|rst|png|csv|sh))")
+    missing = sorted(
+        {
+            f"{source.relative_to(ROOT)}: {match.group(1)}"
+            for source in _SOURCES
+            for match in pattern.finditer(source.read_text())
+            if not (ROOT / match.group(1)).exists()
+        }
+    )
+    assert missing == []
+
+
+def test_docs_hold_no_developer_data():
+    """docs/ is for readers: the mutation runs' survivor lists live in tools/."""
+    assert not list((ROOT / "docs").glob("mutation_survivors_*"))
+    assert len(list((ROOT / "tools" / "mutation_survivors").glob("mutation_survivors_*.txt"))) == 11
+
+
+def test_index_page_links_every_guide_and_the_api_reference():
+    """docs/index.md is the front door: every page of docs/ and the API reference are linked
+    from it, and the API reference's index names every page too."""
+    index = (ROOT / "docs" / "index.md").read_text()
+    linked = set(re.findall(r"\]\(([^)#\s]+)\)", index))
+    pages = {p.name for p in (ROOT / "docs").glob("*.md")} - {"index.md"}
+    assert pages - linked == set()
+    assert "api/index.rst" in linked and "../README.md" in linked
+    api_index = (ROOT / "docs" / "api" / "index.rst").read_text()
+    assert "docs/index.md" in api_index
+    assert {p for p in pages if f"docs/{p}" not in api_index} == set()

@@ -169,3 +169,13 @@ def test_one_definition_of_tol_everywhere():
             found += 1
             assert "f(0)" in match.group(1) or "excess" in match.group(1), (path, match.group(0))
     assert found >= 2
+
+
+def test_time_series_example_says_when_it_falls_back_to_synthetic_data():
+    """Without aeon the README's GunPoint example runs on synthetic series: it must say so."""
+    (code,) = [c for name, _, c in BLOCKS if name == "README.md" and "load_aeon(" in c]
+    blocked = 'import sys\nsys.modules["aeon"] = None\nsys.modules["aeon.datasets"] = None\n'
+    proc = _run(blocked + code)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    first = proc.stdout.splitlines()[0]
+    assert "aeon is not installed" in first and "SYNTHETIC" in first, proc.stdout

@@ -60,9 +60,10 @@ def test_window_extremes_and_fraction():
     # window 0 on equal lengths: no warping, the squared Euclidean distance
     sq = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
     assert np.allclose(dtw_distances(X, window=0), sq, rtol=1e-13, atol=0)
-    # a fraction is floor(r * T) cells (the UCR archive's percentage windows)
+    # a fraction is round(r * T) cells, halves up (the UCR archive's percentage windows)
     assert np.array_equal(dtw_distances(X, window=0.1), dtw_distances(X, window=3))
-    assert np.array_equal(dtw_distances(X, window=0.09), dtw_distances(X, window=2))
+    assert np.array_equal(dtw_distances(X, window=0.09), dtw_distances(X, window=3))  # 2.7
+    assert np.array_equal(dtw_distances(X, window=0.08), dtw_distances(X, window=2))  # 2.4
     ref = np.array([[brute_dtw(a, b, 3) for b in X] for a in X])
     assert np.allclose(dtw_distances(X, window=0.1), ref, rtol=1e-12, atol=0)
     # narrowing the band can only raise DTW (fewer paths), never below the full window
@@ -76,6 +77,11 @@ def test_window_extremes_and_fraction():
 def test_window_validation():
     X = np.zeros((2, 5))
     assert dtw_window_cells(0.5, 10) == 5 and dtw_window_cells(3, 10) == 3
+    # nearest cell, halves up, also when r * T lands just below k + 1/2 in floating point
+    assert [dtw_window_cells(r, 30) for r in (0.05, 0.15, 0.08, 0.09)] == [2, 5, 2, 3]
+    assert dtw_window_cells(0.03, 150) == 5 and dtw_window_cells(0.25, 10) == 3
+    assert dtw_window_cells(0.58, 25) == 15  # 0.58 * 25 = 14.499999999999998 in binary
+    assert dtw_window_cells(0.0, 427) == 0 and dtw_window_cells(1.0, 427) == 427
     assert dtw_window_cells(None, 10) is None
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         dtw_distances(X, window=1.5)
@@ -102,3 +108,35 @@ def test_dtw_refuses_overflow_and_empty_series():
         dtw_distances(np.zeros((3, 4)), np.zeros((2, 0)))
     # large but representable values still work
     assert np.isfinite(dtw_distances(np.array([[1e150, -1e150]]), np.array([[0.0, 0.0]]))).all()
+
+
+def test_fraction_rounding_gives_the_archive_windows():
+    """The UCR archive's learned windows in cells (DataSummary, 2018): the rounding that
+    reproduces its 1NN-DTW errors (tests/integration/test_timeseries.py runs them on the
+    bundled sets). OSULeaf 7 % of 427 = 29.89: 30 cells (floor: 29); ACSF1 4 % of 1460 =
+    58.4: 58 cells."""
+    assert dtw_window_cells(0.07, 427) == 30
+    assert dtw_window_cells(0.04, 1460) == 58
+    assert [dtw_window_cells(0.0, T) for T in (251, 150, 24)] == [0, 0, 0]
+
+
+@pytest.mark.parametrize(("n", "m", "T", "S"), [(5, 4, 17, 17), (3, 6, 9, 14), (4, 4, 1, 1)])
+def test_full_window_loop_equals_the_banded_loop_bit_for_bit(n, m, T, S):
+    """The full window runs a fixed-bound loop (speed); the banded loop at a band covering
+    every cell performs the same operations: identical results, not just close."""
+    from indefsvm.kernels._dtw import dtw_matrix
+
+    rng = np.random.default_rng(T * 100 + S)
+    X, Y = np.cumsum(rng.normal(size=(n, T)), 1), np.cumsum(rng.normal(size=(m, S)), 1)
+    width = max(T, S)
+    for symmetric, B in ((False, Y), (True, X)):
+        if symmetric and T != S:
+            B = X
+        fixed = dtw_matrix(X, B, symmetric, width)
+        banded = dtw_matrix(X, B, symmetric, width, banded=True)
+        assert np.array_equal(fixed, banded)
+        ref = np.array([[brute_dtw(a, b) for b in B] for a in X])
+        if symmetric:
+            ref = np.triu(ref, 1) + np.triu(ref, 1).T
+        assert np.allclose(fixed, ref, rtol=1e-12, atol=1e-12)
+    assert np.array_equal(dtw_distances(X, Y), dtw_matrix(X, Y, False, width, banded=True))

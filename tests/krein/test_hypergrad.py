@@ -293,7 +293,8 @@ def test_unknown_formulation_lists_the_spectrum_ones():
 # Contract of ``indefsvm.krein.hypergrad``: input checks, tuner plumbing, in seconds.
 #
 # Written for the surviving mutants of the mutation run of issue 15 (see
-# ``docs/mutation_survivors_krein_hypergrad.txt``): anchored error messages, the user-supplied
+# ``tools/mutation_survivors/mutation_survivors_krein_hypergrad.txt``):
+# anchored error messages, the user-supplied
 # ``kernel_grad`` path, ``random_state`` given as a Generator, the centring of the inner folds
 # (checked against a plain numpy ``H K H`` reference), the finite-difference step of
 # ``_kernel_derivative_fd`` and the arguments handed to SciPy's L-BFGS-B.

@@ -409,7 +409,8 @@ def test_property_random_symmetric_matrices(n, seed, structure, problem):
 # Contract of ``indefsvm.krein.solver`` against independent dense references, in seconds.
 #
 # Written for the surviving mutants of the mutation run of issue 15 (see
-# ``docs/mutation_survivors_krein_solver.txt``). References never reuse the secular-equation
+# ``tools/mutation_survivors/mutation_survivors_krein_solver.txt``).
+# References never reuse the secular-equation
 # code: the global minimiser of a quadratic on a sphere comes from the eigenvalue problem of
 # Gander, Golub & von Matt (1989) (the smallest real eigenvalue of a 2p x 2p matrix), solved
 # densely with ``numpy.linalg.eig`` on the full (non-diagonal) problem; Krein kernel ridge

@@ -33,7 +33,14 @@ def _records(scores: dict[str, list[float]]):
     ]  # fmt: skip
 
 
-@pytest.mark.parametrize("test", ["welch", "paired-t", "wilcoxon"])
+def _nadeau_bengio_reference(x, y, ratio=0.25):
+    """Nadeau & Bengio (2003): t = mean(d) / sqrt((1/J + n_test/n_train) var(d)), J - 1 dof."""
+    d = np.asarray(x) - np.asarray(y)
+    t = d.mean() / np.sqrt((1 / len(d) + ratio) * d.var(ddof=1))
+    return 2 * stats.t.sf(abs(t), len(d) - 1)
+
+
+@pytest.mark.parametrize("test", ["nadeau-bengio", "welch", "paired-t", "wilcoxon"])
 def test_a_cell_with_failed_folds_never_wins_and_tests_pair_complete_folds(test):
     nan = math.nan
     scores = {
@@ -49,6 +56,8 @@ def test_a_cell_with_failed_folds_never_wins_and_tests_pair_complete_folds(test)
     a, b, c = (np.array(scores[k]) for k in "ABC")
     ok = np.isfinite(a)
     ref = {
+        # the records carry no n_train / n_test here: 5 folds give n_test / n_train = 1 / 4
+        "nadeau-bengio": _nadeau_bengio_reference,
         "welch": lambda x, y: stats.ttest_ind(x, y, equal_var=False).pvalue,
         "paired-t": lambda x, y: stats.ttest_rel(x, y).pvalue,
         "wilcoxon": lambda x, y: stats.wilcoxon(x, y).pvalue,
@@ -56,7 +65,8 @@ def test_a_cell_with_failed_folds_never_wins_and_tests_pair_complete_folds(test)
     if test != "wilcoxon":  # two pairs are too few for a signed-rank p below 1
         assert rows["A"]["p_vs_best"] == pytest.approx(ref(a[ok], b[ok]), rel=1e-12)
     assert rows["C"]["p_vs_best"] == pytest.approx(ref(c, b), rel=1e-12)
-    assert significance_p(a, b, test) == pytest.approx(
+    kw = {"test_train_ratio": 0.25} if test == "nadeau-bengio" else {}
+    assert significance_p(a, b, test, **kw) == pytest.approx(
         ref(a[ok], b[ok]) if test != "wilcoxon" else significance_p(a[ok], b[ok], test)
     )
     assert 0.0 < significance_p(a, b, "welch") < 1.0  # not the 0.0 a NaN used to give
@@ -70,7 +80,7 @@ def test_report_marks_failed_cells(tmp_path):
               "C": [0.7, 0.7, 0.6, 0.7, 0.7]}  # fmt: skip
     study = _study()
     lines = _table(summarize(_records(scores), study, "accuracy"), study, "accuracy")
-    row = next(x for x in lines if x.startswith("| d |"))
+    row = next(x for x in lines if x.startswith("| d / precomputed |"))
     cells = [x.strip() for x in row.strip("|").split("|")][1:]
     assert "3/5 folds failed" in cells[0] and "**" not in cells[0]
     assert cells[1].startswith("**")
@@ -106,3 +116,149 @@ def test_report_defines_its_measures_and_iota_and_plots_tell_methods_apart(tmp_p
 
     for fig in figures.values():
         plt.close(fig)
+
+
+def test_default_test_is_the_paired_corrected_one_and_uses_the_recorded_fold_sizes():
+    from indefsvm.studies.spec import parse_spec
+
+    raw = {"datasets": [{"name": "h", "loader": "haberman"}], "kernels": [{"name": "linear"}],
+           "methods": [{"estimator": "SpectrumSVC"}]}  # fmt: skip
+    assert parse_spec(raw).significance == "nadeau-bengio"
+    default_hash = parse_spec(raw).hash
+    raw["study"] = {"significance": "welch"}
+    assert parse_spec(raw).significance == "welch"
+    # the default was "welch": results directories of specs without the key stay valid (the
+    # records do not depend on the test), another test is another spec
+    assert parse_spec(raw).hash == default_hash
+    raw["study"] = {"significance": "paired-t"}
+    assert parse_spec(raw).hash != default_hash
+    with pytest.raises(ValueError, match="needs test_train_ratio"):
+        significance_p(np.ones(3), np.zeros(3), "nadeau-bengio")
+    # the ratio comes from the records' n_test / n_train (here 1/3, not 5-fold's 1/4)
+    scores = {"A": [0.80, 0.70, 0.75, 0.82, 0.78], "B": [0.74, 0.71, 0.60, 0.70, 0.72]}
+    records = _records(scores)
+    for r in records:
+        r["n_train"], r["n_test"] = 30, 10
+    rows = {r["method"]: r for r in summarize(records, _study(significance="nadeau-bengio"),
+                                              "accuracy")}  # fmt: skip
+    ref = _nadeau_bengio_reference(scores["B"], scores["A"], ratio=1 / 3)
+    assert rows["B"]["p_vs_best"] == pytest.approx(ref, rel=1e-12)
+    assert rows["B"]["p_vs_best"] > stats.ttest_rel(scores["B"], scores["A"]).pvalue
+
+
+def _plot_inputs(n_train, given=False, mean=0.985):
+    """Synthetic records of 2 data sets x 3 methods, scores near 100 % (bars would cross it)."""
+    from indefsvm.studies.spec import KernelSpec
+
+    rng = np.random.default_rng(0)
+    folds = 1 if given else 5
+    datasets = tuple(DatasetSpec(name=f"d{i}", kernel="K.npy", labels="y.txt",
+                                 split="given" if given else None) for i in range(2))  # fmt: skip
+    study = Study(
+        name="s", seed=0, outer_folds=5, inner_folds=2, scoring="accuracy", metrics=(),
+        task="classification", search="grid", n_iter=None, significance="nadeau-bengio",
+        alpha=0.05, datasets=datasets, kernels=(KernelSpec("precomputed", "precomputed"),),
+        methods=(MethodSpec("IndefiniteSVC", "A"), MethodSpec("SpectrumSVC", "B"),
+                 MethodSpec("KreinSVC", "C")),
+    )  # fmt: skip
+    records, timings = [], {}
+    for i, d in enumerate(datasets):
+        for m in "ABC":
+            for f in range(folds):
+                score = min(1.0, mean + 0.03 * rng.normal())
+                records.append({"dataset": d.name, "kernel": "precomputed", "method": m,
+                                "outer_fold": f, "score": score, "metrics": {}, "iota": 0.1,
+                                "n_train": n_train[i], "n_test": 20,
+                                "params": '{"kernel": {}, "method": {"C": 1.0}}'})  # fmt: skip
+                timings[(d.name, "precomputed", m, f)] = 0.01 * (1 + i)
+    return study, records, timings
+
+
+@pytest.mark.parametrize("given", [False, True])
+def test_score_plot_clips_bars_labels_ticks_and_says_what_a_point_is(tmp_path, given):
+    import matplotlib.pyplot as plt
+
+    from indefsvm.studies.report import _plots
+
+    study, records, timings = _plot_inputs([250, 280], given=given)
+    rows = summarize(records, study, "accuracy")
+    assert {r["row"] for r in rows} == {"d0 / precomputed", "d1 / precomputed"}
+    figures = {}
+    _plots(records, rows, study, timings, tmp_path, figures)
+    fig = figures["scores.png"]
+    title = " ".join(t.get_text() for t in fig.texts)  # the suptitle
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(axes) == 2
+    for ax in axes:
+        assert [t.get_text() for t in ax.get_xticklabels()] == ["A", "B", "C"]
+        tops = [seg[:, 1].max() for c in ax.collections for seg in c.get_segments()]
+        if given:
+            assert all(np.ptp(seg[:, 1]) == 0 for c in ax.collections for seg in c.get_segments())
+        else:
+            assert tops and max(tops) <= 100.0 + 1e-9  # std 3 % around 98.5 %: cut at 100
+            assert ax.get_ylim()[1] <= 100.2
+    if given:
+        assert "mean ± std" not in title and "given train/test split" in title
+    else:
+        assert "mean ± std over 5 outer folds" in title
+    for fig in figures.values():
+        plt.close(fig)
+
+
+@pytest.mark.parametrize(("n_train", "scale"), [([250, 280], "linear"), ([100, 5000], "log")])
+def test_fit_time_axis_is_linear_for_nearly_equal_n(tmp_path, n_train, scale):
+    import matplotlib.pyplot as plt
+
+    from indefsvm.studies.report import _plots
+
+    study, records, timings = _plot_inputs(n_train)
+    figures = {}
+    _plots(records, summarize(records, study, "accuracy"), study, timings, tmp_path, figures)
+    assert figures["fit_time_vs_n.png"].axes[0].get_xscale() == scale
+    for fig in figures.values():
+        plt.close(fig)
+
+
+def test_clipped_error_stays_in_the_measure_range():
+    from indefsvm.studies.report import _clipped_error
+
+    assert _clipped_error(0.98, 0.03, (0.0, 1.0)) == pytest.approx((0.03, 0.02))
+    assert _clipped_error(0.01, 0.03, (0.0, 1.0)) == pytest.approx((0.01, 0.03))
+    assert _clipped_error(5.0, 2.0, None) == (2.0, 2.0)
+    assert _clipped_error(0.5, math.nan, (0.0, 1.0)) == (0.0, 0.0)
+
+
+def test_report_has_selected_parameters_ranks_and_cd_diagram(tmp_path):
+    import csv
+    import json
+
+    write_small_study_data(tmp_path)
+    spec = SMALL_STUDY.replace(
+        "[[datasets]]",
+        '[[datasets]]\nname = "again"\nfeatures = '
+        '"X.npy"\nlabels = "y.txt"\nmax_samples = 30\n\n[[datasets]]',
+        1,
+    )
+    spec += '\n[[methods]]\nestimator = "KreinSVC"\ngrid = { C = [0.1, 1.0] }\n'
+    out = tmp_path / "out"
+    run_study(write_study_spec(tmp_path, spec), out, progress=False)
+    report = (out / "report.md").read_text()
+    assert "| again / sigmoid |" in report and "| mine / sigmoid |" in report
+    assert "corrected resampled t-test of Nadeau & Bengio" in report
+    assert "## Across data sets (accuracy)" in report and "Wilcoxon" in report
+    assert "![Critical-difference diagram of average ranks](cd_diagram.png)" in report
+    assert (out / "cd_diagram.png").stat().st_size > 1000
+    assert "## Selected hyper-parameters" in report
+    # selected_params.csv holds, per outer record, the parameters of results.csv
+    results = list(csv.DictReader(open(out / "results.csv")))
+    chosen = list(csv.DictReader(open(out / "selected_params.csv")))
+    assert len(chosen) == len(results) == 2 * 2 * 2
+    by_key = {(r["dataset"], r["method"], r["outer_fold"]): r for r in chosen}
+    for r in results:
+        c = by_key[(r["dataset"], r["method"], r["outer_fold"])]
+        params = json.loads(r["params"])
+        assert float(c["kernel.gamma"]) == params["kernel"]["gamma"]
+        assert float(c["method.C"]) == params["method"]["C"]
+        assert float(c["score"]) == pytest.approx(float(r["score"]), rel=1e-15)
+        cell = f"gamma={params['kernel']['gamma']:g}; C={params['method']['C']:g}"
+        assert cell in report

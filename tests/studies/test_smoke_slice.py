@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from indefsvm.studies.cli import main
+from indefsvm.cli.study import main
 from indefsvm.studies.harness import candidates, plan_inner, plan_outer_keys
-from indefsvm.studies.spec import SpecError, parse_spec, restrict_study, smoke_study
+from indefsvm.studies.spec import SpecError, parse_spec, restrict_study, smoke_study, tomllib
 from indefsvm.studies.store import Store
 
 RAW = {
@@ -103,3 +103,29 @@ def test_cli_smoke_and_restriction(tmp_path, capsys):
     assert [m.label for m in study.methods] == ["KreinSVC"]
     assert main([*args, "--methods", "Krein"]) == 2
     assert "--methods: ['Krein'] not in the spec" in capsys.readouterr().err
+
+
+def test_cli_seed_replaces_the_spec_seed(tmp_path, capsys):
+    spec = tmp_path / "s.toml"
+    spec.write_text(
+        "[study]\nseed = 3\nouter_folds = 3\n[[datasets]]\nname = 'hab'\nloader = 'haberman'\n"
+        "[[kernels]]\nname = 'linear'\n"
+        "[[methods]]\nestimator = 'SpectrumSVC'\ngrid = { C = [0.1, 1.0] }\n"
+    )
+    args = ["study", "run", str(spec), "--quiet", "--no-report", "--smoke"]
+    seeds = {}
+    for seed in ("3", "11"):
+        out = tmp_path / f"out{seed}"
+        assert main([*args, "--seed", seed, "--out", str(out)]) == 0
+        store = Store(out)
+        try:
+            seeds[seed] = store.study()
+        finally:
+            store.close()
+    assert seeds["3"].seed == 3 and seeds["11"].seed == 11
+    assert seeds["3"] == smoke_study(parse_spec(tomllib.loads(spec.read_text()), base=tmp_path,
+                                                default_name="s"))  # fmt: skip
+    with pytest.raises(SystemExit) as exc:
+        main([*args, "--seed", "-1", "--out", str(tmp_path / "bad")])
+    assert exc.value.code == 2
+    assert "expected an integer in [0, 2**32); got -1" in capsys.readouterr().err

@@ -3,7 +3,8 @@
 The smoke slice is the spec itself with fewer objects, shorter grids and fewer draws: the
 same data sets (official splits), kernels and methods go through the whole study (tuning,
 refit, report) in seconds. Without aeon a stand-in module serves synthetic series under the
-bundled names; with aeon the real series are used.
+bundled names; with aeon the real series are used. With ``INDEFSVM_REQUIRE_TIMESERIES=1`` (the
+``timeseries`` extra declared installed) a missing aeon fails these tests instead.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import optional_available
 
 from indefsvm.studies import run_study
 from indefsvm.studies.spec import load_spec, parse_spec, tomllib
@@ -54,7 +56,7 @@ def test_spec_uses_official_splits_tunes_window_and_gamma_and_runs_both_paradigm
 def _fake_ucr(monkeypatch):
     """aeon.datasets stand-in: two or three shape classes, official-looking split sizes."""
     shapes = {"ArrowHead": (36, 175, 40, 3), "GunPoint": (50, 150, 30, 2),
-              "ItalyPowerDemand": (67, 1029, 24, 2)}  # fmt: skip
+              "ItalyPowerDemand": (67, 1029, 24, 2), "OSULeaf": (200, 242, 60, 6)}  # fmt: skip
 
     def load_classification(name, split):
         n_train, n_test, T, k = shapes[name]
@@ -86,9 +88,7 @@ def _run_slice(tmp_path, raw):
 def test_smoke_slice_runs_the_whole_study(monkeypatch, tmp_path):
     raw = tomllib.loads(SPEC.read_text())
     raw["datasets"] = raw["datasets"][:2]  # ArrowHead (3 classes) and GunPoint
-    try:
-        import aeon.datasets  # noqa: F401
-    except ImportError:
+    if not optional_available("aeon", "timeseries"):
         _fake_ucr(monkeypatch)
     study, rows, report = _run_slice(tmp_path, smoke_slice(raw))
     # one test record per (data set, method), on the official test part of the slice
@@ -98,6 +98,24 @@ def test_smoke_slice_runs_the_whole_study(monkeypatch, tmp_path):
         assert "error" not in r["status"]
         assert 0.0 <= float(r["score"]) <= 1.0
     assert "given train/test split" in report
+
+
+def test_smoke_study_of_the_spec_fits_every_official_training_part(monkeypatch):
+    """``study run SPEC --smoke`` (40 objects per data set, 2 inner folds) must fit the small
+    official training parts: ItalyPowerDemand's 67 of 1096 series kept 2 of the 40."""
+    from indefsvm.studies.harness import inner_splits
+    from indefsvm.studies.runner import prepare_study
+    from indefsvm.studies.spec import smoke_study
+
+    if not optional_available("aeon", "timeseries"):
+        _fake_ucr(monkeypatch)
+    smoke, data = prepare_study(smoke_study(load_spec(SPEC)))  # raised SpecError before
+    assert {d.name for d in smoke.datasets} == set(data)
+    for d in data.values():
+        train = ~d.test_mask
+        _, counts = np.unique(d.y[train], return_counts=True)
+        assert counts.min() >= smoke.inner_folds, d.name
+        assert len(inner_splits(d.y, smoke, 0, d.test_mask)) == smoke.inner_folds
 
 
 def test_dtw_blocks_from_the_cached_matrix_equal_the_direct_kernel():

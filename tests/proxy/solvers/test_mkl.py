@@ -1,6 +1,7 @@
 """Contract of ``indefsvm.proxy.solvers._mkl`` (the regularised-MKL master of SIQCLP), in seconds.
 
-Written for the mutation run of issue 15 (``docs/mutation_survivors_solvers_mkl.txt``). Every
+Written for the mutation run of issue 15 (survivors:
+``tools/mutation_survivors/mutation_survivors_solvers_mkl.txt``). Every
 function is checked against a reference that does not use the MKL code: cvxpy on the same
 quadratic programs (the inner SVM in the original coordinates, the simplex QP, the master
 ``min_simplex J`` written as the QCLP (13)), LIBSVM on a fixed kernel, numpy's ``eigh`` and

@@ -1,7 +1,8 @@
 """Contract of ``indefsvm.proxy.solvers._monitor.SolverMonitor`` with a stub problem, in
 milliseconds.
 
-Written for the mutation run of issue 15 (``docs/mutation_survivors_solvers.txt``): the stopping
+Written for the mutation run of issue 15 (survivors:
+``tools/mutation_survivors/mutation_survivors_solvers_monitor.txt``): the stopping
 rule (relative gap against ``max(1, |f - f(0)|)``, equality included), the order of the stopping
 reasons, which offers may raise the lower bound, the LIBSVM schedule, ``conclude`` and the
 messages and warnings of ``finish``. The stub counts every call, so the tests need no solver.

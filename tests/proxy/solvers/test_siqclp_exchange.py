@@ -1,6 +1,7 @@
 """Contract of ``indefsvm.proxy.solvers.siqclp`` (Chen & Ye's exchange method, paper 004 Alg. 3).
 
-Written for the mutation run of issue 15 (``docs/mutation_survivors_solvers_siqclp.txt``), small
+Written for the mutation run of issue 15 (survivors:
+``tools/mutation_survivors/mutation_survivors_solvers_siqclp.txt``), small
 inputs (n = 8), seconds in all. References independent of the module: numpy's dense ``eigh`` for
 the factors and for the most violated kernel ``K*(a) = (K0 + (Y a)(Y a)'/(4 rho))_+`` (Theorem 1),
 a cvxpy QCLP (13) written with ``quad_form`` of the Gram matrices (not the factors), the SDP of
