@@ -479,14 +479,20 @@ class OneVsOneMixin:
         if rows.shape[0] == 0:
             return D
         n = rows_of_train.n_
+        single = np.array([m.shape[0] == 1 for m in members], dtype=bool)
+        first = np.array([m[0] for m in members], dtype=np.intp)
         for col, (est, idx) in enumerate(zip(self.estimators_, self.ovo_["indices"], strict=True)):
             where = np.full(n, -1, dtype=np.intp)
             where[idx] = np.arange(idx.shape[0])
-            for row, member in zip(rows, members, strict=True):
-                pos = where[member]
+            # one training input per row (the usual case) in one gather
+            pos = where[first[single]]
+            hit = pos >= 0
+            D[rows[single][hit], col] = est.train_scores_[pos[hit]] + est.intercept_
+            for k in np.flatnonzero(~single):  # duplicated inputs: the mean of their rows
+                pos = where[members[k]]
                 pos = pos[pos >= 0]
                 if pos.shape[0]:
-                    D[row, col] = float(est.train_scores_[pos].mean()) + est.intercept_
+                    D[rows[k], col] = float(est.train_scores_[pos].mean()) + est.intercept_
         return D
 
     def _multiclass_decision(self, X: ArrayLike, *extra: Any) -> NDArray[np.float64]:

@@ -143,13 +143,20 @@ class TrainingRows:
         values : ndarray of shape (n, ...)
             One value (or row) per training point, in training order.
         """
-        rows, members = self.match(X)
         values = np.asarray(values)
         if values.shape[0] != self.n_:
             raise ValueError(
                 f"values has {values.shape[0]} rows; expected one per training point ({self.n_})."
             )
+        keys = row_fingerprints(X)
+        lo = np.searchsorted(self.keys_, keys, side="left")
+        hi = np.searchsorted(self.keys_, keys, side="right")
+        rows = np.flatnonzero(hi > lo)
         if rows.shape[0] == 0:
             return rows, values[:0]
-        v = np.stack([values[m].mean(axis=0) for m in members])
+        # One training input per row (the usual case) in one gather; duplicates averaged.
+        v = values[self.order_[lo[rows]]].astype(np.float64, copy=True)
+        for k in np.flatnonzero(hi[rows] - lo[rows] > 1):
+            i = rows[k]
+            v[k] = values[self.order_[lo[i] : hi[i]]].mean(axis=0)
         return rows, v

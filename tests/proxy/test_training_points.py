@@ -196,3 +196,22 @@ def test_zero_kernel_is_refused_by_every_estimator(make):
         warnings.simplefilter("ignore")
         with pytest.raises(ValueError, match="zero"):
             est.fit(data, target)
+
+
+def test_multiclass_duplicated_training_inputs_get_the_mean_of_each_pairs_rows():
+    rng = np.random.default_rng(13)
+    centres = np.array([[0.0, 2.0], [2.0, -1.0], [-2.0, -1.0]])
+    y = np.repeat(["a", "b", "c"], 12)
+    X = centres[np.repeat([0, 1, 2], 12)] + rng.normal(scale=0.8, size=(36, 2))
+    X[20] = X[3]  # a point of class a repeated with label b
+    K = np.tanh(0.4 * X @ X.T - 0.2)
+    clf = IndefiniteSVC(rho=0.5, tol=1e-9, decision_function_shape="ovo").fit(K, y)
+    D = clf.decision_function(K[[3, 20]])
+    assert np.array_equal(D[0], D[1])  # the same input, the same decisions
+    for col, (est, idx) in enumerate(zip(clf.estimators_, clf.ovo_["indices"], strict=True)):
+        Kp = K[np.ix_(idx, idx)]
+        ypm = np.where(y[idx] == est.classes_[1], 1.0, -1.0)
+        u = ypm * est.alpha_
+        g = _kstar(Kp, u, 0.5) @ u + est.intercept_
+        inside = [int(np.flatnonzero(idx == i)[0]) for i in (3, 20) if i in idx]
+        assert abs(D[0, col] - g[inside].mean()) <= 1e-8 * np.max(np.abs(g))
