@@ -505,25 +505,18 @@ def _example_data(args: argparse.Namespace) -> int:
             raise InputError(str(exc)) from exc
     X, y = digits.data[: args.n], digits.digit[: args.n]
     gamma = 1.0 / (X.shape[1] * X.var())
-    K = sigmoid_kernel(X, gamma=gamma, coef0=-1.0)
-    _write(directory / "kernel.npy", lambda fh: np.save(fh, K), binary=True)
-    _write(directory / "labels.txt", lambda fh: fh.write("\n".join(map(str, y)) + "\n"))
-    _say(
-        args,
-        f"wrote {directory / 'kernel.npy'} ({K.shape[0]} x {K.shape[1]}) and "
-        f"{directory / 'labels.txt'}",
-    )
+
+    def write(prefix: str, K: np.ndarray, labels: np.ndarray, what: str) -> None:
+        kernel, label_file = directory / f"{prefix}kernel.npy", directory / f"{prefix}labels.txt"
+        _write(kernel, lambda fh: np.save(fh, K), binary=True)
+        _write(label_file, lambda fh: fh.write("\n".join(map(str, labels)) + "\n"))
+        _say(args, f"wrote {kernel} ({K.shape[0]} x {K.shape[1]}{what}) and {label_file}")
+
+    write("", sigmoid_kernel(X, gamma=gamma, coef0=-1.0), y, "")
     if n_test > 0:
         Xt = digits.data[args.n : args.n + n_test]
-        yt = digits.digit[args.n : args.n + n_test]
         Kt = sigmoid_kernel(Xt, X, gamma=gamma, coef0=-1.0)
-        _write(directory / "test_kernel.npy", lambda fh: np.save(fh, Kt), binary=True)
-        _write(directory / "test_labels.txt", lambda fh: fh.write("\n".join(map(str, yt)) + "\n"))
-        _say(
-            args,
-            f"wrote {directory / 'test_kernel.npy'} ({Kt.shape[0]} x {Kt.shape[1]}, test points "
-            f"vs the training points) and {directory / 'test_labels.txt'}",
-        )
+        write("test_", Kt, digits.digit[args.n : args.n + n_test], ", test vs training points")
     else:
         _say(args, f"no digits are left for a test set (--n {args.n} uses all {available})")
     return ExitCode.OK
