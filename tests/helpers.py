@@ -26,11 +26,22 @@ def load_script(relative: str, name: str | None = None) -> ModuleType:
     path = ROOT / relative
     spec = importlib.util.spec_from_file_location(name or path.stem, path)
     module = importlib.util.module_from_spec(spec)
+    # experiments/ and benchmarks/ both have a _common module: a worker that imported the other
+    # folder's must not hand it to this script. Taken out while the script loads, put back after
+    # (the script keeps references to its own).
+    own = {p.stem for p in path.parent.glob("_*.py")}
+    shadowed = {
+        key: sys.modules.pop(key)
+        for key in own
+        if key in sys.modules
+        and Path(getattr(sys.modules[key], "__file__", "") or "").parent != path.parent
+    }
     sys.path.insert(0, str(path.parent))
     try:
         spec.loader.exec_module(module)
     finally:
         sys.path.remove(str(path.parent))
+        sys.modules.update(shadowed)
     return module
 
 
