@@ -83,6 +83,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from indefsvm.threads import threaded_fit
 from indefsvm.utils.constraints import set_init_parameters
 from indefsvm.utils.dask_rows import is_dask_array
 from indefsvm.utils.progress import LONG_FIT_ROWS, ProgressBar, progress_bar
@@ -626,8 +627,13 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
 
     # ---------------------------------------------------------------------------- fitting
 
+    @threaded_fit
     def fit(self, X: Any, y: Any = None) -> IndefiniteNystroem:
         """Select the landmarks and factorise (one pass over ``X`` for the one-shot variant).
+
+        Runs with the threads the package's size-aware policy picks for ``len(X)`` points
+        (:func:`indefsvm.threads.limit_threads`: only the cores other processes leave free, a
+        caller's limit never raised), as inside an estimator's fit.
 
         Parameters
         ----------
@@ -641,6 +647,7 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         self._fit(X, keep_features=False)
         return self
 
+    @threaded_fit
     def fit_transform(self, X: Any, y: Any = None, **fit_params: Any) -> NDArray[np.floating]:
         """``fit(X).transform(X)`` with a single evaluation of the kernel rows ``k(X, Z)``.
 
@@ -1002,6 +1009,7 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
 
     # ---------------------------------------------------------------------------- transform
 
+    @threaded_fit  # the same thread policy for a pass over n rows
     def transform(self, X: Any) -> NDArray[np.floating]:
         """Features ``Phi = k(X, Z) @ components_`` (out-of-sample map of Sect. 2.2).
 
