@@ -9,6 +9,9 @@ both on :mod:`indefsvm.linalg` (rank-one eigen-updates, projections, spectrum tr
 :mod:`indefsvm.approximation` (Nystroem for indefinite kernels) and :mod:`indefsvm.kernels`;
 :mod:`indefsvm.studies` runs comparative studies; :mod:`indefsvm.utils` holds the plumbing.
 
+Docstrings cite the derivations the code relies on as ``theory.md §N``: the numbered sections of
+``docs/theory.md``.
+
 Public names are imported on first use (PEP 562), so ``import indefsvm`` and the command line
 start fast: scikit-learn, cvxpy and LIBSVM load only when a name that needs them is used.
 """

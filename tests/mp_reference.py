@@ -1,7 +1,7 @@
 """A 60-digit reference of objective (7) and its certified bound (mpmath), for issue 22 item 1.
 
-Independent of the package: the closed form of notes §1 with the eigenvalues of
-``M = K0 + u u' / (4 rho)`` from ``mpmath.eigsy``, and the bound of notes §3 (hinge primal of
+Independent of the package: the closed form of theory.md §1 with the eigenvalues of
+``M = K0 + u u' / (4 rho)`` from ``mpmath.eigsy``, and the bound of theory.md §3 (hinge primal of
 ``w = sum u_j phi(x_j)`` in the space of ``K* = M_+`` with the best intercept, plus
 ``rho ||K* - K0||_F^2``), both less ``f(0) = rho ||(K0)_-||_F^2``.
 """
@@ -27,8 +27,9 @@ def mp_kernel(K: np.ndarray | None = None, *, factor: tuple | None = None):
 def mp_excess(K, y: np.ndarray, alpha: np.ndarray, rho: float, C: float = 1.0):
     """``f(alpha) - f(0)`` and ``UB(alpha) - f(0)`` of the SVC problem to 60 digits.
 
-    Objective (7) by its closed form (notes §1) with the eigenvalues of ``M = K0 + u u'/(4 rho)``,
-    and the certified bound of notes §3: the hinge primal of ``w = sum u_j phi(x_j)`` in the
+    Objective (7) by its closed form (theory.md §1) with the eigenvalues of
+    ``M = K0 + u u'/(4 rho)``,
+    and the certified bound of theory.md §3: the hinge primal of ``w = sum u_j phi(x_j)`` in the
     space of ``K* = M_+`` with the best intercept plus ``rho ||K* - K0||_F^2``. Everything from
     the float64 inputs, exactly, then in 60-digit arithmetic.
     """

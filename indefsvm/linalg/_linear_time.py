@@ -1,8 +1,8 @@
 """Compiled O(n) kernels for the projection and the certified intercept (issue 12, n = 10^6).
 
 Two pieces of every projected-gradient iteration were O(n log n) sorts: the projection onto
-``{a'x = t, lower <= x <= upper}`` (sorted breakpoints of its multiplier, notes §6) and the best
-intercept of the certified primal bound (a weighted median of the hinge breakpoints, notes §3).
+``{a'x = t, lower <= x <= upper}`` (sorted breakpoints of its multiplier, theory.md §6) and the best
+intercept of the certified primal bound (a weighted median of the hinge breakpoints, theory.md §3).
 At n = 10^6 each sort costs as much as a product with the 10^6 x 500 factor. Both answers are
 kept exactly; only the way of finding them changes:
 

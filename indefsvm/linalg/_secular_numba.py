@@ -433,7 +433,7 @@ def _roots_prefix_range(start, stop, d, z, rho, side, guess_tau, origin, tau, st
 def secular_roots_prefix_serial(d, z, rho, side, guess_tau, m, origin, tau, status):
     """The ``m`` smallest roots only (``0 <= m <= k``), no Löwner products (eigenvalues only).
 
-    What the objective needs (notes §1: only the negative eigenvalues of ``M``): root ``j`` lies
+    What the objective needs (theory.md §1: only the negative eigenvalues of ``M``): root ``j`` lies
     in ``(d_j, d_{j+1})``, so the roots below a threshold ``t`` are among the first
     ``m = #{d_j < t}``. Same iteration, warm start and convergence test per root as
     :func:`secular_roots`; entries ``j >= m`` of the outputs are not written.

@@ -8,7 +8,7 @@ and the projection of ``v`` is ``x(tau) = clip(v - tau * a, lower, upper)`` for 
 with ``a'x(tau) = t`` (KKT conditions of the projection). ``h(tau) = a'x(tau)`` is non-increasing
 and piecewise linear with at most ``2n`` breakpoints, so sorting the breakpoints and bisecting on
 their *indices* locates the linear piece that contains the root; the root is then exact, not the
-result of a numerical bisection (notes §6). Cost: one sort plus O(log n) evaluations of ``h``,
+result of a numerical bisection (theory.md §6). Cost: one sort plus O(log n) evaluations of ``h``,
 i.e. O(n log n) (``method="sort"``).
 
 ``method="newton"`` (the default) finds the same root in O(n) per step: Newton's method on the
@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 #: Projection methods: ``"newton"`` (O(n) per step, warm-startable) and ``"sort"`` (the
-#: breakpoint sort of notes §6, O(n log n)).
+#: breakpoint sort of theory.md §6, O(n log n)).
 PROJECTION_METHODS = ("newton", "sort")
 
 
@@ -52,7 +52,7 @@ def project_hyperplane_box(
 
     Solves ``min_x 1/2 ||x - v||^2 (+ sum_i l1_i |x_i|)`` subject to ``a'x = t`` and
     ``lower <= x <= upper``. With ``l1`` the solution is
-    ``clip(soft(v - tau * a, l1), lower, upper)`` (notes §6), the proximal step of the
+    ``clip(soft(v - tau * a, l1), lower, upper)`` (theory.md §6), the proximal step of the
     epsilon-insensitive SVR objective (paper 004 eq. 17) including its constraints.
 
     Parameters
@@ -135,7 +135,7 @@ def project_hyperplane_box(
 
 
 def _sort_projection(v, a, t, lower, upper, soft):
-    """The breakpoint-sorting method (notes §6); returns ``(x, tau)``."""
+    """The breakpoint-sorting method (theory.md §6); returns ``(x, tau)``."""
     # x_i(tau) is constant outside [(v_i - s_i - upper_i)/a_i, (v_i + s_i - lower_i)/a_i]
     # (for a_i > 0; mirrored for a_i < 0); inside, it is piecewise linear with kinks where it
     # crosses a bound or the soft-threshold dead zone.

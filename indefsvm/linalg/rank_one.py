@@ -3,7 +3,7 @@
 This is the inner step of the indefinite SVM solver (Luss & d'Aspremont, 2009, Sect. 3.1): with
 ``K0 = V diag(d) V'`` computed once, the matrix ``M(alpha) = K0 + sigma u u'`` of eq. (5) is
 ``V (diag(d) + sigma z z') V'`` with ``z = V'u``, so each iteration only needs the eigenpairs of a
-diagonal-plus-rank-one matrix, and in fact only its negative ones (notes §5).
+diagonal-plus-rank-one matrix, and in fact only its negative ones (theory.md §5).
 
 The algorithm is the divide-and-conquer merge step of LAPACK ``dstedc``:
 
@@ -913,7 +913,7 @@ def rank_one_eigvals_below(
 ) -> NDArray[np.float64]:
     """Eigenvalues of ``diag(d) + sigma z z'`` below ``upper``, without eigenvectors.
 
-    What the OBJECTIVE of paper 004 eq. (7) needs (notes §1: ``rho sum min(0, lambda_i(M))^2``):
+    What the OBJECTIVE of paper 004 eq. (7) needs (theory.md §1: ``rho sum min(0, lambda_i(M))^2``):
     for ``sigma >= 0`` only the roots of the secular equation in the first
     ``#{d_j < upper}`` pole intervals are computed (interlacing), with no Löwner products and no
     eigenvectors, about half of :func:`rank_one_eigh`'s work on a kernel with half its
@@ -975,7 +975,7 @@ def rank_one_eigh(
     """Eigenpairs of ``diag(d) + sigma z z'`` (rank-one update of a diagonalised matrix).
 
     Used for ``M(alpha) = K0 + sigma u u'`` in the eigenbasis of ``K0`` (Luss & d'Aspremont 2009,
-    eq. (5) and Sect. 3.1; notes §5): only the negative eigenpairs of ``M`` enter the objective
+    eq. (5) and Sect. 3.1; theory.md §5): only the negative eigenpairs of ``M`` enter the objective
     and the gradient, so ``which="below", upper=0.0`` is the solver's call.
 
     Deflation follows LAPACK ``dlaed2``, the roots of the secular equation (Bunch, Nielsen &

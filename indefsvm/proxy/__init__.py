@@ -1,6 +1,6 @@
 """Paradigm 1: the proxy-kernel SVM of Luss & d'Aspremont (paper 004) and its relatives.
 
-One problem, several solvers, kept apart (notes §1-§3, §10-§11):
+One problem, several solvers, kept apart (theory.md §1-§3, §10-§11):
 
 * :mod:`~indefsvm.proxy.operators` (dense ``K0``) and :mod:`~indefsvm.proxy.lowrank` (``K0 =
   Q S Q'``) evaluate the proxy kernel ``K* = (K0 + u u' / (4 rho))_+`` and its products;

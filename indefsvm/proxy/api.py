@@ -226,7 +226,7 @@ def solve(
     Maximises ``e'alpha - 1/2 Tr(K*(Y alpha)(Y alpha)') + rho ||K* - K0||_F^2`` over
     ``{y'alpha = 0, 0 <= alpha <= C_i}`` with the proxy kernel
     ``K* = (K0 + (Y alpha)(Y alpha)'/(4 rho))_+`` (Theorem 1, eq. 5), and certifies the result
-    with a duality gap valid at every iteration (notes §3).
+    with a duality gap valid at every iteration (theory.md §3).
 
     Parameters
     ----------
@@ -272,7 +272,7 @@ def solve(
         ``C * n_pos / n_neg`` for the negative class.
     libsvm_every : int, optional
         Every this many iterations (and at the end) train LIBSVM on the current proxy kernel and
-        use its solution's primal value to tighten the upper bound (notes §4).
+        use its solution's primal value to tighten the upper bound (theory.md §4).
     verbose : bool or int
         Print a progress line every ``verbose`` iterations (True: every 50).
     callback : callable, optional

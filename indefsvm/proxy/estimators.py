@@ -13,8 +13,8 @@ y)`` and ``predict(K_test_train)``), a kernel name of :mod:`indefsvm.kernels` or
 ``kernel(X, Y=None, **params) -> K`` applied to raw features. They solve the problem with
 :func:`indefsvm.solve_problem` and keep the problem object and the solver result.
 
-Prediction for new points (notes §8)
-------------------------------------
+Prediction for new points (theory.md §8)
+----------------------------------------
 ``out_of_sample="projection"`` (default) is the inductive map: with ``P_+`` the projector on the
 non-negative eigenspace of ``M = K0 + sigma u u'`` (``sigma = 1/(4 rho)``), ``K* = P_+ M``, and a
 new point whose similarities to the training points are ``k_x`` (its row of ``M`` carries no
@@ -50,7 +50,7 @@ supported with dask input, and refused with the reason: ``kernel="precomputed"``
 arrays (``"accpm"``, ``"siqclp"``).
 
 The intercept is, by default, the certified best ``b`` of the solver result (the one that
-attains the primal bound of notes §3); ``intercept="paper"`` is the published ``estimate_b.m``:
+attains the primal bound of theory.md §3); ``intercept="paper"`` is the published ``estimate_b.m``:
 the mean of ``y_i - (K0 Y alpha)_i`` over free support vectors (``1e-3 < alpha_i < C_i - 1e-3``)
 on the ORIGINAL kernel ``K0``.
 """
@@ -458,7 +458,7 @@ _COMMON_DOC = """
     kernel_params : dict, optional
         Further keyword arguments of the kernel function.
     out_of_sample : {"projection", "transductive"}
-        Map of new points (module docstring): the inductive ``k_x -> P_+ k_x`` (notes §8) or
+        Map of new points (module docstring): the inductive ``k_x -> P_+ k_x`` (theory.md §8) or
         the paper's transductive heuristic (needs ``K_test_test``).
     symmetrize : bool
         Accept a non-symmetric training kernel and use ``(K + K')/2``.

@@ -4,9 +4,10 @@ Paper 004 (Luss & d'Aspremont) maximises, over the SVM feasible set,
 
     f(alpha) = l(alpha) - 1/2 u'K0 u - ||u||^4 / (16 rho) + rho * sum_i min(0, lambda_i(M))^2
 
-with ``u = S alpha`` and ``M = K0 + sigma u u'``, ``sigma = 1/(4 rho)`` (notes §1; eq. 7, 17, 20).
+with ``u = S alpha`` and ``M = K0 + sigma u u'``, ``sigma = 1/(4 rho)`` (theory.md §1; eq. 7,
+17, 20).
 When ``K0 = Phi diag(s) Phi'`` has rank ``m`` (a Nyström factor, paper 003 Sect. 2.2), ``M`` acts
-only on ``span(Phi, u)`` (notes §11): with an orthonormal basis ``U = Phi T`` of range(Phi) in
+only on ``span(Phi, u)`` (theory.md §11): with an orthonormal basis ``U = Phi T`` of range(Phi) in
 which ``K0 = U diag(d) U'`` (computed once, O(n m^2)), ``z = U'u`` and the unit residual
 ``q = (u - U z) / ||u - U z||``,
 
@@ -14,7 +15,8 @@ which ``K0 = U diag(d) U'`` (computed once, O(n m^2)), ``z = U'u`` and the unit 
 
 an (m+1)-dimensional diagonal-plus-rank-one matrix. Its negative eigenpairs (the rank-one engine
 of :mod:`indefsvm.linalg.rank_one`, O(m^2)) give the objective, the exact gradient
-``grad l - S K*(alpha) u`` (notes §2) and the certified duality gap (notes §3): the upper bound is
+``grad l - S K*(alpha) u`` (theory.md §2) and the certified duality gap (theory.md §3): the upper
+bound is
 the SVM primal of the rank-(m+1) proxy kernel ``K* = M_+``, i.e. a linear SVM on m+1 features with
 the best intercept found by sorting (:func:`indefsvm.proxy.problems.minimize_piecewise_linear`). One
 evaluation costs two products with ``Phi`` (O(nm)) plus O(m^2); no n x n array is formed.
@@ -553,7 +555,8 @@ class LowRankProxyOperator:
     ``project_rows``, ``kernel``, ``smoothed_kstar_u``, ``spectral_scale``, ``sigma``,
     ``eigenvalues``), so the problems and solvers of the package use it unchanged.
 
-    ``Phi_w = diag(row_scale) Phi`` (the ``Ds`` scaling of a componentwise rho, notes §7) is never
+    ``Phi_w = diag(row_scale) Phi`` (the ``Ds`` scaling of a componentwise rho, theory.md §7) is
+    never
     formed: the scaling is applied to the vectors.
 
     Parameters
@@ -790,7 +793,8 @@ class LowRankProxyOperator:
         """The derivative of ``u -> K*(u) u`` at ``state``: ``J = gamma (I - P) + [U q] H [U q]'``.
 
         ``P`` is the projector on ``span([U q])``; ``J`` is symmetric PSD (the Hessian of ``-f`` is
-        ``S J S``, notes §12). With ``B = diag(d, 0) + sigma c c' = V diag(lam) V'`` the matrix of
+        ``S J S``, theory.md §12). With ``B = diag(d, 0) + sigma c c' = V diag(lam) V'`` the matrix
+        of
         ``M`` in the basis ``[U q]`` and ``c~ = V'c``, the derivative of the positive part
         (Daleckii-Krein, divided differences ``F_ij = (lam_i+ - lam_j+) / (lam_i - lam_j)``) gives
 
@@ -798,7 +802,7 @@ class LowRankProxyOperator:
 
         and on the complement of ``span([U q])`` (an eigenspace of ``M`` with eigenvalue 0, where
         ``u`` has no component) ``J`` is ``gamma = sigma sum_{lam_i > 0} c~_i^2``, the ``gamma``
-        of ``K* u = U w + gamma u`` (notes §12). Cost: one (m'+1)-dimensional ``eigh``, no pass
+        of ``K* u = U w + gamma u`` (theory.md §12). Cost: one (m'+1)-dimensional ``eigh``, no pass
         over the factor.
 
         Returns
@@ -1049,7 +1053,7 @@ class LowRankProxyOperator:
         return LowRankProxyKernel(self, state).features()
 
     def feature_coef(self, state: LowRankProxyState, u: NDArray[np.float64]) -> NDArray:
-        """Weights ``c`` (m,) of the inductive decision in factor coordinates (notes §8).
+        """Weights ``c`` (m,) of the inductive decision in factor coordinates (theory.md §8).
 
         ``u = S alpha`` in the original coordinates; ``state.u`` is its working form. A point
         with factor row ``phi`` (e.g. its Nyström features) has the kernel row
@@ -1087,7 +1091,7 @@ class LowRankProxyOperator:
         return 0.5 * (K + K.T)
 
     def state(self, u: NDArray[np.float64], *, smoothing: float = 0.0) -> LowRankProxyState:
-        """Proxy-kernel quantities at ``u`` in O(nm + m^2) (notes §11)."""
+        """Proxy-kernel quantities at ``u`` in O(nm + m^2) (theory.md §11)."""
         sigma = self.sigma
         u = np.asarray(u, dtype=np.float64)
         u_norm_sq = float(u @ u)
@@ -1142,7 +1146,7 @@ class LowRankProxyOperator:
         return state.kstar_u if c is None else state.kstar_u - self.apply_basis(state, c)
 
     def project_rows(self, state: LowRankProxyState, R: NDArray[np.float64]) -> NDArray:
-        """``R (I - Q_- Q_-')``: the projector on M's non-negative eigenspace (notes §8)."""
+        """``R (I - Q_- Q_-')``: the projector on M's non-negative eigenspace (theory.md §8)."""
         R = np.array(R, dtype=np.float64, copy=True)
         neg = state.low_values < 0
         if not np.any(neg):

@@ -4,7 +4,8 @@ Paper 004, Theorem 1 (eq. 5) and Corollary 2 (eq. 16): the inner minimisation ov
 closed form ``K* = (K0 + u u' / (4 rho))_+`` with ``u = Y alpha`` (classification) or ``u = alpha``
 (SVR, one-class). ``K0 = V D V'`` is eigendecomposed once; afterwards
 ``M = K0 + sigma u u' = V (D + sigma z z') V'`` with ``z = V'u`` and only the eigenpairs of the
-diagonal-plus-rank-one matrix that lie below zero are needed (notes §1, §5): every evaluation costs
+diagonal-plus-rank-one matrix that lie below zero are needed (theory.md §1, §5): every evaluation
+costs
 two products with ``V`` plus the secular-equation work of :mod:`indefsvm.linalg.rank_one`, instead
 of the
 paper's n x n matrix product or a full eigendecomposition.
@@ -102,7 +103,7 @@ class ProxyState:
         ``sum_i min(0, lambda_i(M))^2 - sum_i min(0, d_i)^2`` (non-positive), formed term by term
         from each negative root and its pole (:func:`negative_square_change`): the
         alpha-dependent part of ``neg_sq_sum``, which the constant ``||(K0)_-||_F^2`` would
-        swamp in a difference (notes §10).
+        swamp in a difference (theory.md §10).
     neg_sq_change_error : float
         A bound on the rounding error of ``neg_sq_change``.
     """
@@ -141,7 +142,7 @@ def negative_square_change(
     """``sum min(0, lambda_i)^2 - sum min(0, d_i)^2`` of ``diag(d) + sigma z z'``, no cancellation.
 
     Objective (7) holds ``rho sum min(0, lambda_i(M))^2``, whose value at ``alpha = 0`` is the
-    constant ``f(0) = rho ||(K0)_-||_F^2`` (notes §10). For a large kernel or rho that constant
+    constant ``f(0) = rho ||(K0)_-||_F^2`` (theory.md §10). For a large kernel or rho that constant
     dwarfs the alpha-dependent part, and ``f(alpha) - f(0)`` formed from the two sums loses every
     digit the certified gap needs (issue 22: a gap of exactly 0 with a true suboptimality of
     5.7e-6). With ``sigma > 0`` the eigenvalues interlace, ``d_i <= lambda_i <= d_{i+1}``, so
@@ -382,7 +383,7 @@ def unscale_kernel(
 ) -> NDArray[np.float64]:
     """A working-coordinate kernel ``Ds K Ds`` back in the original coordinates, in place.
 
-    ``row_scale`` is ``Ds = diag(rho_i^(1/4))`` of a componentwise rho (notes §7), None for a
+    ``row_scale`` is ``Ds = diag(rho_i^(1/4))`` of a componentwise rho (theory.md §7), None for a
     scalar rho. One division per entry by ``s_i s_j``, which equals ``s_j s_i`` bitwise, so a
     symmetric ``K`` stays exactly symmetric.
     """
@@ -400,10 +401,11 @@ def eigen_state_fields(
     u_norm_sq: float,
     excess_accuracy: float,
 ) -> tuple[NDArray[np.float64], dict[str, Any]]:
-    """``K* u`` in the basis where ``K0 = diag(d)``, and the :class:`ProxyState` fields (notes §1).
+    """``K* u`` in the basis where ``K0 = diag(d)``, and the :class:`ProxyState` fields
+    (theory.md §1).
 
     ``z`` are the coordinates of ``u`` in that basis (``V'u`` for a dense ``K0``, ``(U'u, ||r||)``
-    for a factored one, notes §11) and ``(lam, W)`` the eigenpairs of ``diag(d) + sigma z z'``
+    for a factored one, theory.md §11) and ``(lam, W)`` the eigenpairs of ``diag(d) + sigma z z'``
     below zero (ascending). Shared by the dense and the low-rank operators, which differ only in
     the basis. Returns ``(s, fields)`` with ``s = (diag(d) + sigma z z') z - W_- diag(lam_-) W_-'
     z``, the basis coordinates of ``K* u``.
@@ -615,7 +617,7 @@ class ProxyKernelOperator:
         return ProxyState(u=u, kstar_u=V @ s, **fields)
 
     def objective_state(self, u: NDArray[np.float64]) -> ProxyState:
-        """What the objective needs at ``u``, and nothing else (notes §1).
+        """What the objective needs at ``u``, and nothing else (theory.md §1).
 
         ``f`` needs ``||u||^2``, ``u'K0u = z'Dz`` and the NEGATIVE eigenvalues of ``M``
         (:func:`~indefsvm.linalg.rank_one.rank_one_eigvals_below`: the roots of the first
@@ -760,7 +762,7 @@ class ProxyKernelOperator:
     def project_rows(self, state: ProxyState, R: NDArray[np.float64]) -> NDArray[np.float64]:
         """Apply ``P_+``, the projector on M's non-negative eigenspace, to the rows of ``R``.
 
-        ``K* = P_+ M`` (notes §8), so ``project_rows(state, M)`` gives K*; for a new point whose
+        ``K* = P_+ M`` (theory.md §8), so ``project_rows(state, M)`` gives K*; for a new point whose
         row of M is its similarity row ``k_x`` (it carries no rank-one term) this is the
         inductive out-of-sample map ``k_x -> P_+ k_x``.
         """

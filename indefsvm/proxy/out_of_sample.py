@@ -3,7 +3,7 @@
 The operator :class:`indefsvm.proxy.operators.ProxyKernelOperator` defines ``K* = (K0 + sigma u
 u')_+`` on
 the training points; these functions are the paper's rules that extend it to new points, kept
-beside the operator so that estimators call, not implement, them (notes §8):
+beside the operator so that estimators call, not implement, them (theory.md §8):
 
 * :func:`projection_coefficients` -- the inductive map ``k_x -> P_+ k_x`` folded into ``n``
   coefficients ``c = P_+ u``, so that a decision is one mat-vec ``k_x' c + b``;

@@ -6,7 +6,8 @@ A problem maximises the concave function (paper 004 eq. 7, and eq. 17/20 for the
 
 over ``A = {a'alpha = t, lower <= alpha <= upper}``, where ``u = S alpha``,
 ``M = K0 + u u' / (4 rho)`` and ``l`` is linear (possibly minus an l1 term). This closed form is
-the value of eq. (7) (notes §1); its gradient is ``grad l - S K*(alpha) u`` (notes §2). Solvers
+the value of eq. (7) (theory.md §1); its gradient is ``grad l - S K*(alpha) u`` (theory.md §2).
+Solvers
 only use this interface: :meth:`project` / :meth:`prox`, :meth:`evaluate` (objective, gradient and
 a certified upper bound on the optimum in one O(n^2) pass), :meth:`libsvm_upper_bound` and
 :meth:`proxy_kernel`.
@@ -95,9 +96,9 @@ def make_operator(
 
     The one place where the form of ``K0`` is looked at: a dense (checked) array gives
     :class:`~indefsvm.proxy.operators.ProxyKernelOperator` (an eigendecomposition of
-    ``Ds K0 Ds``, notes §5), a :class:`~indefsvm.proxy.lowrank.LowRankKernel` gives
+    ``Ds K0 Ds``, theory.md §5), a :class:`~indefsvm.proxy.lowrank.LowRankKernel` gives
     :class:`~indefsvm.proxy.lowrank.LowRankProxyOperator` (an orthonormal basis of the
-    factor's range, notes §11). Both follow :class:`indefsvm.proxy.protocols.KernelOperator`,
+    factor's range, theory.md §11). Both follow :class:`indefsvm.proxy.protocols.KernelOperator`,
     so every problem works on both and every solver checks the operator's ``provides``.
 
     Parameters
@@ -107,7 +108,7 @@ def make_operator(
     sigma : float
         ``1 / (4 rho)`` of the working problem.
     row_scale : ndarray of shape (n,), optional
-        ``Ds = diag(rho_i^(1/4))`` of a componentwise rho (notes §7).
+        ``Ds = diag(rho_i^(1/4))`` of a componentwise rho (theory.md §7).
     eigh : tuple, optional
         A precomputed eigendecomposition of a dense ``K0`` (scalar rho only).
     assume_psd : bool
@@ -143,7 +144,7 @@ def minimize_piecewise_linear(
     The function is convex piecewise linear with breakpoints ``-r_i / a_i``; its slope increases
     by ``w_i |a_i|`` at each breakpoint, so the minimiser is the breakpoint where the cumulative
     slope first becomes non-negative (a weighted median; the best intercept of the certified
-    primal bound, notes §3). ``method="select"`` finds it by weighted quickselect in expected
+    primal bound, theory.md §3). ``method="select"`` finds it by weighted quickselect in expected
     O(n) (:mod:`indefsvm.linalg._linear_time`), ``method="sort"`` by a full sort, O(n log n); both
     pick
     the same breakpoint (up to the summation order of the slopes at an exact tie).
@@ -203,7 +204,7 @@ class Evaluation:
     gradient : ndarray of shape (n,)
         Gradient of the smooth part (exact, or the paper's smoothed one if requested).
     upper_bound : float
-        Certified upper bound on the optimal value (notes §3), valid for any ``alpha``.
+        Certified upper bound on the optimal value (theory.md §3), valid for any ``alpha``.
     intercept : float
         The intercept that attains ``upper_bound`` (best ``b`` of the primal).
     state : ProxyState
@@ -214,7 +215,7 @@ class Evaluation:
         ``state`` has no eigenvectors. :meth:`ProxyKernelProblem.evaluate` completes it.
     objective_excess, upper_excess : float
         ``f(alpha) - f(0)`` and ``upper_bound - f(0)``, computed WITHOUT the constant
-        ``f(0) = rho ||(K0)_-||_F^2`` (from :attr:`ProxyState.neg_sq_change`, notes §10): the
+        ``f(0) = rho ||(K0)_-||_F^2`` (from :attr:`ProxyState.neg_sq_change`, theory.md §10): the
         difference that certifies, accurate even when ``f(0)`` swamps the alpha-dependent part
         (NaN when not computed: the monitor then subtracts ``f(0)`` itself).
     objective_error, upper_error : float
@@ -250,7 +251,7 @@ class ProxyKernelProblem:
     penalty ``sum_ij H_ij (K_ij - K0_ij)^2`` with ``H_ij = sqrt(rho_i rho_j)`` (paper 004 Sect. 4.4,
     Theorem 3, eq. 23-24). It is reduced to the scalar problem with ``rho = 1`` by the diagonal
     scaling ``K0 -> Ds K0 Ds``, ``u -> Ds^-1 u``, ``K* = Ds^-1 (.)_+ Ds^-1`` with
-    ``Ds = diag(rho_i^(1/4))`` (notes §7), so every solver handles it unchanged.
+    ``Ds = diag(rho_i^(1/4))`` (theory.md §7), so every solver handles it unchanged.
     """
 
     #: Short name used in results, the CLI and :data:`PROBLEM_TYPES`.
@@ -283,7 +284,7 @@ class ProxyKernelProblem:
         assume_psd: bool = False,
         rank_tol: float | None = None,
     ) -> None:
-        # rho: a scalar, or one per point (the Ds scaling of notes §7); then the feasible set.
+        # rho: a scalar, or one per point (the Ds scaling of theory.md §7); then the feasible set.
         self.n = n = K0.shape[0]
         rho_arr = np.asarray(check_positive(rho, "rho", allow_array=True), dtype=np.float64)
         if rho_arr.ndim == 0:
@@ -321,7 +322,7 @@ class ProxyKernelProblem:
     def set_penalty(self, rho: float) -> None:
         """Change a scalar ``rho`` in place, keeping the operator and its eigendecomposition.
 
-        ``rho`` enters the operator only through ``sigma = 1/(4 rho)`` (notes §1): the
+        ``rho`` enters the operator only through ``sigma = 1/(4 rho)`` (theory.md §1): the
         eigendecomposition of ``K0`` (or the factor's basis) does not depend on it, so a
         problem re-scaled after it was built (``rho_scale="spectral"``) costs no second one. A
         vector rho rescales the working kernel itself; build a new problem for it.
@@ -497,7 +498,7 @@ class ProxyKernelProblem:
     _tau_warm: dict[bool, float] | None = None
 
     def _project(self, v, a, lower, upper, l1=None, *, metric: bool = False):
-        """Projection with the multiplier warm-started from the previous call (notes §6)."""
+        """Projection with the multiplier warm-started from the previous call (theory.md §6)."""
         if self._tau_warm is None:
             self._tau_warm = {}
         x, tau = project_hyperplane_box(
@@ -508,7 +509,8 @@ class ProxyKernelProblem:
         return x
 
     def project(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Euclidean projection onto the feasible set (exact, O(n) per Newton step; notes §6)."""
+        """Euclidean projection onto the feasible set (exact, O(n) per Newton step; theory.md
+        §6)."""
         return self._project(v, self.eq_coef, self.lower, self.upper)
 
     def prox(
@@ -517,7 +519,7 @@ class ProxyKernelProblem:
         step: float,
         metric: NDArray[np.float64] | None = None,
     ) -> NDArray[np.float64]:
-        """Proximal step of ``step * l1 term`` restricted to the feasible set (notes §6).
+        """Proximal step of ``step * l1 term`` restricted to the feasible set (theory.md §6).
 
         With ``metric = w`` (positive weights) the step is taken in the norm
         ``sum_i w_i x_i^2``: ``argmin 1/2 sum w_i (x_i - v_i)^2 + step * l1(x)`` over the feasible
@@ -557,7 +559,7 @@ class ProxyKernelProblem:
         )
 
     def _penalty_excess(self, state: ProxyState) -> tuple[float, float]:
-        """``rho ||K* - K0||_F^2 - f(0)`` and a bound on its rounding error (notes §10).
+        """``rho ||K* - K0||_F^2 - f(0)`` and a bound on its rounding error (theory.md §10).
 
         The penalty is ``f(0)`` plus alpha-dependent terms; the constant is left out (the
         negative eigenvalues enter through :attr:`ProxyState.neg_sq_change`), so a certified gap
@@ -592,7 +594,7 @@ class ProxyKernelProblem:
     def _objective_excess(
         self, alpha: NDArray[np.float64], state: ProxyState
     ) -> tuple[float, float]:
-        """``f(alpha) - f(0)`` (notes §1, §10) without the constant, and its error bound."""
+        """``f(alpha) - f(0)`` (theory.md §1, §10) without the constant, and its error bound."""
         linear = float(self.linear_coef @ alpha)
         l1 = self.l1_weight * float(np.sum(np.abs(alpha)))
         quad = 0.5 * state.u_k0_u
@@ -630,7 +632,7 @@ class ProxyKernelProblem:
         alpha = np.asarray(alpha, dtype=np.float64)
         state = self.state(alpha, smoothing=smoothing)
         sigma = self.operator.sigma
-        # notes §1: f = l - 1/2 u'K0u - sigma ||u||^4 / 4 + rho sum min(0, lambda)^2
+        # theory.md §1: f = l - 1/2 u'K0u - sigma ||u||^4 / 4 + rho sum min(0, lambda)^2
         smooth = (
             float(self.linear_coef @ alpha)
             - 0.5 * state.u_k0_u
@@ -664,7 +666,7 @@ class ProxyKernelProblem:
     def _upper_excess(
         self, primal: float, decision: NDArray[np.float64], state: ProxyState
     ) -> tuple[float, float]:
-        """``primal + rho ||K* - K0||_F^2 - f(0)`` and its rounding error bound (notes §3, §10).
+        """``primal + rho ||K* - K0||_F^2 - f(0)`` and its rounding error bound (theory.md §3, §10).
 
         The primal (hinge or epsilon-insensitive sum) is rounded in each term: its error is
         bounded through ``max box * ||K* u||_1`` (plus its own size).
@@ -682,7 +684,7 @@ class ProxyKernelProblem:
     def evaluate_objective(self, alpha: NDArray[np.float64]) -> Evaluation:
         """Objective only at ``alpha``: a PARTIAL :class:`Evaluation` (no gradient, no bound).
 
-        ``f`` (notes §1) needs only the negative eigenvalues of ``M(alpha)``, not their
+        ``f`` (theory.md §1) needs only the negative eigenvalues of ``M(alpha)``, not their
         eigenvectors, ``K*u`` or the second product with ``V`` that the gradient and the
         certified bound need (:meth:`evaluate`); the accelerated projected gradient's
         backtracking test needs only ``f`` at the trial point. The value is the one
@@ -719,7 +721,7 @@ class ProxyKernelProblem:
         return self.evaluate(np.asarray(alpha, dtype=np.float64)).objective
 
     def gradient(self, alpha: ArrayLike) -> NDArray[np.float64]:
-        """Exact gradient of the smooth part of ``f`` (notes §2)."""
+        """Exact gradient of the smooth part of ``f`` (theory.md §2)."""
         return self.evaluate(np.asarray(alpha, dtype=np.float64)).gradient
 
     def duality_gap(self, alpha: ArrayLike) -> float:
@@ -741,7 +743,7 @@ class ProxyKernelProblem:
     def feature_coef(
         self, alpha: ArrayLike, *, state: ProxyState | None = None
     ) -> NDArray[np.float64]:
-        """Weights ``c`` (m,) of the inductive decision in factor coordinates (notes §8).
+        """Weights ``c`` (m,) of the inductive decision in factor coordinates (theory.md §8).
 
         A low-rank ``K0 = Phi diag(s) Phi'`` only: a point with factor row ``phi`` has the
         out-of-sample decision ``phi @ c`` (:meth:`out_of_sample_rows` applied to its kernel
@@ -757,7 +759,7 @@ class ProxyKernelProblem:
     def out_of_sample_rows(
         self, alpha: ArrayLike, K_test_train: ArrayLike, *, state: ProxyState | None = None
     ) -> NDArray[np.float64]:
-        """Inductive proxy-kernel rows for new points (notes §8).
+        """Inductive proxy-kernel rows for new points (theory.md §8).
 
         A new point's row of ``M = K0 + sigma u u'`` is its similarity row ``k_x`` (no rank-one
         term), and ``K* = P_+ M``; the map is ``k_x -> P_+ k_x`` (with the ``Ds`` scaling for a
@@ -814,7 +816,7 @@ class ProxyKernelProblem:
         return self.operator.kernel(state)
 
     def bound_for_kernel(self, K: NDArray[np.float64], alpha: NDArray[np.float64]) -> float:
-        """Certified upper bound on the optimum from any PSD working kernel ``K`` (notes §3).
+        """Certified upper bound on the optimum from any PSD working kernel ``K`` (theory.md §3).
 
         ``OPT <= omega(K) + rho ||K - K0||_F^2`` for every PSD ``K``, and ``omega(K)`` is at most
         the primal value of ``w = sum_j u_j phi_K(x_j)`` with the best intercept for any ``u``;
@@ -829,7 +831,7 @@ class ProxyKernelProblem:
     def bound_for_kernel_excess(
         self, K: NDArray[np.float64], alpha: NDArray[np.float64]
     ) -> tuple[float, float, float]:
-        """:meth:`bound_for_kernel` less ``f(0)``, formed without it (notes §3, §10).
+        """:meth:`bound_for_kernel` less ``f(0)``, formed without it (theory.md §3, §10).
 
         With ``K0 = P - N`` (``P = (K0)_+``, ``N = (K0)_-`` from the eigendecomposition the
         objective uses) and ``<P, N> = 0``:
@@ -902,7 +904,7 @@ class ProxyKernelProblem:
     def libsvm_upper_bound(
         self, evaluation: Evaluation, *, tol: float = 1e-3
     ) -> tuple[float, float, NDArray[np.float64]]:
-        """Upper bound from LIBSVM's solution on ``K*(alpha)`` (notes §4).
+        """Upper bound from LIBSVM's solution on ``K*(alpha)`` (theory.md §4).
 
         Trains LIBSVM on the dense proxy kernel at ``evaluation.alpha`` and evaluates the PRIMAL
         of its solution (so the bound stays valid whatever LIBSVM's tolerance), plus the penalty
@@ -920,7 +922,7 @@ class ProxyKernelProblem:
     ) -> tuple[float, float, float]:
         """:meth:`libsvm_upper_bound` less ``f(0)``, formed without it, and its error bound.
 
-        Returns ``(upper_bound - f(0), error bound, upper_bound)`` (notes §10: the monitor
+        Returns ``(upper_bound - f(0), error bound, upper_bound)`` (theory.md §10: the monitor
         certifies with the excess, which keeps its digits when ``f(0)`` is huge).
         """
         primal, _, _, decision = self._libsvm_primal(evaluation, tol)
@@ -933,7 +935,7 @@ class ProxyKernelProblem:
     ) -> tuple[float, float, NDArray[np.float64], NDArray[np.float64]]:
         """Primal value, intercept, alpha and decision values of an external SVM on ``K*``.
 
-        The hook of :meth:`libsvm_upper_bound` (notes §3-4), which adds
+        The hook of :meth:`libsvm_upper_bound` (theory.md §3-4), which adds
         ``rho ||K* - K0||_F^2``. Where the operator forms n x n arrays this is LIBSVM on the
         dense ``K*``. Otherwise ``K* = F F'`` with ``F`` the (m'+1)-column factor of
         :meth:`~indefsvm.proxy.lowrank.LowRankProxyOperator.proxy_features`, so the SVM with
@@ -1058,7 +1060,7 @@ class ClassificationProblem(ProxyKernelProblem):
         }
 
     def _primal_from(self, g: NDArray[np.float64], u_k_u: float) -> tuple[float, float]:
-        # 1/2 ||w||^2 + sum_i C_i max(0, 1 - y_i (g_i + b)), best b (notes §3)
+        # 1/2 ||w||^2 + sum_i C_i max(0, 1 - y_i (g_i + b)), best b (theory.md §3)
         y = self.y
         b, hinge = minimize_piecewise_linear(0.0, self.box, -y, 1.0 - y * g)
         return 0.5 * u_k_u + hinge, b
@@ -1132,7 +1134,7 @@ class RegressionProblem(ProxyKernelProblem):
 
     ``max y'alpha - eps ||alpha||_1 - 1/2 alpha'K*alpha + rho ||K* - K0||_F^2`` over
     ``{e'alpha = 0, -C <= alpha <= C}`` with ``K* = (K0 + alpha alpha'/(4 rho))_+`` (eq. 16).
-    The l1 term is handled by the prox (notes §6), not by smoothing. The certified bound is the
+    The l1 term is handled by the prox (theory.md §6), not by smoothing. The certified bound is the
     epsilon-insensitive primal of ``w = sum_j alpha_j phi(x_j)`` with the best intercept.
     """
 

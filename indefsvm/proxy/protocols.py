@@ -116,7 +116,7 @@ class Problem(Protocol):
         self, evaluation: Evaluation, *, tol: float = 1e-3
     ) -> tuple[float, float, float]:
         """:meth:`libsvm_upper_bound` as ``(bound - f(0), its rounding error bound, bound)``, the
-        excess formed without ``f(0)`` (notes §10: the monitor certifies with it)."""
+        excess formed without ``f(0)`` (theory.md §10: the monitor certifies with it)."""
         ...
 
     def lipschitz_estimate(self) -> float:
@@ -130,7 +130,7 @@ class Problem(Protocol):
     def libsvm_upper_bound(
         self, evaluation: Evaluation, *, tol: float = 1e-3
     ) -> tuple[float, float, NDArray[np.float64]]:
-        """A certified bound from LIBSVM's solution on the proxy kernel (notes §4)."""
+        """A certified bound from LIBSVM's solution on the proxy kernel (theory.md §4)."""
         ...
 
 
@@ -164,23 +164,23 @@ class DenseProblem(Problem, Protocol):
         ...
 
     def bound_for_kernel(self, K: NDArray[np.float64], alpha: NDArray[np.float64]) -> float:
-        """Certified upper bound on the optimum from ANY PSD working kernel ``K`` (notes §3)."""
+        """Certified upper bound on the optimum from ANY PSD working kernel ``K`` (theory.md §3)."""
         ...
 
     def bound_for_kernel_excess(
         self, K: NDArray[np.float64], alpha: NDArray[np.float64]
     ) -> tuple[float, float, float]:
         """:meth:`bound_for_kernel` as ``(bound - f(0), its rounding error bound, bound)``, the
-        excess formed without ``f(0)`` (notes §10)."""
+        excess formed without ``f(0)`` (theory.md §10)."""
         ...
 
 
 @runtime_checkable
 class KernelOperator(Protocol):
-    """``u -> K*(u) = (K0 + sigma u u')_+`` for one form of ``K0`` (notes §1, §5, §11).
+    """``u -> K*(u) = (K0 + sigma u u')_+`` for one form of ``K0`` (theory.md §1, §5, §11).
 
     The problems of :mod:`indefsvm.proxy.problems` talk to their kernel only through these
-    members; ``K0`` here is the WORKING kernel (``Ds K0 Ds`` for a componentwise rho, notes §7).
+    members; ``K0`` here is the WORKING kernel (``Ds K0 Ds`` for a componentwise rho, theory.md §7).
 
     Attributes
     ----------
@@ -199,7 +199,7 @@ class KernelOperator(Protocol):
         ``"objective_only"`` (:meth:`objective_state`, cheaper than :meth:`state`),
         ``"factor"`` (:meth:`proxy_features`, :meth:`feature_coef`).
     excess_accuracy : float
-        Accuracy asked of the penalty's change (set by the problem, notes §10).
+        Accuracy asked of the penalty's change (set by the problem, theory.md §10).
     """
 
     n: int
@@ -221,7 +221,7 @@ class KernelOperator(Protocol):
         ...
 
     def project_rows(self, state: Any, R: NDArray[np.float64]) -> NDArray[np.float64]:
-        """``R P_+``: the out-of-sample map of kernel rows (notes §8)."""
+        """``R P_+``: the out-of-sample map of kernel rows (theory.md §8)."""
         ...
 
     def kernel(self, state: Any) -> NDArray[np.float64]:

@@ -36,7 +36,7 @@ class SolveResult:
         ``f(alpha)``: the value of eq. (7) (eq. 17, 20 or 22 for the other problems) at ``alpha``,
         at the paper's scale. A certified lower bound on the optimum.
     upper_bound : float
-        Best certified upper bound on the optimum seen during the run (notes §3 and §4).
+        Best certified upper bound on the optimum seen during the run (theory.md §3 and §4).
     gap : float
         ``upper_bound - objective >= OPT - objective`` (certified, up to rounding; formed as
         ``(upper_bound - f(0)) - (objective - f(0))`` with both excesses computed without
@@ -49,7 +49,7 @@ class SolveResult:
         The proxy kernel ``K*(alpha)`` of eq. (5). Formed on first access when the solver passed
         a callable (O(n^2 k) with k negative eigenvalues: not part of the solve's time).
     intercept : float
-        Intercept ``b`` minimising the primal loss with kernel ``K*(alpha)`` (notes §3).
+        Intercept ``b`` minimising the primal loss with kernel ``K*(alpha)`` (theory.md §3).
     n_iter : int
         Iterations performed.
     status : str

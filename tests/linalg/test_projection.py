@@ -1,4 +1,4 @@
-"""Exact projection onto {a'x = t, lower <= x <= upper} (notes §6) vs cvxpy and KKT."""
+"""Exact projection onto {a'x = t, lower <= x <= upper} (theory.md §6) vs cvxpy and KKT."""
 
 from __future__ import annotations
 

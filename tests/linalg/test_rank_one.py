@@ -69,7 +69,7 @@ def assert_matches_dense(d, z, sigma, which="all", upper=0.0, tol=TOL):
     if lam.size:
         assert np.linalg.norm(W.T @ W - np.eye(lam.size)) <= tol
         assert np.linalg.norm(A @ W - W * lam) <= tol * max(np.linalg.norm(A), scale)
-    # Quantities of the solver (notes §1, §5), for the pairs below upper = 0.
+    # Quantities of the solver (theory.md §1, §5), for the pairs below upper = 0.
     if which == "all" or upper == 0.0:
         neg = lam < 0
         wneg = w < 0

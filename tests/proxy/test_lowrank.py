@@ -85,7 +85,7 @@ def test_evaluation_matches_dense(kind, vector_rho):
     assert rel(low.proxy_kernel_matvec(a, v), dense.proxy_kernel_matvec(a, v)) < 1e-10
     R = rng.normal(size=(4, 7)) @ (s[:, None] * Phi.T)  # kernel rows of 4 new points
     assert rel(low.out_of_sample_rows(a, R), dense.out_of_sample_rows(a, R)) < 1e-10
-    # f(0) = rho ||(K0)_-||_F^2 (notes §10)
+    # f(0) = rho ||(K0)_-||_F^2 (theory.md §10)
     lam = np.linalg.eigvalsh(dense.operator.K0)
     assert low.baseline_objective == pytest.approx(
         dense.penalty_rho * np.sum(np.minimum(lam, 0) ** 2), rel=1e-10
@@ -94,7 +94,8 @@ def test_evaluation_matches_dense(kind, vector_rho):
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_feature_coef_gives_inductive_decision(kind):
-    """``phi(x) @ c`` is the decision ``(P_+ k_x)'u`` of the dense estimator's map (notes §8)."""
+    """``phi(x) @ c`` is the decision ``(P_+ k_x)'u`` of the dense estimator's map (theory.md
+    §8)."""
     Phi, s, K, rng = factor(40, 6, 2)
     for rho in (1.3, rng.uniform(0.5, 2.0, 40)):
         low, dense = pair(kind, Phi, s, K, rho, rng)

@@ -66,7 +66,7 @@ def test_state_matches_dense_eigh_of_the_rank_one_update(seed, n, frac_negative,
     K = op.kernel(st_)
     np.testing.assert_allclose(K, K_star, atol=1e-9 * scale)
     assert np.array_equal(K, K.T)
-    # K* = P_+ M (notes §8): projecting the rows of M onto M's non-negative eigenspace
+    # K* = P_+ M (theory.md §8): projecting the rows of M onto M's non-negative eigenspace
     np.testing.assert_allclose(op.project_rows(st_, M), K_star, atol=1e-9 * scale)
 
 
@@ -483,7 +483,7 @@ def test_exact_zero_eigenvalue_keeps_the_psd_shortcut():
 
 
 def test_row_projector_keeps_the_null_eigenspace_of_m():
-    """``P_+`` projects on M's NON-NEGATIVE eigenspace (notes §8): an eigenvalue exactly 0 (here
+    """``P_+`` projects on M's NON-NEGATIVE eigenspace (theory.md §8): an eigenvalue exactly 0 (here
     a deflated pole of K0, reported in a smoothed state's ``[0, eps)`` eigenpairs) is kept."""
     K0 = np.diag([-1.0, 0.0, 1.0, 2.0])
     u = np.array([1.0, 0.0, 1.0, 0.0])  # orthogonal to e_1: (0, e_1) is an eigenpair of M

@@ -74,7 +74,7 @@ def test_objective_matches_dense_eq7_and_eigen_form(params):
     assert np.allclose(prob.proxy_kernel(alpha), Ks, atol=1e-9 * kscale)
     v = rng.normal(size=n)
     assert np.allclose(prob.proxy_kernel_matvec(alpha, v), Ks @ v, atol=1e-9 * kscale * n)
-    # gradient of eq. (7) is e - Y K* Y alpha (notes §2)
+    # gradient of eq. (7) is e - Y K* Y alpha (theory.md §2)
     assert np.allclose(ev.gradient, 1 - y * (Ks @ (y * alpha)), atol=1e-9 * kscale * n)
 
 
@@ -175,7 +175,7 @@ def test_psd_kernel_needs_no_eigen_work(monkeypatch):
 # numpy only: the proxy kernel ``K* = (K0 + u u'/(4 rho))_+`` by ``eigh`` (eq. 5/16; for a vector
 # rho ``Ds^-1 (Ds K0 Ds + v v'/4)_+ Ds^-1`` with ``v = Ds^-1 u``, Theorem 3), the objective of
 # eq. (7)/(17)/(20)/(22) evaluated literally, its gradient by central differences, the certified
-# bound (primal value of ``w = sum u_j phi(x_j)`` with the best intercept, notes §3) by brute
+# bound (primal value of ``w = sum u_j phi(x_j)`` with the best intercept, theory.md §3) by brute
 # force over the breakpoints, the projections by cvxpy, and every error message (anchored).
 # No solver is run.
 
@@ -508,7 +508,7 @@ def test_kernels_products_and_rows_match_dense(kind, vector_rho):
     v = np.random.default_rng(3).normal(size=problem.n)
     assert np.allclose(problem.proxy_kernel_matvec(alpha, v), ref.K @ v, atol=1e-11)
     assert np.allclose(problem.proxy_kernel_matvec(alpha, list(v)), ref.K @ v, atol=1e-11)
-    # the training rows of M = K0 + (rank-one term) map to the rows of K* (notes §8)
+    # the training rows of M = K0 + (rank-one term) map to the rows of K* (theory.md §8)
     M = ref.K0 + np.outer(ref.u / ref.ds**2, ref.u / ref.ds**2) / 4.0
     assert np.allclose(problem.out_of_sample_rows(alpha, M), ref.K, atol=1e-10)
     state = problem.state(alpha)
@@ -1137,7 +1137,7 @@ def _smoothed_objective_dense(problem, alpha, eps):
     ``K_eps = sum_i clip(lambda_i/eps, 0, 1) lambda_i v_i v_i'`` (Moreau-Yosida, Sect. 3)
     replaces ``K* = M_+``; it is ``M - sum_i h'(lambda_i)/2 v_i v_i'`` with
     ``h(l) = l^2`` (l < 0), ``l^2 - 2 l^3 / (3 eps)`` (0 <= l < eps), ``eps^2 / 3`` (l >= eps),
-    the smoothed version of ``min(0, l)^2`` in the closed form of eq. (7) (notes §1):
+    the smoothed version of ``min(0, l)^2`` in the closed form of eq. (7) (theory.md §1):
     ``f_eps = l(alpha) - 1/2 u'K0u - ||u||^4 / (16 rho) + rho sum_i h(lambda_i(M))``.
     """
     rho = problem.penalty_rho
@@ -1197,7 +1197,7 @@ def test_smoothed_gradient_tends_to_exact_gradient():
     assert errors[2] < 1e-3
 
 
-# -- the excesses over f(0) and their error bounds (notes §10) ---------------------------------
+# -- the excesses over f(0) and their error bounds (theory.md §10) ---------------------------------
 
 
 @pytest.mark.parametrize("vector_rho", [False, True], ids=["scalar_rho", "vector_rho"])

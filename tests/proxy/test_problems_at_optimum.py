@@ -23,7 +23,7 @@ from indefsvm.proxy.problems import make_problem
 
 
 def _dense_vector_rho_rows(K0, u, rho, R):
-    """Inductive rows for a vector rho, from a dense eigh of the scaled problem (notes §7-8).
+    """Inductive rows for a vector rho, from a dense eigh of the scaled problem (theory.md §7-8).
 
     The working problem is the scalar one with rho = 1 on ``Ds K0 Ds`` and ``Ds^-1 u``; its
     ``M_s = Ds K0 Ds + (Ds^-1 u)(Ds^-1 u)'/4`` has the projector ``P_+``; a row ``k_x`` in

@@ -3,7 +3,7 @@
 Issue 23 item 2: ``make_operator`` is the one place that looks at the form of ``K0``; problems
 talk to a :class:`~indefsvm.proxy.protocols.KernelOperator`; solvers declare ``needs`` and are
 refused before any work where the operator lacks them. The references are independent: the dense
-operator (an ``eigh`` of the n x n kernel) against the factored one (an m x m basis, notes §11).
+operator (an ``eigh`` of the n x n kernel) against the factored one (an m x m basis, theory.md §11).
 """
 
 from __future__ import annotations

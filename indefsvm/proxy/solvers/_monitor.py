@@ -2,7 +2,7 @@
 
 Solvers only produce points and evaluations; the monitor decides what is certified. The lower
 bound is the best objective at a FEASIBLE point, the upper bound the best certified bound seen
-anywhere (notes §3: any point gives a valid upper bound), so the reported gap can never be
+anywhere (theory.md §3: any point gives a valid upper bound), so the reported gap can never be
 below the true suboptimality of the returned point.
 
 Relative gaps are measured against the part of the objective that depends on alpha,
@@ -50,7 +50,7 @@ def _excess(evaluation: Any, name: str, baseline: float) -> tuple[float, float]:
     """``(value - f(0), error bound)`` of an evaluation's objective or upper bound.
 
     Evaluations of :class:`~indefsvm.proxy.problems.ProxyKernelProblem` carry the excess computed
-    without ``f(0)`` (notes §10); for others (NaN) it is formed by a subtraction whose rounding
+    without ``f(0)`` (theory.md §10); for others (NaN) it is formed by a subtraction whose rounding
     is counted in the bound.
     """
     excess = getattr(evaluation, f"{name}_excess", float("nan"))
@@ -161,7 +161,7 @@ class SolverMonitor:
         self.start = time.perf_counter() if start_time is None else start_time
         self.best: Evaluation | None = None
         self.upper_bound = np.inf
-        # The certifying quantities, formed without f(0) (notes §10): UB - f(0) and f - f(0) of
+        # The certifying quantities, formed without f(0) (theory.md §10): UB - f(0) and f - f(0) of
         # the best point, with bounds on their rounding errors.
         self.upper_excess = np.inf
         self.upper_error = 0.0
@@ -190,7 +190,7 @@ class SolverMonitor:
 
     @property
     def gap(self) -> float:
-        """``UB - f(alpha)``, formed as ``(UB - f(0)) - (f(alpha) - f(0))`` (notes §10)."""
+        """``UB - f(alpha)``, formed as ``(UB - f(0)) - (f(alpha) - f(0))`` (theory.md §10)."""
         return self.upper_excess - self.best_excess
 
     @property
@@ -273,7 +273,7 @@ class SolverMonitor:
         return self.best
 
     def libsvm_check(self) -> float:
-        """LIBSVM bound at the best point (notes §4); returns it and keeps the best."""
+        """LIBSVM bound at the best point (theory.md §4); returns it and keeps the best."""
         assert self.best is not None
         self.complete_best()
         # Registered problems form the excess without f(0) (protocols.Problem); a minimal
@@ -290,7 +290,7 @@ class SolverMonitor:
         return ub
 
     def certified(self) -> bool:
-        """True when the gap, its rounding error included, is within ``tol`` (notes §3, §10)."""
+        """True when the gap, its rounding error included, is within ``tol`` (theory.md §3, §10)."""
         return max(self.gap, 0.0) + self.gap_error <= self.tol * self.scale
 
     def precision_lost(self) -> bool:

@@ -666,7 +666,7 @@ class _EpigraphLocalization:
         Cuts are stored as their value at the proximal centre minus theta (``h_j``), and the
         variable ``t`` is the objective-cut slack ``f - theta``: every quantity is a small
         difference, so the slacks keep their precision when ``f`` itself is dominated by the
-        constant ``f(0)`` (notes §10).
+        constant ``f(0)`` (theory.md §10).
         """
         if self.m:
             k = self.m

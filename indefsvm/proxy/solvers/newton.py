@@ -1,4 +1,4 @@
-"""A second-order method for the low-rank proxy-kernel SVM (issue 24; notes §12).
+"""A second-order method for the low-rank proxy-kernel SVM (issue 24; theory.md §12).
 
 With ``K0 = U diag(d) U'`` of rank m, the derivative of ``u -> K*(u) u`` is
 ``J = gamma (I - P) + [U q] H [U q]'`` (:meth:`~indefsvm.proxy.lowrank.LowRankProxyOperator.
@@ -26,11 +26,11 @@ through its smooth (k+1)-dimensional dual in ``(w, b)``,
 
     min 1/2 ||w||^2 + sum_i h_i(g_i - y_i (E_i w + b)),   a_i = clip(x_i + (...) / mu, 0, C_i),
 
-(the clipped fixed point of notes §12) by a globalised semismooth Newton method, and the
+(the clipped fixed point of theory.md §12) by a globalised semismooth Newton method, and the
 active-set iteration restarts from its active set. The outer step is an Armijo line search on
 ``f`` (a projected-gradient step if neither model ascends); every point evaluated is a full
 :meth:`~indefsvm.proxy.problems.ProxyKernelProblem.evaluate` offered to the monitor, so the
-certified gap of notes §3/§11 is the stopping rule, as for the projected gradient.
+certified gap of theory.md §3/§11 is the stopping rule, as for the projected gradient.
 
 Supports classification (``problem="svc"`` and ``"perturb"``) with a scalar ``rho`` on a
 low-rank ``K0`` (the operator's ``"factor"`` capability); other problems are refused before any

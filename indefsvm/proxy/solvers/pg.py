@@ -5,7 +5,7 @@ Two step policies:
 ``"accelerated"`` (default)
     FISTA-type momentum (Beck & Teboulle, 2009) with backtracking on the exact objective and
     adaptive gradient restart (O'Donoghue & Candès, 2015). The objective of eq. (7) is C^1 with a
-    Lipschitz gradient (notes §2), so no smoothing is needed.
+    Lipschitz gradient (theory.md §2), so no smoothing is needed.
 ``"paper"``
     Algorithm 1 of paper 004 (Sect. 3.2): ``alpha_{k+1} = P(alpha_k + (t / k) grad f(alpha_k))``
     with the paper's step ``t / k`` (``t = 5`` for IndefiniteSVM in its experiments) and,
@@ -90,7 +90,7 @@ def projected_gradient(
         points get an objective-only evaluation
         (:meth:`~indefsvm.proxy.problems.ProxyKernelProblem.evaluate_objective`: negative
         eigenvalues
-        of ``M`` only); the full evaluation (gradient and the certified bound, notes §3, valid
+        of ``M`` only); the full evaluation (gradient and the certified bound, theory.md §3, valid
         at any point) is made where the gradient is needed, at ``y_{k+1}`` (or at ``x_{k+1}``
         after a restart). The monitor completes the returned point's evaluation at the end.
     """

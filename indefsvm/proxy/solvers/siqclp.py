@@ -368,7 +368,7 @@ class _Bound(float):
     """A certified upper bound that also carries its excess over ``f(0)`` and its error bound.
 
     A float (callers that want the number use it as one); :func:`_offer_bound` hands the excess,
-    formed without ``f(0)`` (notes §10), to the monitor.
+    formed without ``f(0)`` (theory.md §10), to the monitor.
     """
 
     excess: float | None = None
@@ -378,7 +378,7 @@ class _Bound(float):
 def _kernel_bound(
     problem: DenseProblem, K: NDArray[np.float64], alpha: NDArray[np.float64]
 ) -> float:
-    """``problem.bound_for_kernel(K, alpha)`` with its excess over ``f(0)`` (notes §3, §10).
+    """``problem.bound_for_kernel(K, alpha)`` with its excess over ``f(0)`` (theory.md §3, §10).
 
     The excess is formed without ``f(0)`` (``bound_for_kernel_excess``): the monitor certifies
     with it, and an absolute bound that holds ``f(0) = rho ||(K0)_-||_F^2`` loses the digits the

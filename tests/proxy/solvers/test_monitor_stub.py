@@ -602,7 +602,7 @@ def test_monitor_asks_accuracy_that_follows_the_gap_and_never_below_tol():
         assert min(stub.asked) >= tol
 
 
-# -- certified values with their rounding error (notes §10) ---------------------------------------
+# -- certified values with their rounding error (theory.md §10) -------------------------------
 
 
 def exact(objective_excess, upper_excess, *, objective_error=0.0, upper_error=None, baseline=0.0):

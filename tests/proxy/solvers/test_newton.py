@@ -67,7 +67,7 @@ def test_kstar_u_jacobian_matches_central_differences(rho):
         e[i] = h
         fd[:, i] = (op.state(state.u + e).kstar_u - op.state(state.u - e).kstar_u) / (2 * h)
     assert np.abs(J - fd).max() <= 1e-6 * np.abs(fd).max()
-    # gamma is the coefficient of u in K* u = U w + gamma u (notes §12): K* u - gamma u lies in
+    # gamma is the coefficient of u in K* u = U w + gamma u (theory.md §12): K* u - gamma u lies in
     # range(Phi).
     rest = state.kstar_u - gamma * state.u
     coef, *_ = np.linalg.lstsq(Phi, rest, rcond=None)
