@@ -444,13 +444,13 @@ def _compare(args: argparse.Namespace) -> int:
     monitor_options = _monitor_options(args)
     problem = _build_problem(args)
 
+    import warnings
+
     from indefsvm.proxy.api import solve_problem
 
     # Warm-up: one iteration of each method, untimed, so that one-off costs of the process (the
     # problem's eigendecomposition, compiled kernels loaded from Numba's cache, imports) are not
     # charged to whichever method runs first (0.95 s of pg's 1.08 s on the example data).
-    import warnings
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for method in args.methods:
