@@ -155,7 +155,9 @@ def _write_method_table(
                 continue
             # the study's own rank (ties averaged, the measure's direction, failed folds last)
             ranks[m].append(float(r["rank"]))
-            text = f"{100 * float(r['mean']):.2f} ± {100 * float(r['std']):.2f}"
+            std = float(r["std"])
+            # one split (a given train/test split): one score, no std
+            text = f"{100 * float(r['mean']):.2f}" + ("" if std != std else f" ± {100 * std:.2f}")
             cells.append(f"**{text}**" if r["bold"] == "1" else text)
         if paper_method is not None:
             published = paper.get((dataset, kernel), {}).get(paper_method)
@@ -171,13 +173,19 @@ def _write_method_table(
         if v
     )
     lines = [
-        f"# Every method ({measure}, %, mean ± std over the outer folds)",
+        f"# Every method ({measure}, %, {_what(rows)})",
         "",
         *table,
         "",
         f"Average rank over the {len(body)} rows (ties share their rank): {average}.",
     ]
     (out / "methods.md").write_text("\n".join(lines) + "\n")
+
+
+def _what(rows: list[dict[str, str]]) -> str:
+    """What a cell is: a mean ± std over folds, or the one score of a given split."""
+    single = all(r["n_folds"] == "1" for r in rows)
+    return "test score on the given split" if single else "mean ± std over the outer folds"
 
 
 def _draw(out: Path, rows: list[dict[str, str]], measure: str) -> None:
@@ -224,7 +232,7 @@ def _draw(out: Path, rows: list[dict[str, str]], measure: str) -> None:
     axes[0][0].set_ylabel(f"{measure} (%)")
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="center right", fontsize=8)
-    fig.suptitle(f"{measure}, mean ± std over the outer folds (filled: bold in methods.md)")
+    fig.suptitle(f"{measure}, {_what(rows)} (filled: bold in methods.md)")
     fig.tight_layout(rect=(0, 0, 1 - 1.4 / fig.get_figwidth(), 0.95))
     fig.savefig(out / "methods.png", dpi=110, bbox_inches="tight")
     plt.close(fig)

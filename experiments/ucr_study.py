@@ -111,20 +111,25 @@ def compare(out: Path) -> Path:
                  f"{medians['1NN-DTW (CV window)']:.4f}", "",
                  f"{medians['published']:.4f}", ""])  # fmt: skip
     published = np.array(columns["published"])
-    record = []
-    for m in [*methods, "1NN-DTW (CV window)"]:
-        e = np.array(columns[m])
-        wins = int(np.sum(e < published - 1e-9))
-        ties = int(np.sum(np.abs(e - published) <= 1e-9))
-        losses = int(np.sum(e > published + 1e-9))
-        record.append([m, f"{medians[m]:.4f}", f"{wins}/{ties}/{losses}"])
+    ours = np.array(columns["1NN-DTW (CV window)"])
+
+    def wtl(e: np.ndarray, ref: np.ndarray) -> str:
+        # test errors are multiples of 1 / n_test: equal up to rounding is a tie
+        wins, losses = int(np.sum(e < ref - 1e-9)), int(np.sum(e > ref + 1e-9))
+        return f"{wins}/{len(e) - wins - losses}/{losses}"
+
+    record = [
+        [m, f"{medians[m]:.4f}", wtl(np.array(columns[m]), published),
+         wtl(np.array(columns[m]), ours)]
+        for m in [*methods, "1NN-DTW (CV window)"]
+    ]  # fmt: skip
     headers = ["data set (train / test, length)", *methods, "1NN-DTW, window by CV (ours)",
                "published ED", "published DTW, learned window", "published DTW, full"]  # fmt: skip
     best = min(INDEFINITE, key=lambda m: medians.get(m, np.inf))
-    verdict = (
-        "beats" if medians[best] < medians["published"] - 1e-12
-        else "does not beat"
-    )  # fmt: skip
+    verdict = "beats" if medians[best] < medians["published"] - 1e-12 else "does not beat"
+    verdict_ours = (
+        "below" if medians[best] < medians["1NN-DTW (CV window)"] - 1e-12 else "not below"
+    )
     lines = [
         f"# {study.name}: test error on the official splits",
         "",
@@ -135,14 +140,26 @@ def compare(out: Path) -> Path:
         "",
         *markdown_table(headers, body, align="l" + "r" * (len(headers) - 1)),
         "",
-        "Against the published 1NN-DTW with the learned window (test error; wins/ties/losses "
-        "over the data sets):",
+        "Wins/ties/losses over the data sets (test error) against the published 1NN-DTW with "
+        "the learned window and against our 1NN-DTW with the window chosen on the same inner "
+        "folds:",
         "",
-        *markdown_table(["method", "median test error", "wins/ties/losses"], record, align="lrr"),
+        *markdown_table(
+            [
+                "method",
+                "median test error",
+                "vs published learned-window 1NN-DTW",
+                "vs 1NN-DTW on the same folds",
+            ],
+            record,
+            align="lrrr",
+        ),  # fmt: skip
         "",
         f"Target (median test error of an indefinite-kernel method below the published "
         f"learned-window 1NN-DTW's {medians['published']:.4f}): the best of {list(INDEFINITE)}, "
-        f"{best} at {medians[best]:.4f}, {verdict} it. 1NN-DTW (ours) took {nn_time:.0f} s.",
+        f"{best} at {medians[best]:.4f}, {verdict} it; it is {verdict_ours} the median of our "
+        f"1NN-DTW on the same folds ({medians['1NN-DTW (CV window)']:.4f}). 1NN-DTW (ours) took "
+        f"{nn_time:.0f} s.",
     ]
     path = out / "ucr_comparison.md"
     path.write_text("\n".join(lines) + "\n")

@@ -89,3 +89,32 @@ def test_from_combines_stores_run_one_data_set_each(wrapper, tmp_path):
     table = (out_acc / "methods.md").read_text().splitlines()
     assert "| alpha / sig | **90.00 ± 1.00** | 80.00 ± 1.00 | 11.00 |" in table
     assert table[-1] == "Average rank over the 3 rows (ties share their rank): A 1.17, B 1.83."
+
+
+def test_a_given_split_is_one_score_without_std_and_bars_stop_at_100(
+    wrapper, tmp_path, monkeypatch
+):
+    """One official split: the table shows the score (no "± nan"), the title says so; a mean
+    near 100 % with a large std draws no bar above 100 %."""
+    import matplotlib.pyplot as plt
+
+    rows = [
+        {"dataset": "ts", "kernel": "dtw", "method": m, "measure": "accuracy", "mean": mean,
+         "std": "nan", "n_folds": "1", "n_failed": "0", "rank": rank, "bold": bold,
+         "p_vs_best": "nan"}
+        for m, mean, rank, bold in (("A", "0.9", "1.0", "1"), ("B", "0.8", "2.0", "0"))
+    ]  # fmt: skip
+    wrapper._write_method_table(tmp_path, rows, {}, "accuracy")
+    table = (tmp_path / "methods.md").read_text()
+    assert "| ts / dtw | **90.00** | 80.00 |" in table and "nan" not in table
+    assert table.startswith("# Every method (accuracy, %, test score on the given split)")
+    folds = [{**r, "std": "0.05", "n_folds": "5", "mean": "0.98"} for r in rows]
+    kept, close = [], plt.close
+    monkeypatch.setattr(plt, "close", kept.append)  # keep the figure to look at its bars
+    wrapper._draw(tmp_path, folds, "accuracy")
+    (fig,) = kept
+    tops = [seg[:, 1].max() for c in fig.axes[0].collections for seg in c.get_segments()]
+    assert tops and max(tops) <= 100.0 + 1e-9  # 98 % + 5 % stops at 100 %
+    assert (tmp_path / "methods.png").stat().st_size > 1000
+    close(fig)
+    assert wrapper._what(folds) == "mean ± std over the outer folds"
