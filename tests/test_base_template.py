@@ -205,6 +205,11 @@ def run_case(name):
     y = {"y2": y2, "y3": y3, "yr": yr, None: None}[target]
     train, test, test_test = _inputs(kind)
     est = factory()
+    if est.get_params().get("solver") == "auto":
+        # The reference was recorded with the projected gradient, the default before "auto"
+        # (auto picks the second-order method for these low-rank fits: same optimum, other
+        # rounding). test_auto.py checks auto's choices against the named solvers.
+        est.set_params(solver="pg")
     extra = () if test_test is None else (test_test,)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

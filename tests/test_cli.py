@@ -216,7 +216,7 @@ def test_cli_choices_come_from_the_registries(capsys):
         build_parser().parse_args(["solve", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     choices = dict(re.findall(r"--(method|problem) \{([^}]*)\}", text))
-    assert tuple(choices["method"].split(",")) == tuple(SOLVERS)
+    assert tuple(choices["method"].split(",")) == ("auto", *SOLVERS)
     assert tuple(choices["problem"].split(",")) == tuple(PROBLEM_TYPES)
 
 

@@ -234,7 +234,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = _add_command(sub, "solve")
     _add_problem_arguments(s)
-    s.add_argument("--method", choices=tuple(SOLVERS), default="pg", help="solver (default pg)")
+    s.add_argument(
+        "--method",
+        choices=("auto", *SOLVERS),
+        default="auto",
+        help="solver (default auto: chosen from the problem's form, docs/solvers.md)",
+    )
     s.add_argument(
         "--preset",
         choices=tuple(PRESETS),
@@ -365,11 +370,11 @@ def _build_problem(args: argparse.Namespace) -> Any:
 def _solver_options(args: argparse.Namespace) -> dict[str, Any]:
     pg_only = {"step": args.step, "step_size": args.step_size, "smoothing": args.smoothing}
     given = {k: v for k, v in pg_only.items() if v is not None}
-    if args.method != "pg" and given:
+    if args.method not in ("pg", "auto") and given:
         raise InputError(
             f"--step/--step-size/--smoothing apply to --method pg only; got --method {args.method}."
         )
-    paper = args.preset == "paper" and args.method == "pg"
+    paper = args.preset == "paper" and args.method in ("pg", "auto")
     step = given.get("step", "paper" if paper else "accelerated")
     if step != "paper" and ("step_size" in given or "smoothing" in given):
         raise InputError("--step-size and --smoothing are the paper's policy: add --step paper.")

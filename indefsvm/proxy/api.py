@@ -12,6 +12,7 @@ from numpy.typing import ArrayLike
 from indefsvm.proxy.problems import ProxyKernelProblem, make_problem
 from indefsvm.proxy.result import SolveResult
 from indefsvm.proxy.solvers._monitor import SolverMonitor
+from indefsvm.proxy.solvers.auto import choose_method
 
 #: Solver registry: ``method=`` name -> ``"module:function"`` of a
 #: ``solver(problem, monitor, **options) -> SolveResult`` that uses only the problem contract
@@ -24,8 +25,9 @@ SOLVERS: dict[str, str] = {
     "lowrank_newton": "indefsvm.proxy.solvers.newton:lowrank_newton",
 }
 
-#: Solvers known to :func:`solve` (names of :data:`SOLVERS`).
-METHODS = tuple(SOLVERS)
+#: Solvers known to :func:`solve`: ``"auto"`` (the default: the solver chosen by the measured
+#: policy of :mod:`indefsvm.proxy.solvers.auto`) and the names of :data:`SOLVERS`.
+METHODS = ("auto", *SOLVERS)
 #: Solvers that need a factored ``K0`` (``needs`` has ``"factor"``: a
 #: :class:`~indefsvm.proxy.lowrank.LowRankKernel`), declared here so callers that hold a dense
 #: kernel (the CLI's ``compare`` default) need not import every solver to find out.
@@ -191,7 +193,7 @@ def _check_solver_keywords(method: str, solver: Callable[..., Any], options: Map
 def get_solver(method: str) -> Callable[..., SolveResult]:
     """The solver function registered as ``method`` in :data:`SOLVERS`."""
     if method not in SOLVERS:
-        raise ValueError(f"method must be one of {tuple(SOLVERS)}; got {method!r}.")
+        raise ValueError(f"method must be one of {METHODS}; got {method!r}.")
     module, _, name = SOLVERS[method].partition(":")
     return getattr(importlib.import_module(module), name)
 
@@ -205,7 +207,7 @@ def solve(
     problem: str = "svc",
     epsilon: float | None = None,
     nu: float | None = None,
-    method: str = "pg",
+    method: str = "auto",
     tol: float = 1e-6,
     max_iter: int = 10000,
     class_weight: None | str | Mapping[Any, float] = None,
@@ -252,14 +254,21 @@ def solve(
 
         Options left at ``None`` are "not given"; giving one that the problem does not take
         (``epsilon`` for ``"svc"``, ``y`` or ``C`` for ``"oneclass"``) is an error, never ignored.
-    method : {"pg", "accpm", "siqclp"}
-        Solver. ``"pg"``: projected gradient (``step="accelerated"`` by default, or
-        ``step="paper"`` with ``step_size`` and ``smoothing`` for the paper's Algorithm 1).
+    method : {"auto", "pg", "accpm", "siqclp", "lowrank_newton"}
+        Solver. ``"auto"`` (default): chosen from the problem's form by a measured policy
+        (:mod:`indefsvm.proxy.solvers.auto`; docs/solvers.md): the second-order
+        ``"lowrank_newton"`` for classification with a scalar ``rho`` on a factored ``K0``
+        (continuing with the projected gradient where it stalls), ``"pg"`` otherwise; the
+        choice is in ``result.method`` and the reason in ``result.info["auto"]``. ``"pg"``:
+        projected gradient (``step="accelerated"`` by default, or ``step="paper"`` with
+        ``step_size`` and ``smoothing`` for the paper's Algorithm 1).
         ``"accpm"``: analytic center cutting plane method (Sect. 3.3, Algorithm 2; options of
         :func:`indefsvm.proxy.solvers.accpm.analytic_center_cutting_plane`). ``"siqclp"``: Chen &
         Ye's exchange method (Sect. 3.4, Algorithm 3) with a regularised-MKL master problem
         (Sect. 5.3; ``master="qclp"``: the QCLP (13) through cvxpy); options of
-        :func:`indefsvm.proxy.solvers.siqclp.exchange_method`.
+        :func:`indefsvm.proxy.solvers.siqclp.exchange_method`. ``"lowrank_newton"``: the
+        second-order method for a factored ``K0`` (theory.md §12; options of
+        :func:`indefsvm.proxy.solvers.newton.lowrank_newton`).
     tol : float
         Stop when the certified gap ``<= tol * max(1, |f(alpha) - f(0)|)``: relative to the part
         of the objective that depends on alpha (``f(0) = rho ||(K0)_-||_F^2`` is a constant
@@ -321,8 +330,8 @@ def solve(
     """
     start = time.perf_counter()
     arguments = locals()  # solve_problem takes the monitor's arguments as solve got them
-    if method not in SOLVERS:
-        raise ValueError(f"method must be one of {tuple(SOLVERS)}; got {method!r}.")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}; got {method!r}.")
     built = make_problem(
         problem,
         K0,
@@ -335,19 +344,27 @@ def solve(
         symmetrize=symmetrize,
         psd_tol=psd_tol,
     )
-    return solve_problem(
+    choice = None
+    if method == "auto":
+        given = [*check_solver_options(options, name="options"), *solver_options]
+        choice = choose_method(built, preset=preset, options=given, get_solver=get_solver)
+        method = choice.method
+    result = solve_problem(
         built,
         method=method,
         start_time=start,
         options=resolve_options(method, preset=preset, options=options, loose=solver_options),
         **{name: arguments[name] for name in MONITOR_ARGUMENTS},
     )
+    if choice is not None:
+        result.info["auto"] = choice.reason
+    return result
 
 
 def solve_problem(
     problem: ProxyKernelProblem,
     *,
-    method: str = "pg",
+    method: str = "auto",
     tol: float = 1e-6,
     max_iter: int = 10000,
     libsvm_every: int | None = None,
@@ -363,6 +380,11 @@ def solve_problem(
 ) -> SolveResult:
     """Run a solver on an already-built problem object (same options as :func:`solve`)."""
     arguments = locals()  # the monitor's arguments, passed on by name
+    choice = None
+    if method == "auto":
+        given = [*check_solver_options(options, name="options"), *solver_options]
+        choice = choose_method(problem, preset=preset, options=given, get_solver=get_solver)
+        method = choice.method
     solver = get_solver(method)
     solver_options = resolve_options(
         method, preset=preset, options=options, loose=solver_options, owner="solve_problem"
@@ -380,4 +402,7 @@ def solve_problem(
         start_time=start_time,
         **{name: arguments[name] for name in MONITOR_ARGUMENTS},
     )
-    return solver(problem, monitor, **solver_options)
+    result = solver(problem, monitor, **solver_options)
+    if choice is not None:
+        result.info["auto"] = choice.reason
+    return result

@@ -80,9 +80,9 @@ from indefsvm.kernels.registry import KERNEL_ALIASES, KERNEL_NAMES, resolve_kern
 from indefsvm.multiclass import WeightedOneVsOneMixin
 from indefsvm.probability import PlattProbabilityMixin, probability_method
 from indefsvm.proxy.api import (
+    METHODS,
     MONITOR_ARGUMENTS,
     PRESETS,
-    SOLVERS,
     check_solver_options,
     solve_problem,
 )
@@ -122,7 +122,7 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
         **KERNEL_PARAMETER_CONSTRAINTS,
         "rho": [Interval(Real, 0, None, closed="neither"), "array-like"],
         "rho_scale": [StrOptions({"spectral"}), None],
-        "solver": [StrOptions(set(SOLVERS))],
+        "solver": [StrOptions(set(METHODS))],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "out_of_sample": [StrOptions(set(OUT_OF_SAMPLE))],
@@ -439,9 +439,12 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
 
 
 _COMMON_DOC = """
-    solver : {"pg", "accpm", "siqclp", "lowrank_newton"}
+    solver : {"auto", "pg", "accpm", "siqclp", "lowrank_newton"}
         Optimisation algorithm, passed to :func:`indefsvm.solve_problem` as ``method``
-        (``"pg"``: projected gradient; ``"accpm"``, ``"siqclp"``: paper 004, Sect. 3.3-3.4;
+        (``"auto"``, the default: ``"lowrank_newton"`` for classification with a scalar ``rho``
+        and ``n_components``, ``"pg"`` otherwise, by the measured policy of docs/solvers.md;
+        ``fitted.result_.method`` says which ran; ``"pg"``: projected gradient; ``"accpm"``,
+        ``"siqclp"``: paper 004, Sect. 3.3-3.4;
         ``"lowrank_newton"``: the damped Newton / active-set method for the low-rank problem,
         with ``n_components`` only, classification with a scalar ``rho``).
     tol : float
@@ -610,7 +613,7 @@ class IndefiniteSVC(
         rho: float | ArrayLike = 1.0,
         *,
         rho_scale: str | None = None,
-        solver: str = "pg",
+        solver: str = "auto",
         tol: float = 1e-6,
         max_iter: int = 10000,
         class_weight: None | str | Mapping[Any, float] = None,
@@ -768,7 +771,7 @@ class PerturbSVC(IndefiniteSVC):
         rho: float | ArrayLike = 1.0,
         *,
         rho_scale: str | None = None,
-        solver: str = "pg",
+        solver: str = "auto",
         tol: float = 1e-6,
         max_iter: int = 10000,
         class_weight: None | str | Mapping[Any, float] = None,
@@ -859,7 +862,7 @@ class IndefiniteSVR(RegressorMixin, _ProxyKernelEstimator):
         rho: float | ArrayLike = 1.0,
         *,
         rho_scale: str | None = None,
-        solver: str = "pg",
+        solver: str = "auto",
         tol: float = 1e-6,
         max_iter: int = 10000,
         kernel: str | Callable[..., Any] = "precomputed",
@@ -980,7 +983,7 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
         rho: float | ArrayLike = 1.0,
         *,
         rho_scale: str | None = None,
-        solver: str = "pg",
+        solver: str = "auto",
         tol: float = 1e-6,
         max_iter: int = 10000,
         kernel: str | Callable[..., Any] = "precomputed",

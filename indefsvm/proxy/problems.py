@@ -369,6 +369,17 @@ class ProxyKernelProblem:
         """True when ``K0`` is factored (a :class:`~indefsvm.proxy.lowrank.LowRankKernel`)."""
         return self.operator.low_rank
 
+    @property
+    def provides(self) -> frozenset[str]:
+        """What a solver may ask of this problem: its operator's capabilities
+        (:attr:`indefsvm.proxy.protocols.KernelOperator.provides`), plus ``"second_order"`` when
+        the derivative of ``u -> K*(u) u`` is available (a factored ``K0`` with a scalar rho:
+        theory.md §12; a vector rho rescales the factor's rows)."""
+        caps = set(self.operator.provides)
+        if self.scale is None and hasattr(self.operator, "kstar_u_jacobian"):
+            caps.add("second_order")
+        return frozenset(caps)
+
     def check_solver(self, method: str, needs: frozenset[str] | set[str]) -> None:
         """Refuse, before any work, a solver that needs what this problem's operator lacks.
 

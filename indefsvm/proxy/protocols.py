@@ -94,6 +94,11 @@ class Problem(Protocol):
         """
         ...
 
+    @property
+    def provides(self) -> frozenset[str]:
+        """Capabilities a solver may rely on (the operator's, plus ``"second_order"``)."""
+        ...
+
     def check_solver(self, method: str, needs: frozenset[str]) -> None:
         """Raise a clear ``ValueError`` if solver ``method``, which declares ``needs`` (names of
         :attr:`KernelOperator.provides`), cannot run on this problem."""

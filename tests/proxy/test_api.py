@@ -480,8 +480,13 @@ def test_check_solver_options_contract():
 def test_solve_names_unknown_solver_options_before_any_work():
     K0, y = sigmoid_problem(20, 1)
     with pytest.raises(TypeError, match=r"method='pg' takes no option 'stepp'; its options are"):
-        indefsvm.solve(K0, y, stepp="paper")
+        indefsvm.solve(K0, y, method="pg", stepp="paper")
+    with pytest.raises(TypeError, match=r"no solver takes the option 'stepp'\. The solvers'"):
+        indefsvm.solve(K0, y, options={"stepp": "paper"})
+    # Each option is some solver's, none takes both: auto says so rather than picking one.
+    with pytest.raises(ValueError, match=r"no solver that takes every option given"):
+        indefsvm.solve(K0, y, options={"step": "paper", "max_inner": 3})
     with pytest.raises(TypeError, match=r"not as solver_options=\{\.\.\.\}"):
-        indefsvm.solve(K0, y, solver_options={"step": "paper"})
+        indefsvm.solve(K0, y, method="pg", solver_options={"step": "paper"})
     res = indefsvm.solve(K0, y, options={"step": "paper", "step_size": 1.0}, max_iter=300, tol=1e-2)
     assert np.isfinite(res.objective)

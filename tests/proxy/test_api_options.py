@@ -84,11 +84,13 @@ def test_bad_preset_and_doubly_given_options_are_refused():
     with pytest.raises(ValueError, match=r"^options has 'preset', which solve takes as its own"):
         indefsvm.solve(K, y, options={"preset": "paper"})
     with pytest.raises(TypeError, match=r"^method='pg' takes no option 'stepp'; its options are"):
+        indefsvm.solve(K, y, method="pg", options={"stepp": "paper"})
+    with pytest.raises(TypeError, match=r"^no solver takes the option 'stepp'"):
         indefsvm.solve(K, y, options={"stepp": "paper"})
     with pytest.raises(
         TypeError, match=r"not as solver_options=\{\.\.\.\} \(the estimators' name\)"
     ):
-        indefsvm.solve(K, y, solver_options={"step": "paper"})
+        indefsvm.solve(K, y, method="pg", solver_options={"step": "paper"})
 
 
 def test_siqclp_former_solver_names_warn_and_still_choose_the_conic_solver():

@@ -97,7 +97,7 @@ def test_low_rank_problem_needs_only_the_contract():
     y = np.sign(Phi[:, 0] + 0.3 * rng.normal(size=n))
     problem = indefsvm.make_problem("svc", LowRankKernel(Phi, s), y, rho=0.7)
     assert isinstance(problem, Problem)
-    res = indefsvm.solve_problem(Restricted(problem, Problem), tol=1e-8)
+    res = indefsvm.solve_problem(Restricted(problem, Problem), method="pg", tol=1e-8)
     dense = indefsvm.solve((Phi * s) @ Phi.T, y, rho=0.7, tol=1e-8)
     assert res.status == "converged"
     assert res.objective == pytest.approx(dense.objective, rel=1e-6)

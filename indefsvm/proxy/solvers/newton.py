@@ -69,15 +69,11 @@ def _check_problem(problem: ProxyKernelProblem) -> None:
             f"method='lowrank_newton' solves classification (problem in {SUPPORTED}); got "
             f"problem={problem.kind!r}. Use method='pg'."
         )
-    if getattr(problem, "scale", None) is not None:
+    if "second_order" not in problem.provides:
         raise ValueError(
-            "method='lowrank_newton' supports a scalar rho only (a vector rho rescales the "
-            "factor's rows; not implemented). Use method='pg' for componentwise penalties."
-        )
-    if not hasattr(problem.operator, "kstar_u_jacobian"):
-        raise ValueError(
-            "method='lowrank_newton' needs the low-rank operator's derivative of K*(u) u "
-            f"(kstar_u_jacobian); {type(problem.operator).__name__} has none. Use method='pg'."
+            "method='lowrank_newton' needs the derivative of K*(u) u, which a factored K0 with "
+            "a scalar rho provides (a vector rho rescales the factor's rows: not implemented). "
+            "Use method='pg' (solver='auto' picks it) for componentwise penalties."
         )
 
 

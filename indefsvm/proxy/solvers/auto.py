@@ -1,0 +1,130 @@
+"""``method="auto"``: the solver chosen from the problem's form, by a measured policy.
+
+The policy (docs/solvers.md, "Which solver ``auto`` picks"; the grid that chose it is
+``benchmarks/bench_auto_policy.py``, its table in docs/benchmarks.md):
+
+1. ``preset="paper"``: the projected gradient (paper 004's Algorithm 1), the paper's first
+   method.
+2. A factored ``K0`` (:class:`~indefsvm.proxy.lowrank.LowRankKernel`, in memory or on Dask
+   workers), a classification problem (``"svc"``, ``"perturb"``) and a scalar ``rho``: the
+   second-order method ``"lowrank_newton"`` (theory.md §12). Where none of its directions
+   ascends before the gap is certified (badly scaled kernels, float32 rounding) it continues
+   with the projected gradient from its best point, under the same monitor.
+3. Everything else (a dense ``K0`` at any n; regression, one-class, vector ``rho``): the
+   accelerated projected gradient ``"pg"``. On the grid it was the fastest named solver on every
+   dense point, within 5 ``eigh`` of the same run at n = 3000 and tol 1e-6, and the cutting-plane
+   methods never certified where it did not.
+
+Solver options narrow the choice: ``options={"step": "paper"}`` can only mean the projected
+gradient, so ``auto`` picks among the solvers that take every option given (and says which
+option excludes the others when none does).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+#: The second-order method's problems (``lowrank_newton`` refuses the others).
+NEWTON_PROBLEMS = ("svc", "perturb")
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The solver ``auto`` picked and why (kept in ``SolveResult.info["auto"]``)."""
+
+    method: str
+    reason: str
+
+
+def newton_applies(problem: Any) -> str | None:
+    """Why the second-order method cannot solve ``problem`` (None when it can)."""
+    provides = problem.provides
+    if "factor" not in provides:
+        return "K0 is a dense matrix (the second-order method needs a factor)"
+    if problem.kind not in NEWTON_PROBLEMS:
+        return f"problem={problem.kind!r} (the second-order method solves classification)"
+    if "second_order" not in provides:
+        return "rho is a vector (the second-order method takes a scalar rho)"
+    return None
+
+
+def _options_of(solver: Callable[..., Any]) -> list[str]:
+    params = inspect.signature(solver).parameters
+    return [n for n, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+
+
+def _takes(solver: Callable[..., Any], names: Iterable[str]) -> bool:
+    params = inspect.signature(solver).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return True
+    return set(names) <= set(_options_of(solver))
+
+
+def choose_method(
+    problem: Any,
+    *,
+    preset: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    get_solver: Callable[[str], Callable[..., Any]],
+) -> Choice:
+    """The solver of ``method="auto"`` for ``problem`` (module docstring: the policy).
+
+    Parameters
+    ----------
+    problem : ProxyKernelProblem
+        The built problem (its operator says dense, factor or Dask factor).
+    preset : str, optional
+        ``"paper"`` picks the paper's projected gradient.
+    options : mapping, optional
+        Solver options; only solvers that take all of them are candidates.
+    get_solver : callable
+        ``name -> solver function`` (the registry's lookup).
+
+    Raises
+    ------
+    TypeError
+        For an option no solver takes (naming every solver's options).
+    ValueError
+        When each option is some solver's but no solver takes them all.
+    """
+    names = list(options or {})
+    every = ["lowrank_newton", "pg", "accpm", "siqclp"]
+    candidates = [m for m in every if _takes(get_solver(m), names)]
+    if not candidates:
+        unknown = [k for k in names if not any(_takes(get_solver(m), [k]) for m in every)]
+        listing = "; ".join(f"{m}: {', '.join(_options_of(get_solver(m)))}" for m in every)
+        if unknown:
+            raise TypeError(
+                f"no solver takes the option{'s' if len(unknown) > 1 else ''} "
+                f"{', '.join(repr(k) for k in unknown)}. The solvers' options are {listing}."
+            )
+        raise ValueError(
+            f"solver='auto' found no solver that takes every option given "
+            f"({', '.join(repr(k) for k in names)}); name the solver whose options these are. "
+            f"The solvers' options are {listing}."
+        )
+    if preset == "paper":
+        if "pg" in candidates:
+            return Choice("pg", "preset='paper': the paper's projected gradient (Algorithm 1)")
+        return Choice(candidates[0], f"preset='paper' with options of {candidates[0]!r}")
+    why_not = newton_applies(problem)
+    if why_not is None and "lowrank_newton" in candidates:
+        return Choice(
+            "lowrank_newton",
+            "a factored K0, classification, scalar rho: the second-order method "
+            "(projected gradient from its best point if it stalls)",
+        )
+    if "pg" in candidates:
+        reason = why_not if why_not is not None else f"options {names} are the projected gradient's"
+        return Choice("pg", f"the accelerated projected gradient: {reason}")
+    for method in candidates:
+        if method == "lowrank_newton" and why_not is not None:
+            continue
+        return Choice(method, f"options {names} are {method!r}'s")
+    raise ValueError(
+        f"solver='auto': the options {names} are lowrank_newton's, which cannot solve this "
+        f"problem ({why_not}); use solver='pg' with its options."
+    )

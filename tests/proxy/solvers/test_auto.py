@@ -1,0 +1,130 @@
+"""``method="auto"`` (the default): the policy's choices, and the same optimum as the references.
+
+References are independent of the choice: the dense problem (the factor's n x n kernel with its
+own eigendecomposition) solved by the projected gradient, and the named solvers themselves.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+import indefsvm
+from indefsvm.proxy.api import solve_problem
+from indefsvm.proxy.estimators import IndefiniteOneClassSVM, IndefiniteSVC, IndefiniteSVR
+from indefsvm.proxy.lowrank import LowRankKernel
+from indefsvm.proxy.problems import make_problem
+
+
+def factor_data(n: int = 120, m: int = 8, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 5))
+    Phi = np.tanh(X @ rng.normal(size=(5, m)) / 2.0) / np.sqrt(m)
+    s = np.where(np.arange(m) < m // 3, -1.0, 1.0)
+    y = np.where(X[:, 0] + X[:, 1] * X[:, 2] + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
+    return X, Phi, s, y
+
+
+def quiet(fn, *args, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return fn(*args, **kw)
+
+
+def test_auto_is_the_default_of_solve_and_of_the_estimators():
+    import inspect
+
+    assert inspect.signature(indefsvm.solve).parameters["method"].default == "auto"
+    assert inspect.signature(solve_problem).parameters["method"].default == "auto"
+    for cls in (IndefiniteSVC, IndefiniteSVR, IndefiniteOneClassSVM, indefsvm.PerturbSVC):
+        assert cls().solver == "auto", cls.__name__
+
+
+def test_a_factored_classification_problem_gets_the_second_order_method_and_its_optimum():
+    _, Phi, s, y = factor_data()
+    res = indefsvm.solve(LowRankKernel(Phi, s), y, C=1.0, rho=1.0, tol=1e-9)
+    assert res.method == "lowrank_newton" and res.status == "converged"
+    assert "factored" in res.info["auto"]
+    # Reference: the dense n x n kernel of the same factor, its own eigh, projected gradient.
+    K0 = LowRankKernel(Phi, s).toarray()
+    dense = indefsvm.solve(K0, y, C=1.0, rho=1.0, method="pg", tol=1e-10, max_iter=100000)
+    assert abs(res.objective_excess - dense.objective_excess) <= 1e-7 * max(
+        1.0, abs(dense.objective_excess)
+    )
+
+
+@pytest.mark.parametrize(
+    "case, expected_reason",
+    [
+        ("dense", "dense"),
+        ("vector_rho", "rho is a vector"),
+        ("svr", "problem='svr'"),
+        ("oneclass", "problem='oneclass'"),
+    ],
+)
+def test_everything_else_gets_the_projected_gradient(case, expected_reason):
+    _, Phi, s, y = factor_data(60, 6)
+    factor = LowRankKernel(Phi, s)
+    if case == "dense":
+        problem = make_problem("svc", factor.toarray(), y)
+    elif case == "vector_rho":
+        problem = make_problem("svc", factor, y, rho=np.linspace(0.5, 2.0, 60))
+    elif case == "svr":
+        problem = make_problem("svr", factor, y * 0.7)
+    else:
+        problem = make_problem("oneclass", factor, None)
+    res = quiet(solve_problem, problem, tol=1e-5)
+    assert res.method == "pg"
+    assert expected_reason in res.info["auto"]
+
+
+def test_options_narrow_the_choice_to_the_solvers_that_take_them():
+    _, Phi, s, y = factor_data(60, 6)
+    factor = LowRankKernel(Phi, s)
+    # step is the projected gradient's option: auto does not pick the Newton method for it.
+    res = quiet(indefsvm.solve, factor, y, options={"step": "paper"}, max_iter=50)
+    assert res.method == "pg"
+    res = quiet(indefsvm.solve, factor, y, options={"max_inner": 7}, tol=1e-6)
+    assert res.method == "lowrank_newton"
+    with pytest.raises(ValueError, match="options \\['max_inner'\\] are lowrank_newton's"):
+        indefsvm.solve(factor.toarray(), y, options={"max_inner": 7})
+
+
+def test_the_paper_preset_keeps_the_papers_projected_gradient():
+    _, Phi, s, y = factor_data(60, 6)
+    res = quiet(indefsvm.solve, LowRankKernel(Phi, s), y, preset="paper", max_iter=30)
+    assert res.method == "pg"
+    assert "preset='paper'" in res.info["auto"]
+
+
+def test_estimators_at_defaults_run_the_policys_solver():
+    X, _, _, y = factor_data(200, 8)
+    kw = {"kernel": "sigmoid", "gamma": 0.3, "coef0": -0.5, "random_state": 0}
+    low = quiet(IndefiniteSVC(n_components=30, **kw).fit, X, y)
+    assert low.result_.method == "lowrank_newton"
+    dense = quiet(IndefiniteSVC(**kw).fit, X, y)
+    assert dense.result_.method == "pg"
+    # The same classifier as the named solver (certified to the same tol).
+    named = quiet(IndefiniteSVC(n_components=30, solver="pg", **kw).fit, X, y)
+    assert np.mean(low.predict(X) == named.predict(X)) >= 0.99
+    reg = quiet(IndefiniteSVR(n_components=30, **kw).fit, X, X[:, 0])
+    assert reg.result_.method == "pg"
+
+
+def test_one_vs_one_pairs_of_a_low_rank_fit_use_the_second_order_method():
+    X, _, _, _ = factor_data(240, 8, seed=2)
+    labels = np.digitize(X[:, 0], [-0.5, 0.5])
+    kw = {"kernel": "sigmoid", "gamma": 0.3, "coef0": -0.5, "random_state": 0}
+    clf = quiet(IndefiniteSVC(n_components=30, **kw).fit, X, labels)
+    methods = {est.result_.method for est in clf.estimators_}
+    assert methods == {"lowrank_newton"}
+
+
+def test_cli_solve_defaults_to_auto(tmp_path):
+    from indefsvm.cli import build_parser
+
+    args = build_parser().parse_args(["solve", "k.npy", "y.txt"])
+    assert args.method == "auto"
