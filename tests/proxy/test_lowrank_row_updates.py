@@ -84,3 +84,31 @@ def test_masked_products_updated_by_changed_rows_match_explicit_basis(
     )
     assert np.allclose(gram, ref_gram, rtol=0, atol=1e-12)
     assert np.allclose(adj, ref_adj, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_basis_gram_kept_in_the_basis_matches_the_explicit_rows_through_many_updates(dtype):
+    """``U_I'U_I`` (``U = Phi_w T``) kept and updated by rows, against numpy's product of the
+    explicit basis rows, through a sequence of masks like an active-set run's (few rows move),
+    a jump to most rows and one to few rows."""
+    problem, state, rng = _problem(n=500, m=10, dtype=dtype)
+    op = problem.operator
+    U = np.asarray(op.Phi, dtype=np.float64) @ op.T
+    mask = rng.uniform(size=op.n) < 0.4
+    masks = [mask]
+    for _ in range(12):
+        mask = mask.copy()
+        flip = rng.choice(op.n, 7, replace=False)
+        mask[flip] = ~mask[flip]
+        masks.append(mask)
+    masks += [rng.uniform(size=op.n) < 0.95, rng.uniform(size=op.n) < 0.1]
+    for mask in masks:
+        W = op.basis_factor_gram(mask)
+        ref = U[mask].T @ U[mask]
+        np.testing.assert_allclose(W, ref, rtol=0, atol=1e-11 * np.abs(ref).max())
+    # and the (m'+1)-dimensional Gram of [U q] over the rows, as the explicit basis gives it
+    E = _explicit_basis(op, state)
+    free = masks[-1]
+    gram = op.basis_gram_rows(state, free)
+    ref = E[free].T @ E[free]
+    np.testing.assert_allclose(gram, ref, rtol=0, atol=1e-10 * np.abs(ref).max())

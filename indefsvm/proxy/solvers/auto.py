@@ -92,7 +92,8 @@ def choose_method(
     """
     names = list(options or {})
     every = ["lowrank_newton", "pg", "accpm", "siqclp"]
-    candidates = [m for m in every if _takes(get_solver(m), names)]
+    # (Solvers are looked up only for options: SIQCLP's module imports cvxpy, seconds.)
+    candidates = [m for m in every if _takes(get_solver(m), names)] if names else every
     if not candidates:
         unknown = [k for k in names if not any(_takes(get_solver(m), [k]) for m in every)]
         listing = "; ".join(f"{m}: {', '.join(_options_of(get_solver(m)))}" for m in every)
