@@ -86,7 +86,7 @@ from sklearn.utils.validation import check_is_fitted
 from indefsvm.threads import threaded_fit
 from indefsvm.utils.constraints import set_init_parameters
 from indefsvm.utils.dask_rows import is_dask_array
-from indefsvm.utils.progress import LONG_FIT_ROWS, ProgressBar, progress_bar
+from indefsvm.utils.progress import LONG_FIT_ROWS, ProgressBar, ensure_visible, progress_bar
 from indefsvm.utils.validation import check_finite_matrix, check_square_symmetric, is_real
 
 __all__ = [
@@ -672,9 +672,7 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         rows = self._kernel_rows()
         rng = _check_rng(self.random_state)
         if self.verbose:  # the timings are logged: visible even if nobody configured logging
-            from indefsvm.proxy.solvers._monitor import _ensure_visible
-
-            _ensure_visible(logger)
+            ensure_visible(logger)
         t0 = time.perf_counter()
         idx, sketch = self._draw_landmarks(X, m, rows, rng, rcond)
         t1 = time.perf_counter()
