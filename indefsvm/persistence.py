@@ -76,9 +76,6 @@ TRUSTED_TYPES: tuple[str, ...] = (
     "indefsvm.proxy.lowrank.LowRankProxyKernel",
     "indefsvm.proxy.lowrank.LowRankProxyOperator",
     "indefsvm.proxy.lowrank.LowRankProxyState",
-    "indefsvm.proxy.lowrank.LowRankClassificationProblem",
-    "indefsvm.proxy.lowrank.LowRankRegressionProblem",
-    "indefsvm.proxy.lowrank.LowRankOneClassProblem",
 )
 
 

@@ -37,7 +37,7 @@ kernel k-means++ seeding, Arthur & Vassilvitskii 2007, in the feature space ``L 
 of the flip-spectrum ``H = L L'`` of the same sketch). Both cost ``O(n * sketch_size)`` per pass
 (k-means++: ``O(n * sketch_size * m)`` in total, it is sequential in the ``m`` centroids).
 
-Dask arrays (one fit on a cluster, issue 25). With ``X`` a ``dask.array`` chunked by rows, only
+Dask arrays (one fit on a cluster). With ``X`` a ``dask.array`` chunked by rows, only
 the ``m`` landmark rows come to the client (uniform landmarks: the same seeded indices as in
 memory); ``K_ZZ`` and every ``O(m^3)`` step run there. The pass over the data is a distributed
 tall-skinny QR: each worker evaluates ``k(X_chunk, Z)`` for its chunks and reduces it to its R
