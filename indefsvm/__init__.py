@@ -20,13 +20,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from indefsvm.utils import aliases as _aliases
 from indefsvm.utils.lazy import attach
 
-# Module paths before the layout of issue 23 stay importable for one release (FutureWarning).
-_aliases.install()
-
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 #: Public name -> module that defines it.
 _EXPORTS: dict[str, str] = {

@@ -220,7 +220,7 @@ class KernelInputMixin:
     """
 
     #: Whether the estimator's solver keeps its n-vectors in this process (the proxy-kernel
-    #: SVMs, issue 25 design (a)): the labels of a dask ``X`` are then brought here; otherwise
+    #: SVMs): the labels of a dask ``X`` are then brought here; otherwise
     #: they stay on the workers with the factor.
     _labels_in_client: ClassVar[bool] = False
 
@@ -440,7 +440,7 @@ class KernelInputMixin:
     def _fit_landmarks_dask(
         self, X: Any, y: Any, columns: bool, lazy: bool, **check: Any
     ) -> tuple[Any, Any, Any]:
-        """:meth:`_fit_landmarks` for a ``dask.array`` ``X`` (issue 25).
+        """:meth:`_fit_landmarks` for a ``dask.array`` ``X`` (one fit on a Dask cluster).
 
         The Nystroem map is fitted on the workers and ``F`` is a dask array with ``X``'s row
         chunks: persisted under a client (:meth:`~indefsvm.approximation.nystrom.

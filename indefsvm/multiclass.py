@@ -217,7 +217,7 @@ class OneVsOneMixin:
         )
 
     def _fit_dask(self, X: Any, y: Any, sample_weight: Any = None) -> None:
-        """One binary fit on dask arrays (issue 25); the labels are checked on the workers."""
+        """One binary fit on dask arrays; the labels are checked on the workers."""
         from indefsvm.utils.dask_rows import dask_classes
 
         classes = dask_classes(y) if is_dask_array(y) else np.unique(np.asarray(y))

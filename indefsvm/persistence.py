@@ -76,20 +76,7 @@ TRUSTED_TYPES: tuple[str, ...] = (
     "indefsvm.proxy.lowrank.LowRankProxyKernel",
     "indefsvm.proxy.lowrank.LowRankProxyOperator",
     "indefsvm.proxy.lowrank.LowRankProxyState",
-    "indefsvm.proxy.lowrank.LowRankClassificationProblem",
-    "indefsvm.proxy.lowrank.LowRankRegressionProblem",
-    "indefsvm.proxy.lowrank.LowRankOneClassProblem",
 )
-
-
-def _legacy_names() -> tuple[str, ...]:
-    from indefsvm.utils.aliases import legacy_type_names
-
-    return legacy_type_names(TRUSTED_TYPES)
-
-
-#: The same types under their module paths before issue 23 (model files written then).
-LEGACY_TRUSTED_TYPES: tuple[str, ...] = _legacy_names()
 
 
 class UnsafeModelError(ValueError):
@@ -139,7 +126,7 @@ def _type_name(cls: type) -> str:
 
 def _untrusted(data: bytes) -> list[str]:
     skops_io = _skops_io()
-    trusted = {*TRUSTED_TYPES, *LEGACY_TRUSTED_TYPES, *map(_type_name, _sklearn_held_types())}
+    trusted = {*TRUSTED_TYPES, *map(_type_name, _sklearn_held_types())}
     return [t for t in skops_io.get_untrusted_types(data=data) if t not in trusted]
 
 
@@ -244,7 +231,7 @@ def load_model(path: str | os.PathLike[str], *, allow_pickle: bool = False) -> A
         obj = obj.get("estimator")
     name = _type_name(type(obj))
     # The object itself must be one of indefsvm's estimators (its state objects have no fit).
-    if name not in {*TRUSTED_TYPES, *LEGACY_TRUSTED_TYPES} or not hasattr(obj, "fit"):
+    if name not in TRUSTED_TYPES or not hasattr(obj, "fit"):
         raise ValueError(
             f"{str(p)!r} holds a {name}, not an indefsvm estimator: load_model builds only "
             "indefsvm's estimators (indefsvm.persistence.TRUSTED_TYPES) and the NumPy, SciPy "
@@ -268,7 +255,7 @@ def _load_skops(data: bytes, path: Path) -> Any:
         )
     held = [_type_name(cls) for cls in _sklearn_held_types()]
     try:
-        return _skops_io().loads(data, trusted=[*TRUSTED_TYPES, *LEGACY_TRUSTED_TYPES, *held])
+        return _skops_io().loads(data, trusted=[*TRUSTED_TYPES, *held])
     except Exception as exc:  # noqa: BLE001 - a corrupt archive or schema is bad input
         raise ValueError(
             f"could not read model file {str(path)!r}: it is corrupt or truncated ({exc}). "

@@ -1,11 +1,11 @@
-"""Thread counts that fit the size of the problem (issue 22).
+"""Thread counts that fit the size of the problem.
 
 A fit uses three thread pools: BLAS/LAPACK (OpenBLAS, e.g. the ``eigh`` of the training kernel),
 the compiled secular-root loops and the low-rank products (Numba, ``parallel=True``; called the
 *engine* here) and LIBSVM's OpenMP loops (``libsvm-official`` is built with OpenMP). Left at
 their libraries' defaults every pool starts one thread per core, and a small fit then spends
 most of its time waking threads and waiting for them: on a 2-core machine a GridSearchCV at
-50-450 training points ran 14-100x slower than with one thread (issue 22). Every ``fit`` of the
+50-450 training points ran 14-100x slower than with one thread. Every ``fit`` of the
 package's estimators therefore runs inside :func:`limit_threads`, which
 
 * uses **one thread** for a problem below the cross-over size of a pool (:data:`CROSSOVER`,
@@ -35,13 +35,11 @@ the limit) and Numba's thread count is set; everything is restored on exit, also
 exception, and blocks nest (an inner block overrides the settings it names). The settings live
 in :mod:`contextvars`, so a block in one thread does not change another thread's choices (the
 BLAS and OpenMP limits themselves are process-wide, as in ``threadpoolctl``). The solvers' BLAS
-threads (``blas_threads=`` of ACCPM and SIQCLP, default 1) and the study runner's threads per
-task (``blas_threads=`` of :func:`indefsvm.studies.runner.run_study`, default 1) follow
-``n_threads`` too.
+threads (default 1) follow ``n_threads`` too, and the study runner's threads per task (default 1)
+follow ``max_threads`` (else an integer ``n_threads``).
 
-Old spellings keep working for one release with a ``FutureWarning``: assigning
-``indefsvm.threads.THREADS = 2`` (use :func:`set_config`), ``blas_threads=`` of the solvers and
-of ``run_study``; :func:`cap_threads` is ``config_context(max_threads=...)``.
+:func:`cap_threads` is ``config_context(max_threads=...)``; :data:`THREADS` holds the
+process-wide setting that :func:`set_config` makes (read it with :func:`get_config`).
 ``indefsvm.proxy.operators.ENGINE_THREADS`` (the secular-root loop only) and wrapping the fit in
 ``threadpoolctl.threadpool_limits`` / ``numba.set_num_threads`` also lower the pools.
 """
@@ -55,8 +53,6 @@ import math
 import os
 import sys
 import time
-import types
-import warnings
 from collections.abc import Callable, Iterator, Mapping
 from numbers import Integral
 from typing import Any
@@ -235,7 +231,7 @@ class _Unset:
         return "<not given>"
 
 
-#: Default of a keyword whose old spelling is deprecated: not given, the configuration decides.
+#: Default of a setting that is not given (unchanged; the configuration decides).
 NOT_GIVEN: Any = _Unset()
 #: ``n_threads`` of the innermost :func:`config_context` that sets it (NOT_GIVEN: THREADS).
 _N_THREADS: contextvars.ContextVar[Any] = contextvars.ContextVar(
@@ -279,7 +275,7 @@ def get_config() -> dict[str, Any]:
 def set_config(*, n_threads: Any = NOT_GIVEN) -> None:
     """Set the process-wide explicit thread count of every fit (None: automatic).
 
-    The replacement of assigning :data:`THREADS`; a :func:`config_context` block overrides it.
+    Stored in :data:`THREADS`; a :func:`config_context` block overrides it.
 
     Parameters
     ----------
@@ -289,7 +285,7 @@ def set_config(*, n_threads: Any = NOT_GIVEN) -> None:
     if n_threads is NOT_GIVEN:
         return
     _check_n_threads(n_threads, "n_threads")
-    globals()["THREADS"] = n_threads  # the module's own storage: no deprecation warning
+    globals()["THREADS"] = n_threads
 
 
 @contextlib.contextmanager
@@ -365,38 +361,23 @@ def _explicit(kind: str) -> int | None:
     return None if value is None else int(value)
 
 
-def _warn_deprecated_threads(what: str, instead: str) -> None:
-    warnings.warn(
-        f"{what} is deprecated and will be removed in the next release; run it inside "
-        f"`with indefsvm.threads.config_context({instead}):`.",
-        FutureWarning,
-        stacklevel=4,
-    )
+def solver_blas_threads() -> int:
+    """BLAS threads of a solver's run.
 
-
-def solver_blas_threads(blas_threads: Any = NOT_GIVEN, *, solver: str = "the solver") -> Any:
-    """BLAS threads of a solver's run (None: leave BLAS alone).
-
-    ``blas_threads`` when given (deprecated), else the explicit BLAS count of
-    :func:`config_context` / :func:`set_config`, else 1: the solvers run many small products,
-    for which one thread is fastest on a shared machine (docs/benchmarks.md).
+    The explicit BLAS count of :func:`config_context` / :func:`set_config`, else 1: the solvers
+    run many small products, for which one thread is fastest on a shared machine
+    (docs/benchmarks.md).
     """
-    if blas_threads is not NOT_GIVEN:
-        _warn_deprecated_threads(f"blas_threads= of {solver}", "n_threads={'blas': k}")
-        return blas_threads
     explicit = _explicit("blas")
     return 1 if explicit is None else explicit
 
 
-def task_threads(threads: Any = NOT_GIVEN, *, what: str = "blas_threads=") -> int | None:
-    """Threads per pool of each task of a study (the workers' cap; None: no cap).
+def task_threads() -> int:
+    """Threads per pool of each task of a study (the workers' cap).
 
-    ``threads`` when given (deprecated), else ``max_threads`` of :func:`config_context`, else
-    an integer ``n_threads``, else 1 (several tasks side by side, docs/benchmarks.md).
+    ``max_threads`` of :func:`config_context`, else an integer ``n_threads``, else 1 (several
+    tasks side by side, docs/benchmarks.md).
     """
-    if threads is not NOT_GIVEN:
-        _warn_deprecated_threads(what, "max_threads=k")
-        return threads
     config = get_config()
     if config["max_threads"] is not None:
         return int(config["max_threads"])
@@ -623,21 +604,3 @@ def threaded_fit(fit: Callable[..., Any]) -> Callable[..., Any]:
             return fit(estimator, X, *args, **kwargs)
 
     return wrapper
-
-
-class _ThreadsModule(types.ModuleType):
-    """This module, warning when its old global setting is assigned."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name == "THREADS":
-            warnings.warn(
-                "assigning indefsvm.threads.THREADS is deprecated and will stop working in the "
-                "next release; use indefsvm.threads.set_config(n_threads=...) or `with "
-                "indefsvm.threads.config_context(n_threads=...):`.",
-                FutureWarning,
-                stacklevel=2,
-            )
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _ThreadsModule

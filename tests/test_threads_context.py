@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import warnings
 from unittest import mock
 
 import numba
@@ -98,23 +97,17 @@ def test_bad_settings_name_the_setting():
     assert T.get_config() == {"n_threads": None, "max_threads": None}
 
 
-def test_old_global_warns_and_still_works(monkeypatch):
+def test_set_config_is_the_process_setting(monkeypatch):
     monkeypatch.setattr(T, "usable_cores", lambda: 4)
-    with pytest.warns(FutureWarning, match="set_config"):
-        T.THREADS = 3
+    T.set_config(n_threads=3)
     try:
         assert T.threads_for(10, "blas") == 3 and T.get_config()["n_threads"] == 3
+        assert T.THREADS == 3
         with T.config_context(n_threads=2):  # a block overrides the process setting
             assert T.threads_for(10, "blas") == 2
     finally:
-        with pytest.warns(FutureWarning):
-            T.THREADS = None
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        T.set_config(n_threads=2)
-        assert T.THREADS == 2 and T.threads_for(10, "engine") == 2
         T.set_config(n_threads=None)
-    assert T.THREADS is None
+    assert T.THREADS is None and T.get_config()["n_threads"] is None
 
 
 def test_cap_threads_is_config_context_max_threads(monkeypatch):
@@ -136,21 +129,17 @@ def _spy_accpm(monkeypatch):
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-def test_the_solvers_read_it_and_blas_threads_is_deprecated(monkeypatch):
+def test_the_solvers_read_it(monkeypatch):
     from indefsvm.proxy.api import solve
 
     spy = _spy_accpm(monkeypatch)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(12, 2))
     K, y = X @ X.T, np.where(X[:, 0] > 0, 1, -1)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", FutureWarning)
-        solve(K, y, method="accpm", max_iter=1)  # default: one BLAS thread
-        with T.config_context(n_threads={"blas": 2}):
-            solve(K, y, method="accpm", max_iter=1)
-    with pytest.warns(FutureWarning, match="blas_threads= of ACCPM is deprecated"):
-        solve(K, y, method="accpm", max_iter=1, blas_threads=None)
-    assert [c.args for c in spy.call_args_list] == [(1,), (2,), (None,)]
+    solve(K, y, method="accpm", max_iter=1)  # default: one BLAS thread
+    with T.config_context(n_threads={"blas": 2}):
+        solve(K, y, method="accpm", max_iter=1)
+    assert [c.args for c in spy.call_args_list] == [(1,), (2,)]
 
 
 def test_the_study_runner_reads_it(monkeypatch, tmp_path):
@@ -186,6 +175,4 @@ def test_the_study_runner_reads_it(monkeypatch, tmp_path):
         run("b")
     with T.config_context(n_threads=3):
         run("c")
-    with pytest.warns(FutureWarning, match="blas_threads= of run_study"):
-        run("d", blas_threads=4)
-    assert seen == [1, 2, 3, 4]
+    assert seen == [1, 2, 3]

@@ -36,8 +36,8 @@ def _warm_up() -> None:
         warnings.simplefilter("ignore")
         for method in ("pg", "accpm", "siqclp"):
             indefsvm.solve(K, y, method=method, max_iter=3)
-        indefsvm.solve(K, y, method="accpm", max_iter=3, variant="paper")
-        indefsvm.solve(K, y, method="pg", max_iter=3, step="paper")
+        indefsvm.solve(K, y, method="accpm", max_iter=3, options={"variant": "paper"})
+        indefsvm.solve(K, y, method="pg", max_iter=3, options={"step": "paper"})
         indefsvm.IndefiniteSVR(max_iter=3).fit(K, rng.normal(size=n))
         indefsvm.IndefiniteOneClassSVM(max_iter=3).fit(K)
         indefsvm.krein.KreinSVC().fit(K, y)

@@ -37,7 +37,7 @@ kernel k-means++ seeding, Arthur & Vassilvitskii 2007, in the feature space ``L 
 of the flip-spectrum ``H = L L'`` of the same sketch). Both cost ``O(n * sketch_size)`` per pass
 (k-means++: ``O(n * sketch_size * m)`` in total, it is sequential in the ``m`` centroids).
 
-Dask arrays (one fit on a cluster, issue 25). With ``X`` a ``dask.array`` chunked by rows, only
+Dask arrays (one fit on a cluster). With ``X`` a ``dask.array`` chunked by rows, only
 the ``m`` landmark rows come to the client (uniform landmarks: the same seeded indices as in
 memory); ``K_ZZ`` and every ``O(m^3)`` step run there. The pass over the data is a distributed
 tall-skinny QR: each worker evaluates ``k(X_chunk, Z)`` for its chunks and reduces it to its R
@@ -86,7 +86,7 @@ from sklearn.utils.validation import check_is_fitted
 from indefsvm.threads import threaded_fit
 from indefsvm.utils.constraints import set_init_parameters
 from indefsvm.utils.dask_rows import is_dask_array
-from indefsvm.utils.progress import LONG_FIT_ROWS, ProgressBar, progress_bar
+from indefsvm.utils.progress import LONG_FIT_ROWS, ProgressBar, ensure_visible, progress_bar
 from indefsvm.utils.validation import check_finite_matrix, check_square_symmetric, is_real
 
 __all__ = [
@@ -672,9 +672,7 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         rows = self._kernel_rows()
         rng = _check_rng(self.random_state)
         if self.verbose:  # the timings are logged: visible even if nobody configured logging
-            from indefsvm.proxy.solvers._monitor import _ensure_visible
-
-            _ensure_visible(logger)
+            ensure_visible(logger)
         t0 = time.perf_counter()
         idx, sketch = self._draw_landmarks(X, m, rows, rng, rcond)
         t1 = time.perf_counter()

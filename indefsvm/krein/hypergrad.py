@@ -33,7 +33,6 @@ so ``dK`` must not move it. The hard case (``q'u`` infinite) is not differentiab
 from __future__ import annotations
 
 import logging
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,7 +50,6 @@ from indefsvm.krein.solver import (
     variance_constrained_least_squares,
 )
 from indefsvm.linalg.spectrum import TRANSFORM_METHODS, spectrum_transform
-from indefsvm.utils.log import user_stacklevel
 from indefsvm.utils.validation import check_finite_matrix, check_positive, check_square_symmetric
 
 logger = logging.getLogger(__name__)
@@ -91,19 +89,6 @@ class HyperGradient:
     hard_case: bool = False
 
 
-def _renamed_formulation(formulation: str, method: str | None) -> str:
-    """``method=`` is the old name of ``formulation=`` (one name per concept, issue 23)."""
-    if method is None:
-        return formulation
-    warnings.warn(
-        "method= is now formulation= (the name KreinRegressor uses); method= works for one "
-        "more release.",
-        FutureWarning,
-        stacklevel=user_stacklevel(),
-    )
-    return method
-
-
 def validation_hypergradient(
     K: ArrayLike | KernelEigen,
     y: ArrayLike,
@@ -121,7 +106,6 @@ def validation_hypergradient(
     eig_tol: float | None = None,
     projector_derivative: bool = True,
     hard_case: str = "raise",
-    method: str | None = None,
 ) -> HyperGradient:
     """Gradient of the validation loss of the KREIN (eq. 4) or OMCS-KREIN (eq. 2) solution.
 
@@ -136,8 +120,7 @@ def validation_hypergradient(
     y_val : array_like of shape (m,)
         Validation targets (uncentred; ``intercept`` is added to the prediction).
     formulation : {"krein", "omcs"}
-        Problem (eq. 4 or eq. 2) (``method=`` before issue 23; still accepted with a
-        ``FutureWarning``). For a spectrum-transformed kernel use ``"omcs"`` with the
+        Problem (eq. 4 or eq. 2). For a spectrum-transformed kernel use ``"omcs"`` with the
         transformed matrices (gradients for ``lam`` and ``r``).
     lambda_plus, lambda_minus : float
         KREIN regularisation.
@@ -171,7 +154,6 @@ def validation_hypergradient(
     -------
     HyperGradient
     """
-    formulation = _renamed_formulation(formulation, method)
     eig = K if isinstance(K, KernelEigen) else kernel_eigen(K, tol=eig_tol)
     n = eig.n
     if formulation == "krein":
@@ -427,7 +409,6 @@ def tune_variance_constrained(
     tune_kernel_params: Sequence[str] = (),
     kernel_grad: Callable | None = None,
     formulation: str = "krein",
-    transform: str | None = None,
     lambda_plus: float = 1e-2,
     lambda_minus: float = 1e-2,
     lam: float = 1e-2,
@@ -438,7 +419,6 @@ def tune_variance_constrained(
     max_iter: int = 50,
     random_state: int | np.random.Generator | None = None,
     verbose: int = 0,
-    method: str | None = None,
 ) -> TuningResult:
     """Tune KREIN / OMCS-KREIN hyperparameters by L-BFGS-B on inner validation folds.
 
@@ -467,11 +447,7 @@ def tune_variance_constrained(
         eq. (2) on a spectrum-transformed kernel: the transformation is applied to each inner
         training kernel (after centring), with its test-row map
         (:func:`indefsvm.linalg.spectrum.spectrum_transform`); not combinable with
-        ``tune_kernel_params``. (``method=`` before issue 23; still accepted with a
-        ``FutureWarning``.)
-    transform : {"flip", "clip", "shift", "square"}, optional
-        Former spelling of ``formulation=<transform>`` (with ``formulation="omcs"``);
-        FutureWarning.
+        ``tune_kernel_params``.
     lambda_plus, lambda_minus, lam : float
         Initial regularisation values (finite and > 0: the tuner works in their logarithms,
         and ``lambda = 0`` removes the regularisation the problem needs).
@@ -503,22 +479,6 @@ def tune_variance_constrained(
     kernel-parameter derivatives of such a fold are 0). A warning is logged and the count is
     reported in ``TuningResult.n_hard_case``.
     """
-    formulation = _renamed_formulation(formulation, method)
-    if transform is not None:
-        # formulation="omcs" + transform=T was a second name for KreinRegressor's formulation=T.
-        if transform not in TRANSFORM_METHODS:
-            raise ValueError(f"transform must be one of {TRANSFORM_METHODS}; got {transform!r}.")
-        if formulation != "omcs":
-            raise ValueError(
-                "a spectrum transform is used with formulation='omcs' (paper 000, eq. 2)."
-            )
-        warnings.warn(
-            f"formulation='omcs', transform={transform!r} is now formulation={transform!r} (the "
-            "name KreinRegressor uses); transform= works for one more release.",
-            FutureWarning,
-            stacklevel=user_stacklevel(),
-        )
-        formulation = transform
     allowed = ("krein", "omcs", *TRANSFORM_METHODS)
     if formulation not in allowed:
         raise ValueError(f"formulation must be one of {allowed}; got {formulation!r}.")

@@ -31,7 +31,7 @@ The split into ``z_+`` and ``z_-`` is the spectral split of ``K_X|Z`` only when 
 here reproduces its full-rank counterpart exactly; that is what the tests check with all
 training points as landmarks.
 
-Dask arrays (one fit on a cluster, issue 25). Every learner also takes the factor as a
+Dask arrays (one fit on a cluster). Every learner also takes the factor as a
 ``dask.array`` chunked by rows (``y`` as a dask or numpy vector, aligned with the factor's row
 chunks). Their work is then map-reduce passes over the row chunks on the workers
 (:mod:`indefsvm.utils.dask_rows`): ``F'F``, ``F'y``, the active-set normal equations

@@ -266,7 +266,7 @@ def _right_multiply_inplace(Phi: NDArray, T: NDArray[np.float64]) -> NDArray:
 
 
 def _binary_labels(y: Any, n: int | None = None) -> BinaryLabels:
-    """:func:`check_binary_labels`, or for a dask ``y`` its lazy +-1 vector (issue 25)."""
+    """:func:`check_binary_labels`, or for a dask ``y`` its lazy +-1 vector."""
     if is_dask_array(y):
         from indefsvm.utils.dask_rows import dask_binary_labels
 

@@ -1,4 +1,4 @@
-"""Compiled O(n) kernels for the projection and the certified intercept (issue 12, n = 10^6).
+"""Compiled O(n) kernels for the projection and the certified intercept (problems of n = 10^6 rows).
 
 Two pieces of every projected-gradient iteration were O(n log n) sorts: the projection onto
 ``{a'x = t, lower <= x <= upper}`` (sorted breakpoints of its multiplier, theory.md §6) and the best

@@ -168,3 +168,20 @@ def _sort_projection(v, a, t, lower, upper, soft):
     else:
         tau = breaks[lo] + (h_lo - t) * (breaks[hi] - breaks[lo]) / (h_lo - h_hi)
     return _clip_shift(v, a, tau, lower, upper, soft), float(tau)
+
+
+def weighted_breakpoint_argmin(
+    c0: float, w: NDArray[np.float64], a: NDArray[np.float64], r: NDArray[np.float64]
+) -> tuple[int, float, float]:
+    """``(status, b, value)`` of ``min_b c0 b + sum_i w_i max(0, a_i b + r_i)`` in expected O(n).
+
+    The compiled weighted quickselect (``_linear_time.weighted_select``) finds the
+    breakpoint ``-r_i / a_i`` where the cumulative slope first becomes non-negative. ``status``
+    0: ``b`` minimises and ``value`` is the minimum; 1: unbounded below; 2: no breakpoint (every
+    ``a_i`` is 0). The arrays must be contiguous float64. Used for the best intercept of the
+    certified primal bound (theory.md §3).
+    """
+    from indefsvm.linalg import _linear_time as lt
+
+    status, b, value = lt.piecewise_linear_argmin(float(c0), w, a, r)
+    return int(status), float(b), float(value)

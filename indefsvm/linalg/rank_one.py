@@ -416,7 +416,7 @@ def _restoring_numba_threads(func: Callable[..., Any]) -> Callable[..., Any]:
     """Restore the caller's Numba thread count after ``func`` (``_use_threads`` changes it).
 
     Numba's count is per calling thread and persists; a solver must not leave it changed for
-    the user's own Numba code (issue 22).
+    the user's own Numba code.
     """
 
     @functools.wraps(func)

@@ -433,10 +433,9 @@ class SpectrumTransform:
 
 def spectrum_transform(
     K: ArrayLike,
-    spectrum: str | None = None,
+    spectrum: str,
     *,
     shift: float | None = None,
-    method: str | None = None,
 ) -> SpectrumTransform:
     """Make a symmetric kernel matrix positive semi-definite by modifying its spectrum.
 
@@ -454,8 +453,7 @@ def spectrum_transform(
     K : array_like of shape (n, n)
         Symmetric training kernel.
     spectrum : {"clip", "flip", "shift", "square"}
-        Transformation (the name ``SpectrumSVC(spectrum=...)`` uses; ``method=`` before issue
-        23, still accepted with a FutureWarning).
+        Transformation (the name ``SpectrumSVC(spectrum=...)`` uses).
     shift : float, optional
         Diagonal shift for ``spectrum="shift"`` (finite, >= 0). Defaults to
         ``max(0, -lambda_min)``.
@@ -465,20 +463,6 @@ def spectrum_transform(
     SpectrumTransform
         Eigendecomposition, transformed kernel and the test-row map (see its notes).
     """
-    if method is not None:
-        import warnings
-
-        if spectrum is not None:
-            raise TypeError("give spectrum= only (method= is its former name).")
-        warnings.warn(
-            "spectrum_transform(method=...) is now spectrum_transform(spectrum=...) (the name "
-            "SpectrumSVC uses); method= works for one more release.",
-            FutureWarning,
-            stacklevel=2,
-        )
-        spectrum = method
-    if spectrum is None:
-        raise TypeError("spectrum_transform() needs spectrum= ('clip', 'flip', 'shift', 'square').")
     method = spectrum
     if method not in TRANSFORM_METHODS:
         raise ValueError(f"spectrum must be one of {TRANSFORM_METHODS}; got {method!r}.")

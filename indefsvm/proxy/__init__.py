@@ -12,16 +12,11 @@ One problem, several solvers, kept apart (theory.md §1-§3, §10-§11):
   holds what they return;
 * :mod:`~indefsvm.proxy.estimators` and :mod:`~indefsvm.proxy.baselines`: the scikit-learn
   estimators and the LIBSVM baselines (spectrum transforms) of the paper's Table 2.
-
-Before issue 23 ``indefsvm.proxy`` was the module that is now :mod:`indefsvm.proxy.operators`;
-its names are still reachable here for one release (with a ``FutureWarning``).
 """
 
 from __future__ import annotations
 
-import importlib
-import warnings
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from indefsvm.utils.lazy import attach
 
@@ -69,25 +64,7 @@ __all__ = [
     "solve_problem",
 ]
 
-_lazy_getattr, __dir__ = attach(__name__, _EXPORTS, _SUBMODULES)
-
-
-def __getattr__(name: str) -> Any:
-    try:
-        return _lazy_getattr(name)
-    except AttributeError:
-        operators = importlib.import_module("indefsvm.proxy.operators")
-        if name.startswith("__") or not hasattr(operators, name):
-            raise
-        warnings.warn(
-            f"indefsvm.proxy.{name} moved to indefsvm.proxy.operators.{name} (issue 23); the "
-            "old path works for one more release.",
-            FutureWarning,
-            stacklevel=2,
-        )
-        value = getattr(operators, name)
-        globals()[name] = value  # warned once
-        return value
+__getattr__, __dir__ = attach(__name__, _EXPORTS, _SUBMODULES)
 
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -56,48 +56,50 @@ def resolve_options(
     *,
     preset: str | None = None,
     options: Mapping[str, Any] | None = None,
-    loose: Mapping[str, Any] | None = None,
     owner: str = "solve",
 ) -> dict[str, Any]:
     """The solver options of one solve: a preset's, then ``options`` (explicit ones win).
 
-    ``loose`` are options given as keyword arguments (the spelling before issue 23; a
-    FutureWarning says to pass ``options={...}``).
-
     Raises
     ------
     ValueError
-        For an unknown preset, or a key given both loose and in ``options``.
+        For an unknown preset, or a preset that has no algorithm called ``method``.
     """
     if preset is None:
         preset = "default"
     if preset not in PRESETS:
         raise ValueError(f"preset must be one of {tuple(PRESETS)}; got {preset!r}.")
     explicit = check_solver_options(options, owner=owner, name="options")
-    if loose:
-        import warnings
-
-        names = ", ".join(f"{k}=" for k in loose)
-        warnings.warn(
-            f"{owner}() takes the solver's options as options={{...}} (as scipy.optimize."
-            f"minimize does); passing them as keywords ({names}) is deprecated and will stop "
-            "working in the next release.",
-            FutureWarning,
-            stacklevel=3,
-        )
-        both = sorted(set(loose) & set(explicit))
-        if both:
-            raise ValueError(
-                f"{', '.join(both)} given both as a keyword and in options; give it once, in "
-                "options."
-            )
-        explicit = {**loose, **explicit}
     if preset != "default" and method not in PRESETS[preset]:
         raise ValueError(
             f"preset={preset!r} names the paper's algorithms, and paper 004 has none called "
             f"method={method!r}; it has {', '.join(repr(m) for m in PRESETS[preset])}."
         )
     return {**PRESETS[preset].get(method, {}), **explicit}
+
+
+def _refuse_keywords(owner: str, keywords: Mapping[str, Any]) -> None:
+    """Refuse keywords that :func:`solve` does not take, saying where a solver option goes.
+
+    The solver's own options go in ``options={...}`` (as ``scipy.optimize.minimize`` takes
+    them); a keyword that is neither an argument of ``owner`` nor in ``options`` is a TypeError
+    naming that spelling.
+    """
+    if not keywords:
+        return
+    if list(keywords) == ["solver_options"] and isinstance(keywords["solver_options"], Mapping):
+        raise TypeError(
+            f"indefsvm.{owner} takes the solver's options as options={{...}} (as "
+            "scipy.optimize.minimize does), not as solver_options={...} (the estimators' name): "
+            f"{owner}(..., options=solver_options)."
+        )
+    names = ", ".join(repr(k) for k in keywords)
+    spelled = ", ".join(f"{k!r}: ..." for k in keywords)
+    raise TypeError(
+        f"{owner}() got unexpected keyword argument{'s' if len(keywords) > 1 else ''} {names}; "
+        "the solver's options are passed as options={...} (as scipy.optimize.minimize takes "
+        f"them): {owner}(..., options={{{spelled}}})."
+    )
 
 
 #: Named arguments of :func:`solve_problem`: a solver option with one of these names would be
@@ -178,12 +180,6 @@ def _check_solver_keywords(method: str, solver: Callable[..., Any], options: Map
     unknown = [key for key in options if key not in accepted]
     if not unknown:
         return
-    if unknown == ["solver_options"] and isinstance(options["solver_options"], Mapping):
-        raise TypeError(
-            "indefsvm.solve takes the solver's options as options={...} (as "
-            "scipy.optimize.minimize does), not as solver_options={...} (the estimators' name): "
-            "solve(K0, y, options=solver_options)."
-        )
     raise TypeError(
         f"method={method!r} takes no option {', '.join(repr(k) for k in unknown)}; its options "
         f"are {', '.join(accepted)}."
@@ -221,7 +217,7 @@ def solve(
     progress: bool = False,
     preset: str | None = None,
     options: Mapping[str, Any] | None = None,
-    **solver_options: Any,
+    **keywords: Any,
 ) -> SolveResult:
     """Solve the indefinite SVM of Luss & d'Aspremont (paper 004, eq. 4/7) or a variant.
 
@@ -308,9 +304,9 @@ def solve(
         :func:`~indefsvm.proxy.solvers.accpm.analytic_center_cutting_plane` or
         :func:`~indefsvm.proxy.solvers.siqclp.exchange_method` (an option the solver does not
         take is refused, naming the ones it does).
-    **solver_options
-        The solver's options as keywords: the spelling before issue 23, deprecated
-        (FutureWarning); use ``options``.
+    **keywords
+        None are taken: a keyword that is not an argument above is a TypeError that says to pass
+        the solver's options in ``options``.
 
     Returns
     -------
@@ -329,6 +325,7 @@ def solve(
     'converged'
     """
     start = time.perf_counter()
+    _refuse_keywords("solve", keywords)
     arguments = locals()  # solve_problem takes the monitor's arguments as solve got them
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}; got {method!r}.")
@@ -346,14 +343,14 @@ def solve(
     )
     choice = None
     if method == "auto":
-        given = [*check_solver_options(options, name="options"), *solver_options]
+        given = list(check_solver_options(options, name="options"))
         choice = choose_method(built, preset=preset, options=given, get_solver=get_solver)
         method = choice.method
     result = solve_problem(
         built,
         method=method,
         start_time=start,
-        options=resolve_options(method, preset=preset, options=options, loose=solver_options),
+        options=resolve_options(method, preset=preset, options=options),
         **{name: arguments[name] for name in MONITOR_ARGUMENTS},
     )
     if choice is not None:
@@ -376,19 +373,18 @@ def solve_problem(
     progress: bool = False,
     preset: str | None = None,
     options: Mapping[str, Any] | None = None,
-    **solver_options: Any,
+    **keywords: Any,
 ) -> SolveResult:
     """Run a solver on an already-built problem object (same options as :func:`solve`)."""
+    _refuse_keywords("solve_problem", keywords)
     arguments = locals()  # the monitor's arguments, passed on by name
     choice = None
     if method == "auto":
-        given = [*check_solver_options(options, name="options"), *solver_options]
+        given = list(check_solver_options(options, name="options"))
         choice = choose_method(problem, preset=preset, options=given, get_solver=get_solver)
         method = choice.method
     solver = get_solver(method)
-    solver_options = resolve_options(
-        method, preset=preset, options=options, loose=solver_options, owner="solve_problem"
-    )
+    solver_options = resolve_options(method, preset=preset, options=options, owner="solve_problem")
     _check_solver_keywords(method, solver, solver_options)
     # A solver declares what it needs from the kernel operator (e.g. n x n arrays); a problem
     # whose operator lacks it (a large low-rank one) refuses before any work.

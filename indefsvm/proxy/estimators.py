@@ -40,10 +40,10 @@ model was 0 % accurate on its own training points. A kernel with no positive eig
 kernel, clip its negative eigenvalues and read the test-vs-train rows. It needs the
 test-vs-test block (``decision_function(K_test_train, K_test_test=...)``).
 
-Dask arrays (issue 25): with ``n_components`` and a kernel name or callable, ``fit(X, y)``
-accepts a row-chunked ``dask.array`` ``X`` (and a numpy or dask ``y``, brought to this process
-and checked against ``X``'s rows): the Nystroem features stay on the workers and every pass of
-the solver over them runs there (:class:`indefsvm.proxy.lowrank.DaskFactor`).
+Dask arrays (one fit on a cluster): with ``n_components`` and a kernel name or callable,
+``fit(X, y)`` accepts a row-chunked ``dask.array`` ``X`` (and a numpy or dask ``y``, brought to
+this process and checked against ``X``'s rows): the Nystroem features stay on the workers and
+every pass of the solver over them runs there (:class:`indefsvm.proxy.lowrank.DaskFactor`).
 ``predict``/``decision_function`` of a dask array return a dask array chunked like its rows. Not
 supported with dask input, and refused with the reason: ``kernel="precomputed"``,
 ``probability=True``, more than two classes, ``K_test_test``, and the solvers that need n x n
@@ -137,7 +137,7 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
 
     def _solve(self, problem: ProxyKernelProblem) -> SolveResult:
         # tol, max_iter, verbose are the estimator's own parameters: the same keys in
-        # solver_options are refused by name (issue 22), not Python's "multiple values".
+        # solver_options are refused by name, not Python's "multiple values".
         options = check_solver_options(
             self.solver_options,
             named=("method", "tol", "max_iter", "verbose", "preset", "options"),

@@ -33,8 +33,8 @@ Usage::
     res = indefsvm.solve(K0, y, C=1.0, rho=1.0)  # method="pg"
     res.kernel                                   # a LowRankProxyKernel (factor), not n x n
 
-The factor in memory or on a Dask cluster (issue 25)
-----------------------------------------------------
+The factor in memory or on a Dask cluster
+-----------------------------------------
 The operator reads the factor only through a backend: :class:`NumpyFactor` (in memory) or
 :class:`DaskFactor` (a row-chunked ``dask.array`` persisted on the workers), chosen by
 :class:`LowRankKernel` from the type of ``features``. Both give the same passes (``Phi' V``,
@@ -64,7 +64,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -395,8 +394,8 @@ class DaskFactor:
     chunks are converted to float64 chunk by chunk, as the numpy path does by row blocks, so
     both paths compute with the same stored values.
 
-    The n-vectors stay in the client as numpy arrays (design (a) of issue 25; the module
-    docstring says why): ``v`` is cut into the factor's row chunks and shipped with the task
+    The n-vectors stay in the client as numpy arrays (the module docstring says
+    why): ``v`` is cut into the factor's row chunks and shipped with the task
     graph, ``Phi w`` comes back as n numbers. The solvers are unchanged. The computations go
     to the active ``distributed.Client`` if there is one, else to Dask's local scheduler; the
     persisted chunks belong to the scheduler that was active when the kernel was built, so the
@@ -602,7 +601,7 @@ class LowRankProxyOperator:
         self.sigma = float(sigma)
         self.row_scale = row_scale
         self.engine_threads = 1
-        #: Passes over the factor since the operator was built (issue 24: passes per fit): one
+        #: Passes over the factor since the operator was built (the passes per fit): one
         #: per product ``Phi_w' V`` or ``Phi_w W`` (any number of columns: the factor is read
         #: once), the set-up's Gram matrices included.
         self.n_passes = 0
@@ -801,7 +800,7 @@ class LowRankProxyOperator:
             last = (state.u @ V - z_head @ x) / rn
         return self._join(x, last)
 
-    # -- second-order information (the Newton solver of issue 24) --------------------------------
+    # -- second-order information (the Newton solver, proxy/solvers/newton.py) -------------------
     def kstar_u_jacobian(self, state: LowRankProxyState) -> tuple[float, NDArray[np.float64]]:
         """The derivative of ``u -> K*(u) u`` at ``state``: ``J = gamma (I - P) + [U q] H [U q]'``.
 
@@ -1279,31 +1278,3 @@ class LowRankProxyKernel:
 
     def __repr__(self) -> str:
         return f"LowRankProxyKernel(n={self.shape[0]}, rank<={self.core.shape[0]})"
-
-
-#: Problem classes of the low-rank kernel before issue 23: the problems of
-#: :mod:`indefsvm.proxy.problems` take a :class:`LowRankKernel` themselves now.
-_FORMER_PROBLEMS = {
-    "LowRankClassificationProblem": "ClassificationProblem",
-    "LowRankPerturbProblem": "PerturbProblem",
-    "LowRankRegressionProblem": "RegressionProblem",
-    "LowRankOneClassProblem": "OneClassProblem",
-    "make_lowrank_problem": "make_problem",
-}
-
-
-def __getattr__(name: str) -> Any:
-    # Old names keep working for one release (and model files that name them still load).
-    if name in _FORMER_PROBLEMS:
-        import importlib
-
-        new = _FORMER_PROBLEMS[name]
-        warnings.warn(
-            f"indefsvm.proxy.lowrank.{name} is deprecated: the problems of "
-            f"indefsvm.proxy.problems take a LowRankKernel themselves; use "
-            f"indefsvm.proxy.problems.{new}. The old name will be removed in the next release.",
-            FutureWarning,
-            stacklevel=2,
-        )
-        return getattr(importlib.import_module("indefsvm.proxy.problems"), new)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -144,7 +144,7 @@ def negative_square_change(
     Objective (7) holds ``rho sum min(0, lambda_i(M))^2``, whose value at ``alpha = 0`` is the
     constant ``f(0) = rho ||(K0)_-||_F^2`` (theory.md §10). For a large kernel or rho that constant
     dwarfs the alpha-dependent part, and ``f(alpha) - f(0)`` formed from the two sums loses every
-    digit the certified gap needs (issue 22: a gap of exactly 0 with a true suboptimality of
+    digit the certified gap needs (measured: a gap of exactly 0 with a true suboptimality of
     5.7e-6). With ``sigma > 0`` the eigenvalues interlace, ``d_i <= lambda_i <= d_{i+1}``, so
     pairing each negative root with the pole just below it gives
 

@@ -145,9 +145,9 @@ def minimize_piecewise_linear(
     by ``w_i |a_i|`` at each breakpoint, so the minimiser is the breakpoint where the cumulative
     slope first becomes non-negative (a weighted median; the best intercept of the certified
     primal bound, theory.md §3). ``method="select"`` finds it by weighted quickselect in expected
-    O(n) (:mod:`indefsvm.linalg._linear_time`), ``method="sort"`` by a full sort, O(n log n); both
-    pick
-    the same breakpoint (up to the summation order of the slopes at an exact tie).
+    O(n) (:func:`indefsvm.linalg.projection.weighted_breakpoint_argmin`), ``method="sort"`` by a
+    full sort, O(n log n); both pick the same breakpoint (up to the summation order of the
+    slopes at an exact tie).
 
     Returns
     -------
@@ -157,9 +157,9 @@ def minimize_piecewise_linear(
     if method not in ("select", "sort"):
         raise ValueError(f"method must be 'select' or 'sort'; got {method!r}.")
     if method == "select":
-        from indefsvm.linalg._linear_time import piecewise_linear_argmin
+        from indefsvm.linalg.projection import weighted_breakpoint_argmin
 
-        status, b, value = piecewise_linear_argmin(
+        status, b, value = weighted_breakpoint_argmin(
             float(c0),
             np.ascontiguousarray(w, dtype=np.float64),
             np.ascontiguousarray(a, dtype=np.float64),

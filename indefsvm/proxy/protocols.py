@@ -87,7 +87,7 @@ class Problem(Protocol):
         ...
 
     def evaluate_objective(self, alpha: NDArray[np.float64]) -> Evaluation:
-        """The objective at ``alpha`` only (``Evaluation.partial``; added for issue 14).
+        """The objective at ``alpha`` only (``Evaluation.partial``).
 
         May return a full evaluation. Solvers fall back to :meth:`evaluate` for problems written
         before this member existed, so implementing it is optional.

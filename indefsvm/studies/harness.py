@@ -498,7 +498,7 @@ def run_task(task: Task, data: StudyData, study: Study, blas_threads: int = 1) -
         certified gap and solver status, the indefiniteness ``iota`` of the training kernel,
         ``n_train``, ``n_test``, ``warnings`` and ``versions``.
     """
-    # Every pool (BLAS, OpenMP, Numba), including those a fit loads later (issue 22).
+    # Every pool (BLAS, OpenMP, Numba), including those a fit loads later.
     with cap_threads(blas_threads):
         return _run_task(task, data, study)
 

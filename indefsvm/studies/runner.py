@@ -13,7 +13,7 @@ from indefsvm.studies.data import StudyData, load_dataset
 from indefsvm.studies.harness import plan_inner, plan_outer_keys, select
 from indefsvm.studies.spec import SpecError, Study, load_spec
 from indefsvm.studies.store import Store
-from indefsvm.threads import NOT_GIVEN, task_threads
+from indefsvm.threads import task_threads
 from indefsvm.utils.progress import progress_bar, progress_wanted
 
 __all__ = ["StudyStatus", "prepare_study", "run_study", "study_status"]
@@ -208,7 +208,6 @@ def run_study(
     progress: bool | None = None,
     force_new: bool = False,
     report: bool = True,
-    blas_threads: int | None = NOT_GIVEN,
     verbose: bool = False,
 ) -> Path:
     """Run (or resume) a study and export its results.
@@ -233,11 +232,6 @@ def run_study(
         if anything is wrong with the new spec, the old records stay as they were.
     report : bool
         Write the report at the end.
-    blas_threads : int or None
-        BLAS/OpenMP/Numba threads per task (a cap; keep it equal across runs that are
-        compared). Deprecated (``FutureWarning``): run the study inside
-        ``indefsvm.threads.config_context(max_threads=k)`` instead; not given, that cap is used
-        (else an integer ``n_threads``, else 1).
     verbose : bool
         Let Dask's ``distributed`` log at INFO (quiet at WARNING by default).
 
@@ -245,10 +239,16 @@ def run_study(
     -------
     Path
         ``out/results.csv``.
+
+    Notes
+    -----
+    Each task runs with at most ``k`` BLAS/OpenMP/Numba threads, ``k`` from
+    ``indefsvm.threads.config_context(max_threads=k)`` around the call (else an integer
+    ``n_threads``, else 1); keep it equal across runs that are compared.
     """
     out = Path(out)
     # Read here, in the caller's context: the worker processes do not see it.
-    threads_per_task = task_threads(blas_threads, what="blas_threads= of run_study")
+    threads_per_task = task_threads()
     Store.check_location(out)
     # Checked before the data are loaded: a usage error costs nothing.
     if backend not in BACKENDS:

@@ -1,2 +1,2 @@
 """Plumbing shared by both paradigms: input checks, parameter constraints, file input, logging,
-lazy imports and the module aliases of the old layout. Nothing here knows a learning problem."""
+lazy imports and progress reporting. Nothing here knows a learning problem."""

@@ -1,4 +1,4 @@
-"""Declarative checks of estimator parameters, owned by the package (issue 23).
+"""Declarative checks of estimator parameters, owned by the package.
 
 Every estimator declares ``_parameter_constraints``: for each parameter, a list of the forms it
 may take. A value is valid if it satisfies at least one of them. The forms are

@@ -1,6 +1,6 @@
 """Row-chunked Dask arrays: detection, checks and map-reduce passes (optional dependency).
 
-One fit on a Dask cluster (issue 25) keeps every ``n``-sized array (the Nystroem factor, the
+One fit on a Dask cluster keeps every ``n``-sized array (the Nystroem factor, the
 fitted values, residuals, active masks) on the workers, chunked by rows, and brings back to the
 client only what one pass over the rows reduces to: an ``m x m`` Gram matrix, an ``m``-vector,
 a few scalars, or an ``m x m`` R factor. Every pass here is a tree of tasks: one task per row

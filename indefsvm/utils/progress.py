@@ -8,10 +8,11 @@ or ``enabled=None`` when stderr is not a terminal (a log file, a CI job, a worke
 
 from __future__ import annotations
 
+import logging
 import sys
 from typing import Any
 
-__all__ = ["LONG_FIT_ROWS", "ProgressBar", "progress_bar", "progress_wanted"]
+__all__ = ["LONG_FIT_ROWS", "ProgressBar", "ensure_visible", "progress_bar", "progress_wanted"]
 
 #: Fits on at least this many rows take long enough (tens of seconds at n = 10^5) to show their
 #: progress bars by default, when stderr is a terminal: the Nystroem passes and the solver's
@@ -116,3 +117,19 @@ def progress_bar(
         return ProgressBar()
     style = {"dynamic_ncols": True, "file": sys.stderr, "leave": leave}
     return ProgressBar(tqdm(total=total, initial=initial, desc=desc, unit=unit, **style))
+
+
+def ensure_visible(log: logging.Logger) -> None:
+    """Make ``verbose=True`` visible when the application configured no logging at all.
+
+    Library code logs; ``verbose`` asks for progress lines, which would be swallowed by Python's
+    last-resort handler (warnings only) if nobody configured logging, so a stderr handler is
+    attached to the package logger in that case only.
+    """
+    if log.isEnabledFor(logging.INFO) and (log.handlers or logging.getLogger().handlers):
+        return
+    from indefsvm.utils.log import console_logger
+
+    pkg = logging.getLogger("indefsvm")
+    level = pkg.level if pkg.level != logging.NOTSET and pkg.level <= logging.INFO else logging.INFO
+    console_logger(level)

@@ -183,7 +183,7 @@ def run_checked(monkeypatch, kind, rho_kind, method_name, *, seed=5, C=None, opt
             libsvm_every=10,
             libsvm_tol=1e-6,
             callback=callback,
-            **options,
+            options=options,
         )
     h = res.history
     slack = checker.slack

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import warnings
 
 import numpy as np
@@ -200,8 +199,8 @@ def test_tuner_decreases_inner_validation_loss_and_is_seeded():
         tune_variance_constrained(gc(X), y, tune_kernel_params=["sigma1"])
 
 
-@pytest.mark.parametrize(("method", "transform"), [("krein", None), ("omcs", "clip")])
-def test_tuner_objective_equals_estimator_cross_validation(method, transform):
+@pytest.mark.parametrize("formulation", ["krein", "clip"])
+def test_tuner_objective_equals_estimator_cross_validation(formulation):
     """The tuner's inner loss is the CV error of KreinRegressor on the same folds."""
     from sklearn.model_selection import KFold
 
@@ -212,8 +211,7 @@ def test_tuner_objective_equals_estimator_cross_validation(method, transform):
     res = tune_variance_constrained(
         K,
         y,
-        formulation=method,
-        transform=transform,
+        formulation=formulation,
         lambda_plus=0.02,
         lambda_minus=0.03,
         lam=0.02,
@@ -222,36 +220,13 @@ def test_tuner_objective_equals_estimator_cross_validation(method, transform):
         max_iter=1,
     )
     est = KreinRegressor(
-        formulation=transform or method, lambda_plus=0.02, lambda_minus=0.03, lam=0.02, r=0.4
+        formulation=formulation, lambda_plus=0.02, lambda_minus=0.03, lam=0.02, r=0.4
     )
     errs = []
     for tr, va in KFold(3, shuffle=True, random_state=3).split(y):
         est.fit(K[np.ix_(tr, tr)], y[tr])
         errs.append(np.mean((est.predict(K[np.ix_(va, tr)]) - y[va]) ** 2))
     assert res.history[0] == pytest.approx(np.mean(errs), rel=1e-9)
-
-
-def test_old_keyword_method_still_works_with_a_future_warning():
-    """``method=`` was renamed ``formulation=`` (the estimators' name, issue 23)."""
-    from indefsvm.krein.hypergrad import validation_hypergradient
-
-    rng = np.random.default_rng(3)
-    X = rng.normal(size=(12, 2))
-    K = np.tanh(X @ X.T - 0.3)
-    y = X[:, 0] - X[:, 0].mean()
-    Kv, yv = K[:4], y[:4]
-    new = validation_hypergradient(K, y, Kv, yv, formulation="omcs", lam=0.1, r=0.5)
-    message = (
-        r"^method= is now formulation= \(the name KreinRegressor uses\); method= works for one "
-        r"more release\.$"
-    )
-    with pytest.warns(FutureWarning, match=message) as record:
-        old = validation_hypergradient(K, y, Kv, yv, method="omcs", lam=0.1, r=0.5)
-    assert old.loss == new.loss
-    assert len(record) == 1
-    # at the caller's line (mutmut's trampoline, in its own module, adds a frame)
-    if "MUTANT_UNDER_TEST" not in os.environ:
-        assert record[0].filename == __file__
 
 
 def _formulation_data(n=36, seed=1):
@@ -261,27 +236,16 @@ def _formulation_data(n=36, seed=1):
     return K, np.cos(X[:, 0]) + 0.1 * rng.normal(size=n)
 
 
-def test_formulation_clip_is_the_former_omcs_with_transform_clip():
-    """The tuner names a spectrum-transformed problem as KreinRegressor does (issue 23 item 4);
-    the former spelling warns once, at the caller's line."""
+def test_formulation_clip_transforms_the_inner_training_kernels():
+    """The tuner names a spectrum-transformed problem as KreinRegressor does."""
     K, y = _formulation_data()
     common = dict(lam=0.05, r=0.5, random_state=0, max_iter=3)
     new = tune_variance_constrained(K, y, formulation="clip", **common)
-    message = (
-        r"^formulation='omcs', transform='clip' is now formulation='clip' \(the name "
-        r"KreinRegressor uses\); transform= works for one more release\.$"
-    )
-    with pytest.warns(FutureWarning, match=message) as record:
-        old = tune_variance_constrained(K, y, formulation="omcs", transform="clip", **common)
-    assert len(record) == 1
-    # at the caller's line (mutmut's trampoline, in its own module, adds a frame)
-    if "MUTANT_UNDER_TEST" not in os.environ:
-        assert record[0].filename == __file__
-    assert new.loss == old.loss
-    assert new.params == old.params
-    # and it is not plain OMCS: the transformation reached the inner folds
+    # not plain OMCS: the transformation reached the inner folds
     omcs = tune_variance_constrained(K, y, formulation="omcs", **common)
     assert omcs.loss != new.loss
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'transform'"):
+        tune_variance_constrained(K, y, formulation="omcs", transform="clip", **common)
 
 
 def test_unknown_formulation_lists_the_spectrum_ones():
@@ -461,11 +425,6 @@ def _rbf_grad(A, B, *, gamma):  # no default for B: the tuner must pass it
     ("kwargs", "message"),
     [
         ({"formulation": "x"}, r"^formulation must be one of \('krein', 'omcs', 'clip', "),
-        ({"formulation": "omcs", "transform": "x"}, r"^transform must be one of .*; got 'x'\.$"),
-        (
-            {"transform": "clip"},
-            r"^a spectrum transform is used with formulation='omcs' \(paper 000, eq\. 2\)\.$",
-        ),
         ({"kernel": "rbf"}, r"^kernel must be 'precomputed' or callable; got 'rbf'\.$"),
         ({"tune_kernel_params": ["g"]}, r"^tune_kernel_params needs a callable kernel\.$"),
         ({"n_folds": 1}, r"^n_folds must be an integer >= 2; got 1\.$"),
@@ -494,8 +453,7 @@ def test_tuner_refuses_bad_data():
             kernel=_rbf,
             kernel_params={"gamma": 1.0},
             tune_kernel_params=["gamma"],
-            formulation="omcs",
-            transform="clip",
+            formulation="clip",
         )
     with pytest.raises(ValueError, match=r"^y contains NaN or inf; expected finite values\.$"):
         tune_variance_constrained(K, np.r_[y[:-1], np.nan])

@@ -117,9 +117,13 @@ def _capture_tuner_objective(monkeypatch, **kwargs):
 @pytest.mark.parametrize(
     "kwargs",
     [
-        {"method": "krein", "tune_kernel_params": ["sigma1"], "kernel_params": {"sigma1": 1.0}},
-        {"method": "omcs"},
-        {"method": "omcs", "transform": "clip"},
+        {
+            "formulation": "krein",
+            "tune_kernel_params": ["sigma1"],
+            "kernel_params": {"sigma1": 1.0},
+        },
+        {"formulation": "omcs"},
+        {"formulation": "clip"},
     ],
     ids=["krein-sigma1", "omcs", "omcs-clip"],
 )

@@ -147,8 +147,8 @@ def test_deterministic():
         (np.eye(1), [1], {}, ValueError, "at least 2 rows"),
         (np.eye(3), [1, -1, 1], {"method": "newton"}, ValueError, "method must be one of"),
         (np.eye(3), [1, -1, 1], {"max_iter": 0}, ValueError, "max_iter"),
-        (np.eye(3), [1, -1, 1], {"step": "newton"}, ValueError, "step must be one of"),
-        (np.eye(3), [1, -1, 1], {"smoothing": 1e-4}, ValueError, "step='paper'"),
+        (np.eye(3), [1, -1, 1], {"options": {"step": "newton"}}, ValueError, "step must be one of"),
+        (np.eye(3), [1, -1, 1], {"options": {"smoothing": 1e-4}}, ValueError, "step='paper'"),
     ],
 )
 def test_bad_input_gets_clear_error(K0, y, kwargs, exc, match):
@@ -399,8 +399,8 @@ def test_none_labels_get_a_clear_error():
     "kwargs, match",
     [
         ({"max_iter": None}, "max_iter must be a positive integer"),
-        ({"lipschitz0": 0.0}, "lipschitz0"),
-        ({"lipschitz0": np.inf}, "lipschitz0"),
+        ({"options": {"lipschitz0": 0.0}}, "lipschitz0"),
+        ({"options": {"lipschitz0": np.inf}}, "lipschitz0"),
         ({"libsvm_tol": 0.0, "libsvm_every": 1}, "libsvm_tol"),
         ({"libsvm_tol": -1e-3, "libsvm_every": 1}, "libsvm_tol"),
         ({"libsvm_tol": np.nan, "libsvm_every": 1}, "libsvm_tol"),
@@ -433,9 +433,9 @@ def test_pg_converges_with_one_tiny_componentwise_rho():
 @pytest.mark.parametrize(
     "method, options",
     [
-        ("accpm", {"variant": "paper"}),
+        ("accpm", {"options": {"variant": "paper"}}),
         ("accpm", {"tol": 0.0, "max_iter": 10**7}),
-        ("siqclp", {"master": "qclp"}),
+        ("siqclp", {"options": {"master": "qclp"}}),
         ("siqclp", {"tol": 0.0, "max_iter": 10**7}),
     ],
 )
@@ -480,12 +480,14 @@ def test_check_solver_options_contract():
 def test_solve_names_unknown_solver_options_before_any_work():
     K0, y = sigmoid_problem(20, 1)
     with pytest.raises(TypeError, match=r"method='pg' takes no option 'stepp'; its options are"):
-        indefsvm.solve(K0, y, method="pg", stepp="paper")
+        indefsvm.solve(K0, y, method="pg", options={"stepp": "paper"})
     with pytest.raises(TypeError, match=r"no solver takes the option 'stepp'\. The solvers'"):
         indefsvm.solve(K0, y, options={"stepp": "paper"})
     # Each option is some solver's, none takes both: auto says so rather than picking one.
     with pytest.raises(ValueError, match=r"no solver that takes every option given"):
         indefsvm.solve(K0, y, options={"step": "paper", "max_inner": 3})
+    with pytest.raises(TypeError, match=r"^solve\(\) got unexpected keyword argument 'stepp'"):
+        indefsvm.solve(K0, y, stepp="paper")
     with pytest.raises(TypeError, match=r"not as solver_options=\{\.\.\.\}"):
         indefsvm.solve(K0, y, method="pg", solver_options={"step": "paper"})
     res = indefsvm.solve(K0, y, options={"step": "paper", "step_size": 1.0}, max_iter=300, tol=1e-2)

@@ -1,12 +1,12 @@
 """Solver options in one place (``options=``, as SciPy's) and one way to say "as in the paper".
 
-Issue 23 item 4. The references: a run with the paper's options spelt out by hand (the preset must
-give the same iterates bitwise), and the spelling before issue 23 (loose keywords, which must keep
-working with a FutureWarning and give the same result).
+The reference: a run with the paper's options spelt out by hand (the preset must give the same
+iterates bitwise). A solver option given as a loose keyword is a TypeError that says where it goes.
 """
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -29,14 +29,21 @@ def _quiet_solve(*args, **kwargs):
         return indefsvm.solve(*args, **kwargs)
 
 
-def test_options_give_what_the_former_keywords_gave_and_those_warn():
+def test_options_reach_the_solver_and_loose_keywords_are_refused():
     K, y = _data()
     new = _quiet_solve(K, y, max_iter=60, options={"step": "paper", "step_size": 2.0})
-    with pytest.warns(FutureWarning, match=r"^solve\(\) takes the solver's options as options="):
-        old = _quiet_solve(K, y, max_iter=60, step="paper", step_size=2.0)
-    np.testing.assert_array_equal(new.alpha, old.alpha)
     default = _quiet_solve(K, y, max_iter=60)
     assert not np.array_equal(default.alpha, new.alpha)  # the options did reach the solver
+    message = (
+        "solve() got unexpected keyword arguments 'step', 'step_size'; the solver's options are "
+        "passed as options={...} (as scipy.optimize.minimize takes them): "
+        "solve(..., options={'step': ..., 'step_size': ...})."
+    )
+    with pytest.raises(TypeError, match="^" + re.escape(message) + "$"):
+        indefsvm.solve(K, y, max_iter=60, step="paper", step_size=2.0)
+    problem = indefsvm.make_problem("svc", K, y)
+    with pytest.raises(TypeError, match=r"^solve_problem\(\) got unexpected keyword argument "):
+        indefsvm.solve_problem(problem, step="paper")
 
 
 @pytest.mark.parametrize(
@@ -76,10 +83,7 @@ def test_bad_preset_and_doubly_given_options_are_refused():
     K, y = _data()
     with pytest.raises(ValueError, match=r"^preset must be one of \('default', 'paper'\); got 'x'"):
         indefsvm.solve(K, y, preset="x")
-    with (
-        pytest.warns(FutureWarning),
-        pytest.raises(ValueError, match=r"^step given both as a keyword and in options"),
-    ):
+    with pytest.raises(TypeError, match=r"^solve\(\) got unexpected keyword argument 'step';"):
         indefsvm.solve(K, y, step="paper", options={"step": "accelerated"})
     with pytest.raises(ValueError, match=r"^options has 'preset', which solve takes as its own"):
         indefsvm.solve(K, y, options={"preset": "paper"})
@@ -93,14 +97,11 @@ def test_bad_preset_and_doubly_given_options_are_refused():
         indefsvm.solve(K, y, method="pg", solver_options={"step": "paper"})
 
 
-def test_siqclp_former_solver_names_warn_and_still_choose_the_conic_solver():
+def test_siqclp_conic_solver_option_chooses_the_conic_solver():
     K, y = _data(n=20)
     with pytest.raises(ValueError, match=r"^solver 'NOPE' is not installed for cvxpy"):
         _quiet_solve(K, y, method="siqclp", options={"master": "qclp", "conic_solver": "NOPE"})
-    with (
-        pytest.warns(FutureWarning, match=r"the SIQCLP option 'solver' is now 'conic_solver'"),
-        pytest.raises(ValueError, match=r"^solver 'NOPE' is not installed for cvxpy"),
-    ):
+    with pytest.raises(TypeError, match=r"^method='siqclp' takes no option 'solver'; its options"):
         _quiet_solve(K, y, method="siqclp", options={"master": "qclp", "solver": "NOPE"})
 
 

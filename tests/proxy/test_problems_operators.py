@@ -8,8 +8,6 @@ operator (an ``eigh`` of the n x n kernel) against the factored one (an m x m ba
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 
@@ -149,28 +147,6 @@ def test_feature_coef_needs_a_factor():
     )
     with pytest.raises(TypeError, match=message):
         dense.feature_coef(alpha)
-
-
-@pytest.mark.parametrize(
-    ("old", "new"),
-    [
-        ("LowRankClassificationProblem", "ClassificationProblem"),
-        ("LowRankPerturbProblem", "PerturbProblem"),
-        ("LowRankRegressionProblem", "RegressionProblem"),
-        ("LowRankOneClassProblem", "OneClassProblem"),
-        ("make_lowrank_problem", "make_problem"),
-    ],
-)
-def test_former_low_rank_problem_names_still_work_with_a_future_warning(old, new):
-    from indefsvm.proxy import problems
-
-    with pytest.warns(FutureWarning, match=rf"indefsvm\.proxy\.lowrank\.{old} is deprecated"):
-        obj = getattr(lowrank, old)
-    assert obj is getattr(problems, new)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        with pytest.raises(AttributeError):
-            lowrank.NoSuchName  # noqa: B018
 
 
 def test_refusals_say_what_is_missing_and_the_way_out(monkeypatch):

@@ -1,8 +1,29 @@
-"""The layout of issue 23: no import circle between the package's modules, a small root.
+"""The package's layout: layers that import only downwards, no import circle, a small root.
 
 Every ``import`` counts, also those inside functions (a deferred import is still a dependency:
-the issue found its circles there). The graph is built from the source with :mod:`ast`, and the
-circles are the strongly connected components of more than one module.
+circles used to hide there); only ``if TYPE_CHECKING:`` blocks are left out (they never run).
+The graph is built from the source with :mod:`ast`, and the circles are the strongly connected
+components of more than one module. Imports by a string (``importlib.import_module``, the lazy
+re-exports of :mod:`indefsvm.utils.lazy`) are not seen.
+
+The layers, lowest first (:data:`LAYERS`; a *unit* is a subpackage ``indefsvm/<name>/`` or a
+root module ``indefsvm/<name>.py``, and ``indefsvm`` itself is the root ``__init__``, the lazy
+public API). A unit imports only units of strictly lower layers, never one of its own layer
+(the two paradigms ``proxy`` and ``krein`` share what is below them but not each other):
+
+0. ``utils``: plumbing (validation, constraints, io, log, lazy, progress, fingerprints, dask rows)
+1. ``threads``: thread counts of every fit
+2. ``linalg``, ``kernels``, ``metrics``: numerical building blocks, knowing no estimator
+3. ``approximation``, ``datasets``: the Nystroem map (on the kernels), data sets (kernels)
+4. ``base``, ``probability``: the estimator contract shared by both paradigms, Platt scaling
+5. ``multiclass``: one-vs-one on top of the base
+6. ``proxy``, ``krein``: paradigm 1 and paradigm 2
+7. ``indefsvm`` (the root ``__init__``), ``plotting``: the public API, figures of fitted models
+8. ``persistence``, ``studies``: model files, comparative studies (through the public API)
+9. ``cli``: the command line, on everything
+
+A private module (``_name``, or one inside a private package) is imported only from inside its
+own unit.
 """
 
 from __future__ import annotations
@@ -99,7 +120,171 @@ def test_at_most_ten_modules_at_the_package_root():
     assert len(root) <= 10, root
 
 
-# -- the tests mirror the package (issue 23, item 7) ---------------------------------------------
+# -- layers: imports point down ------------------------------------------------------------------
+
+#: Units of the package by layer, lowest first (see the module docstring).
+LAYERS: tuple[frozenset[str], ...] = (
+    frozenset({"utils"}),
+    frozenset({"threads"}),
+    frozenset({"linalg", "kernels", "metrics"}),
+    frozenset({"approximation", "datasets"}),
+    frozenset({"base", "probability"}),
+    frozenset({"multiclass"}),
+    frozenset({"proxy", "krein"}),
+    frozenset({"indefsvm", "plotting"}),
+    frozenset({"persistence", "studies"}),
+    frozenset({"cli"}),
+)
+
+
+def _unit(module: str) -> str:
+    """``indefsvm.proxy.solvers.pg`` -> ``proxy``; ``indefsvm.base`` -> ``base``; the root
+    package ``indefsvm`` is its own unit."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(tree: ast.AST, *, module_level: bool) -> list[ast.Import | ast.ImportFrom]:
+    """The import statements of a module, without ``if TYPE_CHECKING:`` bodies; with
+    ``module_level`` also without the bodies of functions (class bodies run on import)."""
+    found: list[ast.Import | ast.ImportFrom] = []
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.append(node)
+            continue
+        if module_level and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            stack.extend(node.orelse)
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _targets(node: ast.Import | ast.ImportFrom, importer: str, modules: dict) -> list[str]:
+    """The package modules an import statement depends on (relative imports resolved)."""
+    if isinstance(node, ast.Import):
+        names = [alias.name for alias in node.names]
+        return [n for n in names if n in modules]
+    base = node.module or ""
+    if node.level:
+        package = importer if modules[importer].name == "__init__.py" else importer
+        package_parts = package.split(".")
+        if modules[importer].name != "__init__.py":
+            package_parts = package_parts[:-1]
+        package_parts = package_parts[: len(package_parts) - (node.level - 1)]
+        base = ".".join(package_parts + ([base] if base else []))
+    # "from pkg import sub" depends on pkg.sub when that is a module, else on pkg
+    subs = [f"{base}.{a.name}" for a in node.names]
+    found = [s for s in subs if s in modules] or [base]
+    return [t for t in found if t in modules]
+
+
+def _layered_graph(modules: dict[str, pathlib.Path], *, module_level: bool) -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in _imports(tree, module_level=module_level):
+            graph[name].update(t for t in _targets(node, name, modules) if t != name)
+    return graph
+
+
+def _layer_violations(graph: dict[str, set[str]], layers=LAYERS) -> list[str]:
+    """Imports that do not point to a strictly lower layer, and modules in no layer."""
+    level = {unit: i for i, units in enumerate(layers) for unit in units}
+    bad = []
+    for module in sorted(graph):
+        unit = _unit(module)
+        if unit not in level:
+            bad.append(f"{module}: unit {unit!r} is in no layer (add it to LAYERS)")
+            continue
+        for target in sorted(graph[module]):
+            other = _unit(target)
+            if other == unit or other not in level:
+                continue
+            if level[other] >= level[unit]:
+                bad.append(
+                    f"{module} imports {target}: layer {level[other]} ({other}) is not below "
+                    f"layer {level[unit]} ({unit})"
+                )
+    return bad
+
+
+def _private_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Imports of a private module (a ``_name`` component) from outside its unit."""
+    bad = []
+    for module in sorted(graph):
+        for target in sorted(graph[module]):
+            private = any(p.startswith("_") for p in target.split(".")[1:])
+            if private and _unit(target) != _unit(module):
+                bad.append(f"{module} imports the private module {target}")
+    return bad
+
+
+def _cross_unit_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    return [c for c in _circles(graph) if len({_unit(m) for m in c}) > 1]
+
+
+def test_no_module_level_import_circle_between_subpackages():
+    graph = _layered_graph(_modules(), module_level=True)
+    assert _cross_unit_circles(graph) == []
+
+
+def test_every_import_points_to_a_lower_layer():
+    graph = _layered_graph(_modules(), module_level=False)
+    assert _layer_violations(graph) == []
+
+
+def test_no_private_module_of_another_subpackage_is_imported():
+    graph = _layered_graph(_modules(), module_level=False)
+    assert _private_imports(graph) == []
+
+
+def test_the_layer_checks_find_upward_private_and_circular_imports(tmp_path):
+    package = tmp_path / "pkg"
+    for sub in ("low", "high"):
+        (package / sub).mkdir(parents=True)
+        (package / sub / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "low" / "_impl.py").write_text("")
+    (package / "low" / "api.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from pkg.high import mod\n"  # not counted
+        "def f():\n    from pkg.high.mod import g\n"  # counted: a deferred upward import
+    )
+    (package / "high" / "mod.py").write_text(
+        "from pkg.low import api\nfrom pkg.low._impl import x\nfrom . import other\n"
+    )
+    (package / "high" / "other.py").write_text("import pkg.low.api\n")
+    modules = {}
+    for path in package.rglob("*.py"):
+        parts = path.relative_to(tmp_path).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    layers = (frozenset({"low"}), frozenset({"high"}), frozenset({"pkg"}))
+    everything = _layered_graph(modules, module_level=False)
+    assert everything["pkg.high.mod"] == {"pkg.low.api", "pkg.low._impl", "pkg.high.other"}
+    assert _layer_violations(everything, layers) == [
+        "pkg.low.api imports pkg.high.mod: layer 1 (high) is not below layer 0 (low)"
+    ]
+    assert _layer_violations(everything, (frozenset({"low"}),))[:2] == [
+        "pkg: unit 'pkg' is in no layer (add it to LAYERS)",
+        "pkg.high: unit 'high' is in no layer (add it to LAYERS)",
+    ]
+    assert _private_imports(everything) == ["pkg.high.mod imports the private module pkg.low._impl"]
+    assert _cross_unit_circles(everything) == [["pkg.high.mod", "pkg.high.other", "pkg.low.api"]]
+    # at module level the deferred import does not count: no circle
+    assert _cross_unit_circles(_layered_graph(modules, module_level=True)) == []
+
+
+# -- the tests mirror the package ------------------------------------------------------------------
 
 TESTS = PACKAGE.parent / "tests"
 #: test folders that do not mirror a subpackage: whole-package checks and the repository's scripts

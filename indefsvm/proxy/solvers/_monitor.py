@@ -26,7 +26,7 @@ import numpy as np
 
 from indefsvm.proxy.problems import Evaluation, ProxyKernelProblem
 from indefsvm.proxy.result import HISTORY_KEYS, SolveResult
-from indefsvm.utils.progress import ProgressBar, progress_bar
+from indefsvm.utils.progress import ProgressBar, ensure_visible, progress_bar
 from indefsvm.utils.validation import is_positive_int, is_real
 
 logger = logging.getLogger("indefsvm.proxy.solvers")
@@ -60,22 +60,6 @@ def _excess(evaluation: Any, name: str, baseline: float) -> tuple[float, float]:
             return float(value), 0.0
         return float(value) - baseline, _OFFER_ROUNDING * abs(baseline)
     return float(excess), float(getattr(evaluation, f"{name}_error", 0.0))
-
-
-def _ensure_visible(log: logging.Logger) -> None:
-    """Make ``verbose=True`` visible when the application configured no logging at all.
-
-    Library code logs; ``verbose`` asks for progress lines, which would be swallowed by Python's
-    last-resort handler (warnings only) if nobody configured logging, so a stderr handler is
-    attached to the package logger in that case only.
-    """
-    if log.isEnabledFor(logging.INFO) and (log.handlers or logging.getLogger().handlers):
-        return
-    from indefsvm.utils.log import console_logger
-
-    pkg = logging.getLogger("indefsvm")
-    level = pkg.level if pkg.level != logging.NOTSET and pkg.level <= logging.INFO else logging.INFO
-    console_logger(level)
 
 
 class SolverMonitor:
@@ -155,7 +139,7 @@ class SolverMonitor:
         self._ask_accuracy(self.tol)
         self.verbose = 50 if verbose is True else int(verbose or 0)
         if self.verbose:
-            _ensure_visible(logger)
+            ensure_visible(logger)
         self.callback = callback
         self.max_time = max_time
         self.start = time.perf_counter() if start_time is None else start_time

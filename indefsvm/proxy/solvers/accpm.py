@@ -75,7 +75,7 @@ from indefsvm.proxy.problems import Evaluation
 from indefsvm.proxy.protocols import DenseProblem
 from indefsvm.proxy.result import SolveResult
 from indefsvm.proxy.solvers._monitor import SolverMonitor
-from indefsvm.threads import NOT_GIVEN, solver_blas_threads
+from indefsvm.threads import solver_blas_threads
 from indefsvm.utils.validation import blas_limit
 
 #: Stopping rules of :func:`analytic_center_cutting_plane`.
@@ -362,7 +362,6 @@ def analytic_center_cutting_plane(
     max_newton: int = 50,
     recenter_radius: float = 0.5,
     stop: str = "certified",
-    blas_threads: int | None = NOT_GIVEN,
     variant: str = "proximal",
     box_weight: float = 1e-2,
     objective_weight: float = 1.0,
@@ -404,15 +403,6 @@ def analytic_center_cutting_plane(
         the paper's ellipsoid bound ``f(x) + m sqrt(g' H^-1 g)`` (recorded in ``info`` and
         passed to the callback as ``ellipsoid_bound``) is within tol of the best objective; the
         status is then ``"converged"`` only if the certified gap agrees.
-    blas_threads : int or None
-        BLAS threads while the solver runs (threadpoolctl; None leaves BLAS alone). The Newton
-        systems are n x n with up to 3n cuts: on an idle 2-core machine a second thread helps
-        them somewhat, but on a shared one OpenBLAS's threads wait for each other and the
-        centers become many times slower (n = 500, load ~19 on 2 cores: 19 centers in 60 s
-        with 2 threads, 296 with one; docs/benchmarks.md), hence the default 1. Deprecated
-        (``FutureWarning``): not given, the BLAS count of
-        :func:`indefsvm.threads.config_context` is used, else 1.
-
     variant : {"proximal", "paper"}
         Which ACCPM (see above). The options ``recenter_radius`` and ``stop="ellipsoid"`` belong
         to the paper's variant, ``box_weight``, ``objective_weight``, ``prox_update`` and
@@ -435,6 +425,14 @@ def analytic_center_cutting_plane(
     SolveResult
         Best center found; ``info`` has the time split (analytic centers, gradients, cut
         management), Newton steps and the number of cuts.
+
+    Notes
+    -----
+    BLAS runs with the count of ``indefsvm.threads.config_context(n_threads={"blas": k})``,
+    else one thread. The Newton systems are n x n with up to 3n cuts: on an idle 2-core machine
+    a second thread helps them somewhat, but on a shared one OpenBLAS's threads wait for each
+    other and the centers become many times slower (n = 500, load ~19 on 2 cores: 19 centers
+    in 60 s with 2 threads, 296 with one; docs/benchmarks.md), hence the default 1.
     """
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}; got {variant!r}.")
@@ -458,7 +456,7 @@ def analytic_center_cutting_plane(
         for name, value in (("prox_update", prox_update), ("null_update", null_update)):
             if not (np.isfinite(value) and value >= 1):
                 raise ValueError(f"{name} must be a finite number >= 1; got {value!r}.")
-        with blas_limit(solver_blas_threads(blas_threads, solver="ACCPM")):
+        with blas_limit(solver_blas_threads()):
             return _proximal_accpm(
                 problem,
                 monitor,
@@ -470,7 +468,7 @@ def analytic_center_cutting_plane(
                 float(prox_update),
                 float(null_update),
             )
-    with blas_limit(solver_blas_threads(blas_threads, solver="ACCPM")):
+    with blas_limit(solver_blas_threads()):
         return _accpm(problem, monitor, max_cuts, newton_tol, max_newton, recenter_radius, stop)
 
 

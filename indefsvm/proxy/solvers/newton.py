@@ -1,4 +1,4 @@
-"""A second-order method for the low-rank proxy-kernel SVM (issue 24; theory.md §12).
+"""A second-order method for the low-rank proxy-kernel SVM (theory.md §12).
 
 With ``K0 = U diag(d) U'`` of rank m, the derivative of ``u -> K*(u) u`` is
 ``J = gamma (I - P) + [U q] H [U q]'`` (:meth:`~indefsvm.proxy.lowrank.LowRankProxyOperator.
@@ -34,7 +34,7 @@ certified gap of theory.md §3/§11 is the stopping rule, as for the projected g
 
 Supports classification (``problem="svc"`` and ``"perturb"``) with a scalar ``rho`` on a
 low-rank ``K0`` (the operator's ``"factor"`` capability); other problems are refused before any
-work. Measured (issue 24, ``benchmarks/bench_lowrank.py --method lowrank_newton``): 1-6 outer
+work. Measured (``benchmarks/bench_lowrank.py --method lowrank_newton``): 1-6 outer
 iterations and 30-80 passes over the factor where the accelerated projected gradient needs
 100-500 iterations of about 3 passes each.
 """

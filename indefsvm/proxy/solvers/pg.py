@@ -82,8 +82,8 @@ def projected_gradient(
         when the gradient-mapping step opposes the momentum, ``"function"`` when the objective
         decreases, ``"both"`` (= True, the default) on either; False never restarts.
     evaluations : {"lean", "full"}
-        What the accelerated policy evaluates per iteration. ``"full"`` (the behaviour before
-        issue 14, kept for reproducibility): objective, gradient and certified bound at every
+        What the accelerated policy evaluates per iteration. ``"full"`` (the earlier behaviour,
+        kept for reproducibility): objective, gradient and certified bound at every
         trial point ``x_{k+1}`` and at the extrapolated point ``y_{k+1}``, and backtracking
         also tests the curvature ``(g_y - g_x)'(x - y) <= L ||x - y||^2``. ``"lean"`` (default):
         the backtracking test of Beck & Teboulle (2009) needs only ``f(x_{k+1})``, so trial

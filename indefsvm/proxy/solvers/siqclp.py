@@ -52,7 +52,7 @@ Two ways of building the QCLP each iteration with ``master="qclp"`` (``compile``
     A new cvxpy problem with constant factors ``L_i`` of their exact rank. Compilation is a small
     part of the time because the factors are constants.
 ``"parametric"``
-    One DPP problem (``problem.is_dpp()`` is checked) compiled once (issue 14 item 4): a fixed
+    One DPP problem (``problem.is_dpp()`` is checked) compiled once: a fixed
     number of constraint slots, each a parameter ``L_j`` of shape ``(n, width)`` (the factor,
     zero-padded) and a parameter ``c_j``. Unused slots are neutralised by their values
     (``L_j = 0``, ``c_j = max_i c_i + 1``: every constraint implies ``t <= l(a) + c_i``, so the
@@ -90,8 +90,7 @@ from indefsvm.proxy.protocols import DenseProblem
 from indefsvm.proxy.result import SolveResult
 from indefsvm.proxy.solvers._mkl import MKLMaster
 from indefsvm.proxy.solvers._monitor import SolverMonitor
-from indefsvm.threads import NOT_GIVEN, solver_blas_threads
-from indefsvm.utils.log import user_stacklevel
+from indefsvm.threads import solver_blas_threads
 from indefsvm.utils.validation import blas_limit
 
 COMPILE_MODES = ("rebuild", "parametric")
@@ -199,7 +198,7 @@ class _QCLP:
         """Solve ``prob``; on a solver exception or a non-optimal status try the next solver.
 
         Interior-point solvers occasionally fail on the QCLP (13) (e.g. Clarabel on a nearly
-        singular KKT system when two collected kernels almost coincide, issue 10): the same
+        singular KKT system when two collected kernels almost coincide): the same
         problem usually solves with another solver, so each installed conic solver is tried once
         before :class:`SubproblemError` is raised. Options are passed only to the requested solver
         (they are solver-specific).
@@ -406,37 +405,6 @@ def _initial_factor(problem: DenseProblem) -> NDArray[np.float64]:
     return V[:, keep] * np.sqrt(d[keep])
 
 
-def _former_conic_names(
-    conic_solver: str,
-    conic_options: dict[str, Any] | None,
-    solver: str | None,
-    solver_options: dict[str, Any] | None,
-) -> tuple[str, dict[str, Any] | None]:
-    """Map the names before issue 23 (``solver``, ``solver_options``) to the conic ones.
-
-    Inside ``indefsvm.solve(..., options={...})`` the old names nested ``solver_options``
-    within the solver's options; they keep working for one release with a FutureWarning.
-    """
-    for old, new, value in (
-        ("solver", "conic_solver", solver),
-        ("solver_options", "conic_options", solver_options),
-    ):
-        if value is not None:
-            warnings.warn(
-                f"the SIQCLP option {old!r} is now {new!r} (the cvxpy solver of the QCLP "
-                f"master); {old!r} will be removed in the next release.",
-                FutureWarning,
-                stacklevel=user_stacklevel(),
-            )
-    if solver is not None:
-        conic_solver = solver
-    if solver_options is not None:
-        if conic_options is not None:
-            raise ValueError("give conic_options only (solver_options is its former name).")
-        conic_options = solver_options
-    return conic_solver, conic_options
-
-
 def exchange_method(
     problem: DenseProblem,
     monitor: SolverMonitor,
@@ -456,9 +424,6 @@ def exchange_method(
     exchange_tol: float | None = None,
     certify_mixture: bool = True,
     exchange_patience: int = 5,
-    blas_threads: int | None = NOT_GIVEN,
-    solver: str | None = None,
-    solver_options: dict[str, Any] | None = None,
 ) -> SolveResult:
     """Maximise a proxy-kernel problem by the exchange method (paper 004, Algorithm 3).
 
@@ -494,16 +459,13 @@ def exchange_method(
         than a tenth of the gap left (see the module docstring).
     conic_solver : str
         ``master="qclp"``: cvxpy solver for the QCLP (13) (``"CLARABEL"`` installs with cvxpy;
-        ``"SCS"`` also works; ``"MOSEK"`` was the paper's). Named ``solver`` before issue 23
-        (that name still works, with a FutureWarning, for one release).
+        ``"SCS"`` also works; ``"MOSEK"`` was the paper's).
     conic_options : dict, optional
-        Keyword arguments passed to ``cvxpy.Problem.solve`` (formerly ``solver_options``).
-    solver, solver_options
-        Former names of ``conic_solver`` and ``conic_options`` (FutureWarning).
+        Keyword arguments passed to ``cvxpy.Problem.solve``.
     compile : {"rebuild", "parametric"}
         Rebuild the QCLP with constant factors each iteration (Chen & Ye's method as the paper
         runs it), or compile a DPP problem with parameter slots once, grown in blocks, and only
-        update the parameter values (issue 14 item 4; see the module docstring). Both solve the
+        update the parameter values (see the module docstring). Both solve the
         same QCLP (13).
     prune_tol : float
         A constraint other than the newest is dropped when its multiplier is below
@@ -522,13 +484,6 @@ def exchange_method(
         :func:`_mixture_bound`). It is at most the relaxation value ``t_i`` and, unlike ``t_i``,
         does not depend on the QCLP solver's accuracy; it is the "tighter SIQCLP gap" observed
         in paper 004 Sect. 5.3, made exact.
-    blas_threads : int or None
-        BLAS threads while the method runs (threadpoolctl; None leaves BLAS alone): the
-        eigendecompositions of the new kernels and the mixture bound are small dense problems
-        that a second thread barely speeds up, while on a shared machine OpenBLAS's threads
-        waiting for each other slow them many times. Deprecated (``FutureWarning``): not given,
-        the BLAS count of :func:`indefsvm.threads.config_context` is used, else 1.
-
     Returns
     -------
     SolveResult
@@ -539,11 +494,15 @@ def exchange_method(
         QCLPs), ``time_kernel`` (factors), the number of constraints kept
         (``n_constraints``; ``max_constraints`` the most in one QCLP) and of compilations,
         and the last relaxation value ``t``.
+
+    Notes
+    -----
+    BLAS runs with the count of ``indefsvm.threads.config_context(n_threads={"blas": k})``,
+    else one thread: the eigendecompositions of the new kernels and the mixture bound are small
+    dense problems that a second thread barely speeds up, while on a shared machine OpenBLAS's
+    threads waiting for each other slow them many times.
     """
-    conic_solver, conic_options = _former_conic_names(
-        conic_solver, conic_options, solver, solver_options
-    )
-    with blas_limit(solver_blas_threads(blas_threads, solver="SIQCLP")):
+    with blas_limit(solver_blas_threads()):
         return _exchange(
             problem,
             monitor,

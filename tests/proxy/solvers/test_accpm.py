@@ -180,7 +180,7 @@ def test_single_point_feasible_set():
 def test_bad_options_get_clear_errors(kwargs, match):
     K0, y = sigmoid_problem(8, 10)
     with pytest.raises((ValueError, TypeError), match=match):
-        indefsvm.solve(K0, y, method="accpm", **kwargs)
+        indefsvm.solve(K0, y, method="accpm", options=kwargs)
 
 
 def test_deterministic_and_monitor_api():

@@ -23,7 +23,6 @@ Every function of the module is exercised in well under a second:
 from __future__ import annotations
 
 import contextlib
-import re
 import warnings
 from types import SimpleNamespace
 
@@ -45,6 +44,7 @@ from indefsvm.proxy.solvers.accpm import (
     _Localization,
     analytic_center_cutting_plane,
 )
+from indefsvm.threads import config_context
 
 
 # ---------------------------------------------------------------------------------------------
@@ -577,17 +577,14 @@ def test_the_solver_runs_inside_the_blas_thread_limit(monkeypatch, variant, thre
     p = QP(4)
     orig = p.evaluate
     p.evaluate = lambda a: (inside and inside[-1]) and orig(a)
-    message = (
-        "blas_threads= of ACCPM is deprecated and will be removed in the next release; run it "
-        "inside `with indefsvm.threads.config_context(n_threads={'blas': k}):`."
-    )
-    with pytest.warns(FutureWarning, match="^" + re.escape(message) + "$"):
-        res = quiet_run(p, max_iter=2, variant=variant, blas_threads=threads)
-    assert calls == [threads] and res.n_iter == 2
-    with warnings.catch_warnings():  # not given: no warning, one thread (the solvers' default)
-        warnings.simplefilter("error", FutureWarning)
-        quiet_run(p, max_iter=1, variant=variant)
-    assert calls == [threads, 1]
+    if threads is None:  # not configured: one thread (the solvers' default)
+        res = quiet_run(p, max_iter=2, variant=variant)
+    else:
+        with config_context(n_threads={"blas": threads}):
+            res = quiet_run(p, max_iter=2, variant=variant)
+    assert calls == [threads or 1] and res.n_iter == 2
+    with pytest.raises(TypeError, match="blas_threads"):
+        quiet_run(p, max_iter=1, variant=variant, blas_threads=2)
 
 
 def test_unknown_keyword_is_a_type_error():

@@ -254,7 +254,7 @@ def test_proximal_cut_limit_is_respected():
 def test_bad_proximal_options_get_clear_errors(kwargs, match):
     K0, y = sigmoid_problem(8, 10)
     with pytest.raises(ValueError, match=match):
-        indefsvm.solve(K0, y, method="accpm", **kwargs)
+        indefsvm.solve(K0, y, method="accpm", options=kwargs)
 
 
 @pytest.mark.parametrize("kind", ["svr", "svc-vector-rho"])

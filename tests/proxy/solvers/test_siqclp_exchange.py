@@ -12,7 +12,6 @@ limits.
 from __future__ import annotations
 
 import logging
-import os
 import time
 import warnings
 from types import SimpleNamespace
@@ -20,7 +19,7 @@ from types import SimpleNamespace
 import cvxpy as cp
 import numpy as np
 import pytest
-from helpers import record_calls, sigmoid_problem
+from helpers import sigmoid_problem
 from reference import psd_part, sdp_optimum
 from sklearn.exceptions import ConvergenceWarning
 
@@ -36,6 +35,7 @@ from indefsvm.proxy.solvers.siqclp import (
     _psd_factor,
     exchange_method,
 )
+from indefsvm.threads import config_context
 
 N = 8
 
@@ -792,47 +792,11 @@ def test_blas_threads_are_limited(monkeypatch):
 
     monkeypatch.setattr(siqclp, "blas_limit", spy)
     run(max_iter=1)
-    with pytest.warns(FutureWarning, match=r"^blas_threads= of SIQCLP is deprecated "):
+    with config_context(n_threads={"blas": 2}):
+        run(max_iter=1)
+    assert got == [1, 2]
+    with pytest.raises(TypeError, match="blas_threads"):
         run(max_iter=1, blas_threads=None)
-    assert got == [1, None]
-
-
-def test_former_conic_names_map_to_the_conic_ones_with_a_future_warning():
-    """``solver``/``solver_options`` (before issue 23) become ``conic_solver``/``conic_options``
-    for one release: each warns once, at the caller's line; giving both option dicts is an
-    error; without them nothing changes."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert siqclp._former_conic_names("CLARABEL", {"a": 1}, None, None) == (
-            "CLARABEL",
-            {"a": 1},
-        )
-    with pytest.warns(FutureWarning) as record:
-        names = siqclp._former_conic_names("CLARABEL", None, "SCS", {"max_iters": 5})
-    assert names == ("SCS", {"max_iters": 5})
-    assert [str(w.message) for w in record] == [
-        f"the SIQCLP option {old!r} is now {new!r} (the cvxpy solver of the QCLP master); "
-        f"{old!r} will be removed in the next release."
-        for old, new in (("solver", "conic_solver"), ("solver_options", "conic_options"))
-    ]
-    # at the caller's line (mutmut's trampoline, in its own module, adds a frame)
-    if "MUTANT_UNDER_TEST" not in os.environ:
-        assert all(w.filename == __file__ for w in record)
-    with (
-        pytest.warns(FutureWarning),
-        pytest.raises(
-            ValueError, match=r"^give conic_options only \(solver_options is its former name\)\.$"
-        ),
-    ):
-        siqclp._former_conic_names("CLARABEL", {"a": 1}, None, {"b": 2})
-
-
-def test_exchange_method_hands_every_name_to_the_mapping(monkeypatch):
-    seen = record_calls(monkeypatch, siqclp, "_former_conic_names")
-    run(max_iter=1, conic_solver="CLARABEL", conic_options={})
-    with pytest.warns(FutureWarning):
-        run(max_iter=1, solver="CLARABEL", solver_options={})
-    assert seen == [("CLARABEL", {}, None, None), ("CLARABEL", None, "CLARABEL", {})]
 
 
 def test_offer_bound_hands_the_excess_and_error_to_the_monitor():
@@ -954,7 +918,7 @@ def test_defaults_reach_the_masters(monkeypatch):
         return orig_run(self, prob)
 
     monkeypatch.setattr(siqclp._QCLP, "_run", spy_run)
-    run(master="qclp", max_iter=1, solver_options={"tol_gap_abs": 1e-9})
+    run(master="qclp", max_iter=1, conic_options={"tol_gap_abs": 1e-9})
     assert got["options"] == {"tol_gap_abs": 1e-9}
     run(master="qclp", max_iter=1)
     assert got["options"] == {}

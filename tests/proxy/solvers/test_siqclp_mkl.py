@@ -118,7 +118,7 @@ def test_mkl_master_matches_cvxpy_qclp(step, kind, kwargs):
 def test_mkl_siqclp_matches_sdp_of_problem_3(options, n, seed, C, rho):
     K0, y = sigmoid_problem(n, seed)
     opt, K_sdp = sdp_optimum(K0, y, C, rho)
-    res = indefsvm.solve(K0, y, C=C, rho=rho, method="siqclp", tol=1e-6, **options)
+    res = indefsvm.solve(K0, y, C=C, rho=rho, method="siqclp", tol=1e-6, options=options)
     assert res.converged, res.message
     assert res.info["master"] == "mkl"
     assert res.objective <= opt + 1e-6 * abs(opt)
@@ -219,7 +219,7 @@ def test_max_time_is_honoured_inside_the_master(monkeypatch):
 def test_bad_mkl_options_get_clear_errors(kwargs, match):
     K0, y = sigmoid_problem(8, 6)
     with pytest.raises(ValueError, match=match):
-        indefsvm.solve(K0, y, method="siqclp", **kwargs)
+        indefsvm.solve(K0, y, method="siqclp", options=kwargs)
 
 
 def test_repeated_solves_are_identical():

@@ -1,4 +1,4 @@
-"""Tests of the study CLI (indefsvm.studies.cli through indefsvm.cli.main): exit codes and
+"""Tests of the study CLI (indefsvm.cli.study through indefsvm.cli.main): exit codes and
 messages, interruption, status.
 """
 
@@ -73,7 +73,7 @@ def test_cli_unreachable_scheduler_fails_fast(tmp_path, capsys, monkeypatch):
 
 
 def test_cli_ctrl_c_internal_errors_and_incomplete_status(tmp_path, capsys, monkeypatch):
-    from indefsvm.studies import cli as study_cli
+    from indefsvm.cli import study as study_cli
     from indefsvm.studies import runner
 
     write_small_study_data(tmp_path)
