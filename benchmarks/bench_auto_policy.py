@@ -21,7 +21,8 @@ Problems (seeded):
 
 Around the base point (kernel scale 1, rho = 1, C = 1) each axis is moved to both ends of the
 issue's ranges one at a time (scale 1e-2 and 1e5, rho 1e-3 and 1e8, C 1e-4 and 1e4): 7 points per
-(form, n). ``--corners`` adds, for the smallest n of each form, all 27 combinations of the three
+(form, n) up to ``--full-max-n`` (30,000), the base point alone above it. ``--corners`` adds,
+for the smallest n of each form, all 27 combinations of the three
 axes' (low, 1, high).
 
 Run (from the repository root; rows are appended to ``--out`` as they finish, so an interrupted
@@ -111,13 +112,16 @@ def run_one(make, solver: str, tol: float, max_time: float) -> tuple[float, str,
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dense-n", type=int, nargs="*", default=[50, 200, 1000, 3000])
-    parser.add_argument("--factor-n", type=int, nargs="*", default=[1000, 10_000, 100_000])
+    parser.add_argument("--factor-n", type=int, nargs="*", default=[300, 3000, 30_000, 100_000])
     parser.add_argument("--big-n", type=int, nargs="*", default=[1_000_000])
     parser.add_argument("--m", type=int, default=100)
     parser.add_argument("--tol", type=float, default=1e-6)
     parser.add_argument("--big-tol", type=float, default=1e-4)
     parser.add_argument("--max-time", type=float, default=60.0)
     parser.add_argument("--corners", action="store_true")
+    parser.add_argument(
+        "--full-max-n", type=int, default=30_000, help="larger n: the base point only"
+    )
     parser.add_argument("--quick", action="store_true", help="small smoke grid (CI-sized)")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--resume", action="store_true")
@@ -157,7 +161,10 @@ def main() -> None:
         else:
             Phi, signature, y = factor_data(n, args.m)
         big = n >= 1_000_000
-        points = [(1.0, 1.0, 1.0)] if big else base_points(args.corners and n == first[form])
+        base_only = n > args.full_max_n
+        points = (
+            [(1.0, 1.0, 1.0)] if base_only else base_points(args.corners and n == first[form])
+        )
         for scale, rho, C in points:
             if form == "dense":
                 data = K0 * scale
