@@ -12,7 +12,7 @@ from numpy.typing import ArrayLike
 from indefsvm.proxy.problems import ProxyKernelProblem, make_problem
 from indefsvm.proxy.result import SolveResult
 from indefsvm.proxy.solvers._monitor import SolverMonitor
-from indefsvm.proxy.solvers.auto import choose_method
+from indefsvm.proxy.solvers.auto import CLIP_PROBE, choose_method, run_clip_probe
 
 #: Solver registry: ``method=`` name -> ``"module:function"`` of a
 #: ``solver(problem, monitor, **options) -> SolveResult`` that uses only the problem contract
@@ -345,7 +345,7 @@ def solve(
     if method == "auto":
         given = list(check_solver_options(options, name="options"))
         choice = choose_method(built, preset=preset, options=given, get_solver=get_solver)
-        method = choice.method
+        method = "auto" if choice.method == CLIP_PROBE else choice.method
     result = solve_problem(
         built,
         method=method,
@@ -354,7 +354,7 @@ def solve(
         **{name: arguments[name] for name in MONITOR_ARGUMENTS},
     )
     if choice is not None:
-        result.info["auto"] = choice.reason
+        result.info.setdefault("auto", choice.reason)
     return result
 
 
@@ -383,6 +383,13 @@ def solve_problem(
         given = list(check_solver_options(options, name="options"))
         choice = choose_method(problem, preset=preset, options=given, get_solver=get_solver)
         method = choice.method
+        if method == CLIP_PROBE:
+            monitor_args = {name: arguments[name] for name in MONITOR_ARGUMENTS}
+            # Both runs count time from the same start: max_time covers the whole solve.
+            monitor_args["start_time"] = start_time or time.perf_counter()
+            result = run_clip_probe(problem, solve_problem, monitor_args)
+            result.info["auto"] = choice.reason
+            return result
     solver = get_solver(method)
     solver_options = resolve_options(method, preset=preset, options=options, owner="solve_problem")
     _check_solver_keywords(method, solver, solver_options)

@@ -58,7 +58,9 @@ def test_registered_problems_satisfy_the_contract(kind):
 def test_pg_and_monitor_use_only_the_problem_contract(kind):
     problem = _problem(kind)
     ref = indefsvm.solve_problem(problem, tol=1e-7)
-    res = indefsvm.solve_problem(Restricted(problem, Problem), tol=1e-7, libsvm_every=5)
+    res = indefsvm.solve_problem(
+        Restricted(problem, Problem), method="pg", tol=1e-7, libsvm_every=5
+    )
     assert res.status == "converged"
     assert res.objective == pytest.approx(ref.objective, rel=1e-6, abs=1e-8)
 

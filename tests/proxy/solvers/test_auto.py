@@ -128,3 +128,47 @@ def test_cli_solve_defaults_to_auto(tmp_path):
 
     args = build_parser().parse_args(["solve", "k.npy", "y.txt"])
     assert args.method == "auto"
+
+
+def _sigmoid_dense(n=150, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 10))
+    w = rng.normal(size=10)
+    y = np.where(X @ w + 0.5 * rng.normal(size=n) * np.linalg.norm(w) > 0, 1.0, -1.0)
+    return np.tanh(X @ X.T), y
+
+
+@pytest.mark.parametrize("rho", [1e8, 1e10])
+def test_near_the_clip_limit_one_exchange_certifies_the_projected_gradients_optimum(rho):
+    """rho so large that K* = (K0)_+ to rounding: auto's SIQCLP probe (the SVM on the clipped
+    kernel) certifies, and its objective is the projected gradient's (named, independent)."""
+    K0, y = _sigmoid_dense()
+    res = indefsvm.solve(K0, y, rho=rho, tol=1e-7)
+    assert res.method == "siqclp" and res.status == "converged"
+    assert "clip limit" in res.info["auto"]
+    ref = quiet(indefsvm.solve, K0, y, rho=rho, method="pg", tol=1e-9, max_iter=100000)
+    assert abs(res.objective_excess - ref.objective_excess) <= 2e-7 * max(
+        1.0, abs(ref.objective_excess)
+    )
+
+
+def test_a_probe_that_does_not_certify_hands_over_to_the_projected_gradient():
+    """At the edge of the probe's range the one exchange does not certify (measured): the
+    projected gradient continues from its point and certifies the optimum of a cold run."""
+    from indefsvm.proxy.solvers.auto import CLIP_PROBE_RATIO, clip_ratio
+
+    K0, y = _sigmoid_dense()
+    problem = make_problem("svc", K0, y)
+    rho = clip_ratio(problem) / CLIP_PROBE_RATIO  # the ratio at exactly the threshold
+    res = indefsvm.solve(K0, y, rho=rho, tol=1e-8)
+    assert res.status == "converged" and res.method == "pg"
+    # the clipped kernel's SVM is 1.4e-4 from the optimum here (relative), far above tol
+    assert res.info["probe"]["method"] == "siqclp"
+    assert res.info["probe"]["status"] != "converged"
+    ref = quiet(indefsvm.solve, K0, y, rho=rho, method="pg", tol=1e-10, max_iter=100000)
+    assert abs(res.objective_excess - ref.objective_excess) <= 1e-7 * max(
+        1.0, abs(ref.objective_excess)
+    )
+    # a problem far from the limit is not probed
+    far = indefsvm.solve(K0, y, rho=1.0, tol=1e-6)
+    assert far.method == "pg" and "probe" not in far.info
