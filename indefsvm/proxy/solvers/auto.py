@@ -19,11 +19,9 @@ The policy (docs/solvers.md, "Which solver ``auto`` picks"; the grid that chose 
 
 Measured on the grid of ``benchmarks/bench_auto_policy.py`` (44 points, n = 50 to 10^5, both
 forms, kernel scale 1e-2 to 1e5, rho 1e-3 to 1e8, C 1e-4 to 1e4; docs/benchmarks.md): the
-chosen solver was the fastest certified one on 27 points and never ended uncertified where
-another certified. Where it was not: SIQCLP on dense kernels in the clip regime (20-40x faster
-there, but it stalls uncertified nearby, so it is not picked without a fallback), and problems
-on a factor small or easy enough that the Newton method's set-up (at most 0.08 s) exceeds the
-whole projected gradient.
+chosen solver was the fastest certified one on 32 points, never ended uncertified where another
+certified, and was within 0.08 s of the fastest on the others (the Newton method's set-up on
+small or easy factored problems, and timing noise).
 
 Solver options narrow the choice: ``options={"step": "paper"}`` can only mean the projected
 gradient, so ``auto`` picks among the solvers that take every option given (and says which
