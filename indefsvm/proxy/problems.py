@@ -546,6 +546,23 @@ class ProxyKernelProblem:
         """``K*(alpha) S alpha`` in the original coordinates: training decision values less b."""
         return state.kstar_u if self.scale is None else state.kstar_u / self.scale
 
+    def _objective_values(
+        self, alpha: NDArray[np.float64], state: ProxyState
+    ) -> tuple[float, float]:
+        """``f(alpha)`` and its smooth part (``f`` plus the l1 term) from an evaluated state.
+
+        The closed form of theory.md §1 (paper 004 eq. 7): one formula for :meth:`evaluate`
+        and :meth:`evaluate_objective` (whose state has the same roots, without eigenvectors).
+        """
+        # theory.md §1: f = l - 1/2 u'K0u - sigma ||u||^4 / 4 + rho sum min(0, lambda)^2
+        smooth = (
+            float(self.linear_coef @ alpha)
+            - 0.5 * state.u_k0_u
+            - 0.25 * self.operator.sigma * state.u_norm_sq**2
+            + self.penalty_rho * state.neg_sq_sum
+        )
+        return smooth - self.l1_weight * float(np.sum(np.abs(alpha))), smooth
+
     def evaluate(self, alpha: NDArray[np.float64], *, smoothing: float = 0.0) -> Evaluation:
         """Objective, gradient and certified upper bound at ``alpha`` in one O(n^2) pass.
 
@@ -560,15 +577,7 @@ class ProxyKernelProblem:
         """
         alpha = np.asarray(alpha, dtype=np.float64)
         state = self.state(alpha, smoothing=smoothing)
-        sigma = self.operator.sigma
-        # theory.md §1: f = l - 1/2 u'K0u - sigma ||u||^4 / 4 + rho sum min(0, lambda)^2
-        smooth = (
-            float(self.linear_coef @ alpha)
-            - 0.5 * state.u_k0_u
-            - 0.25 * sigma * state.u_norm_sq**2
-            + self.penalty_rho * state.neg_sq_sum
-        )
-        objective = smooth - self.l1_weight * float(np.sum(np.abs(alpha)))
+        objective, smooth = self._objective_values(alpha, state)
         kstar_u = (
             self.operator.smoothed_kstar_u(state, smoothing) if smoothing > 0 else state.kstar_u
         )
@@ -607,16 +616,11 @@ class ProxyKernelProblem:
         if "objective_only" not in self.operator.provides:
             return self.evaluate(alpha)
         state = self.operator.objective_state(self.u_coef * alpha)
-        smooth = (
-            float(self.linear_coef @ alpha)
-            - 0.5 * state.u_k0_u
-            - 0.25 * self.operator.sigma * state.u_norm_sq**2
-            + self.penalty_rho * state.neg_sq_sum
-        )
+        objective, smooth = self._objective_values(alpha, state)
         excess, excess_error = certificate.objective_excess(self, alpha, state)
         return Evaluation(
             alpha=alpha,
-            objective=smooth - self.l1_weight * float(np.sum(np.abs(alpha))),
+            objective=objective,
             smooth_objective=smooth,
             gradient=None,
             upper_bound=np.inf,
