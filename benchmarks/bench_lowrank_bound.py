@@ -34,6 +34,7 @@ from bench_lowrank import COEF0, GAMMA, make_data
 
 from indefsvm import make_problem, solve_problem
 from indefsvm.approximation.nystrom import IndefiniteNystroem
+from indefsvm.proxy import certificate
 from indefsvm.proxy.lowrank import LowRankKernel
 
 
@@ -87,7 +88,7 @@ def main() -> None:
         state = problem.state(res.alpha)
         F64 = problem.kernel_from_state(state).features()
         F = F64.astype(np.float32)  # the search runs on rounded features; bounds use F64
-        penalty = problem._penalty(state)
+        penalty = certificate.penalty(problem, state)
         a = res.alpha.copy()
         w = F64.T @ (y * a)
         sq = np.einsum("ij,ij->i", F64, F64)

@@ -1,4 +1,4 @@
-"""Problems of paper 004 as objects: feasible set, objective, gradient, proxy kernel, certified gap.
+"""Problems of paper 004 as objects: feasible set, objective, gradient, proxy kernel.
 
 A problem maximises the concave function (paper 004 eq. 7, and eq. 17/20 for the extensions)
 
@@ -7,10 +7,11 @@ A problem maximises the concave function (paper 004 eq. 7, and eq. 17/20 for the
 over ``A = {a'alpha = t, lower <= alpha <= upper}``, where ``u = S alpha``,
 ``M = K0 + u u' / (4 rho)`` and ``l`` is linear (possibly minus an l1 term). This closed form is
 the value of eq. (7) (theory.md §1); its gradient is ``grad l - S K*(alpha) u`` (theory.md §2).
-Solvers
-only use this interface: :meth:`project` / :meth:`prox`, :meth:`evaluate` (objective, gradient and
-a certified upper bound on the optimum in one O(n^2) pass), :meth:`libsvm_upper_bound` and
-:meth:`proxy_kernel`.
+Solvers only use this interface: :meth:`project` / :meth:`prox`, :meth:`evaluate` (objective,
+gradient and a certified upper bound on the optimum in one O(n^2) pass), :meth:`libsvm_upper_bound`
+and :meth:`proxy_kernel`. The certified bounds, their rounding analysis and the LIBSVM checks
+are in :mod:`indefsvm.proxy.certificate` (theory.md §3, §4, §10); the problem's methods of the
+same names call into it.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from indefsvm.linalg.projection import project_hyperplane_box
-from indefsvm.proxy import _libsvm
+from indefsvm.proxy import _libsvm, certificate
 from indefsvm.proxy.lowrank import LowRankKernel, LowRankProxyOperator
-from indefsvm.proxy.operators import ProxyKernelOperator, ProxyState, unscale_kernel
+from indefsvm.proxy.operators import ProxyKernelOperator, ProxyState
 from indefsvm.utils.validation import (
     check_binary_labels,
     check_finite_matrix,
@@ -34,10 +35,6 @@ from indefsvm.utils.validation import (
     check_square_symmetric,
     class_weights_to_C,
 )
-
-#: Rounding error of a sum of a few terms, relative to the sum of their magnitudes (a small
-#: multiple of the unit roundoff; the bounds of the excesses are first-order estimates).
-_ROUNDING = 16.0 * float(np.finfo(np.float64).eps)
 
 #: Epoch budget of LIBLINEAR in the linear form of the LIBSVM check (a large low-rank problem):
 #: the check's bound is the primal of whatever ``w`` it returns, so a short run only loosens it.
@@ -418,30 +415,9 @@ class ProxyKernelProblem:
         )
 
     def check_options(self, *, method: str, libsvm_every: int | None = None) -> None:
-        """Raise, before solving, for options this problem could only refuse after iterating.
-
-        A LIBSVM check (``libsvm_every``) trains LIBSVM on the n x n proxy kernel; where the
-        operator forms no n x n arrays (a large low-rank problem), it runs as a linear SVM on
-        the factor of ``K*``, which exists only for problems with :meth:`_linear_solution`
-        (classification and regression): the one-class problem would iterate and then fail at
-        its first check (the result thrown away), so it is refused here with the way out.
-        """
-        if libsvm_every is None or "n_by_n" in self.operator.provides:
-            return
-        if not self.has_linear_check:
-            what = "the one-class problem" if self.kind == "oneclass" else f"problem={self.kind!r}"
-            if getattr(getattr(self.operator, "backend", None), "distributed", False):
-                limit = "a low-rank problem on Dask workers never forms (at any n), and then"
-            else:
-                limit = (
-                    f"the low-rank problem forms only up to n = {self.operator.dense_limit}; "
-                    f"here n = {self.n}, and above the limit"
-                )
-            raise ValueError(
-                f"libsvm_every needs a LIBSVM check of {what} on the n x n proxy kernel, which "
-                f"{limit} only classification and regression have the linear (LIBLINEAR) "
-                "check. Leave libsvm_every=None: the certified gap does not need it."
-            )
+        """Raise, before solving, for options this problem could only refuse after iterating
+        (a LIBSVM check it cannot run: :func:`~indefsvm.proxy.certificate.check_libsvm_options`)."""
+        certificate.check_libsvm_options(self, libsvm_every)
 
     @property
     def has_linear_check(self) -> bool:
@@ -562,64 +538,6 @@ class ProxyKernelProblem:
         """``l(alpha)``: the linear part of the objective including the l1 term (SVR)."""
         return float(self.linear_coef @ alpha) - self.l1_weight * float(np.sum(np.abs(alpha)))
 
-    def _penalty(self, state: ProxyState) -> float:
-        """``rho ||K* - K0||_F^2 = rho ||sigma u u' - M_-||_F^2`` (no cancellation)."""
-        sigma = self.operator.sigma
-        return self.penalty_rho * (
-            sigma**2 * state.u_norm_sq**2 - 2.0 * sigma * state.u_mneg_u + state.neg_sq_sum
-        )
-
-    def _penalty_excess(self, state: ProxyState) -> tuple[float, float]:
-        """``rho ||K* - K0||_F^2 - f(0)`` and a bound on its rounding error (theory.md §10).
-
-        The penalty is ``f(0)`` plus alpha-dependent terms; the constant is left out (the
-        negative eigenvalues enter through :attr:`ProxyState.neg_sq_change`), so a certified gap
-        formed from it does not cancel against ``f(0)``.
-        """
-        sigma = self.operator.sigma
-        rho = self.penalty_rho
-        a = sigma**2 * state.u_norm_sq**2
-        b = 2.0 * sigma * state.u_mneg_u
-        value = rho * (a - b + state.neg_sq_change)
-        error = rho * (
-            _ROUNDING * (a + abs(b) + abs(state.neg_sq_change)) + state.neg_sq_change_error
-        )
-        return value, error
-
-    def _eigen_scale(self) -> float:
-        """``max |lambda(K0)|`` of the working kernel (its Gershgorin bound on the PSD path).
-
-        The scale of the rounding bounds of the excesses; computed once (the Gershgorin bound
-        is O(n^2), too much per evaluation).
-        """
-        cached = getattr(self, "_eigen_scale_value", None)
-        if cached is None:
-            d = getattr(self.operator, "eigenvalues", None)
-            if d is not None and np.size(d):
-                cached = float(np.max(np.abs(d)))
-            else:
-                cached = float(self.operator.spectral_scale())
-            self._eigen_scale_value = cached
-        return cached
-
-    def _objective_excess(
-        self, alpha: NDArray[np.float64], state: ProxyState
-    ) -> tuple[float, float]:
-        """``f(alpha) - f(0)`` (theory.md §1, §10) without the constant, and its error bound."""
-        linear = float(self.linear_coef @ alpha)
-        l1 = self.l1_weight * float(np.sum(np.abs(alpha)))
-        quad = 0.5 * state.u_k0_u
-        quartic = 0.25 * self.operator.sigma * state.u_norm_sq**2
-        penalty = self.penalty_rho * state.neg_sq_change
-        value = linear - l1 - quad - quartic + penalty
-        # u'K0u = z'Dz with z = V'u rounded: its error is bounded through |lambda|max ||u||^2.
-        spread = self._eigen_scale() * state.u_norm_sq
-        error = (
-            _ROUNDING * (abs(linear) + l1 + abs(quad) + spread + quartic + abs(penalty))
-            + self.penalty_rho * state.neg_sq_change_error
-        )
-        return value, error
-
     def state(self, alpha: NDArray[np.float64], *, smoothing: float = 0.0) -> ProxyState:
         """Proxy kernel quantities at ``alpha`` (in the scaled coordinates if rho is a vector)."""
         return self.operator.state(self.u_coef * alpha, smoothing=smoothing)
@@ -627,6 +545,23 @@ class ProxyKernelProblem:
     def decision_values(self, state: ProxyState) -> NDArray[np.float64]:
         """``K*(alpha) S alpha`` in the original coordinates: training decision values less b."""
         return state.kstar_u if self.scale is None else state.kstar_u / self.scale
+
+    def _objective_values(
+        self, alpha: NDArray[np.float64], state: ProxyState
+    ) -> tuple[float, float]:
+        """``f(alpha)`` and its smooth part (``f`` plus the l1 term) from an evaluated state.
+
+        The closed form of theory.md §1 (paper 004 eq. 7): one formula for :meth:`evaluate`
+        and :meth:`evaluate_objective` (whose state has the same roots, without eigenvectors).
+        """
+        # theory.md §1: f = l - 1/2 u'K0u - sigma ||u||^4 / 4 + rho sum min(0, lambda)^2
+        smooth = (
+            float(self.linear_coef @ alpha)
+            - 0.5 * state.u_k0_u
+            - 0.25 * self.operator.sigma * state.u_norm_sq**2
+            + self.penalty_rho * state.neg_sq_sum
+        )
+        return smooth - self.l1_weight * float(np.sum(np.abs(alpha))), smooth
 
     def evaluate(self, alpha: NDArray[np.float64], *, smoothing: float = 0.0) -> Evaluation:
         """Objective, gradient and certified upper bound at ``alpha`` in one O(n^2) pass.
@@ -642,24 +577,17 @@ class ProxyKernelProblem:
         """
         alpha = np.asarray(alpha, dtype=np.float64)
         state = self.state(alpha, smoothing=smoothing)
-        sigma = self.operator.sigma
-        # theory.md §1: f = l - 1/2 u'K0u - sigma ||u||^4 / 4 + rho sum min(0, lambda)^2
-        smooth = (
-            float(self.linear_coef @ alpha)
-            - 0.5 * state.u_k0_u
-            - 0.25 * sigma * state.u_norm_sq**2
-            + self.penalty_rho * state.neg_sq_sum
-        )
-        objective = smooth - self.l1_weight * float(np.sum(np.abs(alpha)))
+        objective, smooth = self._objective_values(alpha, state)
         kstar_u = (
             self.operator.smoothed_kstar_u(state, smoothing) if smoothing > 0 else state.kstar_u
         )
         gradient = self.linear_coef - self.u_coef * kstar_u
         decision = self.decision_values(state)
         primal, intercept = self._primal_from(decision, state.u_kstar_u)
-        upper_bound = primal + self._penalty(state)
-        excess, excess_error = self._objective_excess(alpha, state)
-        upper_excess, upper_error = self._upper_excess(primal, decision, state)
+        # the certified bound (theory.md §3) and the excesses over f(0) that certify (§10)
+        upper_bound = primal + certificate.penalty(self, state)
+        excess, excess_error = certificate.objective_excess(self, alpha, state)
+        upper_excess, upper_error = certificate.upper_excess(self, primal, decision, state)
         return Evaluation(
             alpha=alpha,
             objective=objective,
@@ -673,24 +601,6 @@ class ProxyKernelProblem:
             objective_error=excess_error,
             upper_error=upper_error,
         )
-
-    def _upper_excess(
-        self, primal: float, decision: NDArray[np.float64], state: ProxyState
-    ) -> tuple[float, float]:
-        """``primal + rho ||K* - K0||_F^2 - f(0)`` and its rounding error bound (theory.md §3, §10).
-
-        The primal (hinge or epsilon-insensitive sum) is rounded in each term: its error is
-        bounded through ``max box * ||K* u||_1`` (plus its own size).
-        """
-        penalty, penalty_error = self._penalty_excess(state)
-        box = float(np.max(np.maximum(np.abs(self.lower), np.abs(self.upper)))) if self.n else 0.0
-        primal_size = (
-            abs(primal)
-            + box * float(np.sum(np.abs(decision)))
-            + self._eigen_scale() * state.u_norm_sq
-            + self.operator.sigma * state.u_norm_sq**2
-        )
-        return primal + penalty, _ROUNDING * primal_size + penalty_error
 
     def evaluate_objective(self, alpha: NDArray[np.float64]) -> Evaluation:
         """Objective only at ``alpha``: a PARTIAL :class:`Evaluation` (no gradient, no bound).
@@ -706,16 +616,11 @@ class ProxyKernelProblem:
         if "objective_only" not in self.operator.provides:
             return self.evaluate(alpha)
         state = self.operator.objective_state(self.u_coef * alpha)
-        smooth = (
-            float(self.linear_coef @ alpha)
-            - 0.5 * state.u_k0_u
-            - 0.25 * self.operator.sigma * state.u_norm_sq**2
-            + self.penalty_rho * state.neg_sq_sum
-        )
-        excess, excess_error = self._objective_excess(alpha, state)
+        objective, smooth = self._objective_values(alpha, state)
+        excess, excess_error = certificate.objective_excess(self, alpha, state)
         return Evaluation(
             alpha=alpha,
-            objective=smooth - self.l1_weight * float(np.sum(np.abs(alpha))),
+            objective=objective,
             smooth_objective=smooth,
             gradient=None,
             upper_bound=np.inf,
@@ -826,74 +731,33 @@ class ProxyKernelProblem:
         """``K*(alpha)`` of an evaluated state in working coordinates (dense)."""
         return self.operator.kernel(state)
 
+    # -- the certificate: bounds on the optimum (indefsvm.proxy.certificate) -----------------
     def bound_for_kernel(self, K: NDArray[np.float64], alpha: NDArray[np.float64]) -> float:
-        """Certified upper bound on the optimum from any PSD working kernel ``K`` (theory.md §3).
-
-        ``OPT <= omega(K) + rho ||K - K0||_F^2`` for every PSD ``K``, and ``omega(K)`` is at most
-        the primal value of ``w = sum_j u_j phi_K(x_j)`` with the best intercept for any ``u``;
-        ``u = u_coef * alpha`` makes the bound tight at a saddle point.
-        """
-        u = self.u_coef * np.asarray(alpha, dtype=np.float64)
-        g = K @ u
-        decision = g if self.scale is None else g / self.scale
-        primal, _ = self.primal_value(decision, float(u @ g))
-        return primal + self.penalty_rho * float(np.sum((K - self.operator.K0) ** 2))
+        """Certified upper bound on the optimum from any PSD working kernel ``K`` (theory.md §3;
+        :func:`~indefsvm.proxy.certificate.bound_for_kernel`)."""
+        return certificate.bound_for_kernel(self, K, alpha)
 
     def bound_for_kernel_excess(
         self, K: NDArray[np.float64], alpha: NDArray[np.float64]
     ) -> tuple[float, float, float]:
-        """:meth:`bound_for_kernel` less ``f(0)``, formed without it (theory.md §3, §10).
-
-        With ``K0 = P - N`` (``P = (K0)_+``, ``N = (K0)_-`` from the eigendecomposition the
-        objective uses) and ``<P, N> = 0``:
-        ``||K - K0||_F^2 - ||N||_F^2 = ||K - P||_F^2 + 2 <K, N>``, a sum of two non-negative
-        terms (``K`` PSD), so the penalty's excess over ``f(0) = rho ||N||_F^2`` keeps its digits
-        however large ``f(0)`` is.
-
-        Returns
-        -------
-        excess, error, value : float
-            ``bound - f(0)``, a bound on its rounding error and the bound itself.
+        """:meth:`bound_for_kernel` less ``f(0)``, formed without it, its rounding error bound and
+        the bound (theory.md §3, §10; :func:`~indefsvm.proxy.certificate.bound_for_kernel_excess`).
         """
-        eigh = self.working_eigh
-        if eigh is None:  # PSD path: f(0) = 0, nothing cancels
-            value = self.bound_for_kernel(K, alpha)
-            return value, _ROUNDING * abs(value), value
-        d, V = eigh
-        u = self.u_coef * np.asarray(alpha, dtype=np.float64)
-        g = K @ u
-        decision = g if self.scale is None else g / self.scale
-        primal, _ = self.primal_value(decision, float(u @ g))
-        neg = d < 0
-        P = self._positive_part()
-        Vn = V[:, neg]
-        kn = float(np.sum(-d[neg] * np.sum((K @ Vn) * Vn, axis=0)))
-        diff_sq = float(np.sum((K - P) ** 2))
-        rho = self.penalty_rho
-        excess = primal + rho * (diff_sq + 2.0 * kn)
-        # P, and a K formed in floating point (a mixture of factors, the dense K*), carry
-        # rounding errors of about n eps max|d| per entry: the first through ||K - P||^2, the
-        # second through <K, N>, which rho multiplies (at rho = 1e13 a K* formed to 1e-16
-        # gave an excess 2e-3 below the objective's). Both are counted, so such a bound is
-        # only preferred where it is precise (the monitor compares excess + error).
-        entry_error = self.n * _ROUNDING * float(np.max(np.abs(d)))
-        n_norm = float(np.sqrt(np.sum(d[neg] ** 2)))
-        box = float(np.max(np.maximum(np.abs(self.lower), np.abs(self.upper))))
-        error = _ROUNDING * (
-            abs(primal) + box * float(np.sum(np.abs(decision))) + rho * (diff_sq + 2.0 * abs(kn))
-        ) + rho * self.n * entry_error * (2.0 * np.sqrt(diff_sq) + 2.0 * n_norm)
-        return excess, error, primal + rho * float(np.sum((K - self.operator.K0) ** 2))
+        return certificate.bound_for_kernel_excess(self, K, alpha)
 
-    def _positive_part(self) -> NDArray[np.float64]:
-        """``(K0)_+`` of the working kernel from its eigendecomposition (cached)."""
-        P = getattr(self, "_k0_positive", None)
-        if P is None:
-            d, V = self.working_eigh
-            pos = d > 0
-            P = (V[:, pos] * d[pos]) @ V[:, pos].T
-            P = 0.5 * (P + P.T)
-            self._k0_positive = P
-        return P
+    def libsvm_upper_bound(
+        self, evaluation: Evaluation, *, tol: float = 1e-3
+    ) -> tuple[float, float, NDArray[np.float64]]:
+        """``(upper_bound, intercept, alpha_libsvm)`` from LIBSVM's solution on ``K*(alpha)``
+        (theory.md §4; :func:`~indefsvm.proxy.certificate.libsvm_upper_bound`)."""
+        return certificate.libsvm_upper_bound(self, evaluation, tol)
+
+    def libsvm_bound_excess(
+        self, evaluation: Evaluation, *, tol: float = 1e-3
+    ) -> tuple[float, float, float]:
+        """:meth:`libsvm_upper_bound` less ``f(0)``, formed without it, its error bound and the
+        bound (theory.md §10; :func:`~indefsvm.proxy.certificate.libsvm_bound_excess`)."""
+        return certificate.libsvm_bound_excess(self, evaluation, tol)
 
     def primal_value(self, g: NDArray[np.float64], w_norm_sq: float) -> tuple[float, float]:
         """Primal value and intercept of ``w = sum_j u_j phi(x_j)`` (see :meth:`_primal_from`)."""
@@ -911,80 +775,6 @@ class ProxyKernelProblem:
     def _libsvm_solution(self, K: NDArray[np.float64], tol: float) -> NDArray[np.float64]:
         """Train LIBSVM on ``K`` and return its ``u = S alpha`` in the original coordinates."""
         raise NotImplementedError
-
-    def libsvm_upper_bound(
-        self, evaluation: Evaluation, *, tol: float = 1e-3
-    ) -> tuple[float, float, NDArray[np.float64]]:
-        """Upper bound from LIBSVM's solution on ``K*(alpha)`` (theory.md §4).
-
-        Trains LIBSVM on the dense proxy kernel at ``evaluation.alpha`` and evaluates the PRIMAL
-        of its solution (so the bound stays valid whatever LIBSVM's tolerance), plus the penalty
-        ``rho ||K* - K0||_F^2`` of the same kernel.
-
-        Returns
-        -------
-        upper_bound, intercept, alpha_libsvm
-        """
-        primal, b, alpha_lib, _ = self._libsvm_primal(evaluation, tol)
-        return primal + self._penalty(evaluation.state), b, alpha_lib
-
-    def libsvm_bound_excess(
-        self, evaluation: Evaluation, *, tol: float = 1e-3
-    ) -> tuple[float, float, float]:
-        """:meth:`libsvm_upper_bound` less ``f(0)``, formed without it, and its error bound.
-
-        Returns ``(upper_bound - f(0), error bound, upper_bound)`` (theory.md §10: the monitor
-        certifies with the excess, which keeps its digits when ``f(0)`` is huge).
-        """
-        primal, _, _, decision = self._libsvm_primal(evaluation, tol)
-        state = evaluation.state
-        excess, error = self._upper_excess(primal, decision, state)
-        return excess, error, primal + self._penalty(state)
-
-    def _libsvm_primal(
-        self, evaluation: Evaluation, tol: float
-    ) -> tuple[float, float, NDArray[np.float64], NDArray[np.float64]]:
-        """Primal value, intercept, alpha and decision values of an external SVM on ``K*``.
-
-        The hook of :meth:`libsvm_upper_bound` (theory.md §3-4), which adds
-        ``rho ||K* - K0||_F^2``. Where the operator forms n x n arrays this is LIBSVM on the
-        dense ``K*``. Otherwise ``K* = F F'`` with ``F`` the (m'+1)-column factor of
-        :meth:`~indefsvm.proxy.lowrank.LowRankProxyOperator.proxy_features`, so the SVM with
-        kernel ``K*`` is a LINEAR SVM on ``F``: LIBLINEAR (:meth:`_linear_solution`, dual
-        coordinate descent) solves it in O(nm) per epoch, and the bound is the exact primal of
-        its ``w`` with the best intercept (valid whatever LIBLINEAR's tolerance). The third value
-        (LIBSVM's alpha) is NaN on the linear path (LIBLINEAR does not return its duals).
-        """
-        state = evaluation.state
-        if "n_by_n" not in self.operator.provides:
-            return self._linear_primal(state, tol)
-        K = unscale_kernel(self.operator.kernel(state), self.scale)
-        u_lib = self._libsvm_solution(K, tol)
-        g = K @ u_lib
-        primal, b = self._primal_from(g, float(u_lib @ g))
-        return primal, b, self.sign * u_lib, g
-
-    def _linear_primal(
-        self, state: ProxyState, tol: float
-    ) -> tuple[float, float, NDArray[np.float64], NDArray[np.float64]]:
-        """The linear form of the LIBSVM check on the factor ``F`` of ``K* = F F'``."""
-        if not self.has_linear_check:
-            raise ValueError(
-                f"a LIBSVM check of problem={self.kind!r} needs the n x n proxy kernel, which "
-                f"this problem's operator does not form (n = {self.n}); it has no linear form."
-            )
-        import warnings
-
-        from sklearn.exceptions import ConvergenceWarning
-
-        F = self.operator.proxy_features(state)
-        # LIBLINEAR's own convergence warning is irrelevant: the primal of any w is a bound.
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            w = self._linear_solution(F, tol)
-        g = F @ w
-        primal, b = self._primal_from(g, float(w @ w))
-        return primal, b, np.full(self.n, np.nan), g
 
     def _linear_solution(self, F: NDArray[np.float64], tol: float) -> NDArray[np.float64]:
         """Weights ``w`` of the problem's SVM on the features ``F`` (LIBLINEAR), if it has one."""

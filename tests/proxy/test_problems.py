@@ -1250,27 +1250,6 @@ def test_bound_for_kernel_excess_keeps_its_digits_when_f0_is_huge():
     assert value == pytest.approx(f0 + expected, rel=1e-12)
 
 
-def test_eigen_scale_is_the_largest_absolute_eigenvalue():
-    """The scale of the excesses' error bounds is ``max |lambda(K0)|``, also on a factored K0
-    whose most negative eigenvalue dominates (its operator's curvature estimate, the largest
-    positive eigenvalue, is smaller), and at least that on the PSD path (a Gershgorin bound)."""
-    from indefsvm.proxy.lowrank import LowRankKernel
-
-    rng = np.random.default_rng(5)
-    Phi = rng.normal(size=(30, 3)) * np.array([1.0, 3.0, 0.5])
-    s = np.array([1.0, -1.0, 1.0])
-    y = np.where(rng.normal(size=30) > 0, 1.0, -1.0)
-    K = (Phi * s) @ Phi.T
-    top = np.max(np.abs(np.linalg.eigvalsh(K)))
-    for K0 in (K, LowRankKernel(Phi, s)):
-        problem = make_problem("svc", K0, y)
-        assert problem._eigen_scale() == pytest.approx(top, rel=1e-10)
-    assert make_problem("svc", LowRankKernel(Phi, s), y).operator.spectral_scale() < 0.5 * top
-    Kp, _, _ = _data(0, psd=True)
-    psd = PerturbProblem(Kp, _data(0)[1])
-    assert psd._eigen_scale() >= np.max(np.linalg.eigvalsh(Kp)) * (1 - 1e-12)
-
-
 # -- the LIBSVM check: default tolerance, vector rho, and its linear form on a factor ----------
 
 

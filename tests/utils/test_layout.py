@@ -46,7 +46,8 @@ def _modules() -> dict[str, pathlib.Path]:
 def _import_graph(modules: dict[str, pathlib.Path]) -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
-        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        # every import, also inside functions, but not in ``if TYPE_CHECKING:`` (module docstring)
+        for node in _imports(ast.parse(path.read_text(), filename=str(path)), module_level=False):
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
