@@ -6,10 +6,11 @@ factor is 300,000 x 300 x 8 B = 720 MB. A scheduler and two workers are started 
 (``dask scheduler``; ``dask worker ADDRESS --memory-limit 700MB --nthreads 1``, each in its own
 process, all stopped on exit, also after an error); the data are generated ON the workers
 (``dask.array`` random numbers with a seed), so the client never holds X or the factor. The
-fit is ``IndefiniteSVC(n_components=300, solver="lowrank_newton")`` on the dask arrays (the
-default, ``--path estimator``: Nystroem map, factor and solver passes on the workers) or the
-functional path (``--path functional``: the Nystroem map fitted on the 300 landmark rows
-gathered to the client and applied to X chunk by chunk on the workers (``map_blocks``), then
+fit is ``IndefiniteSVC(n_components=300)`` (``solver="auto"``: ``"lowrank_newton"``) on the
+dask arrays (the default, ``--path estimator``: Nystroem map, factor and solver passes on the
+workers) or the functional path (``--path functional``: the Nystroem map fitted on the 300
+landmark rows gathered to the client and applied to X chunk by chunk on the workers
+(``map_blocks``), then
 ``indefsvm.solve(LowRankKernel(Phi, signature), method="lowrank_newton")``: the solver alone,
 without the estimator). The output says which path ran.
 
@@ -138,7 +139,7 @@ def estimator_params(args: argparse.Namespace, idx: np.ndarray) -> dict:
         "coef0": COEF0,
         "n_components": args.m,
         "landmarks": idx,
-        "solver": "lowrank_newton",
+        # solver left at its default ("auto": the Newton method on a factor), as a user fits
         "C": args.C,
         "rho": 1.0,
         "tol": args.tol,

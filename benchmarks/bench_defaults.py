@@ -30,6 +30,8 @@ Run (from the repository root)::
     python benchmarks/bench_defaults.py letter --m 300
     python benchmarks/bench_defaults.py nystroem --n 100000 --m 500
     python benchmarks/bench_defaults.py dense --n 3000
+    python benchmarks/bench_defaults.py lowrank --n 1000000 --m 500 --float32 --tol 1e-4 \
+        --no-sklearn    # then --sklearn-only: each pipeline's peak RSS in its own process
 """
 
 from __future__ import annotations
@@ -95,6 +97,11 @@ def case_classifier(args, X, y, Xt, yt) -> dict:
     if args.float32:
         params["nystroem_params"] = {"dtype": "float32"}
     ours, theirs = [], []
+    if args.sklearn_only:  # in its own process: its peak RSS alone
+        theirs = [_sklearn(X, y, Xt, yt, args.m) for _ in range(args.repeats)]
+        sk = statistics.median(t for t, _ in theirs)
+        return {"case": args.case, "n": len(y), "sklearn_seconds": sk,
+                "sklearn_accuracy": theirs[0][1]}  # fmt: skip
     for _ in range(args.repeats):
         seconds, clf = _timed(lambda: IndefiniteSVC(**params).fit(X, y))
         ours.append(seconds)
@@ -192,6 +199,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--max-time", type=float, default=0.0)
     parser.add_argument("--no-sklearn", action="store_true")
+    parser.add_argument("--sklearn-only", action="store_true")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
