@@ -345,7 +345,7 @@ class OneVsOneMixin:
             # One factor for every pair: Phi = k(X, Z) W of the map fitted on all rows.
             shared_map = landmark_map.column_input()
             factor = (train @ shared_map.components_).astype(np.dtype(shared_map.dtype))
-        jobs, indices, pairs = [], [], []
+        estimators, indices, pairs = [], [], []
         for i in range(classes.shape[0]):
             for j in range(i + 1, classes.shape[0]):
                 idx = np.flatnonzero((y_arr == classes[i]) | (y_arr == classes[j]))
@@ -358,22 +358,24 @@ class OneVsOneMixin:
                             k: v for k, v in weights.items() if k in (classes[i], classes[j])
                         }
                     )
-                shared = None
                 if mode == "landmarks":
                     Xs = train[idx]
                     # The pair's rows of the one shared factor (its kernel is K_pair|Z).
-                    shared = (shared_map, factor[idx])
+                    est._ovo_factor = (shared_map, factor[idx])
                 elif mode == "kernel":
                     Xs = train[np.ix_(idx, idx)]
                 else:
                     Xs = train[np.ix_(idx, idx)] if pairwise else train[idx]
                 pair_weight = _weights(None if sample_weight is None else sample_weight[idx])
-                jobs.append((est, Xs, y_arr[idx], pair_weight, shared))
+                # One pair after the other: side by side (threads or processes) they were not
+                # faster, their small numpy steps hold the GIL (docs/benchmarks.md, "Fast by
+                # default", Multi-class).
+                try:
+                    estimators.append(est.fit(Xs, y_arr[idx], **pair_weight))
+                finally:
+                    est.__dict__.pop("_ovo_factor", None)
                 indices.append(idx)
                 pairs.append((classes[i], classes[j]))
-        # One after the other: side by side (threads or processes) they were not faster, the
-        # pairs' small numpy steps hold the GIL (docs/benchmarks.md, "Multi-class at scale").
-        estimators = [_fit_pair(*job) for job in jobs]
         self.ovo_ = {"indices": indices, "pairwise": pairwise, "mode": mode}
         if mode == "landmarks":
             self.ovo_["shared_map"] = True
@@ -533,15 +535,6 @@ class WeightedOneVsOneMixin(OneVsOneMixin):
         self
         """
         return self._fit_classes(X, y, sample_weight)
-
-
-def _fit_pair(est: Any, X: Any, y: NDArray, weight: dict[str, Any], shared: Any) -> Any:
-    if shared is not None:
-        est._ovo_factor = shared
-    try:
-        return est.fit(X, y, **weight)
-    finally:
-        est.__dict__.pop("_ovo_factor", None)
 
 
 def _weights(sample_weight: NDArray | None) -> dict[str, Any]:

@@ -1249,7 +1249,7 @@ def _kmeanspp(
     # loop is memory-bound: the difference F - c read and wrote the n x r features three times
     # per centre, 25 s for m = 500 at n = 10^5). Large F in float32 halves the traffic; a
     # distance only sets a sampling probability, and a chosen centre's is set to 0 exactly.
-    G = F.astype(np.float32) if F.size > _KMEANS_FLOAT32_ENTRIES else np.asarray(F)
+    G = F.astype(np.float32, copy=False) if F.size > _KMEANS_FLOAT32_ENTRIES else np.asarray(F)
     sq = np.einsum("ij,ij->i", G, G, dtype=np.float64)
     chosen = np.empty(m, dtype=np.intp)
     chosen[0] = rng.integers(n)

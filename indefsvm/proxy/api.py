@@ -12,7 +12,12 @@ from numpy.typing import ArrayLike
 from indefsvm.proxy.problems import ProxyKernelProblem, make_problem
 from indefsvm.proxy.result import SolveResult
 from indefsvm.proxy.solvers._monitor import SolverMonitor
-from indefsvm.proxy.solvers.auto import CLIP_PROBE, choose_method, run_clip_probe
+from indefsvm.proxy.solvers.auto import (
+    CLIP_PROBE,
+    choose_method,
+    run_clip_probe,
+    solver_options_of,
+)
 
 #: Solver registry: ``method=`` name -> ``"module:function"`` of a
 #: ``solver(problem, monitor, **options) -> SolveResult`` that uses only the problem contract
@@ -171,12 +176,9 @@ def check_solver_options(
 
 def _check_solver_keywords(method: str, solver: Callable[..., Any], options: Mapping) -> None:
     """Refuse options the solver does not take, with the ones it does (before any work)."""
-    import inspect
-
-    params = inspect.signature(solver).parameters
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+    accepted = solver_options_of(solver)
+    if accepted is None:
         return
-    accepted = [name for name, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY]
     unknown = [key for key in options if key not in accepted]
     if not unknown:
         return
@@ -341,21 +343,16 @@ def solve(
         symmetrize=symmetrize,
         psd_tol=psd_tol,
     )
-    choice = None
-    if method == "auto":
-        given = list(check_solver_options(options, name="options"))
-        choice = choose_method(built, preset=preset, options=given, get_solver=get_solver)
-        method = "auto" if choice.method == CLIP_PROBE else choice.method
-    result = solve_problem(
+    check_solver_options(options, name="options")  # a clash is named as solve's argument
+    # solve_problem chooses the solver ("auto") and resolves the preset, in one place.
+    return solve_problem(
         built,
         method=method,
         start_time=start,
-        options=resolve_options(method, preset=preset, options=options),
+        preset=preset,
+        options=options,
         **{name: arguments[name] for name in MONITOR_ARGUMENTS},
     )
-    if choice is not None:
-        result.info.setdefault("auto", choice.reason)
-    return result
 
 
 def solve_problem(
@@ -381,7 +378,9 @@ def solve_problem(
     choice = None
     if method == "auto":
         given = list(check_solver_options(options, name="options"))
-        choice = choose_method(problem, preset=preset, options=given, get_solver=get_solver)
+        choice = choose_method(
+            problem, preset=preset, options=given, solvers=SOLVERS, get_solver=get_solver
+        )
         method = choice.method
         if method == CLIP_PROBE:
             monitor_args = {name: arguments[name] for name in MONITOR_ARGUMENTS}

@@ -639,7 +639,7 @@ class LowRankProxyOperator:
         #: iteration. ``n_linear_z`` counts them.
         self._z_history: list[tuple[NDArray[np.float64], NDArray[np.float64], float]] = []
         self.n_linear_z = 0
-        #: Rows read by :meth:`factor_gram_rows` and :meth:`basis_gram_rows`, in units of n (a
+        #: Rows read by :meth:`basis_factor_gram` and :meth:`basis_gram_rows`, in units of n (a
         #: BLAS-3 product over a subset of rows, not a memory-bound pass).
         self.n_gram_passes = 0.0
         logger.debug("low-rank operator: n=%d, m=%d, rank=%d", self.n, kernel.rank, self.rank)
@@ -672,7 +672,6 @@ class LowRankProxyOperator:
         """Forget the stored ``U'u`` products, row Gram matrix and masked products (a solve
         starts from nothing remembered)."""
         self._z_history.clear()
-        self._row_gram = None
         self._basis_row_gram = None
         self._masked = None
 
@@ -857,8 +856,9 @@ class LowRankProxyOperator:
 
         ``[U q]_I = [Phi_I v_I] R`` (``v`` the residual ``u - U U'u`` when the state holds it,
         else ``u``; ``R`` an (m+1) x (m'+1) matrix), so it is ``R'[Phi_I v_I]'[Phi_I v_I] R``:
-        ``Phi_I'Phi_I`` from :meth:`factor_gram_rows` (updated by the rows that entered or left
-        ``I`` since the previous call), ``Phi_I'v_I`` one pass over the factor, and O(m^3).
+        ``T'Phi_I'Phi_I T`` from :meth:`basis_factor_gram` (updated by the rows that entered or
+        left ``I`` since the previous call), ``Phi_I'v_I`` one pass over the factor, and
+        O(k^2 + mk).
         Coordinates as in :meth:`apply_basis`. With ``V`` (n, k) also returns
         ``[U q]' V`` (:meth:`basis_adjoint`) from the same pass.
         """
@@ -883,7 +883,7 @@ class LowRankProxyOperator:
         few rows per step); otherwise, and always for a factor of fewer than
         ``_MIN_UPDATE_ENTRIES`` entries, it is one pass. The rows read are added to
         :attr:`n_gram_passes`; a refresh by a full pass follows ``8 n`` changed rows (the
-        updates lose digits as the Gram downdates of :meth:`factor_gram_rows`).
+        updates lose digits as the Gram downdates of :meth:`basis_factor_gram`).
         """
         mask = np.asarray(rows, dtype=bool)
         v = state.residual if state.residual is not None else state.u
@@ -952,9 +952,16 @@ class LowRankProxyOperator:
         return gram, self._adjoint_from(state, raw[:, 1:], V)
 
     def basis_factor_gram(self, rows: NDArray[np.bool_]) -> NDArray[np.float64]:
-        """``T'Phi_w,I'Phi_w,I T = U_I'U_I`` for the rows ``I``: :meth:`factor_gram_rows` in the
-        basis ``U = Phi_w T``, kept and updated by the rows that entered or left ``I`` (O(mk)
-        per row) under the same rules, so an active-set step costs no O(m^3) product."""
+        """``T'Phi_w,I'Phi_w,I T = U_I'U_I`` for the rows ``I`` (a boolean mask), in the basis
+        ``U = Phi_w T``, O(mk) per row read (no O(m^3) product per active-set step).
+
+        The previous call's matrix is kept and updated by the rows that entered or left ``I``
+        when they are fewer than ``|I|`` (an active-set method changes few rows per step),
+        else recomputed: from the set-up's Gram of all rows (:attr:`gram`, in the basis once)
+        minus the rows left out when ``I`` holds more than half of them, else over ``I``; rows
+        are read in blocks converted to float64. Adds the rows read, in units of n, to
+        :attr:`n_gram_passes`. :meth:`reset_warm_start` forgets the matrix.
+        """
         mask = np.asarray(rows, dtype=bool)
         count = int(np.count_nonzero(mask))
         cache = getattr(self, "_basis_row_gram", None)
@@ -963,11 +970,15 @@ class LowRankProxyOperator:
             added = np.flatnonzero(mask & ~old)
             removed = np.flatnonzero(old & ~mask)
             change = added.size + removed.size
+            # Downdates lose digits relative to the rows removed: bounded churn, then refresh.
             if change < count and churn + change <= 8 * self.n:
                 W = W + self._rows_gram(added, self.T) - self._rows_gram(removed, self.T)
                 self._basis_row_gram = (mask.copy(), W, churn + change)
                 return W
         if count > self.n // 2:
+            # Most rows: the set-up's Gram of all rows minus the few left out (at alpha = 0 every
+            # row is free, and the set-up already read them all). The subtraction loses digits
+            # as a downdate does: counted as churn, so the bound above forces a fresh sum.
             left_out = self.n - count
             full = getattr(self, "_basis_gram_all", None)
             if full is None:
@@ -995,41 +1006,6 @@ class LowRankProxyOperator:
         if c.ndim == 1 or not self.backend.columnwise(c[0]):
             return self.apply_basis(state, c)
         return np.column_stack([self.apply_basis(state, col) for col in c.T])
-
-    def factor_gram_rows(self, rows: NDArray[np.bool_]) -> NDArray[np.float64]:
-        """``Phi_w,I' Phi_w,I`` for the rows ``I`` (a boolean mask), O(m^2) per row read.
-
-        The previous call's matrix is kept and updated by the rows that entered or left ``I``
-        when they are fewer than ``|I|`` (an active-set method changes few rows per step),
-        else recomputed: from the set-up's Gram of all rows (:attr:`gram`) minus the rows left
-        out when ``I`` holds more than half of them, else over ``I``; rows are read in blocks
-        converted to float64. Adds the rows read, in
-        units of n, to :attr:`n_gram_passes`. :meth:`reset_warm_start` forgets the matrix.
-        """
-        mask = np.asarray(rows, dtype=bool)
-        count = int(np.count_nonzero(mask))
-        cache = getattr(self, "_row_gram", None)
-        if cache is not None:
-            old, G, churn = cache
-            added = np.flatnonzero(mask & ~old)
-            removed = np.flatnonzero(old & ~mask)
-            change = added.size + removed.size
-            # Downdates lose digits relative to the rows removed: bounded churn, then refresh.
-            if change < count and churn + change <= 8 * self.n:
-                G = G + self._rows_gram(added) - self._rows_gram(removed)
-                self._row_gram = (mask.copy(), G, churn + change)
-                return G
-        if count > self.n // 2:
-            # Most rows: the set-up's Gram of all rows minus the few left out (at alpha = 0 every
-            # row is free, and the set-up already read them all). The subtraction loses digits
-            # as a downdate does: counted as churn, so the bound above forces a fresh sum.
-            left_out = self.n - count
-            G = self.gram - self._rows_gram(np.flatnonzero(~mask)) if left_out else self.gram
-            self._row_gram = (mask.copy(), G, left_out)
-            return G
-        G = self._rows_gram(np.flatnonzero(mask))
-        self._row_gram = (mask.copy(), G, 0)
-        return G
 
     def _rows_gram(
         self, idx: NDArray[np.intp], transform: NDArray[np.float64] | None = None

@@ -81,10 +81,11 @@ def clip_ratio(problem: Any) -> float | None:
     ``K* = (K0)_+`` to within that fraction and the SVM on the clipped kernel (SIQCLP's first
     exchange) is the optimum to a certified gap.
     """
-    if problem.kind != "svc" or "n_by_n" not in problem.provides:
-        return None
-    if "second_order" in problem.provides or getattr(problem, "scale", None) is not None:
-        return None  # a factor (the Newton method's) or a vector rho
+    provides = problem.provides
+    if problem.kind != "svc" or "factor" in provides or "n_by_n" not in provides:
+        return None  # not dense classification (a factor is the Newton method's)
+    if getattr(problem, "scale", None) is not None:
+        return None  # a vector rho
     op = problem.operator
     if op.is_psd:
         return None
@@ -95,16 +96,17 @@ def clip_ratio(problem: Any) -> float | None:
     return bound / (4.0 * problem.penalty_rho * norm)
 
 
-def _options_of(solver: Callable[..., Any]) -> list[str]:
+def solver_options_of(solver: Callable[..., Any]) -> list[str] | None:
+    """The options ``solver`` takes (its keyword-only parameters); None when it takes any."""
     params = inspect.signature(solver).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return None
     return [n for n, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY]
 
 
 def _takes(solver: Callable[..., Any], names: Iterable[str]) -> bool:
-    params = inspect.signature(solver).parameters
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return True
-    return set(names) <= set(_options_of(solver))
+    accepted = solver_options_of(solver)
+    return accepted is None or set(names) <= set(accepted)
 
 
 def choose_method(
@@ -112,6 +114,7 @@ def choose_method(
     *,
     preset: str | None = None,
     options: Mapping[str, Any] | None = None,
+    solvers: Iterable[str],
     get_solver: Callable[[str], Callable[..., Any]],
 ) -> Choice:
     """The solver of ``method="auto"`` for ``problem`` (module docstring: the policy).
@@ -124,6 +127,8 @@ def choose_method(
         ``"paper"`` picks the paper's projected gradient.
     options : mapping, optional
         Solver options; only solvers that take all of them are candidates.
+    solvers : iterable of str
+        The registered solver names (a solver added to the registry is a candidate too).
     get_solver : callable
         ``name -> solver function`` (the registry's lookup).
 
@@ -135,12 +140,14 @@ def choose_method(
         When each option is some solver's but no solver takes them all.
     """
     names = list(options or {})
-    every = ["lowrank_newton", "pg", "accpm", "siqclp"]
+    every = list(solvers)
     # (Solvers are looked up only for options: SIQCLP's module imports cvxpy, seconds.)
     candidates = [m for m in every if _takes(get_solver(m), names)] if names else every
     if not candidates:
         unknown = [k for k in names if not any(_takes(get_solver(m), [k]) for m in every)]
-        listing = "; ".join(f"{m}: {', '.join(_options_of(get_solver(m)))}" for m in every)
+        listing = "; ".join(
+            f"{m}: {', '.join(solver_options_of(get_solver(m)) or ['any'])}" for m in every
+        )
         if unknown:
             raise TypeError(
                 f"no solver takes the option{'s' if len(unknown) > 1 else ''} "
