@@ -12,7 +12,8 @@ features ``Phi`` and a signature ``s`` (+-1 per column) with
 
     K_X|Z = Phi diag(s) Phi',
 
-computed by the one-shot approximate eigendecomposition of Sect. 2.2: with
+computed by the plain factor (default; below) or the one-shot approximate eigendecomposition
+of Sect. 2.2: with
 ``K_ZZ = U D U'``, ``L = K_XZ U |D|^{-1/2}``, ``S = sign(D)``, the thin SVD ``L = A Sigma B'``
 and the eigendecomposition ``M = Sigma B' S B Sigma = P Lambda P'``, we have
 ``K_X|Z = (AP) Lambda (AP)'`` with orthonormal ``AP``; the features are
@@ -116,6 +117,11 @@ BLOCK_BYTES = 32 * 2**20
 #: squared singular values are bounded below by the kept ``|d|``) within what double precision
 #: resolves, while the dropped part changes ``K_X|Z`` by at most ``~1e-10 max|d|`` per entry.
 DEFAULT_RCOND = 1e-10
+
+#: A map's eigenvalue beyond this many times the Gershgorin bound ``n max|k(x, z)|`` of the
+#: kernel entries seen comes from a nearly singular ``K_ZZ``, not from the kernel
+#: (:func:`_bounded_one_shot`).
+_BOUND_FACTOR = 10.0
 
 
 def _rows_per_block(n_cols: int) -> int:
@@ -402,6 +408,49 @@ def _chunk_features(
     return (rows(X_chunk, Z) @ W).astype(dtype, copy=False)
 
 
+def gram_eigenvalues(G: NDArray[np.float64], signature: NDArray[np.float64]) -> NDArray:
+    """The nonzero eigenvalues of ``Phi diag(signature) Phi'`` from ``G = Phi'Phi``.
+
+    With ``G = V g V'``, ``B = g^{1/2} V'`` satisfies ``B'B = G``, so ``Phi = Q B`` for some
+    ``Q`` with orthonormal columns and ``Phi S Phi' = Q (B S B') Q'``: the ``m x m``
+    symmetric ``B S B'`` has the eigenvalues sought (ascending).
+    """
+    G = 0.5 * (G + G.T)
+    g, V = scipy.linalg.eigh(G, check_finite=False)
+    B = np.sqrt(np.maximum(g, 0.0))[:, None] * V.T
+    M = (B * np.asarray(signature, dtype=np.float64)[None, :]) @ B.T
+    return scipy.linalg.eigvalsh(0.5 * (M + M.T), check_finite=False)
+
+
+def factor_eigenvalues(Phi: NDArray[np.floating], signature: NDArray[np.float64]) -> NDArray:
+    """The nonzero eigenvalues of ``Phi diag(signature) Phi'`` in O(n m^2) (the Gram matrix
+    ``Phi'Phi`` by float64 row blocks, then :func:`gram_eigenvalues`)."""
+    m = Phi.shape[1]
+    G = np.zeros((m, m))
+    for start, stop in _blocks(Phi.shape[0], _rows_per_block(m)):
+        P = np.asarray(Phi[start:stop], dtype=np.float64)
+        G += P.T @ P
+    return gram_eigenvalues(G, signature)
+
+
+def _chunk_gram_top(
+    X_chunk: Any, rows: _KernelRows, Z: Any, W: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], float]:
+    """``Phi'Phi`` of one row chunk's plain features ``k(X_chunk, Z) W`` and the largest
+    ``|k(x, z)|`` (a leaf of the plain map's check on a dask ``X``)."""
+    if len(X_chunk) == 0:
+        return np.zeros((W.shape[1], W.shape[1])), 0.0
+    C = rows(X_chunk, Z)
+    P = C @ W
+    return P.T @ P, float(np.max(np.abs(C)))
+
+
+def _sum_max(
+    a: tuple[NDArray[np.float64], float], b: tuple[NDArray[np.float64], float]
+) -> tuple[NDArray[np.float64], float]:
+    return a[0] + b[0], max(a[1], b[1])
+
+
 def _sample_without_replacement(
     rng: np.random.Generator, n: int, size: int, p: NDArray[np.float64] | None = None
 ) -> NDArray[np.intp]:
@@ -426,12 +475,22 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         k(X_new, X_new') ~= Phi diag(signature_) Phi'_'
 
     for any two sets of points (the Nystroem approximation of eq. (3), ``K_X|Z = K_XZ K_ZZ^+
-    K_ZX``). With ``factorization="one-shot"`` (default) the columns are the approximate
-    eigenvectors of Sect. 2.2 scaled by ``|eigenvalue|^{1/2}``: on the training set
-    ``Phi = A P |Lambda|^{1/2}`` with orthonormal ``A P``, columns sorted by ``|Lambda|``, so
-    ``Phi[:, :k]`` is the rank-``k`` truncation of the approximate eigendecomposition. The
-    kernel is evaluated in row blocks against the ``m`` landmarks only (memory O(n m); no
-    ``n x n`` array).
+    K_ZX``). With ``factorization="plain"`` (default) the features are ``K_XZ U |D|^{-1/2}``
+    with ``K_ZZ = U D U'`` and signature ``sign(D)``, as scikit-learn's ``Nystroem`` for a
+    positive semidefinite kernel: :meth:`fit` evaluates the kernel on the ``m`` landmarks only.
+    With ``factorization="one-shot"`` (paper 003, Sect. 2.2) the columns are the approximate
+    eigenvectors scaled by ``|eigenvalue|^{1/2}``: on the training set ``Phi = A P
+    |Lambda|^{1/2}`` with orthonormal ``A P``, columns sorted by ``|Lambda|``, so ``Phi[:, :k]``
+    is the rank-``k`` truncation of the approximate eigendecomposition; :meth:`fit` makes one
+    pass over the training set for it. Both give the same ``K_X|Z``. The kernel is evaluated
+    in row blocks against the ``m`` landmarks only (memory O(n m); no ``n x n`` array).
+
+    A nearly singular ``K_ZZ`` (a saturated kernel) can give ``K_X|Z`` an eigenvalue far
+    beyond ``n max|k(x, z)|``, which no kernel with such entries has. The one-shot map drops
+    those directions with a warning; :meth:`fit_transform` of the plain map checks its
+    features against the same bound (free when ``||Phi||_F^2`` is within it, one ``m x m``
+    eigenproblem otherwise) and refits one-shot if needed (``factorization_`` says which map
+    was fitted). The plain :meth:`fit` sees no row beyond the landmarks and cannot check.
 
     Parameters
     ----------
@@ -464,10 +523,11 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         Dtype of the features returned by :meth:`transform` (computations stay float64).
     rcond : float, optional
         Relative cut-off of the pseudo-inverse of ``K_ZZ`` (default :data:`DEFAULT_RCOND`).
-    factorization : {"one-shot", "plain"}, default "one-shot"
-        ``"one-shot"``: the approximate eigendecomposition of Sect. 2.2 (one pass over the
-        training set in ``fit``). ``"plain"``: features ``L = K_XZ U |D|^{-1/2}`` with signature
-        ``sign(D)`` (same ``K_X|Z``; ``fit`` touches only the landmarks).
+    factorization : {"plain", "one-shot"}, default "plain"
+        ``"plain"``: features ``L = K_XZ U |D|^{-1/2}`` with signature ``sign(D)`` (``fit``
+        touches only the landmarks, as scikit-learn's ``Nystroem``). ``"one-shot"``: the
+        approximate eigendecomposition of paper 003, Sect. 2.2 (one pass over the training set
+        in ``fit``; the features of the Krein estimators). Same ``K_X|Z``.
 
     Attributes
     ----------
@@ -493,6 +553,9 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         ``sign(D_r)``.
     sketch_landmarks_ : ndarray of int or None
         Indices of the uniform sketch used by the landmark selection.
+    factorization_ : {"plain", "one-shot"}
+        The map fitted: ``factorization``, or ``"one-shot"`` when the plain map's check in
+        :meth:`fit_transform` refitted it (see above).
     fit_time_ : dict
         Seconds spent in ``"landmarks"`` and ``"factorization"``.
 
@@ -517,7 +580,7 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         verbose: bool = False,
         dtype: str | type = "float64",
         rcond: float | None = None,
-        factorization: str = "one-shot",
+        factorization: str = "plain",
     ) -> None:
         set_init_parameters(self, locals())
 
@@ -680,13 +743,84 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         W0, S = self._set_landmarks(idx, sketch, Z, rows, rcond)
         if self.factorization == "plain":
             self.fit_time_ = {"landmarks": t1 - t0, "factorization": time.perf_counter() - t1}
-            return self.transform(X) if keep_features else None
-        # One-shot (Sect. 2.2). The R factor of L = K_XZ W0 is R0 W0 with R0 the R factor of
-        # K_XZ (L = Q R0 W0), so a tall-skinny QR of the kernel rows themselves (by row blocks)
-        # gives Sigma and B of the thin SVD of L without forming L: 2 m^2 n flops for the fit.
-        # fit_transform keeps K_XZ (in the output dtype) and turns it into Phi = K_XZ W in place,
-        # so the peak is one n x m array (+ blocks), not two.
-        m_l = len(idx)
+            if not keep_features:
+                return None
+            Phi, top, fro2 = self._plain_features(X, rows, dtype)
+            if self._plain_within_bound(Phi, top, fro2, n):
+                return Phi
+            del Phi
+        return self._fit_one_shot(X, rows, Z, W0, S, (t0, t1), keep_features, dtype)
+
+    def _plain_features(
+        self, X: Any, rows: _KernelRows, dtype: np.dtype
+    ) -> tuple[NDArray[np.floating], float, float]:
+        """The plain features ``K_XZ W0`` by row blocks, with the largest ``|k(x, z)|`` and
+        ``||K_XZ W0||_F^2`` (both from the float64 blocks): what :meth:`_plain_within_bound`
+        needs, at O(nm) beside the product."""
+        n = len(X)
+        W = self.components_
+        Z = self.landmark_points_
+        out = np.empty((n, W.shape[1]), dtype=dtype)
+        top = fro2 = 0.0
+        bar = _progress(n, "Nystroem features", bool(self.verbose))
+        for start, stop in _blocks(n, _rows_per_block(max(W.shape))):
+            C = rows(X[start:stop], Z)
+            top = max(top, float(np.max(np.abs(C))) if C.size else 0.0)
+            P = C @ W
+            fro2 += float(np.einsum("ij,ij->", P, P))
+            out[start:stop] = P
+            bar.update(stop - start)
+        bar.close()
+        return out, top, fro2
+
+    def _plain_within_bound(
+        self, Phi: NDArray[np.floating], top: float, fro2: float, n: int
+    ) -> bool:
+        """Whether the plain map's approximation has every eigenvalue within ten times the
+        Gershgorin bound ``n max|k(x, z)|`` (the bound the one-shot map enforces,
+        :func:`_bounded_one_shot`).
+
+        The nonzero eigenvalues of ``Phi S Phi'`` are those of ``B S B'`` with ``B'B =
+        Phi'Phi``, so each is at most ``||Phi||_2^2 <= ||Phi||_F^2`` in magnitude: when the
+        Frobenius norm (free with the features) is within the bound nothing more is computed;
+        otherwise the ``m x m`` Gram matrix gives the eigenvalues themselves. A map beyond the
+        bound (a nearly singular ``K_ZZ``) is refitted one-shot, which drops those directions
+        with a warning.
+        """
+        bound = _BOUND_FACTOR * n * top
+        if fro2 <= bound:
+            return True
+        lam = factor_eigenvalues(Phi, self.signature_)
+        if lam.size == 0 or float(np.max(np.abs(lam))) <= bound:
+            return True
+        logger.info(
+            "IndefiniteNystroem: the plain map has an eigenvalue %.3g beyond %g n max|k| = %.3g "
+            "(nearly singular K_ZZ); refitting one-shot, which drops those directions.",
+            float(np.max(np.abs(lam))),
+            _BOUND_FACTOR,
+            bound,
+        )
+        return False
+
+    def _fit_one_shot(
+        self,
+        X: Any,
+        rows: _KernelRows,
+        Z: Any,
+        W0: NDArray[np.float64],
+        S: NDArray[np.float64],
+        times: tuple[float, float],
+        keep_features: bool,
+        dtype: np.dtype,
+    ) -> NDArray[np.floating] | None:
+        """The one-shot map of Sect. 2.2 on ``X`` (one pass over the kernel rows)."""
+        # The R factor of L = K_XZ W0 is R0 W0 with R0 the R factor of K_XZ (L = Q R0 W0), so
+        # a tall-skinny QR of the kernel rows themselves (by row blocks) gives Sigma and B of
+        # the thin SVD of L without forming L: 2 m^2 n flops for the fit. fit_transform keeps
+        # K_XZ (in the output dtype) and turns it into Phi = K_XZ W in place, so the peak is
+        # one n x m array (+ blocks), not two.
+        n = len(X)
+        m_l = W0.shape[0]
         C_all = np.empty((n, m_l), dtype=dtype) if keep_features else None
         R0 = np.zeros((0, m_l))
         step = _rows_per_block(m_l)
@@ -700,7 +834,7 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
             top = max(top, float(np.max(np.abs(C_block))) if C_block.size else 0.0)
             bar.update(stop - start)
         bar.close()
-        self._set_one_shot(R0, W0, S, n, (t0, t1), top)
+        self._set_one_shot(R0, W0, S, n, times, top)
         r = self.n_components_
         if C_all is None:
             return None
@@ -761,7 +895,23 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         if not callable(self.kernel):
             Z = check_finite_matrix(Z, name="X (landmark rows)")
         W0, S = self._set_landmarks(idx, sketch, Z, rows, rcond)
-        if self.factorization == "one-shot":
+        one_shot = self.factorization == "one-shot"
+        if not one_shot and keep_features:
+            # The plain map's check (:meth:`_plain_within_bound`) as one pass on the workers:
+            # only the m x m Gram matrix and the largest entry travel.
+            with fit_progress("Nystroem check", enabled=None if self.verbose else False):
+                G, top = reduce_rows(_chunk_gram_top, X, args=(rows, Z, W0), combine=_sum_max)
+            lam = gram_eigenvalues(G, S)
+            bound = _BOUND_FACTOR * n * top
+            one_shot = lam.size > 0 and float(np.max(np.abs(lam))) > bound
+            if one_shot:
+                logger.info(
+                    "IndefiniteNystroem: the plain map has an eigenvalue %.3g beyond %.3g; "
+                    "refitting one-shot, which drops those directions.",
+                    float(np.max(np.abs(lam))),
+                    bound,
+                )
+        if one_shot:
             # Distributed TSQR of K_XZ (R factors only, combined pairwise on the workers); the
             # bar is the estimator's whole-fit bar when a fit of one runs this.
             with fit_progress("Nystroem factor", enabled=None if self.verbose else False):
@@ -817,6 +967,7 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         self.landmark_eigenvalues_ = d
         self.landmark_basis_ = W0
         self.landmark_signature_ = S.astype(np.float64)
+        self.factorization_ = self.factorization
         r = W0.shape[1]
         if r < len(idx):
             logger.info(
@@ -840,7 +991,7 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         without the near-singular landmark directions no kernel with such entries can have
         (:func:`_bounded_one_shot`)."""
         t0, t1 = times
-        T, lam, sigma, W0, S, dropped = _bounded_one_shot(R0, W0, S, 10.0 * n * top)
+        T, lam, sigma, W0, S, dropped = _bounded_one_shot(R0, W0, S, _BOUND_FACTOR * n * top)
         if dropped:
             warnings.warn(
                 f"IndefiniteNystroem: the landmark kernel K_ZZ is nearly singular; {dropped} of "
@@ -856,6 +1007,7 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
             self.landmark_basis_ = W0
             self.landmark_signature_ = np.asarray(S, dtype=np.float64)
         r = W0.shape[1]
+        self.factorization_ = "one-shot"
         self.components_ = W0 @ T
         self.eigenvalues_ = lam
         self.signature_ = np.where(lam >= 0.0, 1.0, -1.0)
@@ -913,8 +1065,9 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
             landmarks=np.arange(m),
             dtype=self.dtype,
             rcond=self.rcond,
-            factorization=self.factorization,
+            factorization=self.factorization_,
         )
+        new.factorization_ = self.factorization_
         new.landmarks_ = np.arange(m, dtype=np.intp)
         new.sketch_landmarks_ = None
         new.landmark_points_ = None
@@ -979,7 +1132,7 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
             raise ValueError(f"C must be the (n, {m}) kernel columns k(X, Z); got {C.shape}.")
         dtype = np.dtype(self.dtype)
         t0 = time.perf_counter()
-        if self.factorization == "plain":
+        if self.factorization_ == "plain":
             new.components_ = W0
             new.eigenvalues_ = self.eigenvalues_
             new.signature_ = self.signature_
@@ -1135,7 +1288,10 @@ def select_landmarks(
     if isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 1:
         raise ValueError(f"sketch_size must be a positive integer; got {sketch_size!r}.")
     s = int(min(s, n))
-    sketch = IndefiniteNystroem(kernel=_FixedRows(kernel_rows), n_components=s, rcond=rcond)
+    # one-shot: the leverage scores and the flip-spectrum features need orthonormal directions
+    sketch = IndefiniteNystroem(
+        kernel=_FixedRows(kernel_rows), n_components=s, rcond=rcond, factorization="one-shot"
+    )
     sketch._fit_sketch(X, rng)
     if method == "leverage":
         # ||U_(i)||^2 with U = Phi |Lambda|^{-1/2} (orthonormal columns on X).

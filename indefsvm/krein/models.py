@@ -150,7 +150,8 @@ class _KernelEstimatorMixin(KernelInputMixin):
 
     def _nystroem_overrides(self) -> dict[str, Any]:
         # L = K_XZ U |D|^{-1/2}, signature sign(D): the features of paper 003, Sect. 2.4-2.5.
-        overrides = {"factorization": "plain"} if self._landmark_split() else {}
+        # one-shot otherwise (paper 003, Sect. 2.2): the features' norm is the regulariser's
+        overrides = {"factorization": "plain" if self._landmark_split() else "one-shot"}
         if hasattr(self, "dtype"):
             overrides["dtype"] = self.dtype  # storage of the factor (float32 halves it)
         return overrides

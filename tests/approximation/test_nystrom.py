@@ -65,7 +65,9 @@ def test_all_points_as_landmarks_reproduce_K(kernel, params, func, factorization
 def test_one_shot_matches_dense_eigh_of_nystroem_on_its_range():
     X = _X(120, 3, seed=1)
     m = 25
-    ny = IndefiniteNystroem("sigmoid", **SIG, n_components=m, random_state=3).fit(X)
+    ny = IndefiniteNystroem(
+        "sigmoid", **SIG, n_components=m, random_state=3, factorization="one-shot"
+    ).fit(X)
     Z = X[ny.landmarks_]
     K_XZ = sigmoid_kernel(X, Z, **SIG)
     K_ZZ = sigmoid_kernel(Z, **SIG)
@@ -110,7 +112,9 @@ def test_fit_transform_equals_fit_then_transform_and_blocks(monkeypatch):
     import indefsvm.approximation.nystrom as nys
 
     X = _X(257, 4, seed=4)
-    ny = IndefiniteNystroem("sigmoid", **SIG, n_components=30, random_state=1)
+    ny = IndefiniteNystroem(
+        "sigmoid", **SIG, n_components=30, random_state=1, factorization="one-shot"
+    )
     Phi = ny.fit_transform(X)
     # Tiny blocks: many TSQR steps, including blocks with fewer rows than columns.
     monkeypatch.setattr(nys, "BLOCK_BYTES", 8 * 30 * 7)
@@ -187,7 +191,7 @@ def test_leverage_scores_are_those_of_the_dense_sketch():
     # sketch is a uniform one-shot Nystroem fit drawn from the same generator state.
     sk = IndefiniteNystroem(
         "sigmoid", **SIG, n_components=20, landmarks="uniform",
-        random_state=np.random.default_rng(0),
+        random_state=np.random.default_rng(0), factorization="one-shot",
     )  # fmt: skip
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
@@ -261,7 +265,9 @@ def test_dtype_float32_and_errors():
 def test_thin_svd_of_L_agrees_with_tsqr_factor():
     """``singular_values_`` are those of ``L = K_XZ U |D|^{-1/2}`` (thin SVD of Sect. 2.2)."""
     X = _X(90, 3, seed=8)
-    ny = IndefiniteNystroem("sigmoid", **SIG, n_components=12, random_state=2).fit(X)
+    ny = IndefiniteNystroem(
+        "sigmoid", **SIG, n_components=12, random_state=2, factorization="one-shot"
+    ).fit(X)
     K_ZZ = sigmoid_kernel(ny.landmark_points_, **SIG)
     d, U = np.linalg.eigh(K_ZZ)
     L = sigmoid_kernel(X, ny.landmark_points_, **SIG) @ (U / np.sqrt(np.abs(d)))
@@ -327,7 +333,9 @@ def test_near_singular_landmark_block_is_not_amplified():
     X, _ = make_classification(n_samples=3000, n_features=20, random_state=0)
     X = (X * 10).astype(int)
     with pytest.warns(UserWarning, match="nearly singular"):
-        nys = IndefiniteNystroem("sigmoid", n_components=10, random_state=18).fit(X)
+        nys = IndefiniteNystroem(
+            "sigmoid", n_components=10, random_state=18, factorization="one-shot"
+        ).fit(X)
     K = sigmoid_kernel(X.astype(float))
     n = X.shape[0]
     bound = n * np.max(np.abs(K))
@@ -346,3 +354,53 @@ def test_near_singular_landmark_block_is_not_amplified():
     # (ten landmarks approximate a +-1 kernel only roughly, but on the kernel's own scale)
     assert np.linalg.norm(K - approx) < 1e-3 * np.linalg.norm(K - plain)
     assert np.linalg.norm(K - approx) < 3 * np.linalg.norm(K)
+
+
+def test_plain_fit_transform_refits_one_shot_beyond_the_bound():
+    """The default plain map checks its features against the one-shot map's bound: on the
+    saturated kernel above its approximation has an eigenvalue far beyond ``n max|k|``
+    (dense reference: the eigenvalues of the pseudo-inverse Nystroem matrix), so
+    ``fit_transform`` refits one-shot, with the warning, and the map stays within the bound;
+    on a benign kernel the plain features are kept and reproduce the one-shot ``K_X|Z``."""
+    from sklearn.datasets import make_classification
+
+    from indefsvm.kernels import sigmoid_kernel
+
+    X, _ = make_classification(n_samples=3000, n_features=20, random_state=0)
+    X = (X * 10).astype(int)
+    K = sigmoid_kernel(X.astype(float))
+    n = X.shape[0]
+    bound = n * np.max(np.abs(K))
+    nys = IndefiniteNystroem("sigmoid", n_components=10, random_state=18)
+    with pytest.warns(UserWarning, match="nearly singular"):
+        Phi = nys.fit_transform(X)
+    assert nys.factorization == "plain" and nys.factorization_ == "one-shot"
+    approx = (Phi * nys.signature_) @ Phi.T
+    assert np.max(np.abs(np.linalg.eigvalsh(approx))) <= 10 * bound
+    # the plain map of the same landmarks (fit alone cannot check) is far beyond it
+    plain = IndefiniteNystroem("sigmoid", n_components=10, random_state=18).fit(X)
+    assert plain.factorization_ == "plain"
+    P = plain.transform(X)
+    assert np.max(np.abs(np.linalg.eigvalsh((P * plain.signature_) @ P.T))) > 100 * bound
+
+    Xb = _X(300, 3, seed=6)
+    ny = IndefiniteNystroem("sigmoid", **SIG, n_components=25, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        Phi = ny.fit_transform(Xb)
+    assert ny.factorization_ == "plain"
+    one = IndefiniteNystroem(
+        "sigmoid", **SIG, n_components=25, random_state=0, factorization="one-shot"
+    )
+    Phi1 = one.fit_transform(Xb)
+    np.testing.assert_array_equal(ny.landmarks_, one.landmarks_)
+    np.testing.assert_allclose(
+        (Phi * ny.signature_) @ Phi.T, (Phi1 * one.signature_) @ Phi1.T, atol=1e-9
+    )
+    # the eigenvalue helper against a dense eigendecomposition of Phi S Phi'
+    from indefsvm.approximation.nystrom import factor_eigenvalues
+
+    dense = np.linalg.eigvalsh((Phi * ny.signature_) @ Phi.T)
+    lam = factor_eigenvalues(Phi, ny.signature_)
+    largest = np.sort(dense[np.argsort(np.abs(dense))[-len(lam) :]])
+    np.testing.assert_allclose(np.sort(lam), largest, atol=1e-9)

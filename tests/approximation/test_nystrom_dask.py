@@ -48,6 +48,28 @@ def test_fit_transform_matches_in_memory_fit(factorization):
 
 
 @pytest.mark.usefixtures("dask_client")
+def test_plain_map_beyond_the_bound_refits_one_shot_as_in_memory():
+    """A saturated sigmoid (integer features): the plain map's check runs on the workers and
+    refits one-shot as the in-memory fit does, with the same warning and map."""
+    from sklearn.datasets import make_classification
+
+    X, _ = make_classification(n_samples=3000, n_features=20, random_state=0)
+    X = (X * 10).astype(int).astype(float)
+    params = {"kernel": "sigmoid", "n_components": 10, "random_state": 18}
+    ref = IndefiniteNystroem(**params)
+    with pytest.warns(UserWarning, match="nearly singular"):
+        P = ref.fit_transform(X)
+    ny = IndefiniteNystroem(**params)
+    with pytest.warns(UserWarning, match="nearly singular"):
+        Pd = np.asarray(ny.fit_transform(da.from_array(X, chunks=700)).compute())
+    assert ref.factorization_ == ny.factorization_ == "one-shot"
+    np.testing.assert_allclose(ny.eigenvalues_, ref.eigenvalues_, rtol=1e-8)
+    K_ref = (P * ref.signature_) @ P.T
+    K_got = (Pd * ny.signature_) @ Pd.T
+    assert np.max(np.abs(K_got - K_ref)) <= 1e-8 * np.max(np.abs(K_ref))
+
+
+@pytest.mark.usefixtures("dask_client")
 def test_features_are_row_chunked_and_stay_on_the_workers():
     X, Xd = _data()
     Pd = IndefiniteNystroem(**KERNEL, n_components=40, random_state=1).fit_transform(Xd)

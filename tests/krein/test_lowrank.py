@@ -69,7 +69,7 @@ def test_vc_lsm_low_rank_equals_dense_solver_on_the_nystroem_matrix():
     """m < n: the m-dimensional secular solve equals the n-dimensional one on K_X|Z."""
     X, y, _, _ = _data(n=90, seed=2)
     yc = y - y.mean()
-    ny = IndefiniteNystroem(_sig, n_components=15, random_state=0)
+    ny = IndefiniteNystroem(_sig, n_components=15, random_state=0, factorization="one-shot")
     Phi = ny.fit_transform(X)
     s = ny.signature_
     K_nys = (Phi * s) @ Phi.T
@@ -123,7 +123,7 @@ def _labels(y):
 def test_sh_svm_matches_cvxpy_primal():
     X, y, _, _ = _data(n=60, seed=5)
     yl = _labels(y)
-    ny = IndefiniteNystroem(_sig, n_components=12, random_state=1)
+    ny = IndefiniteNystroem(_sig, n_components=12, random_state=1, factorization="one-shot")
     Phi = ny.fit_transform(X)
     s = ny.signature_
     F = Phi * s
@@ -184,7 +184,7 @@ def test_sh_svm_low_rank_reproduces_full_rank(center):
 def test_sh_svm_hypergradient_matches_finite_differences(loss):
     X, y, Xv, yv = _data(n=70, n_test=40, seed=7)
     yl, yvl = _labels(y), np.where(yv > np.median(y), 1.0, -1.0)
-    ny = IndefiniteNystroem(_sig, n_components=20, random_state=2)
+    ny = IndefiniteNystroem(_sig, n_components=20, random_state=2, factorization="one-shot")
     Phi = ny.fit_transform(X)
     s = ny.signature_
     F, Fv = Phi * s, ny.transform(Xv) * s

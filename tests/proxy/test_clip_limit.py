@@ -17,6 +17,7 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.exceptions import ConvergenceWarning
 
 from indefsvm import IndefiniteSVC
+from indefsvm.approximation.nystrom import factor_eigenvalues
 from indefsvm.proxy._libsvm import train_precomputed
 
 C = 0.1
@@ -43,7 +44,22 @@ def _model(rho: float, solver: str) -> IndefiniteSVC:
 def _clip_reference(clf, X, y, Xt):
     """LIBSVM on the clip-spectrum features of the fitted map: ``(F, +-1 labels, fit, test
     decision values, positive for classes_[1])``."""
-    nys = clf.nystroem_
+    from indefsvm import IndefiniteNystroem
+
+    # The estimator's map is the plain factor; the clip spectrum needs eigen-features: the
+    # one-shot map of the same landmarks has the same K0 (checked) and orthonormal directions.
+    fitted = clf.nystroem_
+    nys = IndefiniteNystroem(
+        kernel="sigmoid",
+        gamma=PARAMS["gamma"],
+        coef0=PARAMS["coef0"],
+        landmarks=fitted.landmarks_,
+        factorization="one-shot",
+    ).fit(X)
+    P, P1 = fitted.transform(X), nys.transform(X)
+    np.testing.assert_allclose(
+        (P * fitted.signature_) @ P.T, (P1 * nys.signature_) @ P1.T, atol=1e-9
+    )
     keep = nys.signature_ > 0
     F, Ft = nys.transform(X)[:, keep], nys.transform(Xt)[:, keep]
     ypm = np.where(y == clf.classes_[1], 1.0, -1.0)
@@ -59,7 +75,8 @@ def test_large_rho_is_the_hinge_svm_on_clip_features(table, solver):
     bound = n * C * C  # B = max ||Y alpha||^2 over the box
     # A Nystroem map with the estimator's parameters (same seed: the same map) for ||(K0)_-||_F.
     probe = _model(1.0, solver).fit(X, y).nystroem_
-    negative = float(np.linalg.norm(np.minimum(probe.eigenvalues_, 0.0)))
+    lam = factor_eigenvalues(probe.transform(X), probe.signature_)  # those of K0
+    negative = float(np.linalg.norm(np.minimum(lam, 0.0)))
     assert negative > 0  # the sigmoid kernel is indefinite here: the limit is not trivial
     rho = bound / (4.0 * np.sqrt(np.finfo(float).eps) * negative)
     with warnings.catch_warnings():
