@@ -38,8 +38,8 @@ from typing import Any
 
 import numpy as np
 
-#: The second-order method's problems (``lowrank_newton`` refuses the others).
-NEWTON_PROBLEMS = ("svc", "perturb")
+#: The second-order method's problems (``lowrank_newton`` refuses the others: SVR's l1 term).
+NEWTON_PROBLEMS = ("svc", "perturb", "oneclass")
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,10 @@ def newton_applies(problem: Any) -> str | None:
     if "factor" not in provides:
         return "K0 is a dense matrix (the second-order method needs a factor)"
     if problem.kind not in NEWTON_PROBLEMS:
-        return f"problem={problem.kind!r} (the second-order method solves classification)"
+        return (
+            f"problem={problem.kind!r} (the second-order method needs a smooth objective over a "
+            "box from 0: classification and one-class)"
+        )
     if "second_order" not in provides:
         return "rho is a vector (the second-order method takes a scalar rho)"
     return None
@@ -166,7 +169,7 @@ def choose_method(
     if why_not is None and "lowrank_newton" in candidates:
         return Choice(
             "lowrank_newton",
-            "a factored K0, classification, scalar rho: the second-order method "
+            f"a factored K0, problem={problem.kind!r}, scalar rho: the second-order method "
             "(projected gradient from its best point if it stalls)",
         )
     ratio = clip_ratio(problem) if not names else None

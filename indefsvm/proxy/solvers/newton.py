@@ -32,9 +32,12 @@ active-set iteration restarts from its active set. The outer step is an Armijo l
 :meth:`~indefsvm.proxy.problems.ProxyKernelProblem.evaluate` offered to the monitor, so the
 certified gap of theory.md §3/§11 is the stopping rule, as for the projected gradient.
 
-Supports classification (``problem="svc"`` and ``"perturb"``) with a scalar ``rho`` on a
-low-rank ``K0`` (the operator's ``"factor"`` capability); other problems are refused before any
-work. Measured (``benchmarks/bench_lowrank.py --method lowrank_newton``): 1-6 outer
+Supports classification (``problem="svc"`` and ``"perturb"``) and the one-class SVM
+(``"oneclass"``: ``y = 1``, the constraint ``1'a = 1``, no linear term) with a scalar ``rho`` on
+a low-rank ``K0`` (the operator's ``"factor"`` capability); other problems are refused before
+any work (SVR: its l1 term makes the objective non-smooth at 0 and its box ``[-C, C]`` is not
+one-sided; a vector ``rho`` scales the factor's rows, for which the operator has no Jacobian).
+Measured (``benchmarks/bench_lowrank.py --method lowrank_newton``): 1-6 outer
 iterations and 30-80 passes over the factor where the accelerated projected gradient needs
 100-500 iterations of about 3 passes each.
 """
@@ -59,21 +62,33 @@ _EPS = float(np.finfo(np.float64).eps)
 NOISE_ULPS = 1024.0
 #: Halvings of the outer step before the direction is declared useless.
 MAX_HALVINGS = 40
-#: Problems whose feasible set and objective have the SVM form the dual model assumes.
-SUPPORTED = ("svc", "perturb")
+#: Problems whose feasible set and objective have the form the model assumes: ``{c'a = r,
+#: 0 <= a <= C}``, a smooth linear term and ``u = c * a`` (the same ``c``; ``c = y`` for the
+#: classifiers, ``c = 1`` for the one-class SVM). SVR's l1 term and its box ``[-C, C]`` are not.
+SUPPORTED = ("svc", "perturb", "oneclass")
 
 
 def _check_problem(problem: ProxyKernelProblem) -> None:
     if problem.kind not in SUPPORTED:
         raise ValueError(
-            f"method='lowrank_newton' solves classification (problem in {SUPPORTED}); got "
-            f"problem={problem.kind!r}. Use method='pg'."
+            f"method='lowrank_newton' solves problem in {SUPPORTED} (a box from 0, one equality "
+            f"constraint, a smooth objective); got problem={problem.kind!r}. Use method='pg'."
         )
     if "second_order" not in problem.provides:
         raise ValueError(
             "method='lowrank_newton' needs the derivative of K*(u) u, which a factored K0 with "
             "a scalar rho provides (a vector rho rescales the factor's rows: not implemented). "
             "Use method='pg' (solver='auto' picks it) for componentwise penalties."
+        )
+    # what the model assumes, checked rather than trusted (the kinds above satisfy it)
+    if (
+        np.any(problem.lower != 0.0)
+        or problem.l1_weight != 0.0
+        or not np.array_equal(problem.u_coef, problem.eq_coef)
+    ):
+        raise ValueError(
+            f"method='lowrank_newton': problem {problem.kind!r} is not of the form {{c'a = r, "
+            "0 <= a <= C}} with u = c * a and no l1 term. Use method='pg'."
         )
 
 
@@ -83,7 +98,7 @@ class _DualModel:
     def __init__(self, problem, state, x, g, mu, S):
         self.op = problem.operator
         self.state = state
-        self.y = problem.y
+        self.y = problem.eq_coef
         self.upper = problem.upper
         self.x = x
         self.g = g
@@ -178,7 +193,7 @@ def _active_set_direction(
     multiplier of ``y'd = 0``).
     """
     op, st = problem.operator, ev.state
-    x, g, y, C = ev.alpha, ev.gradient, problem.y, problem.upper
+    x, g, y, C = ev.alpha, ev.gradient, problem.eq_coef, problem.upper
     k = G.shape[0]
     lo, hi = -x, C - x
     if guess is None:

@@ -62,7 +62,6 @@ def test_a_factored_classification_problem_gets_the_second_order_method_and_its_
         ("dense", "dense"),
         ("vector_rho", "rho is a vector"),
         ("svr", "problem='svr'"),
-        ("oneclass", "problem='oneclass'"),
     ],
 )
 def test_everything_else_gets_the_projected_gradient(case, expected_reason):
@@ -72,10 +71,8 @@ def test_everything_else_gets_the_projected_gradient(case, expected_reason):
         problem = make_problem("svc", factor.toarray(), y)
     elif case == "vector_rho":
         problem = make_problem("svc", factor, y, rho=np.linspace(0.5, 2.0, 60))
-    elif case == "svr":
-        problem = make_problem("svr", factor, y * 0.7)
     else:
-        problem = make_problem("oneclass", factor, None)
+        problem = make_problem("svr", factor, y * 0.7)
     res = quiet(solve_problem, problem, tol=1e-5)
     assert res.method == "pg"
     assert expected_reason in res.info["auto"]

@@ -41,6 +41,12 @@ def solve_quiet(problem, **kw):
         return solve_problem(problem, **kw)
 
 
+def solve_quiet_fit(estimator, X):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return estimator.fit(X)
+
+
 def excess(result):
     """``f(alpha) - f(0)`` as the solver formed it, without the constant ``f(0)`` (subtracting
     two large numbers here lost their rounding on another machine)."""
@@ -119,6 +125,44 @@ def test_same_optimum_as_dense_problem(n, m, seed, C, rho):
     assert excess(newton) == pytest.approx(excess(dense), rel=1e-7)
     # its certified bound holds for the dense optimum too
     assert excess(newton) + newton.gap >= excess(dense) - 1e-9 * max(1.0, excess(dense))
+
+
+@pytest.mark.parametrize("rho", [1e-2, 1.0, 1e3])
+@pytest.mark.parametrize("nu", [0.1, 0.5, 0.9])
+def test_one_class_same_optimum_as_dense_problem(nu, rho):
+    """The one-class SVM (``y = 1``, ``1'a = 1``, box ``1/(nu n)``, no linear term) has the
+    form the model assumes: the same certified optimum as the projected gradient on the dense
+    ``K0``, in a few iterations; ``auto`` picks it on a factor."""
+    import indefsvm
+
+    Phi, s, _ = factor_data(150, 20, 12)  # (its labels are not used)
+    tol = 1e-8
+    problem = make_problem("oneclass", LowRankKernel(Phi, s), None, nu=nu, rho=rho)
+    newton = solve_quiet(problem, method="lowrank_newton", tol=tol)
+    assert newton.status == "converged", newton.message
+    assert newton.relative_gap <= tol and newton.n_iter <= 100, newton.n_iter
+    assert abs(newton.alpha.sum() - 1.0) <= 1e-12 and newton.alpha.max() <= 1 / (nu * 150) + 1e-15
+    K0 = (Phi * s) @ Phi.T
+    dense = solve_quiet(
+        make_problem("oneclass", 0.5 * (K0 + K0.T), None, nu=nu, rho=rho),
+        method="pg",
+        tol=tol,
+        max_iter=5000,
+    )
+    assert dense.relative_gap <= 10 * tol, dense.message
+    # each certified upper bound holds for the other's point (f - f(0) is tiny here: the
+    # one-class objective is -1/2 a'K*a with 1'a = 1, so compare through the certificates)
+    slack = 1e-9 * max(abs(newton.objective), abs(dense.objective))
+    assert excess(newton) + newton.gap >= excess(dense) - slack
+    assert excess(dense) + dense.gap >= excess(newton) - slack
+    assert abs(excess(newton) - excess(dense)) <= newton.gap + dense.gap + slack
+    auto = solve_quiet(problem, tol=tol)
+    assert auto.method == "lowrank_newton" and "oneclass" in auto.info["auto"]
+    # the estimator at its defaults, low rank: the same choice
+    X = np.random.default_rng(1).normal(size=(300, 4))
+    model = solve_quiet_fit(indefsvm.IndefiniteOneClassSVM(kernel="sigmoid", nu=nu, rho=rho, n_components=30), X)
+    assert model.result_.method == "lowrank_newton"
+    assert model.result_.status == "converged"
 
 
 def test_optimum_matches_sdp_reference():
@@ -208,7 +252,7 @@ def test_refuses_what_it_does_not_solve():
             make_problem("svc", 0.5 * (K0 + K0.T), y, C=1.0, rho=1.0), method="lowrank_newton"
         )
     reg = make_problem("svr", LowRankKernel(Phi, s), Phi[:, 0], C=1.0, rho=1.0)
-    with pytest.raises(ValueError, match="newton.*classification.*'svr'"):
+    with pytest.raises(ValueError, match="newton.*problem in.*'svr'"):
         solve_problem(reg, method="lowrank_newton")
     vec = lowrank_problem(Phi, s, y, C=1.0, rho=np.linspace(0.5, 2.0, 60))
     with pytest.raises(ValueError, match="scalar rho"):
