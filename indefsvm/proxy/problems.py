@@ -370,10 +370,11 @@ class ProxyKernelProblem:
     def provides(self) -> frozenset[str]:
         """What a solver may ask of this problem: its operator's capabilities
         (:attr:`indefsvm.proxy.protocols.KernelOperator.provides`), plus ``"second_order"`` when
-        the derivative of ``u -> K*(u) u`` is available (a factored ``K0`` with a scalar rho:
-        theory.md §12; a vector rho rescales the factor's rows)."""
+        the derivative of ``u -> K*(u) u`` is available (a factored ``K0``: theory.md §12; a
+        vector rho works on the factor with rows scaled by ``Ds``, theory.md §7, whose
+        derivative is the same)."""
         caps = set(self.operator.provides)
-        if self.scale is None and hasattr(self.operator, "kstar_u_jacobian"):
+        if hasattr(self.operator, "kstar_u_jacobian"):
             caps.add("second_order")
         return frozenset(caps)
 

@@ -61,7 +61,7 @@ def newton_applies(problem: Any) -> str | None:
             "box from 0: classification and one-class)"
         )
     if "second_order" not in provides:
-        return "rho is a vector (the second-order method takes a scalar rho)"
+        return "the operator has no derivative of K*(u) u"
     return None
 
 
@@ -169,7 +169,7 @@ def choose_method(
     if why_not is None and "lowrank_newton" in candidates:
         return Choice(
             "lowrank_newton",
-            f"a factored K0, problem={problem.kind!r}, scalar rho: the second-order method "
+            f"a factored K0, problem={problem.kind!r}: the second-order method "
             "(projected gradient from its best point if it stalls)",
         )
     ratio = clip_ratio(problem) if not names else None

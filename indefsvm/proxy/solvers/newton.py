@@ -76,32 +76,51 @@ def _check_problem(problem: ProxyKernelProblem) -> None:
         )
     if "second_order" not in problem.provides:
         raise ValueError(
-            "method='lowrank_newton' needs the derivative of K*(u) u, which a factored K0 with "
-            "a scalar rho provides (a vector rho rescales the factor's rows: not implemented). "
-            "Use method='pg' (solver='auto' picks it) for componentwise penalties."
+            "method='lowrank_newton' needs the derivative of K*(u) u, which a factored K0 "
+            "provides; use method='pg' (solver='auto' picks it) for a dense K0."
         )
     # what the model assumes, checked rather than trusted (the kinds above satisfy it)
+    form = _Form(problem)
     if (
         np.any(problem.lower != 0.0)
         or problem.l1_weight != 0.0
-        or not np.array_equal(problem.u_coef, problem.eq_coef)
+        or not np.array_equal(np.abs(form.sign), np.ones(problem.n))
     ):
         raise ValueError(
-            f"method='lowrank_newton': problem {problem.kind!r} is not of the form {{c'a = r, "
-            "0 <= a <= C}} with u = c * a and no l1 term. Use method='pg'."
+            f"method='lowrank_newton': problem {problem.kind!r} is not of the form {{e'a = r, "
+            "0 <= a <= C} with u = +-a / s and no l1 term. Use method='pg'."
         )
+
+
+class _Form:
+    """The model's coordinates ``a' = a / s`` (``s = Ds = rho^(1/4)`` for a vector rho, theory.md
+    §7; else 1), in which ``u = sign * a'`` with ``sign = +-1``, so the Hessian of ``-f`` is
+    ``Y J Y`` with ``Y = diag(sign)`` and ``Y^2 = I`` (the Woodbury solves keep a scalar
+    diagonal); the scaling moves into the box ``C / s`` and the constraint ``(e s)'a' = r``.
+    """
+
+    def __init__(self, problem: ProxyKernelProblem) -> None:
+        n = problem.n
+        self.s = np.ones(n) if problem.scale is None else np.asarray(problem.scale, float)
+        self.sign = np.asarray(problem.sign, float)  # u_coef = sign / s (theory.md §7)
+        self.eq = problem.eq_coef * self.s
+        self.upper = problem.upper / self.s
+
+    def point(self, ev: Evaluation) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``(x', g')``: the point and the gradient of ``f`` in the model's coordinates."""
+        return ev.alpha / self.s, ev.gradient * self.s
 
 
 class _DualModel:
     """The dual of the outer iteration's quadratic model in ``(w, b)`` (module docstring)."""
 
-    def __init__(self, problem, state, x, g, mu, S):
+    def __init__(self, problem, form, state, ev, mu, S):
         self.op = problem.operator
         self.state = state
-        self.y = problem.eq_coef
-        self.upper = problem.upper
-        self.x = x
-        self.g = g
+        self.y = form.sign  # u = y a' (the Hessian's side)
+        self.e = form.eq  # the constraint e'a' = r
+        self.upper = form.upper
+        self.x, self.g = form.point(ev)
         self.mu = mu
         self.S = S
 
@@ -110,7 +129,7 @@ class _DualModel:
 
     def at(self, w, b, Ew):
         """``(phi, a, free)`` at ``(w, b)`` given ``Ew``: O(n)."""
-        r = self.g - self.y * (Ew + b)
+        r = self.g - self.y * Ew - self.e * b
         v = self.x + r / self.mu
         a = np.clip(v, 0.0, self.upper)
         dx = a - self.x
@@ -122,7 +141,7 @@ class _DualModel:
 def _solve_dual(model: _DualModel, b0: float, max_inner: int, monitor: SolverMonitor):
     """Semismooth Newton with Armijo backtracking on the model's dual; returns ``(a, info)``."""
     k = model.S.shape[1]
-    mu, y = model.mu, model.y
+    mu, y, e = model.mu, model.y, model.e
     w = np.zeros(k)
     b = float(b0) if np.isfinite(b0) else 0.0
     Ew = np.zeros(model.x.shape[0])
@@ -133,19 +152,20 @@ def _solve_dual(model: _DualModel, b0: float, max_inner: int, monitor: SolverMon
     for steps in range(1, max_inner + 1):  # noqa: B007 (reported)
         I = np.flatnonzero(free)
         ind = free.astype(np.float64)
-        # One pass: E'(Y dx) for the gradient, E_I' 1 for the Hessian's b column, the Gram.
+        # One pass: E'(Y dx) for the gradient, E_I'(Y e) for the Hessian's b column, the Gram.
         gram, both = model.op.basis_gram_rows(
-            model.state, free, np.column_stack([y * (a - model.x), ind])
+            model.state, free, np.column_stack([y * (a - model.x), ind * y * e])
         )
         both = model.S.T @ both
-        grad = np.append(w - both[:, 0], -float(y @ a))
+        grad = np.append(w - both[:, 0], -float(e @ (a - model.x)))
         hess = np.empty((k + 1, k + 1))
         GI = model.S.T @ gram @ model.S
         hess[:k, :k] = np.eye(k) + GI / mu
         hess[:k, k] = hess[k, :k] = both[:, 1] / mu
         # No free row: b is unconstrained to second order (phi is piecewise linear in b there);
         # a tiny curvature keeps the system solvable and the line search does the rest.
-        hess[k, k] = I.size / mu + 1e-12 * (1.0 + I.size / mu)
+        eI = float(e[I] @ e[I])
+        hess[k, k] = eI / mu + 1e-12 * (1.0 + eI / mu)
         step = np.linalg.solve(hess, -grad)
         decrement = -float(grad @ step)
         if not decrement > 64 * _EPS * max(1.0, abs(phi)):
@@ -175,7 +195,7 @@ def _solve_dual(model: _DualModel, b0: float, max_inner: int, monitor: SolverMon
 
 
 def _active_set_direction(
-    problem, ev: Evaluation, gamma: float, G, nu0: float, max_inner: int, guess=None
+    problem, form, ev: Evaluation, gamma: float, G, nu0: float, max_inner: int, guess=None
 ):
     """Maximiser of a Newton model over the feasible set, by primal-dual active sets.
 
@@ -193,12 +213,13 @@ def _active_set_direction(
     multiplier of ``y'd = 0``).
     """
     op, st = problem.operator, ev.state
-    x, g, y, C = ev.alpha, ev.gradient, problem.eq_coef, problem.upper
+    # in the model's coordinates (:class:`_Form`): y the Hessian's signs, e the constraint
+    (x, g), y, e, C = form.point(ev), form.sign, form.eq, form.upper
     k = G.shape[0]
     lo, hi = -x, C - x
     if guess is None:
         # First guess: the rows at a bound that the gradient pushes against it.
-        slope = g - nu0 * y
+        slope = g - nu0 * e
         upper, lower = (hi <= 0) & (slope > 0), (lo >= 0) & (slope < 0)
     else:
         upper, lower = guess
@@ -207,12 +228,12 @@ def _active_set_direction(
     steps = 0
     # y dA = (y hi) on the upper rows + (y lo) on the lower rows; the vectors are fixed for this
     # model, only the masks move: the operator updates Z' of them by the rows that moved.
-    y_hi, y_lo, y_g, ones = y * hi, y * lo, y * g, np.ones_like(y)
+    y_hi, y_lo, y_g, y_e = y * hi, y * lo, y * g, y * e
     for steps in range(1, max_inner + 1):  # noqa: B007 (reported)
         free = ~(upper | lower)
         F = np.flatnonzero(free)
         dA = np.where(upper, hi, np.where(lower, lo, 0.0))
-        columns = [(y_hi, upper), (y_lo, lower), (y_g, free), (ones, free)]
+        columns = [(y_hi, upper), (y_lo, lower), (y_g, free), (y_e, free)]
         gram, R = op.basis_gram_masked(st, free, columns)
         R0, R1, R2 = R[:, 0] + R[:, 1], R[:, 2], R[:, 3]
         a0 = G @ R0
@@ -222,26 +243,26 @@ def _active_set_direction(
             s1 = G @ np.linalg.solve(X, np.column_stack([R1 - gram @ a0, R2]))
         except np.linalg.LinAlgError:
             return None, steps, False, nu0
-        # y_F'Q^-1 v for v = g_F - Z_F a0 and v = y_F (y_F'Z_F c = R2'c)
-        yq1 = (float(y[F] @ g[F]) - float(R2 @ a0) - float(R2 @ s1[:, 0])) / gamma
-        yq2 = (float(F.size) - float(R2 @ s1[:, 1])) / gamma
+        # e_F'Q^-1 v for v = g_F - Z_F a0 and v = e_F (e_F'Z_F c = R2'c)
+        yq1 = (float(e[F] @ g[F]) - float(R2 @ a0) - float(R2 @ s1[:, 0])) / gamma
+        yq2 = (float(e[F] @ e[F]) - float(R2 @ s1[:, 1])) / gamma
         if not yq2 > 0:
             return None, steps, False, nu0
-        nu = (yq1 + float(y @ dA)) / yq2
+        nu = (yq1 + float(e @ dA)) / yq2
         b1 = a0 + s1[:, 0] - nu * s1[:, 1]
         ztd_f = (R1 - gram @ a0 - nu * R2 - gram @ (s1[:, 0] - nu * s1[:, 1])) / gamma
         ztd = R0 + ztd_f  # Z'd
         back = op.apply_basis_columns(st, np.column_stack([b1, G @ ztd])) * y[:, None]
         d = dA.copy()
-        d[F] = (g[F] - nu * y[F] - back[F, 0]) / gamma
-        # multipliers of the rows at a bound: g - Q d - nu y
-        lam = np.where(free, 0.0, g - gamma * d - back[:, 1] - nu * y)
+        d[F] = (g[F] - nu * e[F] - back[F, 0]) / gamma
+        # multipliers of the rows at a bound: g - Q d - nu e
+        lam = np.where(free, 0.0, g - gamma * d - back[:, 1] - nu * e)
         trial = d + lam / gamma
         new_upper, new_lower = trial > hi, trial < lo
         if np.array_equal(new_upper, upper) and np.array_equal(new_lower, lower):
-            return d, steps, True, nu
+            return form.s * d, steps, True, nu
         upper, lower = new_upper, new_lower
-    return d, steps, False, nu
+    return (None if d is None else form.s * d), steps, False, nu
 
 
 def lowrank_newton(
@@ -298,6 +319,7 @@ def lowrank_newton(
     if not (is_real(armijo) and 0 < armijo < 0.5):
         raise ValueError(f"armijo must be in (0, 1/2); got {armijo!r}.")
     op = problem.operator
+    form = _Form(problem)
     passes0, gram0 = op.n_passes, op.n_gram_passes
     x = starting_point(problem, alpha0)
     scale = max(problem.lipschitz_estimate(), _EPS)
@@ -317,7 +339,7 @@ def lowrank_newton(
         # eigendirections have no curvature), prox keeps the model's systems regular.
         G = H - gamma * np.eye(H.shape[0])
         mu = max(gamma + prox, floor)
-        d, steps, exact, nu = _active_set_direction(problem, ev, mu, G, b_prev, max_inner)
+        d, steps, exact, nu = _active_set_direction(problem, form, ev, mu, G, b_prev, max_inner)
         counts["n_inner"] += steps
         first_try = exact
         if not exact:
@@ -327,17 +349,17 @@ def lowrank_newton(
             omega, W = np.linalg.eigh(G)
             keep = omega > 0
             S = W[:, keep] * np.sqrt(omega[keep])
-            model = _DualModel(problem, ev.state, ev.alpha, ev.gradient, mu, S)
+            model = _DualModel(problem, form, ev.state, ev, mu, S)
             a, inner = _solve_dual(model, b_prev, max_inner, monitor)
             counts["n_inner"] += inner["steps"]
             counts["n_model"] += 1
-            guess = (a >= problem.upper, a <= 0.0)
+            guess = (a >= form.upper, a <= 0.0)
             d, steps, exact, nu = _active_set_direction(
-                problem, ev, mu, G, inner["intercept"], max_inner, guess
+                problem, form, ev, mu, G, inner["intercept"], max_inner, guess
             )
             counts["n_inner"] += steps
             if not exact:
-                d, nu = problem.project(a) - ev.alpha, inner["intercept"]
+                d, nu = problem.project(form.s * a) - ev.alpha, inner["intercept"]
                 counts["n_inexact_inner"] += 1
         if np.isfinite(nu):
             b_prev = nu

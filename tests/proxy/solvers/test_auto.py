@@ -60,7 +60,6 @@ def test_a_factored_classification_problem_gets_the_second_order_method_and_its_
     "case, expected_reason",
     [
         ("dense", "dense"),
-        ("vector_rho", "rho is a vector"),
         ("svr", "problem='svr'"),
     ],
 )
@@ -69,8 +68,6 @@ def test_everything_else_gets_the_projected_gradient(case, expected_reason):
     factor = LowRankKernel(Phi, s)
     if case == "dense":
         problem = make_problem("svc", factor.toarray(), y)
-    elif case == "vector_rho":
-        problem = make_problem("svc", factor, y, rho=np.linspace(0.5, 2.0, 60))
     else:
         problem = make_problem("svr", factor, y * 0.7)
     res = quiet(solve_problem, problem, tol=1e-5)
