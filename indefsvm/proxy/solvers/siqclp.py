@@ -526,25 +526,21 @@ def exchange_method(
         )
 
 
-def _exchange(
-    problem: DenseProblem,
-    monitor: SolverMonitor,
+def _checked_options(
     *,
-    solver: str,
-    solver_options: dict[str, Any] | None,
-    compile: str,
     master: str,
-    mkl_options: dict[str, Any],
     mkl_gap: float,
     stabilise: str | None,
     prox_weight: float | None,
-    kernel_bound: bool,
+    compile: str,
+    solver: str,
     prune_tol: float,
     exchange_tol: float | None,
-    certify_mixture: bool,
     exchange_patience: int,
-) -> SolveResult:
-    """Body of :func:`exchange_method` (run inside the BLAS thread limit)."""
+    tol: float,
+) -> tuple[str, float]:
+    """Check the exchange method's options; returns ``(stabilise, exchange_tol)`` with their
+    defaults filled in (``"proximal"`` with the MKL master, ``tol / 10``)."""
     if master not in MASTERS:
         raise ValueError(f"master must be one of {MASTERS}; got {master!r}.")
     if not (np.isfinite(mkl_gap) and 0 < mkl_gap <= 1):
@@ -574,11 +570,131 @@ def _exchange(
     if exchange_tol is None:
         # t_i bounds the optimum (up to the solver's accuracy), so t_i - f(a_i) <= tol / 10 leaves
         # room for the certified gap, which also absorbs the solver's error, to reach tol.
-        exchange_tol = 0.1 * monitor.tol
+        exchange_tol = 0.1 * tol
     if not exchange_tol >= 0:
         raise ValueError(f"exchange_tol must be >= 0; got {exchange_tol!r}.")
     if int(exchange_patience) != exchange_patience or exchange_patience < 0:
         raise ValueError(f"exchange_patience must be an integer >= 0; got {exchange_patience!r}.")
+    return stabilise, exchange_tol
+
+
+def _conclude(
+    monitor: SolverMonitor,
+    problem: DenseProblem,
+    solver_error: str | None,
+    stop_reason: str | None,
+    stabilise: str,
+    exchange_tol: float,
+    iteration: int,
+) -> None:
+    """The status after the loop: a conic solver's failure, Algorithm 3's exchange rule, or
+    what the monitor already decided (it judges the certified gap in every case)."""
+    if solver_error is not None:
+        if monitor.best is None:
+            # Failed on the first subproblem: the feasible starting point still gives a
+            # certified lower bound (and the bound at it an upper bound).
+            monitor.offer(problem.evaluate(problem.initial_point()))
+            monitor.end_iteration()
+        monitor.conclude(
+            f"solver_error: {solver_error} at iteration {iteration}; the best certified point "
+            "so far is returned. Pass another solver (solver='SCS', ...) or loosen tol",
+            otherwise="solver_error",
+            check_libsvm=False,
+        )
+    elif stop_reason == "exchange":
+        # Algorithm 3 is satisfied up to the solver's accuracy; the certified gap decides.
+        if stabilise == "proximal":
+            note = (
+                "the proximal model promises no increase above rounding (1e-13 |t|) but the "
+                "certified gap is above tol: the problem is solved to working precision; "
+                "loosen tol"
+            )
+        else:
+            note = (
+                f"Algorithm 3's stopping rule holds (f(alpha) >= t - {exchange_tol:g} "
+                "max(1,|t|)) but the master's accuracy limits the certified gap; tighten the "
+                "solver's tolerances, use stabilise='proximal' (master='mkl') or loosen tol"
+            )
+        monitor.conclude(note)
+
+
+class _ProximalCentre:
+    """The proximal bundle rule of ``stabilise="proximal"`` (as the proximal ACCPM): a serious
+    step moves the centre when ``f`` gained a fraction of what the model predicted; the weight
+    ``mu`` halves after a serious step and doubles after a null step."""
+
+    #: Fraction of the predicted increase that makes a step serious.
+    SERIOUS_FRACTION = 0.1
+
+    def __init__(self, problem: DenseProblem, weight: float | None, used: bool) -> None:
+        lam_max = 0.0
+        if weight is None and used:
+            eigh = problem.working_eigh
+            lam = eigh[0] if eigh is not None else np.linalg.eigvalsh(problem.working_kernel)
+            lam_max = float(np.max(np.abs(lam)))
+        self.mu = float(weight) if weight is not None else 1e-2 * max(lam_max, 1e-12)
+        self.mu_min, self.mu_max = 1e-8 * self.mu, 1e8 * self.mu
+        self.point: NDArray[np.float64] | None = None
+        self.value = -np.inf
+        self.n_serious = 0
+
+    def update(
+        self, alpha: NDArray[np.float64], f: float, t: float, mkl: Any, n_kernels: int
+    ) -> float | None:
+        """Take the step to ``alpha`` (value ``f``, model value ``t``) as serious or null;
+        returns the increase the model predicted over the centre (None at the first point)."""
+        if self.point is None:
+            self.point, self.value = alpha, f
+            return None
+        predicted = t - self.value
+        logger.debug(
+            "siqclp proximal: mu %.3g predicted %.3e gained %.3e master gap %.3e, %d kernels",
+            self.mu,
+            predicted,
+            f - self.value,
+            mkl.stats.gaps[-1],
+            n_kernels,
+        )
+        if f - self.value >= self.SERIOUS_FRACTION * predicted:
+            self.point, self.value = alpha, f
+            self.mu = max(self.mu / 2.0, self.mu_min)
+            self.n_serious += 1
+        else:
+            self.mu = min(self.mu * 2.0, self.mu_max)
+        return max(predicted, 0.0)
+
+
+def _exchange(
+    problem: DenseProblem,
+    monitor: SolverMonitor,
+    *,
+    solver: str,
+    solver_options: dict[str, Any] | None,
+    compile: str,
+    master: str,
+    mkl_options: dict[str, Any],
+    mkl_gap: float,
+    stabilise: str | None,
+    prox_weight: float | None,
+    kernel_bound: bool,
+    prune_tol: float,
+    exchange_tol: float | None,
+    certify_mixture: bool,
+    exchange_patience: int,
+) -> SolveResult:
+    """Body of :func:`exchange_method` (run inside the BLAS thread limit)."""
+    stabilise, exchange_tol = _checked_options(
+        master=master,
+        mkl_gap=mkl_gap,
+        stabilise=stabilise,
+        prox_weight=prox_weight,
+        compile=compile,
+        solver=solver,
+        prune_tol=prune_tol,
+        exchange_tol=exchange_tol,
+        exchange_patience=exchange_patience,
+        tol=monitor.tol,
+    )
 
     qclp = _QCLP(problem, compile, solver, dict(solver_options or {}))
     mkl = MKLMaster(problem, **mkl_options) if master == "mkl" else None
@@ -594,17 +710,7 @@ def _exchange(
     kernels = [_Kernel(L1, rho * float(np.sum((K1 - K0) ** 2)), 0)]
     time_kernel = time.perf_counter() - t0
     relaxation = np.inf
-    center: NDArray[np.float64] | None = None
-    f_center = -np.inf
-    serious_fraction = 0.1
-    lam_max = 0.0
-    if prox_weight is None and stabilise == "proximal":
-        eigh = problem.working_eigh
-        lam = eigh[0] if eigh is not None else np.linalg.eigvalsh(K0)
-        lam_max = float(np.max(np.abs(lam)))
-    prox_mu = float(prox_weight) if prox_weight is not None else 1e-2 * max(lam_max, 1e-12)
-    prox_mu_min, prox_mu_max = 1e-8 * prox_mu, 1e8 * prox_mu
-    n_serious = 0
+    centre = _ProximalCentre(problem, prox_weight, stabilise == "proximal")
     #: the model's last predicted increase: the master must be more accurate than that, or the
     #: serious-step test compares noise
     last_predicted = np.inf
@@ -625,16 +731,8 @@ def _exchange(
         max_constraints = max(max_constraints, len(kernels))
         try:
             if mkl is not None:
-                # The master needs to be accurate only to a fraction of the certified gap that
-                # is left (an inexact master keeps every bound valid), down to rounding.
-                scale = max(1.0, abs(monitor.objective)) if monitor.best is not None else 1.0
-                floor = 1e-13 * max(scale, abs(kernels[0].constant))
                 target = mkl_gap * min(monitor.gap, last_predicted)
-                prox = None if center is None else (prox_mu, center)
-                t_i, alpha_raw, mult, _ = mkl.solve(kernels, max(target, floor), prox)
-                if prox is not None:
-                    # the model value min_i L_i(a) at the proximal point (no proximal term)
-                    t_i = float(np.min(mkl.last_values))
+                t_i, alpha_raw, mult = _solve_mkl_master(mkl, kernels, monitor, target, centre)
             else:
                 t_i, alpha_raw, mult = qclp.solve(kernels)
         except SubproblemTimeout as exc:
@@ -667,29 +765,9 @@ def _exchange(
         # the proximal centre.
         model_gap = max(t_i - ev.objective, 0.0) if iteration > 1 else np.inf
         if stabilise == "proximal":
-            # Proximal bundle rule (as the proximal ACCPM): a serious step moves the centre when
-            # f gained a fraction of what the model predicted; the weight halves after a serious
-            # step and doubles after a null step.
-            if center is None:
-                center, f_center = alpha, ev.objective
-            else:
-                predicted = t_i - f_center
-                last_predicted = model_gap = max(predicted, 0.0)
-                logger.debug(
-                    "siqclp proximal: mu %.3g predicted %.3e gained %.3e master gap %.3e, "
-                    "%d kernels",
-                    prox_mu,
-                    predicted,
-                    ev.objective - f_center,
-                    mkl.stats.gaps[-1],
-                    len(kernels),
-                )
-                if ev.objective - f_center >= serious_fraction * predicted:
-                    center, f_center = alpha, ev.objective
-                    prox_mu = max(prox_mu / 2.0, prox_mu_min)
-                    n_serious += 1
-                else:
-                    prox_mu = min(prox_mu * 2.0, prox_mu_max)
+            predicted = centre.update(alpha, ev.objective, t_i, mkl, len(kernels))
+            if predicted is not None:
+                last_predicted = model_gap = predicted
         # The kernel bound at the best point is worth its SVM solve only when that point is
         # accurate compared with the gap left (the model promises little more): then the
         # first-order excess of the cheap bound, not the point, keeps the certified gap open.
@@ -705,21 +783,11 @@ def _exchange(
             and kernel_bound
             and monitor.relative_gap > monitor.tol
             and (model_gap <= 0.1 * monitor.gap or exchange_done)
+            and (best_tag, exchange_done) not in bounded
         ):
-            full = exchange_done
-            best = monitor.best
-            key = (best_tag, full)
-            if key not in bounded:
-                # omega(K*(a)) + rho ||K*(a) - K0||^2 via the SVM on K*(a) (certified by the
-                # primal of its solution): its excess over the optimum is second order in a's
-                # error, the cheap bound's (the primal of a itself) first order.
-                t0 = time.perf_counter()
-                K_best = problem.working_proxy_kernel(best.state)
-                a_svm = mkl.kernel_svm(K_best, best.alpha, full=full)
-                _offer_bound(monitor, _kernel_bound(problem, K_best, a_svm))
-                bounded.add(key)
-                n_kernel_bounds += 1
-                time_kernel_bound += time.perf_counter() - t0
+            time_kernel_bound += _bound_by_kernel_svm(problem, monitor, mkl, full=exchange_done)
+            bounded.add((best_tag, exchange_done))
+            n_kernel_bounds += 1
         # Step 2 of Algorithm 3 (exchange_done above): f(alpha_i) is the value of the constraint
         # of K_{i+1} = K*(alpha_i). (Proximal: t_i is the model at the proximal point;
         # t_i <= f(alpha_i) + tol means the centre maximises the model, which bounds f from
@@ -748,33 +816,7 @@ def _exchange(
         kernels.append(_Kernel(factor, constant, iteration))
         time_kernel += time.perf_counter() - t0
 
-    if solver_error is not None:
-        if monitor.best is None:
-            # Failed on the first subproblem: the feasible starting point still gives a
-            # certified lower bound (and the bound at it an upper bound).
-            monitor.offer(problem.evaluate(problem.initial_point()))
-            monitor.end_iteration()
-        monitor.conclude(
-            f"solver_error: {solver_error} at iteration {iteration}; the best certified point "
-            "so far is returned. Pass another solver (solver='SCS', ...) or loosen tol",
-            otherwise="solver_error",
-            check_libsvm=False,
-        )
-    elif stop_reason == "exchange":
-        # Algorithm 3 is satisfied up to the solver's accuracy; the certified gap decides.
-        if stabilise == "proximal":
-            note = (
-                "the proximal model promises no increase above rounding (1e-13 |t|) but the "
-                "certified gap is above tol: the problem is solved to working precision; "
-                "loosen tol"
-            )
-        else:
-            note = (
-                f"Algorithm 3's stopping rule holds (f(alpha) >= t - {exchange_tol:g} "
-                "max(1,|t|)) but the master's accuracy limits the certified gap; tighten the "
-                "solver's tolerances, use stabilise='proximal' (master='mkl') or loosen tol"
-            )
-        monitor.conclude(note)
+    _conclude(monitor, problem, solver_error, stop_reason, stabilise, exchange_tol, iteration)
     info = {
         "solver": solver,
         "compile": compile,
@@ -796,24 +838,66 @@ def _exchange(
         "solver_error": solver_error,
         "master": master,
         "stabilise": stabilise,
-        "n_serious_steps": n_serious,
-        "prox_weight": prox_mu,
+        "n_serious_steps": centre.n_serious,
+        "prox_weight": centre.mu,
     }
     if mkl is not None:
-        st = mkl.stats
-        info.update(
-            {
-                "mkl_step": mkl.step,
-                "time_svm": st.time_svm,
-                "time_master": st.time_master,
-                "n_svm_solves": st.svm_solves,
-                "n_smo_iterations": st.smo_iterations,
-                "n_master_steps": st.master_iterations,
-                "n_master_unconverged_svms": st.unconverged_svms,
-                "master_gaps": np.asarray(st.gaps),
-            }
-        )
+        info.update(_mkl_info(mkl))
     return monitor.finish(info=info)
+
+
+def _solve_mkl_master(
+    mkl: MKLMaster,
+    kernels: list[_Kernel],
+    monitor: SolverMonitor,
+    target: float,
+    centre: _ProximalCentre,
+) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
+    """The MKL master to accuracy ``target``: ``(t, alpha, multipliers)``.
+
+    The master needs to be accurate only to a fraction of the certified gap that is left (an
+    inexact master keeps every bound valid), down to rounding. With a proximal centre ``t`` is
+    the model value ``min_i L_i(alpha)`` at the proximal point (without the proximal term).
+    """
+    scale = max(1.0, abs(monitor.objective)) if monitor.best is not None else 1.0
+    floor = 1e-13 * max(scale, abs(kernels[0].constant))
+    prox = None if centre.point is None else (centre.mu, centre.point)
+    t, alpha, mult, _ = mkl.solve(kernels, max(target, floor), prox)
+    if prox is not None:
+        t = float(np.min(mkl.last_values))
+    return t, alpha, mult
+
+
+def _bound_by_kernel_svm(
+    problem: DenseProblem, monitor: SolverMonitor, mkl: MKLMaster, *, full: bool
+) -> float:
+    """Offer the kernel bound at the monitor's best point; returns the seconds it took.
+
+    ``omega(K*(a)) + rho ||K*(a) - K0||^2`` via the SVM on ``K*(a)`` (certified by the primal of
+    its solution): its excess over the optimum is second order in ``a``'s error, the cheap
+    bound's (the primal of ``a`` itself) first order.
+    """
+    t0 = time.perf_counter()
+    best = monitor.best
+    K_best = problem.working_proxy_kernel(best.state)
+    a_svm = mkl.kernel_svm(K_best, best.alpha, full=full)
+    _offer_bound(monitor, _kernel_bound(problem, K_best, a_svm))
+    return time.perf_counter() - t0
+
+
+def _mkl_info(mkl: MKLMaster) -> dict[str, Any]:
+    """The MKL master's counters for ``SolveResult.info``."""
+    st = mkl.stats
+    return {
+        "mkl_step": mkl.step,
+        "time_svm": st.time_svm,
+        "time_master": st.time_master,
+        "n_svm_solves": st.svm_solves,
+        "n_smo_iterations": st.smo_iterations,
+        "n_master_steps": st.master_iterations,
+        "n_master_unconverged_svms": st.unconverged_svms,
+        "master_gaps": np.asarray(st.gaps),
+    }
 
 
 #: What the solver needs from the problem's kernel operator
