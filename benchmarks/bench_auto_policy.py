@@ -19,6 +19,10 @@ Problems (seeded):
     sigmoid kernel ``tanh(0.05 x'z - 1)`` on ``X ~ N(0, 1)^{n x 20}`` with the labels of
     ``benchmarks/bench_lowrank.py``, its features times ``sqrt(scale)``.
 
+Problem kinds (``--kinds``): ``svc`` (default), ``oneclass`` (the one-class SVM, ``nu`` = 0.5:
+the C axis is left out) and ``vrho`` (``svc`` with a componentwise rho: the point's rho times a
+seeded permutation of ``geomspace(0.1, 10, n)``).
+
 Around the base point (kernel scale 1, rho = 1, C = 1) each axis is moved to both ends of the
 issue's ranges one at a time (scale 1e-2 and 1e5, rho 1e-3 and 1e8, C 1e-4 and 1e4): 7 points per
 (form, n) up to ``--full-max-n`` (30,000), the base point alone above it. ``--corners`` adds,
@@ -54,13 +58,30 @@ SCALES = (1e-2, 1e5)
 RHOS = (1e-3, 1e8)
 CS = (1e-4, 1e4)
 FIELDS = ["form", "n", "m", "scale", "rho", "C", "tol", "solver", "time", "status", "certified"]
+FIELDS += ["kind"]
+KINDS = ("svc", "oneclass", "vrho")
 
 
-def base_points(corners: bool) -> list[tuple[float, float, float]]:
+def problem_maker(kind: str, n: int):
+    """``make(kernel, y, rho, C)`` for a kind (see the module docstring)."""
+    spread = np.random.default_rng(7).permutation(np.geomspace(0.1, 10.0, n))
+
+    def make(kernel, y, rho, C):
+        if kind == "oneclass":
+            return make_problem("oneclass", kernel, None, nu=0.5, rho=rho)
+        if kind == "vrho":
+            return make_problem("svc", kernel, y, C=C, rho=rho * spread)
+        return make_problem("svc", kernel, y, C=C, rho=rho)
+
+    return make
+
+
+def base_points(corners: bool, kind: str = "svc") -> list[tuple[float, float, float]]:
     points = [(1.0, 1.0, 1.0)]
     points += [(s, 1.0, 1.0) for s in SCALES]
     points += [(1.0, r, 1.0) for r in RHOS]
-    points += [(1.0, 1.0, c) for c in CS]
+    if kind != "oneclass":
+        points += [(1.0, 1.0, c) for c in CS]
     if corners:
         axes = [(SCALES[0], 1.0, SCALES[1]), (RHOS[0], 1.0, RHOS[1]), (CS[0], 1.0, CS[1])]
         points += [p for p in itertools.product(*axes) if p not in points]
@@ -119,6 +140,7 @@ def main() -> None:
     parser.add_argument("--big-tol", type=float, default=1e-4)
     parser.add_argument("--max-time", type=float, default=60.0)
     parser.add_argument("--corners", action="store_true")
+    parser.add_argument("--kinds", nargs="*", choices=KINDS, default=["svc"])
     parser.add_argument(
         "--full-max-n", type=int, default=30_000, help="larger n: the base point only"
     )
@@ -136,7 +158,12 @@ def main() -> None:
         if args.resume and args.out.exists():
             with args.out.open() as fh:
                 rows = list(csv.DictReader(fh))
-            done = {(r["form"], r["n"], r["scale"], r["rho"], r["C"], r["solver"]) for r in rows}
+            for r in rows:
+                r["kind"] = r.get("kind") or "svc"
+            done = {
+                (r["kind"], r["form"], r["n"], r["scale"], r["rho"], r["C"], r["solver"])
+                for r in rows
+            }
         elif not args.out.exists() or not args.resume:
             with args.out.open("w", newline="") as fh:
                 csv.DictWriter(fh, FIELDS).writeheader()
@@ -154,8 +181,10 @@ def main() -> None:
     plan = [("dense", n, args.tol) for n in args.dense_n]
     plan += [("factor", n, args.tol) for n in args.factor_n]
     plan += [("factor", n, args.big_tol) for n in args.big_n]
+    plan = [(kind, *p) for kind in args.kinds for p in plan]
     first = {"dense": min(args.dense_n, default=None), "factor": min(args.factor_n, default=None)}
-    for form, n, tol in plan:
+    for kind, form, n, tol in plan:
+        build = problem_maker(kind, n)
         if form == "dense":
             K0, y = sigmoid_kernel_problem(n, seed=0)
         else:
@@ -163,35 +192,35 @@ def main() -> None:
         big = n >= 1_000_000
         base_only = n > args.full_max_n
         points = (
-            [(1.0, 1.0, 1.0)] if base_only else base_points(args.corners and n == first[form])
+            [(1.0, 1.0, 1.0)] if base_only else base_points(args.corners and n == first[form], kind)
         )
         for scale, rho, C in points:
             if form == "dense":
                 data = K0 * scale
 
                 def make(data=data, y=y, rho=rho, C=C):
-                    return make_problem("svc", data, y, C=C, rho=rho)
+                    return build(data, y, rho, C)
             else:
                 feats = Phi * np.asarray(np.sqrt(scale), dtype=Phi.dtype)
 
                 def make(feats=feats, s=signature, y=y, rho=rho, C=C):
-                    return make_problem("svc", LowRankKernel(feats, s), y, C=C, rho=rho)
+                    return build(LowRankKernel(feats, s), y, rho, C)
 
             cap = args.max_time * (4 if big else 1)
             for solver in [*candidates(form, n), "auto"]:
-                key = (form, str(n), repr(scale), repr(rho), repr(C), solver)
+                key = (kind, form, str(n), repr(scale), repr(rho), repr(C), solver)
                 if key in done:
                     continue
                 elapsed, status, certified = run_one(make, solver, tol, cap)
                 m = Phi.shape[1] if form == "factor" else ""
                 values = [form, n, m, repr(scale), repr(rho), repr(C), tol, solver]
-                values += [f"{elapsed:.4f}", status, certified]
+                values += [f"{elapsed:.4f}", status, certified, kind]
                 row = dict(zip(FIELDS, values, strict=True))
                 rows.append(row)
                 if args.out is not None:
                     with args.out.open("a", newline="") as fh:
                         csv.DictWriter(fh, FIELDS).writerow(row)
-                print(f"{form} n={n} scale={scale:g} rho={rho:g} C={C:g} {solver}: "
+                print(f"{kind} {form} n={n} scale={scale:g} rho={rho:g} C={C:g} {solver}: "
                       f"{elapsed:.2f}s {status}", flush=True)  # fmt: skip
     print(load_line())
     print_table(rows)
@@ -201,10 +230,19 @@ def print_table(rows: list[dict]) -> None:
     """One line per grid point: each solver's time (* = uncertified), auto's choice and ratio."""
     points: dict[tuple, dict[str, dict]] = {}
     for r in rows:
-        key = (r["form"], int(r["n"]), float(r["scale"]), float(r["rho"]), float(r["C"]))
+        key = (
+            r.get("kind") or "svc",
+            r["form"],
+            int(r["n"]),
+            float(r["scale"]),
+            float(r["rho"]),
+            float(r["C"]),
+        )
         points.setdefault(key, {})[r["solver"]] = r
     names = ["pg", "accpm", "siqclp", "lowrank_newton"]
-    print(markdown_header(["form", "n", "scale", "rho", "C", *names, "auto", "ratio", "ok"]))
+    print(
+        markdown_header(["kind", "form", "n", "scale", "rho", "C", *names, "auto", "ratio", "ok"])
+    )
     failures = 0
     for key, by in points.items():
         cells = []
@@ -228,7 +266,7 @@ def print_table(rows: list[dict]) -> None:
         ok = (a_cert or not any_certified) and not (ratio > 1.2)
         failures += not ok
         chosen = a["status"].split(":")[0]
-        print(markdown_row([key[0], key[1], f"{key[2]:g}", f"{key[3]:g}", f"{key[4]:g}", *cells,
+        print(markdown_row([key[0], key[1], key[2], f"{key[3]:g}", f"{key[4]:g}", f"{key[5]:g}", *cells,
                             f"{float(a['time']):.2f}{'' if a_cert else '*'} ({chosen})",
                             f"{ratio:.2f}", "yes" if ok else "**no**"]))  # fmt: skip
     print(f"\n{len(points)} points, {failures} outside the policy's target (ratio > 1.2 or "

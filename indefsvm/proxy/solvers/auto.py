@@ -5,16 +5,17 @@ The policy (docs/solvers.md, "Which solver ``auto`` picks"; the grid that chose 
 
 1. ``preset="paper"``: the projected gradient (paper 004's Algorithm 1), the paper's first
    method.
-2. A factored ``K0`` (:class:`~indefsvm.proxy.lowrank.LowRankKernel`, in memory or on Dask
-   workers), a classification problem (``"svc"``, ``"perturb"``) and a scalar ``rho``: the
+2. A factored ``K0`` (:class:`~indefsvm.linalg.factor.LowRankKernel`, in memory or on Dask
+   workers) and a problem with the Newton model's form (classification ``"svc"``,
+   ``"perturb"``, the one-class ``"oneclass"``; a scalar or componentwise ``rho``): the
    second-order method ``"lowrank_newton"`` (theory.md §12). Where none of its directions
    ascends before the gap is certified (badly scaled kernels, float32 rounding) it continues
    with the projected gradient from its best point, under the same monitor.
-3. A dense ``K0``, classification, scalar ``rho``, near the clip limit (the rank-one term of
-   ``M(alpha)`` at most ``CLIP_PROBE_RATIO`` of ``||K0||_2``, :func:`clip_ratio`): one exchange
-   of SIQCLP (the SVM on ``(K0)_+`` with its certificate); if it does not certify, the
-   projected gradient from its point (``info["probe"]``).
-4. Everything else (a dense ``K0`` at any n; regression, one-class, vector ``rho``): the
+3. A dense indefinite ``K0`` near the clip limit (the rank-one term of ``M(alpha)`` at most
+   ``CLIP_PROBE_RATIO`` of ``||K0||_2`` over the whole box, :func:`clip_ratio`; any problem
+   kind): one exchange of SIQCLP (the SVM on ``(K0)_+`` with its certificate); if it does not
+   certify, the projected gradient from its point (``info["probe"]``).
+4. Everything else (a dense ``K0`` away from the clip limit at any n; SVR on a factor): the
    accelerated projected gradient ``"pg"``.
 
 Measured on the grid of ``benchmarks/bench_auto_policy.py`` (44 points, n = 50 to 10^5, both
@@ -77,26 +78,27 @@ CLIP_PROBE = "siqclp_probe"
 
 
 def clip_ratio(problem: Any) -> float | None:
-    """``B / (4 rho ||K0||_2)`` for a dense classification problem with scalar rho, else None.
+    """``sigma B / ||K0||_2`` for a dense indefinite problem, else None.
 
-    ``B = sum_i max(|lower_i|, |upper_i|)^2`` bounds ``||u||^2`` over the box, so this bounds the
-    rank-one term ``u u' / (4 rho)`` of ``M(alpha)`` (theory.md §1) relative to ``K0``: near 0,
-    ``K* = (K0)_+`` to within that fraction and the SVM on the clipped kernel (SIQCLP's first
-    exchange) is the optimum to a certified gap.
+    In the working coordinates (theory.md §7: the kernel ``Ds K0 Ds`` and ``u = u_coef * alpha``
+    for a componentwise rho), ``B = sum_i (max(|lower_i|, |upper_i|) |u_coef_i|)^2`` bounds
+    ``||u||^2`` over the box, so ``sigma B`` (``sigma = 1 / (4 rho)``) bounds the rank-one term
+    ``sigma u u'`` of ``M(alpha)`` (theory.md §1) relative to ``K0``: near 0, ``K* = (K0)_+`` to
+    within that fraction and the SVM on the clipped kernel (SIQCLP's first exchange) is the
+    optimum to a certified gap. Every problem kind has this form (classification, SVR,
+    one-class).
     """
     provides = problem.provides
-    if problem.kind != "svc" or "factor" in provides or "n_by_n" not in provides:
-        return None  # not dense classification (a factor is the Newton method's)
-    if getattr(problem, "scale", None) is not None:
-        return None  # a vector rho
+    if "factor" in provides or "n_by_n" not in provides:
+        return None  # not dense (a factor is the Newton method's)
     op = problem.operator
     if op.is_psd:
         return None
     norm = float(op.spectral_scale())
     if not norm > 0:
         return None
-    bound = float(np.sum(np.maximum(np.abs(problem.lower), np.abs(problem.upper)) ** 2))
-    return bound / (4.0 * problem.penalty_rho * norm)
+    reach = np.maximum(np.abs(problem.lower), np.abs(problem.upper)) * np.abs(problem.u_coef)
+    return float(np.sum(reach**2)) * float(op.sigma) / norm
 
 
 def solver_options_of(solver: Callable[..., Any]) -> list[str] | None:

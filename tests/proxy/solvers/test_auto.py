@@ -146,6 +146,55 @@ def test_near_the_clip_limit_one_exchange_certifies_the_projected_gradients_opti
     )
 
 
+@pytest.mark.parametrize("kind", ["oneclass", "vector_rho", "svr"])
+def test_the_clip_probe_takes_every_kind_in_working_coordinates(kind):
+    """One-class, a componentwise rho and SVR near the clip limit: the ratio is formed in the
+    working coordinates (``u = u_coef * alpha``, the kernel ``Ds K0 Ds``), so the probe runs
+    and certifies the projected gradient's optimum; a rho 1e8 times smaller is not probed."""
+    K0, y = _sigmoid_dense()
+    n = len(y)
+    spread = np.geomspace(0.2, 5.0, n)[np.random.default_rng(1).permutation(n)]
+    common = {"tol": 1e-7}
+    if kind == "oneclass":
+        args, kw = (K0, None), {"problem": "oneclass", "nu": 0.3}
+    elif kind == "svr":
+        args, kw = (K0, y * 0.5), {"problem": "svr", "epsilon": 0.1}
+    else:
+        args, kw = (K0, y), {}
+    for rho, probed in ((1e10, True), (1e-2, False)):
+        rho_arg = rho * spread if kind == "vector_rho" else rho
+        # (far from the limit only the choice is checked: a few iterations)
+        limit = {} if probed else {"max_iter": 20}
+        res = quiet(indefsvm.solve, *args, rho=rho_arg, **kw, **common, **limit)
+        assert ("clip limit" in res.info["auto"]) is probed, res.info["auto"]
+        if not probed:
+            assert res.method == "pg"
+            continue
+        assert res.status == "converged"
+        if kind == "oneclass":
+            # the one-class QP on (K0)_+ by cvxpy (the limit; the projected gradient needs
+            # thousands of iterations here): min 1/2 ||L'a||^2, 1'a = 1, 0 <= a <= 1/(nu n)
+            import cvxpy as cp
+
+            lam, V = np.linalg.eigh(K0)
+            L = V * np.sqrt(np.maximum(lam, 0.0))
+            a = cp.Variable(n)
+            qp = cp.Problem(
+                cp.Minimize(0.5 * cp.sum_squares(L.T @ a)),
+                [cp.sum(a) == 1, a >= 0, a <= 1 / (0.3 * n)],
+            )
+            qp.solve(solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12)
+            expected, slack = -qp.value, 1e-8
+        else:
+            ref = quiet(
+                indefsvm.solve, *args, rho=rho_arg, method="pg", tol=1e-7, max_iter=20000, **kw
+            )
+            expected, slack = ref.objective_excess, ref.gap
+        assert abs(res.objective_excess - expected) <= res.gap + slack + 1e-9 * max(
+            1.0, abs(expected)
+        )
+
+
 def test_a_probe_that_does_not_certify_hands_over_to_the_projected_gradient():
     """At the edge of the probe's range the one exchange does not certify (measured): the
     projected gradient continues from its point and certifies the optimum of a cold run."""
