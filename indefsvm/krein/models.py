@@ -42,6 +42,7 @@ from indefsvm.base import (
     KernelInputMixin,
     _refuse_dask_precomputed,
     fit_context,
+    nystroem_param,
     set_init_parameters,
 )
 from indefsvm.krein.centering import center_kernel_test, center_kernel_train
@@ -92,33 +93,45 @@ _POSITIVE = Interval(Real, 0, None, closed="neither")
 _KREIN_LOW_RANK_CONSTRAINTS: dict[str, list[Any]] = {
     **KERNEL_PARAMETER_CONSTRAINTS,
     **NYSTROEM_PARAMETER_CONSTRAINTS,
-    "factorization": [StrOptions({"one-shot", "landmark"})],
-    "dtype": [StrOptions({"float64", "float32"})],
+    "nystroem_params": [Mapping, None],
     "lambda_plus": [_POSITIVE],
     "lambda_minus": [_POSITIVE],
 }
 
 
-_FACTORIZATION_DOC = """    factorization : {"one-shot", "landmark"}
-        Low-rank factor (with ``n_components`` only). ``"one-shot"`` (default): the
-        approximate eigendecomposition of paper 003, Sect. 2.2 (orthogonal columns), so that
-        ``lambda_+`` / ``lambda_-`` act on the positive / negative eigenspaces of the
-        (centred) low-rank kernel ``K_X|Z``. ``"landmark"``: paper 003's own split in
-        Sect. 2.4-2.5, by the signs of the eigenvalues of ``K_ZZ`` on the features
-        ``K_XZ U_ZZ |D_ZZ|^{-1/2}`` (the same ``K_X|Z``, non-orthogonal columns).
-    dtype : {"float64", "float32"}, default "float64"
-        Storage of the ``(n, r)`` Nystroem factor (with ``n_components`` only; anything but
-        the default is an error without it), as ``IndefiniteNystroem(dtype=...)``. With
-        ``"float32"`` the factor takes half the memory; the kernel evaluations, the centring
-        and every reduction over the n rows (``Phi'Phi``, ``Phi'y``, the Newton systems)
-        accumulate in float64, so the model is that of the float32-rounded factor (its
-        coefficients differ from a float64 fit by about the float32 rounding of ``Phi``
-        times the conditioning of the regularised normal equations)."""
+_NYSTROEM_PARAMS_DOC = """    nystroem_params : dict, optional
+        Options of the :class:`~indefsvm.approximation.nystrom.IndefiniteNystroem` of
+        ``n_components`` (anything but None is an error without it; another key is an error
+        naming these), with the map's names and defaults:
+
+        ``"landmarks"`` ({"uniform", "kmeans++", "leverage"} or array of int, default
+        ``"uniform"``)
+            Landmark selection of the low-rank method (paper 003, Sect. 2.3) or explicit
+            indices into the training set (``n_components`` must then equal their number). A
+            multi-class classifier fits ONE Nystroem map on the whole training set (landmarks
+            from all classes) and every one-vs-one pair uses its rows of that map's factor,
+            re-diagonalised on the pair (:mod:`indefsvm.multiclass`).
+        ``"factorization"`` ({"one-shot", "plain"}, default ``"one-shot"``)
+            ``"one-shot"``: the approximate eigendecomposition of paper 003, Sect. 2.2
+            (orthogonal columns), so that ``lambda_+`` / ``lambda_-`` act on the positive /
+            negative eigenspaces of the (centred) low-rank kernel ``K_X|Z``. ``"plain"``: paper
+            003's own split in Sect. 2.4-2.5, by the signs of the eigenvalues of ``K_ZZ`` on the
+            features ``K_XZ U_ZZ |D_ZZ|^{-1/2}`` (the same ``K_X|Z``, non-orthogonal columns).
+        ``"dtype"`` ({"float64", "float32"}, default ``"float64"``)
+            Storage of the ``(n, m)`` Nystroem factor. With ``"float32"`` the factor takes half
+            the memory; the kernel evaluations, the centring and every reduction over the n rows
+            (``Phi'Phi``, ``Phi'y``, the Newton systems) accumulate in float64, so the model is
+            that of the float32-rounded factor (its coefficients differ from a float64 fit by
+            about the float32 rounding of ``Phi`` times the conditioning of the regularised
+            normal equations).
+        ``"sketch_size"``, ``"rcond"``
+            The uniform sketch of ``"kmeans++"`` / ``"leverage"`` and the relative cut-off of
+            the eigenvalues of ``K_ZZ``, as in the map."""
 
 
 def _doc(text: str) -> str:
-    """Docstring with the shared ``factorization`` paragraph filled in."""
-    return text.replace("{FACTORIZATION}", _FACTORIZATION_DOC)
+    """Docstring with the shared ``nystroem_params`` paragraph filled in."""
+    return text.replace("{NYSTROEM_PARAMS}", _NYSTROEM_PARAMS_DOC)
 
 
 class _KernelEstimatorMixin(KernelInputMixin):
@@ -145,15 +158,10 @@ class _KernelEstimatorMixin(KernelInputMixin):
     # ------------------------------------------------------------- low rank (paper 003)
 
     def _landmark_split(self) -> bool:
-        """Paper 003's split of ``z`` by the signs of ``K_ZZ`` (``factorization="landmark"``)."""
-        return getattr(self, "factorization", "one-shot") == "landmark"
-
-    def _nystroem_overrides(self) -> dict[str, Any]:
-        # L = K_XZ U |D|^{-1/2}, signature sign(D): the features of paper 003, Sect. 2.4-2.5.
-        overrides = {"factorization": "plain"} if self._landmark_split() else {}
-        if hasattr(self, "dtype"):
-            overrides["dtype"] = self.dtype  # storage of the factor (float32 halves it)
-        return overrides
+        """Paper 003's split of ``z`` by the signs of ``K_ZZ`` (``nystroem_params``
+        ``factorization="plain"``: ``L = K_XZ U |D|^{-1/2}``, signature ``sign(D)``, the
+        features of paper 003, Sect. 2.4-2.5)."""
+        return nystroem_param(self, "factorization") == "plain"
 
     def _prepare_train_factor(
         self, X: Any
@@ -163,7 +171,7 @@ class _KernelEstimatorMixin(KernelInputMixin):
         One-shot features of paper 003, Sect. 2.2; with ``center`` the columns are centred (the
         feature-space centring of the kernel, ``H K_X|Z H``) and re-diagonalised so that the
         signature is again the spectral split of the centred low-rank kernel. With
-        ``factorization="landmark"`` the features are paper 003's ``L = K_XZ U |D|^{-1/2}`` with
+        ``factorization="plain"`` the features are paper 003's ``L = K_XZ U |D|^{-1/2}`` with
         the signature ``sign(D)`` of ``K_ZZ = U D U'`` (columns not orthogonal); centring only
         centres the columns and the split stays that of ``K_ZZ``.
         """
@@ -349,18 +357,11 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         callable). With ``kernel="precomputed"`` the map reads only the landmark columns of
         the given training kernel (``fit``) and of the test-vs-train kernel (``predict``).
         With every training point as a landmark it reproduces the full-rank method.
-    landmarks : {"uniform", "kmeans++", "leverage"} or array of int
-        Landmark selection of the low-rank method (paper 003, Sect. 2.3) or explicit indices
-        into the training set (``n_components`` must then equal their number). Only with
-        ``n_components`` (anything but the default is an error without it). A multi-class
-        classifier fits ONE Nystroem map on the whole training set (landmarks from all
-        classes) and every one-vs-one pair uses its rows of that map's factor, re-diagonalised
-        on the pair (:mod:`indefsvm.multiclass`).
+{NYSTROEM_PARAMS}
+        ``"factorization": "plain"`` only with ``formulation="krein"`` or ``"omcs"`` (the
+        spectrum transformations need the eigenvalues of ``K_X|Z``).
     random_state : int, Generator or None
         Seed of the landmark selection.
-{FACTORIZATION}
-        Only ``formulation="krein"`` or ``"omcs"`` with ``"landmark"`` (the spectrum
-        transformations need the eigenvalues of ``K_X|Z``).
 
     Attributes
     ----------
@@ -409,10 +410,8 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         square_test_map: str = "linear",
         eig_tol: float | None = None,
         n_components: int | None = None,
-        landmarks: str | ArrayLike = "uniform",
+        nystroem_params: Mapping[str, Any] | None = None,
         random_state: Any = None,
-        factorization: str = "one-shot",
-        dtype: str = "float64",
     ) -> None:
         set_init_parameters(self, locals())
 
@@ -536,9 +535,9 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
             )
         if self._landmark_split() and self.formulation not in ("krein", "omcs"):
             raise ValueError(
-                f"factorization='landmark' supports formulation='krein' or 'omcs'; got "
-                f"{self.formulation!r} (a spectrum transformation needs the eigenvalues of the "
-                "low-rank kernel: use factorization='one-shot')."
+                f"nystroem_params factorization='plain' supports formulation='krein' or 'omcs'; "
+                f"got {self.formulation!r} (a spectrum transformation needs the eigenvalues of "
+                "the low-rank kernel: use factorization='one-shot')."
             )
         Phi, s, absl = self._prepare_train_factor(X)
         yc = self._centred_targets(y, Phi.shape[0])
@@ -640,9 +639,8 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator)
     n_components : int, optional
         None (default): full rank on the dense kernel. An int ``m``: the low-rank method of
         paper 003 on ``m`` Nystroem landmarks (see :class:`KreinRegressor`).
-    landmarks : {"uniform", "kmeans++", "leverage"} or array of int
+{NYSTROEM_PARAMS}
     random_state : int, Generator or None
-{FACTORIZATION}
 
     Notes
     -----
@@ -671,10 +669,8 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator)
         center: bool = False,
         eig_tol: float | None = None,
         n_components: int | None = None,
-        landmarks: str | ArrayLike = "uniform",
+        nystroem_params: Mapping[str, Any] | None = None,
         random_state: Any = None,
-        factorization: str = "one-shot",
-        dtype: str = "float64",
     ) -> None:
         set_init_parameters(self, locals())
 
@@ -817,9 +813,9 @@ class KreinSquaredHingeSVC(
     is the exact eigendecomposition of the dense training kernel (``Phi = V |D|^{1/2}``, test
     map ``phi(x) = k(x)' V |D|^{-1/2}``); with ``n_components = m`` it is the one-shot Nystroem
     factor of ``m`` landmarks (paper 003's low-rank method; memory O(n m)), or with
-    ``factorization="landmark"`` paper 003's own features ``K_XZ U_ZZ |D_ZZ|^{-1/2}``.
-    ``fit_intercept=False, factorization="landmark"`` is the problem exactly as paper 003
-    states it.
+    ``nystroem_params={"factorization": "plain"}`` paper 003's own features
+    ``K_XZ U_ZZ |D_ZZ|^{-1/2}``. ``fit_intercept=False`` with ``"plain"`` is the problem
+    exactly as paper 003 states it.
 
     Parameters
     ----------
@@ -838,9 +834,8 @@ class KreinSquaredHingeSVC(
     eig_tol : float, optional
         Relative zero tolerance for eigenvalues (full rank; default ``n eps``).
     n_components : int, optional
-    landmarks : {"uniform", "kmeans++", "leverage"} or array of int
+{NYSTROEM_PARAMS}
     random_state : int, Generator or None
-{FACTORIZATION}
 
     Attributes
     ----------
@@ -878,10 +873,8 @@ class KreinSquaredHingeSVC(
         max_iter: int = 100,
         eig_tol: float | None = None,
         n_components: int | None = None,
-        landmarks: str | ArrayLike = "uniform",
+        nystroem_params: Mapping[str, Any] | None = None,
         random_state: Any = None,
-        factorization: str = "one-shot",
-        dtype: str = "float64",
     ) -> None:
         set_init_parameters(self, locals())
 
@@ -989,14 +982,20 @@ class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         None (default): similarities to all ``n`` training points. An int ``m``: SF-LSM of
         paper 003 (Sect. 3), similarities to ``m`` landmarks only (features ``k(x, Z)``,
         memory O(n m)); with every training point as a landmark it is the full model.
-    landmarks : {"uniform", "kmeans++", "leverage"} or array of int
-        Landmark selection (paper 003, Sect. 2.3) or explicit indices.
+    nystroem_params : dict, optional
+        ``{"landmarks": ...}``: landmark selection (paper 003, Sect. 2.3; ``"uniform"``,
+        ``"kmeans++"``, ``"leverage"``) or explicit indices, and ``"sketch_size"`` (as in
+        :class:`KreinRegressor`; the features are the landmark columns, so the map's
+        factorisation options do not apply and are refused).
     random_state : int, Generator or None
     """
 
+    #: The keys of ``nystroem_params`` (the features are ``k(x, Z)``, not the factor).
+    _nystroem_keys = ("landmarks", "sketch_size")
     _parameter_constraints: dict = {
         **KERNEL_PARAMETER_CONSTRAINTS,
         **NYSTROEM_PARAMETER_CONSTRAINTS,
+        "nystroem_params": [Mapping, None],
         "lam": [_POSITIVE],
     }
 
@@ -1010,7 +1009,7 @@ class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         kernel_params: dict | None = None,
         lam: float = 1e-2,
         n_components: int | None = None,
-        landmarks: str | ArrayLike = "uniform",
+        nystroem_params: Mapping[str, Any] | None = None,
         random_state: Any = None,
     ) -> None:
         set_init_parameters(self, locals())

@@ -41,7 +41,7 @@ def _data(n=70, n_test=25, seed=0):
 
 
 def _all(n):
-    return {"n_components": n, "landmarks": np.arange(n)}
+    return {"n_components": n, "nystroem_params": {"landmarks": np.arange(n)}}
 
 
 @pytest.mark.parametrize("center", [False, True])
@@ -236,7 +236,11 @@ def test_low_rank_estimators_fit_with_names_and_landmark_schemes():
     X, y, Xt, yt = _data(n=200, n_test=100, seed=8)
     for scheme in ["uniform", "kmeans++", "leverage"]:
         reg = KreinRegressor(
-            kernel="sigmoid", kernel_params=SIG, n_components=40, landmarks=scheme, random_state=0
+            kernel="sigmoid",
+            kernel_params=SIG,
+            n_components=40,
+            random_state=0,
+            nystroem_params={"landmarks": scheme},
         ).fit(X, y)
         assert reg.coef_.shape[0] <= 40
         assert np.mean((reg.predict(Xt) - yt) ** 2) < np.var(yt)

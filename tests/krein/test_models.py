@@ -349,8 +349,10 @@ def test_precomputed_kernel_with_n_components_equals_the_callable(make):
     X, Xt = rng.normal(size=(60, 3)), rng.normal(size=(15, 3))
     y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=60)
     landmarks = np.arange(0, 60, 3)
-    pre = make(kernel="precomputed", n_components=20, landmarks=landmarks).fit(_sigmoid(X), y)
-    raw = make(kernel=_sigmoid, n_components=20, landmarks=landmarks).fit(X, y)
+    pre = make(kernel="precomputed", n_components=20, nystroem_params={"landmarks": landmarks}).fit(
+        _sigmoid(X), y
+    )
+    raw = make(kernel=_sigmoid, n_components=20, nystroem_params={"landmarks": landmarks}).fit(X, y)
     np.testing.assert_allclose(pre.predict(_sigmoid(Xt, X)), raw.predict(Xt), atol=1e-9)
 
 
@@ -359,8 +361,12 @@ def test_precomputed_sh_svm_with_n_components_equals_the_callable():
     X, Xt = rng.normal(size=(60, 3)), rng.normal(size=(15, 3))
     y = np.where(X[:, 0] > 0, 1, -1)
     landmarks = np.arange(0, 60, 2)
-    pre = KreinSquaredHingeSVC(kernel="precomputed", n_components=30, landmarks=landmarks)
-    raw = KreinSquaredHingeSVC(kernel=_sigmoid, n_components=30, landmarks=landmarks)
+    pre = KreinSquaredHingeSVC(
+        kernel="precomputed", n_components=30, nystroem_params={"landmarks": landmarks}
+    )
+    raw = KreinSquaredHingeSVC(
+        kernel=_sigmoid, n_components=30, nystroem_params={"landmarks": landmarks}
+    )
     pre.fit(_sigmoid(X), y)
     raw.fit(X, y)
     np.testing.assert_allclose(
