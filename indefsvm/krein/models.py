@@ -1102,10 +1102,11 @@ class OngSubspaceRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstima
         (:mod:`indefsvm.krein.subspace`).
     n_iter : int
         Iterations (the regulariser) of ``"landweber"`` and ``"mr2"``.
-    n_components : int, optional
-        Truncation level of ``"tsf"`` (default: all eigenpairs with ``|mu| > threshold``).
+    n_eigenpairs : int, optional
+        Truncation level of ``"tsf"``: the number of eigenpairs kept (default: all eigenpairs
+        with ``|mu| > threshold``). Not a Nystroem rank: this model has no ``n_components``.
     threshold : float, optional
-        Eigenvalue threshold of ``"tsf"`` when ``n_components`` is None (default
+        Eigenvalue threshold of ``"tsf"`` when ``n_eigenpairs`` is None (default
         ``n eps max|mu|``).
     step_size : float, optional
         Landweber step (default: the variant's default step of
@@ -1121,7 +1122,7 @@ class OngSubspaceRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstima
         **KERNEL_PARAMETER_CONSTRAINTS,
         "solver": [StrOptions(set(ONG_SOLVERS))],
         "n_iter": [Interval(Integral, 1, None, closed="left")],
-        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "n_eigenpairs": [Interval(Integral, 1, None, closed="left"), None],
         "threshold": [Interval(Real, 0, None, closed="left"), None],
         "step_size": [_POSITIVE, None],
         "variant": [StrOptions({"hilbert", "normal", "krein"})],
@@ -1138,7 +1139,7 @@ class OngSubspaceRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstima
         kernel_params: dict | None = None,
         solver: str = "mr2",
         n_iter: int = 10,
-        n_components: int | None = None,
+        n_eigenpairs: int | None = None,
         threshold: float | None = None,
         step_size: float | None = None,
         variant: str = "hilbert",
@@ -1162,7 +1163,7 @@ class OngSubspaceRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstima
         self.n_iter_ = 0
         if self.solver == "tsf":
             threshold = self.threshold
-            if self.n_components is None and threshold is None:
+            if self.n_eigenpairs is None and threshold is None:
                 threshold = (
                     K.shape[0]
                     * np.finfo(np.float64).eps
@@ -1171,8 +1172,8 @@ class OngSubspaceRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstima
             self.alpha_ = truncated_spectral_factorization(
                 K,
                 yc,
-                n_components=self.n_components,
-                threshold=None if self.n_components is not None else threshold,
+                n_components=self.n_eigenpairs,
+                threshold=None if self.n_eigenpairs is not None else threshold,
             )
         elif self.solver == "landweber":
             sol = landweber_fridman(

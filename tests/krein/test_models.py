@@ -190,11 +190,11 @@ def test_ong_subspace_regressor_runs_and_regularises(method):
     def gc(A, B=None):
         return gaussian_combination_kernel(A, B, sigma1=0.8, sigma2=1.2, sigma3=10.0)
 
-    kw = {"n_components": 8} if method == "tsf" else {"n_iter": 8}
+    kw = {"n_eigenpairs": 8} if method == "tsf" else {"n_iter": 8}
     est = OngSubspaceRegressor(gc, solver=method, **kw).fit(X, y)
     assert np.all(np.isfinite(est.predict(Xt)))
     # More iterations / components fit the training data at least as well.
-    kw_more = {"n_components": 30} if method == "tsf" else {"n_iter": 30}
+    kw_more = {"n_eigenpairs": 30} if method == "tsf" else {"n_iter": 30}
     more = OngSubspaceRegressor(gc, solver=method, **kw_more).fit(X, y)
     err = np.mean((est.predict(X) - y) ** 2)
     err_more = np.mean((more.predict(X) - y) ** 2)
