@@ -198,7 +198,7 @@ class _KernelEstimatorMixin(KernelInputMixin):
         # K_pair|Z: re-diagonalised, so that lambda_+/- act on its eigenspaces (as in a binary fit).
         shared = self.__dict__.get("_ovo_factor") is not None
         if (self.center or shared) and not self._landmark_split():
-            T, lam = rediagonalize(Phi, s, tol=getattr(self, "eig_tol", None))
+            T, lam = rediagonalize(Phi, s, tol=getattr(self, "rcond", None))
             self.feature_rotation_ = T
             Phi = _right_multiply_inplace(Phi, T)
             s = np.where(lam >= 0.0, 1.0, -1.0)
@@ -347,8 +347,10 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
     square_test_map : {"linear", "wu"}
         Test map for ``formulation="square"``: Chen et al.'s linear map ``K k`` or the Wu et al.
         (2005) heuristic ``K k + k(x, x) k`` used by the paper (needs a callable kernel).
-    eig_tol : float, optional
-        Relative zero tolerance for eigenvalues (default ``n eps``).
+    rcond : float, optional
+        Relative cut-off below which an eigenvalue of the kernel (or of the low-rank kernel,
+        re-diagonalised) counts as zero (default ``n eps``; NumPy's name). The Nystroem map's
+        own cut-off of ``K_ZZ`` is ``nystroem_params={"rcond": ...}``.
     n_components : int, optional
         None (default): the full-rank method on the dense ``n x n`` kernel. An int ``m``: the
         low-rank method of Oglic & Gaertner (2019, Sect. 2.4-2.5) on the Nystroem features of
@@ -389,7 +391,7 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         "center": ["boolean"],
         "shift": [Real, None],
         "square_test_map": [StrOptions({"linear", "wu"})],
-        "eig_tol": [Interval(Real, 0, None, closed="left"), None],
+        "rcond": [Interval(Real, 0, None, closed="left"), None],
     }
 
     def __init__(
@@ -408,7 +410,7 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         center: bool = True,
         shift: float | None = None,
         square_test_map: str = "linear",
-        eig_tol: float | None = None,
+        rcond: float | None = None,
         n_components: int | None = None,
         nystroem_params: Mapping[str, Any] | None = None,
         random_state: Any = None,
@@ -445,16 +447,16 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
                 lambda_plus=self.lambda_plus,
                 lambda_minus=self.lambda_minus,
                 r=r,
-                eig_tol=self.eig_tol,
+                rcond=self.rcond,
             )
         elif self.formulation == "omcs":
-            sol = omcs_krein_least_squares(K, yc, lam=self.lam, r=r, eig_tol=self.eig_tol)
+            sol = omcs_krein_least_squares(K, yc, lam=self.lam, r=r, rcond=self.rcond)
         else:
             tr = spectrum_transform(
                 K, self.formulation, shift=self.shift if self.formulation == "shift" else None
             )
             self.transform_ = tr
-            tol = K.shape[0] * np.finfo(np.float64).eps if self.eig_tol is None else self.eig_tol
+            tol = K.shape[0] * np.finfo(np.float64).eps if self.rcond is None else self.rcond
             # Zero tolerance relative to the ORIGINAL spectrum: after clipping a kernel without
             # positive eigenvalues only rounding noise is left, and a tolerance relative to that
             # noise would fit it (||alpha|| ~ 1e16).
@@ -554,7 +556,7 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
                 "nothing to fit. Use formulation='flip', 'square', 'krein' or 'omcs', which "
                 "keep the negative part of the spectrum."
             )
-        sol = lowrank_variance_constrained(F, yc, reg, r, tol=self.eig_tol)
+        sol = lowrank_variance_constrained(F, yc, reg, r, tol=self.rcond)
         self.solution_ = sol
         self.coef_ = sol.z
         self.mu_ = sol.mu
@@ -634,7 +636,7 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator)
         Regularisation of the decomposition components (> 0).
     center : bool
         Centre kernel and targets (intercept = mean of ``y``). Default False, as in the paper.
-    eig_tol : float, optional
+    rcond : float, optional
         Relative zero tolerance for eigenvalues.
     n_components : int, optional
         None (default): full rank on the dense kernel. An int ``m``: the low-rank method of
@@ -653,7 +655,7 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator)
     _parameter_constraints: dict = {
         **_KREIN_LOW_RANK_CONSTRAINTS,
         "center": ["boolean"],
-        "eig_tol": [Interval(Real, 0, None, closed="left"), None],
+        "rcond": [Interval(Real, 0, None, closed="left"), None],
     }
 
     def __init__(
@@ -667,7 +669,7 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator)
         lambda_plus: float = 1e-2,
         lambda_minus: float = 1e-2,
         center: bool = False,
-        eig_tol: float | None = None,
+        rcond: float | None = None,
         n_components: int | None = None,
         nystroem_params: Mapping[str, Any] | None = None,
         random_state: Any = None,
@@ -689,7 +691,7 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator)
             return self
         K = self._prepare_train(X)
         self.alpha_ = krein_kernel_ridge(
-            kernel_eigen(K, tol=self.eig_tol),
+            kernel_eigen(K, tol=self.rcond),
             self._centred_targets(y, K.shape[0]),
             lambda_plus=self.lambda_plus,
             lambda_minus=self.lambda_minus,
@@ -831,7 +833,7 @@ class KreinSquaredHingeSVC(
         Centre the kernel in feature space (default False).
     tol, max_iter : float, int
         Newton stopping rule (see :func:`squared_hinge_svm`).
-    eig_tol : float, optional
+    rcond : float, optional
         Relative zero tolerance for eigenvalues (full rank; default ``n eps``).
     n_components : int, optional
 {NYSTROEM_PARAMS}
@@ -854,7 +856,7 @@ class KreinSquaredHingeSVC(
         "center": ["boolean"],
         "tol": [_POSITIVE],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "eig_tol": [Interval(Real, 0, None, closed="left"), None],
+        "rcond": [Interval(Real, 0, None, closed="left"), None],
     }
 
     def __init__(
@@ -871,7 +873,7 @@ class KreinSquaredHingeSVC(
         center: bool = False,
         tol: float = 1e-10,
         max_iter: int = 100,
-        eig_tol: float | None = None,
+        rcond: float | None = None,
         n_components: int | None = None,
         nystroem_params: Mapping[str, Any] | None = None,
         random_state: Any = None,
@@ -883,7 +885,7 @@ class KreinSquaredHingeSVC(
             Phi, s, _ = self._prepare_train_factor(X)
             return Phi, s
         K = self._prepare_train(X)
-        eig = kernel_eigen(K, tol=self.eig_tol)
+        eig = kernel_eigen(K, tol=self.rcond)
         J = eig.active
         sigma = eig.eigenvalues[J]
         V = eig.eigenvectors[:, J]
