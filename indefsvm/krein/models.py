@@ -102,31 +102,28 @@ _KREIN_LOW_RANK_CONSTRAINTS: dict[str, list[Any]] = {
 _NYSTROEM_PARAMS_DOC = """    nystroem_params : dict, optional
         Options of the :class:`~indefsvm.approximation.nystrom.IndefiniteNystroem` of
         ``n_components`` (anything but None is an error without it; another key is an error
-        naming these), with the map's names and defaults:
-
-        ``"landmarks"`` ({"uniform", "kmeans++", "leverage"} or array of int, default
-        ``"uniform"``)
-            Landmark selection of the low-rank method (paper 003, Sect. 2.3) or explicit
-            indices into the training set (``n_components`` must then equal their number). A
-            multi-class classifier fits ONE Nystroem map on the whole training set (landmarks
-            from all classes) and every one-vs-one pair uses its rows of that map's factor,
-            re-diagonalised on the pair (:mod:`indefsvm.multiclass`).
-        ``"factorization"`` ({"one-shot", "plain"}, default ``"one-shot"``)
-            ``"one-shot"``: the approximate eigendecomposition of paper 003, Sect. 2.2
-            (orthogonal columns), so that ``lambda_+`` / ``lambda_-`` act on the positive /
-            negative eigenspaces of the (centred) low-rank kernel ``K_X|Z``. ``"plain"``: paper
-            003's own split in Sect. 2.4-2.5, by the signs of the eigenvalues of ``K_ZZ`` on the
-            features ``K_XZ U_ZZ |D_ZZ|^{-1/2}`` (the same ``K_X|Z``, non-orthogonal columns).
-        ``"dtype"`` ({"float64", "float32"}, default ``"float64"``)
-            Storage of the ``(n, m)`` Nystroem factor. With ``"float32"`` the factor takes half
-            the memory; the kernel evaluations, the centring and every reduction over the n rows
-            (``Phi'Phi``, ``Phi'y``, the Newton systems) accumulate in float64, so the model is
-            that of the float32-rounded factor (its coefficients differ from a float64 fit by
-            about the float32 rounding of ``Phi`` times the conditioning of the regularised
-            normal equations).
-        ``"sketch_size"``, ``"rcond"``
-            The uniform sketch of ``"kmeans++"`` / ``"leverage"`` and the relative cut-off of
-            the eigenvalues of ``K_ZZ``, as in the map."""
+        naming these), with the map's names and defaults. ``"landmarks"`` (``"uniform"``,
+        ``"kmeans++"``, ``"leverage"`` or an array of int; default ``"uniform"``): landmark
+        selection of the low-rank method (paper 003, Sect. 2.3) or explicit indices into the
+        training set (``n_components`` must then equal their number); a multi-class
+        classifier fits ONE Nystroem map on the whole training set (landmarks from all
+        classes) and every one-vs-one pair uses its rows of that map's factor,
+        re-diagonalised on the pair (:mod:`indefsvm.multiclass`). ``"factorization"``
+        (``"one-shot"`` or ``"plain"``; default ``"one-shot"``): ``"one-shot"`` is the
+        approximate eigendecomposition of paper 003, Sect. 2.2 (orthogonal columns), so that
+        ``lambda_+`` / ``lambda_-`` act on the positive / negative eigenspaces of the
+        (centred) low-rank kernel ``K_X|Z``; ``"plain"`` is paper 003's own split in
+        Sect. 2.4-2.5, by the signs of the eigenvalues of ``K_ZZ`` on the features
+        ``K_XZ U_ZZ |D_ZZ|^{-1/2}`` (the same ``K_X|Z``, non-orthogonal columns).
+        ``"dtype"`` (``"float64"`` or ``"float32"``; default ``"float64"``): storage of the
+        ``(n, m)`` Nystroem factor; with ``"float32"`` the factor takes half the memory, and
+        the kernel evaluations, the centring and every reduction over the n rows
+        (``Phi'Phi``, ``Phi'y``, the Newton systems) accumulate in float64, so the model is
+        that of the float32-rounded factor (its coefficients differ from a float64 fit by
+        about the float32 rounding of ``Phi`` times the conditioning of the regularised
+        normal equations). ``"sketch_size"`` and ``"rcond"``: the uniform sketch of
+        ``"kmeans++"`` / ``"leverage"`` and the relative cut-off of the eigenvalues of
+        ``K_ZZ``, as in the map."""
 
 
 def _doc(text: str) -> str:
@@ -359,9 +356,8 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         callable). With ``kernel="precomputed"`` the map reads only the landmark columns of
         the given training kernel (``fit``) and of the test-vs-train kernel (``predict``).
         With every training point as a landmark it reproduces the full-rank method.
-{NYSTROEM_PARAMS}
-        ``"factorization": "plain"`` only with ``formulation="krein"`` or ``"omcs"`` (the
-        spectrum transformations need the eigenvalues of ``K_X|Z``).
+{NYSTROEM_PARAMS} ``"factorization": "plain"`` only with ``formulation="krein"`` or
+        ``"omcs"`` (the spectrum transformations need the eigenvalues of ``K_X|Z``).
     random_state : int, Generator or None
         Seed of the landmark selection.
 
