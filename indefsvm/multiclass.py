@@ -15,8 +15,8 @@ The training data are held once, by the multi-class model; the pair models are
 * dense models: the training kernel ``K`` (given, or computed once from the features, which the
   multi-class model keeps as ``X_fit_``); pair ``idx`` is fitted on ``K[np.ix_(idx, idx)]`` and
   predicts from ``K_test_train[:, idx]``, the test kernel being computed once for all pairs. The
-  test-vs-test kernel of ``out_of_sample="transductive"`` is the same for every pair: it is passed
-  on (``predict(K_test_train, K_test_test)``) or computed once from the features;
+  test-vs-test kernel of the ``"transductive"`` map (``prediction_params``) is the same for every
+  pair: it is passed on (``predict(K_test_train, K_test_test)``) or computed once from the features;
 * low-rank models (``n_components``): ONE Nystroem map is fitted on the whole training set and
   shared by every pair, as ``make_pipeline(Nystroem(...), OneVsOneClassifier(...))`` would share
   it: ``landmarks`` (a scheme, or explicit indices into the training set) choose the landmark

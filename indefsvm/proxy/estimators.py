@@ -402,8 +402,8 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
         X : array_like of shape (m, n) or (m, n_features)
             Test-vs-train kernel (``kernel="precomputed"``) or raw features.
         K_test_test : array_like of shape (m, m), optional
-            Test-vs-test kernel, needed by ``out_of_sample="transductive"`` with a precomputed
-            kernel.
+            Test-vs-test kernel, needed by the ``"transductive"`` map of new points
+            (``prediction_params``) with a precomputed kernel.
 
         Returns
         -------
@@ -726,8 +726,9 @@ class IndefiniteSVC(
         X : array_like of shape (m, n_train) or (m, n_features)
             Test-vs-train kernel (``kernel="precomputed"``) or features.
         K_test_test : array_like of shape (m, m), optional
-            Test-vs-test kernel, needed by ``out_of_sample="transductive"`` with a precomputed
-            kernel (computed from the features otherwise).
+            Test-vs-test kernel, needed by the ``"transductive"`` map of new points
+            (``prediction_params``) with a precomputed kernel (computed from the features
+            otherwise).
 
         Returns
         -------
@@ -955,7 +956,8 @@ class IndefiniteSVR(RegressorMixin, _ProxyKernelEstimator):
         X : array_like of shape (m, n_train) or (m, n_features)
             Test-vs-train kernel (``kernel="precomputed"``) or test points.
         K_test_test : array_like of shape (m, m), optional
-            Needed by ``out_of_sample="transductive"`` with a precomputed kernel.
+            Needed by the ``"transductive"`` map of new points (``prediction_params``) with a
+            precomputed kernel.
         """
         return self._raw_decision(X, K_test_test)
 

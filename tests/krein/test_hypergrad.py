@@ -366,7 +366,7 @@ def test_default_intercept_is_zero_and_enters_the_loss():
     assert shifted.loss == pytest.approx(zero.loss, rel=1e-12)
 
 
-def test_eig_tol_is_passed_to_the_eigendecomposition():
+def test_rcond_is_passed_to_the_eigendecomposition():
     """A large ``rcond`` drops small eigenpairs: the result is that of the truncated kernel."""
     rng = np.random.default_rng(3)
     Q, _ = np.linalg.qr(rng.normal(size=(8, 8)))

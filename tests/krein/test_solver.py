@@ -611,7 +611,7 @@ def test_krein_problems_match_the_dense_reference(seed):
     )
 
 
-def test_eig_tol_and_hard_tol_are_passed_through():
+def test_rcond_and_hard_tol_are_passed_through():
     K = np.diag([2.0, 1.0, -1.0, 1e-4])
     y = np.array([1e-16, 1e-3, 1e-3, 0.5])
     kw = {"lambda_plus": 1.0, "lambda_minus": 1.0, "r": 1.0}
