@@ -168,7 +168,7 @@ def case_dense(args) -> dict:
     if args.max_time:
         for method in ("accpm", "siqclp"):
             t, r = _timed(lambda method=method: solve_to_limit(
-                K0, y, method=method, max_time=args.max_time))  # fmt: skip
+                K0, y, method=method, options={"max_time": args.max_time}))  # fmt: skip
             out[f"{method}_seconds"], out[f"{method}_status"] = t, r.status
             out[f"{method}_relative_gap"] = r.relative_gap
             out[f"{method}_in_eigh"] = t / eigh
