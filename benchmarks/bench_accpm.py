@@ -56,7 +56,7 @@ def main() -> None:
                 method=method,
                 tol=tol_min,
                 max_iter=10**6,
-                max_time=args.max_time,
+                options={"max_time": args.max_time},
             )
             h = res.history
             # The stopping rule's scale: the part of the objective that depends on alpha

@@ -198,12 +198,12 @@ def main() -> None:
             if form == "dense":
                 data = K0 * scale
 
-                def make(data=data, y=y, rho=rho, C=C):
+                def make(data=data, y=y, rho=rho, C=C, build=build):
                     return build(data, y, rho, C)
             else:
                 feats = Phi * np.asarray(np.sqrt(scale), dtype=Phi.dtype)
 
-                def make(feats=feats, s=signature, y=y, rho=rho, C=C):
+                def make(feats=feats, s=signature, y=y, rho=rho, C=C, build=build):
                     return build(LowRankKernel(feats, s), y, rho, C)
 
             cap = args.max_time * (4 if big else 1)
@@ -266,7 +266,8 @@ def print_table(rows: list[dict]) -> None:
         ok = (a_cert or not any_certified) and not (ratio > 1.2)
         failures += not ok
         chosen = a["status"].split(":")[0]
-        print(markdown_row([key[0], key[1], key[2], f"{key[3]:g}", f"{key[4]:g}", f"{key[5]:g}", *cells,
+        head = [key[0], key[1], key[2], f"{key[3]:g}", f"{key[4]:g}", f"{key[5]:g}"]
+        print(markdown_row([*head, *cells,
                             f"{float(a['time']):.2f}{'' if a_cert else '*'} ({chosen})",
                             f"{ratio:.2f}", "yes" if ok else "**no**"]))  # fmt: skip
     print(f"\n{len(points)} points, {failures} outside the policy's target (ratio > 1.2 or "

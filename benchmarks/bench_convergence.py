@@ -61,8 +61,12 @@ def main() -> None:
                 rho=1.0,
                 tol=args.tol,
                 max_iter=10**7,
-                max_time=fast.time,
-                options={"step": "paper", "step_size": 5.0, "smoothing": smoothing},
+                options={
+                    "max_time": fast.time,
+                    "step": "paper",
+                    "step_size": 5.0,
+                    "smoothing": smoothing,
+                },
             )
             row(label + " (same wall time as default at tol)", args.tol, slow)
 

@@ -138,12 +138,14 @@ def estimator_params(args: argparse.Namespace, idx: np.ndarray) -> dict:
         "gamma": GAMMA,
         "coef0": COEF0,
         "n_components": args.m,
-        "landmarks": idx,
+        "nystroem_params": {
+            "landmarks": idx,
+            **({"dtype": args.dtype} if args.dtype != "float64" else {}),
+        },
         # solver left at its default ("auto": the Newton method on a factor), as a user fits
         "C": args.C,
         "rho": 1.0,
         "tol": args.tol,
-        **({"nystroem_params": {"dtype": args.dtype}} if args.dtype != "float64" else {}),
     }
 
 
@@ -234,7 +236,9 @@ def fit_on_cluster(args: argparse.Namespace, client) -> dict:
     before = worker_identities(client)
     t = time.perf_counter()
     if path == "estimator":
-        model = IndefiniteSVC(**estimator_params(args, idx), keep_training_state=True).fit(X, y)
+        model = IndefiniteSVC(
+            **estimator_params(args, idx), solver_options={"keep_training_state": True}
+        ).fit(X, y)
         K = model.problem_.operator.factor
         result, n_iter = model.result_, model.n_iter_
         decision = model.decision_function(Xt)

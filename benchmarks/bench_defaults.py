@@ -145,8 +145,9 @@ def case_nystroem(args) -> dict:
 
     for rule in ("kmeans++", "leverage"):
         t, _ = _timed(
-            lambda rule=rule: IndefiniteNystroem(**KERNEL, n_components=args.m, landmarks=rule)
-            .fit(X)
+            lambda rule=rule: IndefiniteNystroem(**KERNEL, n_components=args.m, landmarks=rule).fit(
+                X
+            )
         )
         out[f"{rule}_map_seconds"] = t
         out[f"{rule}_selection_seconds"] = _timed(
@@ -168,7 +169,7 @@ def case_dense(args) -> dict:
     if args.max_time:
         for method in ("accpm", "siqclp"):
             t, r = _timed(lambda method=method: solve_to_limit(
-                K0, y, method=method, max_time=args.max_time))  # fmt: skip
+                K0, y, method=method, options={"max_time": args.max_time}))  # fmt: skip
             out[f"{method}_seconds"], out[f"{method}_status"] = t, r.status
             out[f"{method}_relative_gap"] = r.relative_gap
             out[f"{method}_in_eigh"] = t / eigh

@@ -282,12 +282,12 @@ def child_lowrank(args) -> dict:
             gamma=GAMMA,
             coef0=COEF0,
             n_components=args.m,
-            landmarks=args.landmarks,
             random_state=args.seed,
             tol=args.tol,  # the monitor's rule: gap / max(1, |f(alpha) - f(0)|)
             max_iter=100000,
             solver=args.method,
             solver_options=options,
+            nystroem_params={"landmarks": args.landmarks},
         )
         clf.fit(X, y)
         fit_time = time.perf_counter() - t0
@@ -406,12 +406,12 @@ def child_multiclass(args) -> dict:
         kernel="sigmoid",
         **KERNEL,
         n_components=args.m,
-        landmarks=args.landmarks,
         random_state=args.seed,
         tol=args.tol,
         max_iter=100000,
         solver=args.method,
         solver_options={"max_time": args.max_time},
+        nystroem_params={"landmarks": args.landmarks},
     )
     t0 = time.perf_counter()
     clf.fit(X, y)
@@ -482,11 +482,11 @@ def child_exact(args) -> dict:
             gamma=GAMMA,
             coef0=COEF0,
             n_components=m,
-            landmarks=args.landmarks,
             random_state=args.seed,
             tol=1e-6,
             max_iter=20000,
             solver_options={"max_time": args.max_time},
+            nystroem_params={"landmarks": args.landmarks},
         ).fit(X, y)
         out[f"{name}_fit_seconds"] = time.perf_counter() - t0
         out[f"{name}_test_accuracy"] = float(np.mean(clf.predict(Xt) == yt))

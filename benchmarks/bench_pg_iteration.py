@@ -39,6 +39,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 import indefsvm.linalg.rank_one as rank_one_module
 import indefsvm.proxy.operators as proxy_module
 from indefsvm import solve
+from indefsvm.threads import set_config
 
 
 def _solve_time(K0, y, max_iter: int, evaluations: str = "lean") -> tuple[float, object]:
@@ -152,7 +153,7 @@ def main() -> None:
         runs += [("numba", t, ev) for ev in args.evaluations for t in args.numba_threads]
         for engine, threads, ev in runs:
             rank_one_module.numba_available = available if engine == "numba" else lambda: False
-            proxy_module.ENGINE_THREADS = threads
+            set_config(n_threads={"engine": threads})
             _solve_time(K0, y, 2, ev)  # warm-up (compilation / caches)
             _LAST_WARM.pop("warm", None)
             # eigh timed right before each configuration: the ratio is same-run and same-load

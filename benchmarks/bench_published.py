@@ -90,7 +90,7 @@ def _solve_to(K0, y, args, target):
         class_weight="paper",
         tol=1e-10,
         max_iter=100000,
-        callback=lambda info: info["objective"] >= target,
+        options={"callback": lambda info: info["objective"] >= target},
     )
     return time.perf_counter() - t0, res
 

@@ -56,8 +56,7 @@ def main() -> None:
                 method=method,
                 tol=args.tol,
                 max_iter=10**6,
-                max_time=args.max_time,
-                options=options,
+                options={**options, "max_time": args.max_time},
             )
             info = res.info
             if method == "siqclp":

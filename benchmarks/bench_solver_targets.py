@@ -84,7 +84,7 @@ def main() -> None:
         f0 = make_problem("svc", K0, y, C=1.0, rho=1.0).objective(np.zeros(n))
         res = solve_to_limit(
             K0, y, C=1.0, rho=1.0, method=method, tol=1e-12, max_iter=10**6,
-            max_time=args.max_time, options=options,
+            options={**options, "max_time": args.max_time},
         )  # fmt: skip
         h = res.history
         scale = np.maximum(1.0, h["best_objective"] - f0)

@@ -4,7 +4,7 @@ Wraps the phases of an evaluation with wall-clock timers inside ``indefsvm.solve
 max_iter=45)`` on the sigmoid problem (C = rho = 1) and prints milliseconds per iteration for
 both of pg's evaluation modes ("lean": objective only at trial points; "full": the path before
 issue 14). Phases nest ("total" rows include the rows below them); the secular kernels are the
-single-thread builds (``indefsvm.proxy.operators.ENGINE_THREADS = 1``, set by this script).
+single-thread builds (``set_config(n_threads={"engine": 1})``, set by this script).
 
 Run: ``python benchmarks/profile_pg_phases.py [--n 2000]``
 """
@@ -26,6 +26,7 @@ import indefsvm.proxy.problems as problems
 import indefsvm.proxy.solvers._monitor as monitor
 from indefsvm import solve
 from indefsvm.linalg import _secular_numba as kernels
+from indefsvm.threads import set_config
 
 _ACC: collections.Counter = collections.Counter()
 
@@ -66,7 +67,7 @@ def main() -> None:
     for owner, name, label in phases:
         _wrap(owner, name, label)
     # The serial kernels are the ones wrapped above (the threaded builds run elsewhere).
-    proxy.ENGINE_THREADS = 1
+    set_config(n_threads={"engine": 1})
     K0, y = sigmoid_kernel_problem(args.n, seed=args.n)
     print(f"n = {args.n}, load average at start: {os.getloadavg()}")
     for evaluations in ("lean", "full"):

@@ -109,6 +109,7 @@ def main(argv=None) -> None:
         K0, y = K_all[np.ix_(idx, idx)], y_all[idx]
         for label in args.methods:
             t0 = time.perf_counter()
+            spec = METHODS[label]
             res = solve_to_limit(
                 K0,
                 y,
@@ -116,8 +117,8 @@ def main(argv=None) -> None:
                 rho=args.rho,
                 tol=0.0,
                 max_iter=args.iters,
-                libsvm_every=args.libsvm_every,
-                **METHODS[label],
+                method=spec["method"],
+                options={**spec.get("options", {}), "libsvm_every": args.libsvm_every},
             )
             results[label].append(res)
             h = res.history

@@ -103,7 +103,7 @@ def load_aeon_task(name: str):
 def make(learner: str, kernel, kernel_params, rank):
     common = {"kernel": kernel, "kernel_params": kernel_params}
     if rank is not None:
-        common.update(n_components=rank, landmarks="kmeans++", random_state=0)
+        common.update(n_components=rank, nystroem_params={"landmarks": "kmeans++"}, random_state=0)
     if learner == "VC-LSM":
         return KreinClassifier(formulation="krein", lambda_plus=LAM, lambda_minus=LAM, **common)
     if learner == "LSM":

@@ -47,9 +47,13 @@ def evaluate(name, X, y, args, rows, out_csv) -> None:
     for fold, (tr, te) in enumerate(outer.split(X, y)):
         Xtr, Xte = standardize_within_fold(X[tr], X[te])
         template = KreinSquaredHingeSVC(
-            "sigmoid", gamma=1.0 / X.shape[1], coef0=-1.0, n_components=args.m,
-            landmarks="uniform", random_state=0,
-        )  # fmt: skip
+            "sigmoid",
+            gamma=1.0 / X.shape[1],
+            coef0=-1.0,
+            n_components=args.m,
+            random_state=0,
+            nystroem_params={"landmarks": "uniform"},
+        )
         inner = StratifiedKFold(3, shuffle=True, random_state=args.seed + fold)
         for tuner in ("hypergradient", "grid"):
             t = time.perf_counter()

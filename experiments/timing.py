@@ -113,6 +113,11 @@ def main(argv=None) -> None:
                 for label in args.methods:
                     if label == "siqclp" and n > args.siqclp_max_n:
                         continue
+                    spec = METHODS[label]
+                    monitor = {
+                        "max_time": args.max_time,
+                        "callback": lambda info: info["gap"] <= args.gap_tol,
+                    }
                     res = solve_to_limit(
                         K0,
                         y,
@@ -120,9 +125,8 @@ def main(argv=None) -> None:
                         rho=rho,
                         tol=0.0,
                         max_iter=args.max_iter,
-                        max_time=args.max_time,
-                        callback=lambda info: info["gap"] <= args.gap_tol,
-                        **METHODS[label],
+                        method=spec["method"],
+                        options={**spec.get("options", {}), **monitor},
                     )
                     status = "reached" if res.gap <= args.gap_tol else res.status
                     row = {

@@ -9,8 +9,8 @@ Every estimator of :mod:`indefsvm.proxy.estimators` (proxy-kernel SVMs, paper 00
   ``get_params``/``set_params``/``clone`` work) and validated at the start of ``fit`` from the
   declarative ``_parameter_constraints`` (``Interval``/``StrOptions``/... of the package's own
   :mod:`indefsvm.utils.constraints`) through :func:`fit_context`. Checks that
-  couple several parameters (e.g. ``out_of_sample="transductive"`` needs a scalar ``rho``) stay
-  hand-written in ``fit`` with messages that say how to fix them;
+  couple several parameters (e.g. ``prediction_params={"out_of_sample": "transductive"}`` needs
+  a scalar ``rho``) stay hand-written in ``fit`` with messages that say how to fix them;
 * the kernel input is the same everywhere: ``kernel="precomputed"`` (``fit(K_train, y)``,
   ``predict(K_test_train)``), a kernel name of :data:`indefsvm.kernels.KERNEL_NAMES` (or an
   alias), or a callable ``kernel(X, Y=None, **params)``; ``gamma``/``coef0``/``degree`` and
@@ -29,12 +29,12 @@ from numpy.typing import NDArray
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import validate_data
 
-from indefsvm.approximation.nystrom import LANDMARK_METHODS
 from indefsvm.kernels.registry import KERNEL_ALIASES, KERNEL_NAMES, resolve_kernel
 from indefsvm.threads import threaded_fit
 from indefsvm.utils.constraints import (
     Interval,
     StrOptions,
+    check_dict_parameter,
     set_init_parameters,
     validated_fit,
 )
@@ -48,12 +48,15 @@ from indefsvm.utils.validation import (
 __all__ = [
     "KERNEL_PARAMETER_CONSTRAINTS",
     "NYSTROEM_PARAMETER_CONSTRAINTS",
+    "NYSTROEM_PARAMS_DEFAULTS",
     "IndefsvmEstimator",
     "KernelInputMixin",
     "PrecomputedColumns",
     "check_landmark_parameters",
     "fit_context",
+    "nystroem_param",
     "nystroem_test_features",
+    "prediction_param",
     "set_init_parameters",
 ]
 
@@ -70,9 +73,29 @@ KERNEL_PARAMETER_CONSTRAINTS: dict[str, list[Any]] = {
 #: Constraints of the Nystroem input (``n_components``), the same in both paradigms.
 NYSTROEM_PARAMETER_CONSTRAINTS: dict[str, list[Any]] = {
     "n_components": [Interval(Integral, 1, None, closed="left"), None],
-    "landmarks": [StrOptions(set(LANDMARK_METHODS)), "array-like"],
     "random_state": ["random_state"],
 }
+
+#: The keys of ``nystroem_params`` with their defaults: the options of the Nystroem map of
+#: ``n_components`` (parameters of :class:`~indefsvm.approximation.nystrom.IndefiniteNystroem`
+#: the estimator does not set itself). The map checks their values when it is fitted. An
+#: estimator family may change a default (``_nystroem_defaults``): the proxy-kernel estimators
+#: use the plain map (their problem depends only on the approximated kernel), the Krein
+#: estimators paper 003's one-shot features (their regulariser is the features' norm).
+NYSTROEM_PARAMS_DEFAULTS: dict[str, Any] = {
+    "landmarks": "uniform",
+    "sketch_size": None,
+    "rcond": None,
+    "dtype": "float64",
+    "factorization": "one-shot",
+}
+
+
+def nystroem_param(estimator: Any, key: str) -> Any:
+    """The value of ``key`` in the estimator's ``nystroem_params`` (its default when not set)."""
+    params = getattr(estimator, "nystroem_params", None) or {}
+    defaults = getattr(estimator, "_nystroem_defaults", NYSTROEM_PARAMS_DEFAULTS)
+    return params.get(key, defaults[key])
 
 
 def fit_context(fit: Callable[..., Any]) -> Callable[..., Any]:
@@ -125,53 +148,57 @@ _OWN_NYSTROEM_PARAMETERS = (
     "degree",
     "kernel_params",
     "n_components",
-    "landmarks",
     "random_state",
 )
+
+
+def prediction_param(estimator: Any, key: str, default: Any) -> Any:
+    """The value of ``key`` in the estimator's ``prediction_params`` (``default`` when not set,
+    or when the estimator has no such parameter)."""
+    params = getattr(estimator, "prediction_params", None) or {}
+    return params.get(key, default)
 
 
 def check_landmark_parameters(estimator: Any) -> None:
     """Refuse landmark parameters that the estimator's other parameters would silently ignore.
 
-    ``landmarks``, ``nystroem_params`` and ``dtype`` (where the estimator has it) configure the
-    Nystroem map, which only ``n_components`` switches on; explicit landmark indices fix the
-    number of landmarks, so an ``n_components`` that disagrees with them is a conflict;
-    ``nystroem_params`` may not repeat the estimator's own parameters.
+    ``nystroem_params`` configures the Nystroem map, which only ``n_components`` switches on;
+    explicit landmark indices fix the number of landmarks, so an ``n_components`` that
+    disagrees with them is a conflict; ``nystroem_params`` may not repeat the estimator's own
+    parameters, and takes the keys of :data:`NYSTROEM_PARAMS_DEFAULTS` only (those of the
+    estimator's ``_nystroem_keys`` where it has fewer).
     """
     m = getattr(estimator, "n_components", None)
-    landmarks = getattr(estimator, "landmarks", "uniform")
     extra = getattr(estimator, "nystroem_params", None)
+    landmarks = nystroem_param(estimator, "landmarks")
     explicit = not isinstance(landmarks, str)
     name = type(estimator).__name__
     if m is None:
-        given = []
-        if explicit or landmarks != "uniform":
-            given.append("landmarks")
         if extra is not None:
-            given.append("nystroem_params")
-        if getattr(estimator, "dtype", "float64") != "float64":
-            given.append("dtype")  # the storage of the Nystroem factor
-        if given:
             count = f"={int(np.size(landmarks))}" if explicit else "=<number of landmarks>"
             raise ValueError(
-                f"{name}: {' and '.join(given)} configure the Nystroem map, which "
-                "n_components=None (the dense n x n kernel) does not use. Set "
-                f"n_components{count} for the low-rank model, or drop {' and '.join(given)}."
+                f"{name}: nystroem_params configure the Nystroem map, which n_components=None "
+                f"(the dense n x n kernel) does not use. Set n_components{count} for the "
+                "low-rank model, or drop nystroem_params."
             )
         return
+    if extra is not None:
+        own = set(_OWN_NYSTROEM_PARAMETERS)
+        clash = sorted(set(extra) & own) if isinstance(extra, Mapping) else []
+        if clash:
+            raise ValueError(
+                f"{name}: nystroem_params may not set {clash}; they are parameters of {name} "
+                "itself (set them there)."
+            )
+        allowed = getattr(estimator, "_nystroem_keys", tuple(NYSTROEM_PARAMS_DEFAULTS))
+        keys = dict.fromkeys(allowed, ["no_validation"])
+        check_dict_parameter(extra, keys, owner=name, name="nystroem_params")
     if explicit:
         count = int(np.size(landmarks))
         if isinstance(m, Integral) and not isinstance(m, bool) and int(m) != count:
             raise ValueError(
                 f"{name}: n_components={m} but landmarks gives {count} indices; explicit "
                 f"landmarks fix the number of landmarks. Set n_components={count}."
-            )
-    if extra is not None:
-        clash = sorted(set(extra) & set(_OWN_NYSTROEM_PARAMETERS))
-        if clash:
-            raise ValueError(
-                f"{name}: nystroem_params may not set {clash}; they are parameters of {name} "
-                "itself (set them there)."
             )
 
 
@@ -349,7 +376,7 @@ class KernelInputMixin:
         from indefsvm.approximation.nystrom import IndefiniteNystroem
 
         m = int(self.n_components)  # type: ignore[attr-defined]
-        landmarks = self.landmarks  # type: ignore[attr-defined]
+        landmarks = nystroem_param(self, "landmarks")
         if n is not None and m > n and isinstance(landmarks, str):
             # As scikit-learn's Nystroem: said, not silently clipped.
             warnings.warn(
@@ -369,7 +396,10 @@ class KernelInputMixin:
             landmarks=landmarks,
             random_state=self.random_state,  # type: ignore[attr-defined]
             verbose=bool(getattr(self, "verbose", False)),
-            **self._nystroem_overrides(),
+            **{
+                "factorization": nystroem_param(self, "factorization"),
+                **self._nystroem_overrides(),
+            },
         )
         extra = getattr(self, "nystroem_params", None)
         if extra is not None:

@@ -15,8 +15,8 @@ The training data are held once, by the multi-class model; the pair models are
 * dense models: the training kernel ``K`` (given, or computed once from the features, which the
   multi-class model keeps as ``X_fit_``); pair ``idx`` is fitted on ``K[np.ix_(idx, idx)]`` and
   predicts from ``K_test_train[:, idx]``, the test kernel being computed once for all pairs. The
-  test-vs-test kernel of ``out_of_sample="transductive"`` is the same for every pair: it is passed
-  on (``predict(K_test_train, K_test_test)``) or computed once from the features;
+  test-vs-test kernel of the ``"transductive"`` map (``prediction_params``) is the same for every
+  pair: it is passed on (``predict(K_test_train, K_test_test)``) or computed once from the features;
 * low-rank models (``n_components``): ONE Nystroem map is fitted on the whole training set and
   shared by every pair, as ``make_pipeline(Nystroem(...), OneVsOneClassifier(...))`` would share
   it: ``landmarks`` (a scheme, or explicit indices into the training set) choose the landmark
@@ -59,7 +59,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from indefsvm.base import check_landmark_parameters, fit_context
+from indefsvm.base import check_landmark_parameters, fit_context, prediction_param
 from indefsvm.utils.constraints import is_outermost_fit
 from indefsvm.utils.dask_rows import is_dask_array, rowwise_on_workers
 from indefsvm.utils.fingerprint import TrainingRows
@@ -211,7 +211,7 @@ class OneVsOneMixin:
         proxy-kernel SVMs: a training point gets each pair's row of its learned kernel ``K*``,
         :mod:`indefsvm.utils.fingerprint`)."""
         has_scores = all(hasattr(e, "train_scores_") for e in self.estimators_)
-        projection = getattr(self, "out_of_sample", "projection") == "projection"
+        projection = prediction_param(self, "out_of_sample", "projection") == "projection"
         self.train_rows_ = (
             TrainingRows.of(X) if has_scores and projection and is_outermost_fit(self) else None
         )
@@ -338,9 +338,12 @@ class OneVsOneMixin:
             overrides["kernel_params"] = None
         if mode == "landmarks":
             # The landmarks are chosen once, on the whole training set (shared by every pair).
-            overrides["landmarks"] = "uniform"
-            if "nystroem_params" in self.get_params():
-                overrides["nystroem_params"] = None
+            # (Their other Nystroem options stay: the factorisation decides how a pair uses it.)
+            params = self.get_params(deep=False)
+            if "nystroem_params" in params:
+                given = params["nystroem_params"] or {}
+                rest = {key: value for key, value in given.items() if key != "landmarks"}
+                overrides["nystroem_params"] = rest or None
         if mode == "landmarks":
             # One factor for every pair: Phi = k(X, Z) W of the map fitted on all rows.
             shared_map = landmark_map.column_input()
@@ -453,7 +456,7 @@ class OneVsOneMixin:
             if (
                 not given
                 and not self.ovo_["pairwise"]
-                and getattr(self, "out_of_sample", None) == "transductive"
+                and prediction_param(self, "out_of_sample", None) == "transductive"
             ):
                 # The pairs are precomputed models now: the test-vs-test block (the same for
                 # every pair) is computed here once from the features.

@@ -28,11 +28,11 @@ MODEL_FORMAT = "indefsvm-model-2"
 #: The types that :func:`load_model` lets :mod:`skops.io` build besides its NumPy, SciPy and
 #: scikit-learn defaults: every estimator class of ``indefsvm`` and ``indefsvm.krein`` and the
 #: objects their fitted attributes hold (solver results, the Nystroem map, spectrum transforms,
-#: Krein solutions; with ``keep_training_state=True`` also the problem, its operator and the
-#: proxy kernel). Computed with :func:`skops.io.get_untrusted_types` on fitted models of every
-#: estimator (tests/test_persistence.py keeps it complete) and written out here so that what is
-#: trusted is visible and never derived from a file. None of these classes runs code when its
-#: attributes are restored.
+#: Krein solutions; with ``solver_options={"keep_training_state": True}`` also the problem, its
+#: operator and the proxy kernel). Computed with :func:`skops.io.get_untrusted_types` on fitted
+#: models of every estimator (tests/test_persistence.py keeps it complete) and written out here so
+#: that what is trusted is visible and never derived from a file. None of these classes runs code
+#: when its attributes are restored.
 TRUSTED_TYPES: tuple[str, ...] = (
     # estimators (indefsvm.__all__, indefsvm.krein.__all__)
     "indefsvm.proxy.estimators.IndefiniteSVC",
@@ -64,7 +64,7 @@ TRUSTED_TYPES: tuple[str, ...] = (
     "indefsvm.krein.lowrank.SquaredHingeSolution",
     # fingerprints of the training inputs (two arrays and an int)
     "indefsvm.utils.fingerprint.TrainingRows",
-    # training state kept with keep_training_state=True
+    # training state kept with solver_options={"keep_training_state": True}
     "indefsvm.proxy.problems.ClassificationProblem",
     "indefsvm.proxy.problems.RegressionProblem",
     "indefsvm.proxy.problems.OneClassProblem",

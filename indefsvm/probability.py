@@ -300,7 +300,8 @@ class PlattProbabilityMixin:
             elif pairwise:
                 est.fit(Xa[np.ix_(train, train)], y[train], **fit_args)
                 extra = ()
-                if getattr(self, "out_of_sample", None) == "transductive":
+                given = getattr(self, "prediction_params", None) or {}
+                if given.get("out_of_sample") == "transductive":
                     extra = (Xa[np.ix_(test, test)],)  # the heuristic needs the test block
                 decision[test] = est.decision_function(Xa[np.ix_(test, train)], *extra)
             else:

@@ -40,8 +40,8 @@ follow ``max_threads`` (else an integer ``n_threads``).
 
 :func:`cap_threads` is ``config_context(max_threads=...)``; :data:`THREADS` holds the
 process-wide setting that :func:`set_config` makes (read it with :func:`get_config`).
-``indefsvm.proxy.operators.ENGINE_THREADS`` (the secular-root loop only) and wrapping the fit in
-``threadpoolctl.threadpool_limits`` / ``numba.set_num_threads`` also lower the pools.
+``config_context(n_threads={"engine": k})`` sets the secular-root loop alone; wrapping the fit
+in ``threadpoolctl.threadpool_limits`` / ``numba.set_num_threads`` also lowers the pools.
 """
 
 from __future__ import annotations
@@ -421,21 +421,21 @@ def threads_for(n: int, kind: str, *, m: int | None = None) -> int:
 
 
 @contextlib.contextmanager
-def cap_threads(threads: int | None) -> Iterator[None]:
-    """At most ``threads`` threads in every pool inside (None: no cap), the caller's after.
+def cap_threads(max_threads: int | None) -> Iterator[None]:
+    """At most ``max_threads`` threads in every pool inside (None: no cap), the caller's after.
 
-    ``config_context(max_threads=threads)`` (None here keeps an enclosing cap). For a process
+    ``config_context(max_threads=max_threads)`` (None here keeps an enclosing cap). For a process
     that runs several fits side by side (a study worker, a test session): limits BLAS and
     OpenMP now (``threadpoolctl``), and every automatic choice of :func:`threads_for` inside,
     including pools a fit loads later (LIBSVM's libgomp) and Numba's engine threads. An
     explicit ``n_threads`` is not capped.
     """
-    if threads is None:
+    if max_threads is None:
         yield
         return
-    if isinstance(threads, bool) or not isinstance(threads, Integral) or threads < 1:
-        raise ValueError(f"threads must be a positive integer or None; got {threads!r}.")
-    with config_context(max_threads=int(threads)):
+    if isinstance(max_threads, bool) or not isinstance(max_threads, Integral) or max_threads < 1:
+        raise ValueError(f"max_threads must be a positive integer or None; got {max_threads!r}.")
+    with config_context(max_threads=int(max_threads)):
         yield
 
 
@@ -567,7 +567,7 @@ def blas_threads_inside() -> int | None:
 def engine_threads(n: int) -> int:
     """Threads of the secular-root loop of an operator on ``n`` points (the caller's Numba cap).
 
-    ``indefsvm.proxy.operators.ENGINE_THREADS`` overrides it when set; see :func:`threads_for`.
+    ``config_context(n_threads={"engine": k})`` sets it; see :func:`threads_for`.
     """
     threads = threads_for(n, "engine")
     numba = sys.modules.get("numba")

@@ -141,8 +141,10 @@ def test_gridsearch_passes_weights_with_and_without_metadata_routing():
     plain = GridSearchCV(IndefiniteSVC(), grid, cv=3).fit(K, y, sample_weight=w)
     with sklearn.config_context(enable_metadata_routing=True):
         # scikit-learn weights the default score too when it is given sample_weight
-        est = IndefiniteSVC().set_fit_request(sample_weight=True).set_score_request(
-            sample_weight=True
+        est = (
+            IndefiniteSVC()
+            .set_fit_request(sample_weight=True)
+            .set_score_request(sample_weight=True)
         )
         routed = GridSearchCV(est, grid, cv=3).fit(K, y, sample_weight=w)
     np.testing.assert_allclose(

@@ -77,17 +77,34 @@ WU = {"kernel": _sigmoid, "formulation": "square", "square_test_map": "wu"}
 CASES = [
     ("svc_named", lambda: pe.IndefiniteSVC(**SIG, coef0=-0.2), "y2", "f"),
     ("svc_pre", lambda: pe.IndefiniteSVC(C=2.0, rho=0.5), "y2", "ps"),
-    ("svc_pre_paper_b", lambda: pe.IndefiniteSVC(intercept="paper"), "y2", "ps"),
+    (
+        "svc_pre_paper_b",
+        lambda: pe.IndefiniteSVC(prediction_params={"intercept": "paper"}),
+        "y2",
+        "ps",
+    ),
     ("svc_pre_cw", lambda: pe.IndefiniteSVC(class_weight={1: 2.0, 7: 0.5}), "y2", "ps"),
     ("svc_pre_rhovec", lambda: pe.IndefiniteSVC(rho=_RHO_VEC), "y2", "ps"),
     ("svc_pre_spectral", lambda: pe.IndefiniteSVC(rho_scale="spectral"), "y2", "ps"),
-    ("svc_transductive", lambda: pe.IndefiniteSVC(out_of_sample="transductive"), "y2", "f-sig"),
+    (
+        "svc_transductive",
+        lambda: pe.IndefiniteSVC(prediction_params={"out_of_sample": "transductive"}),
+        "y2",
+        "f-sig",
+    ),
     ("svc_nys_named", lambda: pe.IndefiniteSVC(**SIG, n_components=12, random_state=0), "y2", "f"),
     ("svc_nys_pre", lambda: pe.IndefiniteSVC(n_components=12, random_state=1), "y2", "ps"),
-    ("svc_nys_lmk", lambda: pe.IndefiniteSVC(**SIG, n_components=12, landmarks=_LMK), "y2", "f"),
+    (
+        "svc_nys_lmk",
+        lambda: pe.IndefiniteSVC(**SIG, n_components=12, nystroem_params={"landmarks": _LMK}),
+        "y2",
+        "f",
+    ),
     (
         "svc_nys_kmeans",
-        lambda: pe.IndefiniteSVC(n_components=10, landmarks="kmeans++", random_state=2),
+        lambda: pe.IndefiniteSVC(
+            n_components=10, random_state=2, nystroem_params={"landmarks": "kmeans++"}
+        ),
         "y2",
         "ps",
     ),
@@ -97,7 +114,12 @@ CASES = [
     ("svc_ovo_rhovec", lambda: pe.IndefiniteSVC(rho=_RHO_VEC), "y3", "ps"),
     ("svc_ovo_cw", lambda: pe.IndefiniteSVC(class_weight={"a": 3.0}), "y3", "ps"),
     ("svc_ovo_balanced", lambda: pe.IndefiniteSVC(class_weight="balanced"), "y3", "ps"),
-    ("svc_ovo_trans", lambda: pe.IndefiniteSVC(**SIG, out_of_sample="transductive"), "y3", "f"),
+    (
+        "svc_ovo_trans",
+        lambda: pe.IndefiniteSVC(**SIG, prediction_params={"out_of_sample": "transductive"}),
+        "y3",
+        "f",
+    ),
     (
         "svc_ovo_nys_named",
         lambda: pe.IndefiniteSVC(**SIG, n_components=12, random_state=0),
@@ -105,7 +127,12 @@ CASES = [
         "f",
     ),
     ("svc_ovo_nys_pre", lambda: pe.IndefiniteSVC(n_components=12, random_state=0), "y3", "ps"),
-    ("svc_ovo_nys_lmk", lambda: pe.IndefiniteSVC(n_components=12, landmarks=_LMK), "y3", "ps"),
+    (
+        "svc_ovo_nys_lmk",
+        lambda: pe.IndefiniteSVC(n_components=12, nystroem_params={"landmarks": _LMK}),
+        "y3",
+        "ps",
+    ),
     ("svc_proba", lambda: pe.IndefiniteSVC(probability=True, random_state=0), "y2", "ps"),
     ("svc_ovo_proba", lambda: pe.IndefiniteSVC(probability=True, random_state=0), "y3", "ps"),
     ("perturb_pre", lambda: pe.PerturbSVC(rho=0.5), "y2", "pr"),
@@ -133,7 +160,9 @@ CASES = [
     ("kr_nys", lambda: km.KreinRegressor(n_components=12, random_state=0), "yr", "ps"),
     (
         "kr_nys_lmk_landmark",
-        lambda: km.KreinRegressor(**SIG, n_components=12, landmarks=_LMK, factorization="landmark"),
+        lambda: km.KreinRegressor(
+            **SIG, n_components=12, nystroem_params={"landmarks": _LMK, "factorization": "plain"}
+        ),
         "yr",
         "f",
     ),
@@ -143,7 +172,7 @@ CASES = [
     ("kc_ovo_nys", lambda: km.KreinClassifier(n_components=12, random_state=0), "y3", "ps"),
     (
         "kc_ovo_nys_named",
-        lambda: km.KreinClassifier(**SIG, n_components=12, landmarks=_LMK),
+        lambda: km.KreinClassifier(**SIG, n_components=12, nystroem_params={"landmarks": _LMK}),
         "y3",
         "f",
     ),
@@ -167,7 +196,9 @@ CASES = [
     ),
     (
         "shsvc_ovo_nys_lmk",
-        lambda: km.KreinSquaredHingeSVC(n_components=12, landmarks=_LMK, factorization="landmark"),
+        lambda: km.KreinSquaredHingeSVC(
+            n_components=12, nystroem_params={"landmarks": _LMK, "factorization": "plain"}
+        ),
         "y3",
         "ps",
     ),
@@ -340,7 +371,7 @@ def test_template_refuses_one_class_before_touching_the_kernel(estimator):
 def test_one_nystroem_builder_and_landmark_checks_for_both_paradigms(make):
     """Both paradigms build the same map from the same parameters, clip a landmark scheme
     to n quietly and refuse the same landmark conflicts with the same words."""
-    est = make(**SIG, n_components=50, landmarks="kmeans++", random_state=3)
+    est = make(**SIG, n_components=50, random_state=3, nystroem_params={"landmarks": "kmeans++"})
     nys = est._landmark_map("kernel-stand-in", 20)
     assert (nys.n_components, nys.landmarks, nys.random_state, nys.gamma) == (
         20,
@@ -350,9 +381,11 @@ def test_one_nystroem_builder_and_landmark_checks_for_both_paradigms(make):
     )
     X = np.random.default_rng(0).normal(size=(20, 3))
     with pytest.raises(ValueError, match="n_components=5 but landmarks gives 3 indices"):
-        make(kernel="sigmoid", n_components=5, landmarks=[0, 1, 2]).fit(X, np.arange(20) % 2)
-    with pytest.raises(ValueError, match="landmarks configure the Nystroem map"):
-        make(kernel="sigmoid", landmarks=[0, 1, 2]).fit(X, np.arange(20) % 2)
+        make(kernel="sigmoid", n_components=5, nystroem_params={"landmarks": [0, 1, 2]}).fit(
+            X, np.arange(20) % 2
+        )
+    with pytest.raises(ValueError, match="nystroem_params configure the Nystroem map"):
+        make(kernel="sigmoid", nystroem_params={"landmarks": [0, 1, 2]}).fit(X, np.arange(20) % 2)
 
 
 def test_set_init_parameters_stores_exactly_the_signature():

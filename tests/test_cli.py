@@ -49,7 +49,7 @@ def test_cli_npy_writes_result(tmp_path, capsys, kernel_files):
     captured = capsys.readouterr()
     assert "[pg]" in captured.err and "converged" in captured.out
     data = json.loads(out.read_text())
-    ref = indefsvm.solve(K0, y, C=2.0, rho=0.5, tol=1e-7, libsvm_every=10)
+    ref = indefsvm.solve(K0, y, C=2.0, rho=0.5, tol=1e-7, options={"libsvm_every": 10})
     assert data["status"] == "converged"
     assert data["objective"] == pytest.approx(ref.objective, rel=1e-12)
     assert set(data["history"]) >= {"iteration", "time", "objective", "upper_bound", "gap"}

@@ -162,9 +162,9 @@ def test_multiclass_landmarks_are_rows_of_the_full_training_set(name, precompute
     kernel = {"kernel": "precomputed"} if precomputed else {"kernel": "sigmoid", **SIG}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        clf = make(n_components=landmarks.size, landmarks=landmarks, **kernel).fit(
-            K if precomputed else X, y
-        )
+        clf = make(
+            n_components=landmarks.size, **kernel, nystroem_params={"landmarks": landmarks}
+        ).fit(K if precomputed else X, y)
         ovo = clf._pair_decisions(Kt if precomputed else Xt)
         for k, idx in enumerate(_pairs(y)):
             K_ZZ = K[np.ix_(landmarks, landmarks)]
@@ -183,7 +183,7 @@ def test_multiclass_landmark_errors_quote_the_full_training_size(name):
     X, y, _ = three_classes()
     K = sigmoid_kernel(X, **SIG)
     with pytest.raises(ValueError, match=r"must lie in \[0, 90\)"):
-        make(n_components=2, landmarks=np.array([0, 95])).fit(K, y)
+        make(n_components=2, nystroem_params={"landmarks": np.array([0, 95])}).fit(K, y)
 
 
 @pytest.mark.parametrize(
@@ -202,7 +202,7 @@ def test_other_low_rank_classifiers_share_the_landmarks(make):
     K = sigmoid_kernel(X, **SIG)
     Kt = sigmoid_kernel(Xt, X, **SIG)
     landmarks = np.arange(0, 90, 3)  # rows of every class
-    clf = make(n_components=landmarks.size, landmarks=landmarks).fit(K, y)
+    clf = make(n_components=landmarks.size, nystroem_params={"landmarks": landmarks}).fit(K, y)
     ovo = clf._pair_decisions(Kt)
     for k, idx in enumerate(_pairs(y)):
         # The pair's landmarks are only some of the shared ones; the reference gets the pair's
@@ -227,7 +227,11 @@ def test_binary_low_rank_with_landmarks_unchanged():
     X, y, Xt = three_classes()
     keep = y < 2
     clf = indefsvm.IndefiniteSVC(
-        kernel="sigmoid", **SIG, n_components=10, landmarks=np.arange(40, 50), tol=1e-9
+        kernel="sigmoid",
+        **SIG,
+        n_components=10,
+        tol=1e-9,
+        nystroem_params={"landmarks": np.arange(40, 50)},
     ).fit(X[keep], y[keep])
     assert np.array_equal(clf.nystroem_.landmarks_, np.arange(40, 50))
 
@@ -242,7 +246,9 @@ def test_vector_rho_is_sliced_per_pair(precomputed, low_rank):
     K = sigmoid_kernel(X, **SIG)
     Kt = sigmoid_kernel(Xt, X, **SIG)
     kernel = {"kernel": "precomputed"} if precomputed else {"kernel": "sigmoid", **SIG}
-    extra = {"n_components": 90, "landmarks": np.arange(90)} if low_rank else {}
+    extra = (
+        {"n_components": 90, "nystroem_params": {"landmarks": np.arange(90)}} if low_rank else {}
+    )
     clf = indefsvm.IndefiniteSVC(rho=rho, tol=1e-10, **kernel, **extra).fit(
         K if precomputed else X, y
     )
@@ -283,14 +289,18 @@ def test_multiclass_transductive_predicts(precomputed):
     Kt = sigmoid_kernel(Xt, X, **SIG)
     Ktt = sigmoid_kernel(Xt, **SIG)
     kernel = {"kernel": "precomputed"} if precomputed else {"kernel": "sigmoid", **SIG}
-    clf = indefsvm.IndefiniteSVC(out_of_sample="transductive", tol=1e-10, **kernel)
+    clf = indefsvm.IndefiniteSVC(
+        tol=1e-10, **kernel, prediction_params={"out_of_sample": "transductive"}
+    )
     clf.fit(K if precomputed else X, y)
     args = (Kt, Ktt) if precomputed else (Xt,)
     clf.set_params(decision_function_shape="ovo")
     ovo = clf.decision_function(*args)
     votes = np.zeros((Xt.shape[0], 3))
     for k, idx in enumerate(_pairs(y)):
-        binary = indefsvm.IndefiniteSVC(out_of_sample="transductive", tol=1e-10)
+        binary = indefsvm.IndefiniteSVC(
+            tol=1e-10, prediction_params={"out_of_sample": "transductive"}
+        )
         binary.fit(K[np.ix_(idx, idx)], y[idx])
         expected = binary.decision_function(Kt[:, idx], K_test_test=Ktt)
         assert np.allclose(ovo[:, k], expected, rtol=1e-6, atol=1e-8)
@@ -332,9 +342,12 @@ def _data_for(cls, n_classes=2):
 @pytest.mark.parametrize(
     ("params", "match"),
     [
-        ({"landmarks": "kmeans++"}, "landmarks configure the Nystroem map"),
-        ({"landmarks": np.arange(5)}, r"n_components=5 for the low-rank model"),
-        ({"n_components": 7, "landmarks": np.arange(5)}, "n_components=7 but landmarks gives 5"),
+        ({"nystroem_params": {"landmarks": "kmeans++"}}, "nystroem_params configure the Nystroem"),
+        ({"nystroem_params": {"landmarks": np.arange(5)}}, r"n_components=5 for the low-rank"),
+        (
+            {"n_components": 7, "nystroem_params": {"landmarks": np.arange(5)}},
+            "n_components=7 but landmarks gives 5",
+        ),
     ],
     ids=["scheme-without-n_components", "indices-without-n_components", "count-conflict"],
 )
@@ -350,10 +363,12 @@ def test_ignored_landmark_parameters_are_refused(cls, params, match):
 @pytest.mark.parametrize("cls", [indefsvm.IndefiniteSVC, KreinClassifier], ids=lambda c: c.__name__)
 def test_ignored_landmark_parameters_are_refused_multiclass(cls):
     X, y = _data_for(cls, n_classes=3)
-    with pytest.raises(ValueError, match="landmarks configure the Nystroem map"):
-        cls(kernel="sigmoid", **SIG, landmarks=np.arange(5)).fit(X, y)
+    with pytest.raises(ValueError, match="nystroem_params configure the Nystroem map"):
+        cls(kernel="sigmoid", **SIG, nystroem_params={"landmarks": np.arange(5)}).fit(X, y)
     with pytest.raises(ValueError, match="n_components=7 but landmarks gives 5"):
-        cls(kernel="sigmoid", **SIG, n_components=7, landmarks=np.arange(5)).fit(X, y)
+        cls(
+            kernel="sigmoid", **SIG, n_components=7, nystroem_params={"landmarks": np.arange(5)}
+        ).fit(X, y)
 
 
 @pytest.mark.parametrize(

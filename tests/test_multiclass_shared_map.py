@@ -124,10 +124,7 @@ def test_pairs_are_binary_fits_on_rows_of_one_shared_factor(name, landmarks, pre
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         clf = make(
-            **kernel,
-            n_components=M,
-            landmarks=scheme,
-            random_state=4,
+            **kernel, n_components=M, random_state=4, nystroem_params={"landmarks": scheme}
         ).fit(train, y)
         ovo = clf._pair_decisions(test)  # (n_test, n_pairs), positive for the second class
     assert np.array_equal(clf.landmarks_, nys.landmarks_)  # landmarks from all classes, once

@@ -54,8 +54,8 @@ def _fitted_variants(cls: type):
         kinds.append({"n_components": 8})
         if "random_state" in params:
             kinds[-1]["random_state"] = 0
-    if "keep_training_state" in params:
-        kinds += [{**k, "keep_training_state": True} for k in list(kinds)]
+    if "prediction_params" in params:  # the proxy-kernel models: keep their training state
+        kinds += [{**k, "solver_options": {"keep_training_state": True}} for k in list(kinds)]
     kernel = "rbf" if cls is indefsvm.PerturbSVC else "sigmoid"
     for kind in kinds:
         for target in targets if kind == kinds[0] else targets[:1]:

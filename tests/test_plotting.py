@@ -112,7 +112,7 @@ def test_timing_statistics_and_figure(tmp_path):
 
 def test_plot_solve_on_a_real_run(tmp_path):
     K0, y = sigmoid_problem(20, 1)
-    res = indefsvm.solve(K0, y, libsvm_every=5)
+    res = indefsvm.solve(K0, y, options={"libsvm_every": 5})
     fig = plot_solve(res, tmp_path / "solve.png")
     assert (tmp_path / "solve.png").exists() and len(fig.axes) == 2
     plt.close(fig)

@@ -213,15 +213,17 @@ def test_spectrum_svc_probabilities():
 
 def test_transductive_precomputed_probabilities_pass_the_test_block():
     X, K, y = _binary_data(n=60)
-    pre = IndefiniteSVC(out_of_sample="transductive", probability=True, random_state=0)
+    pre = IndefiniteSVC(
+        probability=True, random_state=0, prediction_params={"out_of_sample": "transductive"}
+    )
     pre.fit(K, y)
     raw = IndefiniteSVC(
         kernel="sigmoid",
         gamma=0.5,
         coef0=-0.2,
-        out_of_sample="transductive",
         probability=True,
         random_state=0,
+        prediction_params={"out_of_sample": "transductive"},
     ).fit(X, y)
     np.testing.assert_allclose(pre.probA_, raw.probA_, rtol=1e-8)
     np.testing.assert_allclose(

@@ -63,16 +63,16 @@ def two_threads_allowed(monkeypatch):
 def test_fit_restores_the_callers_thread_settings(two_threads_allowed, monkeypatch, index):
     """After a fit, every BLAS/OpenMP pool and Numba's thread count are what the caller set,
     also when the fit changed them (BLAS/OpenMP lowered for a small fit; the secular engine
-    forced to two threads by ``indefsvm.proxy.operators.ENGINE_THREADS``)."""
-    import indefsvm.proxy.operators as proxy_module
-
-    monkeypatch.setattr(proxy_module, "ENGINE_THREADS", 2)
+    forced to two threads by ``config_context(n_threads={"engine": 2})``)."""
     numba.set_num_threads(1)
     K, y = sigmoid_problem(40, 3)
     estimator = _estimators()[index]
     before = _pools()
     assert max(count for api, _, count in before if api == "blas") == 2
-    estimator.fit(K, y)
+    with T.config_context(n_threads={"engine": 2}):
+        inside = (_pools(), numba.get_num_threads())
+        estimator.fit(K, y)
+        assert (_pools(), numba.get_num_threads()) == inside
     assert _pools() == before
     assert numba.get_num_threads() == 1
 
@@ -219,15 +219,17 @@ def test_own_load_is_this_process_cpu_use(monkeypatch):
     assert T._own_load() == pytest.approx(1.5 * np.exp(-1.0))
 
 
-def test_explicit_engine_threads_override_still_works(monkeypatch):
+def test_explicit_engine_threads_override_still_works():
+    """``config_context(n_threads={"engine": k})`` sets the secular loop's threads (the module
+    override ``ENGINE_THREADS`` is gone: 0.2.0)."""
     import indefsvm.proxy.operators as proxy_module
     from indefsvm.proxy.operators import ProxyKernelOperator
 
     K, _ = sigmoid_problem(12, 6)
-    assert proxy_module.ENGINE_THREADS is None
+    assert not hasattr(proxy_module, "ENGINE_THREADS")
     assert ProxyKernelOperator(K, 0.5).engine_threads == 1  # small: one thread
-    monkeypatch.setattr(proxy_module, "ENGINE_THREADS", 2)
-    assert ProxyKernelOperator(K, 0.5).engine_threads == 2
+    with T.config_context(n_threads={"engine": 2}):
+        assert ProxyKernelOperator(K, 0.5).engine_threads == min(2, T.usable_cores())
 
 
 def test_the_test_session_runs_one_thread_per_pool():
@@ -248,7 +250,7 @@ def test_a_test_can_ask_for_threads():
 
 
 def test_study_tasks_cap_every_pool(monkeypatch):
-    """``harness.run_task(blas_threads=1)``: no pool gets a second thread inside a task, also
+    """``harness.run_task(max_threads=1)``: no pool gets a second thread inside a task, also
     the Numba engine and LIBSVM's OpenMP, which a fit sizes itself (issue 22)."""
     from indefsvm.studies import harness
 
@@ -262,9 +264,9 @@ def test_study_tasks_cap_every_pool(monkeypatch):
         return {}
 
     monkeypatch.setattr(harness, "_run_task", fake_task)
-    harness.run_task(None, None, None, blas_threads=1)
+    harness.run_task(None, None, None, max_threads=1)
     assert seen["inside"] == {"blas": 1, "engine": 1, "openmp": 1}
-    harness.run_task(None, None, None, blas_threads=None)
+    harness.run_task(None, None, None, max_threads=None)
     assert seen["inside"] == {"blas": 2, "engine": 2, "openmp": 2}
 
 

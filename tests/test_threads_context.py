@@ -117,6 +117,10 @@ def test_cap_threads_is_config_context_max_threads(monkeypatch):
         assert T.get_config()["max_threads"] == 2 and T.threads_for(10**5, "blas") == 2
     with T.cap_threads(None):
         assert T.get_config()["max_threads"] is None
+    with T.cap_threads(max_threads=3):  # the decided name (0.2.0; was threads=)
+        assert T.get_config()["max_threads"] == 3
+    with pytest.raises(TypeError, match="threads"), T.cap_threads(threads=2):
+        pass  # pragma: no cover
 
 
 def _spy_accpm(monkeypatch):
@@ -159,8 +163,8 @@ def test_the_study_runner_reads_it(monkeypatch, tmp_path):
         pass
 
     @contextlib.contextmanager
-    def fake_backend(name, *, blas_threads, **kwargs):
-        seen.append(blas_threads)
+    def fake_backend(name, *, max_threads, **kwargs):
+        seen.append(max_threads)
         raise Stop
         yield  # pragma: no cover
 

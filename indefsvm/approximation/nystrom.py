@@ -762,7 +762,7 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         Z = self.landmark_points_
         out = np.empty((n, W.shape[1]), dtype=dtype)
         top = fro2 = 0.0
-        bar = _progress(n, "Nystroem features", bool(self.verbose))
+        bar = _progress(n, "Nystroem factor", bool(self.verbose))
         for start, stop in _blocks(n, _rows_per_block(max(W.shape))):
             C = rows(X[start:stop], Z)
             top = max(top, float(np.max(np.abs(C))) if C.size else 0.0)

@@ -103,7 +103,7 @@ def validation_hypergradient(
     intercept: float = 0.0,
     dK: dict[str, ArrayLike] | None = None,
     dK_val: dict[str, ArrayLike] | None = None,
-    eig_tol: float | None = None,
+    rcond: float | None = None,
     projector_derivative: bool = True,
     hard_case: str = "raise",
 ) -> HyperGradient:
@@ -132,7 +132,7 @@ def validation_hypergradient(
         Added to validation predictions (the training mean of ``y`` when centring).
     dK, dK_val : dict of name -> array, optional
         Derivatives of ``K`` (n, n) and ``K_val`` (m, n) with respect to kernel parameters.
-    eig_tol : float, optional
+    rcond : float, optional
         Zero tolerance when ``K`` is a matrix.
     projector_derivative : bool
         Include ``dG`` for kernel parameters (exact). ``False`` reproduces paper 000's
@@ -154,7 +154,7 @@ def validation_hypergradient(
     -------
     HyperGradient
     """
-    eig = K if isinstance(K, KernelEigen) else kernel_eigen(K, tol=eig_tol)
+    eig = K if isinstance(K, KernelEigen) else kernel_eigen(K, tol=rcond)
     n = eig.n
     if formulation == "krein":
         if lambda_plus is None or lambda_minus is None:

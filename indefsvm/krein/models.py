@@ -42,6 +42,7 @@ from indefsvm.base import (
     KernelInputMixin,
     _refuse_dask_precomputed,
     fit_context,
+    nystroem_param,
     set_init_parameters,
 )
 from indefsvm.krein.centering import center_kernel_test, center_kernel_train
@@ -92,33 +93,42 @@ _POSITIVE = Interval(Real, 0, None, closed="neither")
 _KREIN_LOW_RANK_CONSTRAINTS: dict[str, list[Any]] = {
     **KERNEL_PARAMETER_CONSTRAINTS,
     **NYSTROEM_PARAMETER_CONSTRAINTS,
-    "factorization": [StrOptions({"one-shot", "landmark"})],
-    "dtype": [StrOptions({"float64", "float32"})],
+    "nystroem_params": [Mapping, None],
     "lambda_plus": [_POSITIVE],
     "lambda_minus": [_POSITIVE],
 }
 
 
-_FACTORIZATION_DOC = """    factorization : {"one-shot", "landmark"}
-        Low-rank factor (with ``n_components`` only). ``"one-shot"`` (default): the
+_NYSTROEM_PARAMS_DOC = """    nystroem_params : dict, optional
+        Options of the :class:`~indefsvm.approximation.nystrom.IndefiniteNystroem` of
+        ``n_components`` (anything but None is an error without it; another key is an error
+        naming these), with the map's names and defaults. ``"landmarks"`` (``"uniform"``,
+        ``"kmeans++"``, ``"leverage"`` or an array of int; default ``"uniform"``): landmark
+        selection of the low-rank method (paper 003, Sect. 2.3) or explicit indices into the
+        training set (``n_components`` must then equal their number); a multi-class
+        classifier fits ONE Nystroem map on the whole training set (landmarks from all
+        classes) and every one-vs-one pair uses its rows of that map's factor,
+        re-diagonalised on the pair (:mod:`indefsvm.multiclass`). ``"factorization"``
+        (``"one-shot"`` or ``"plain"``; default ``"one-shot"``): ``"one-shot"`` is the
         approximate eigendecomposition of paper 003, Sect. 2.2 (orthogonal columns), so that
         ``lambda_+`` / ``lambda_-`` act on the positive / negative eigenspaces of the
-        (centred) low-rank kernel ``K_X|Z``. ``"landmark"``: paper 003's own split in
+        (centred) low-rank kernel ``K_X|Z``; ``"plain"`` is paper 003's own split in
         Sect. 2.4-2.5, by the signs of the eigenvalues of ``K_ZZ`` on the features
         ``K_XZ U_ZZ |D_ZZ|^{-1/2}`` (the same ``K_X|Z``, non-orthogonal columns).
-    dtype : {"float64", "float32"}, default "float64"
-        Storage of the ``(n, r)`` Nystroem factor (with ``n_components`` only; anything but
-        the default is an error without it), as ``IndefiniteNystroem(dtype=...)``. With
-        ``"float32"`` the factor takes half the memory; the kernel evaluations, the centring
-        and every reduction over the n rows (``Phi'Phi``, ``Phi'y``, the Newton systems)
-        accumulate in float64, so the model is that of the float32-rounded factor (its
-        coefficients differ from a float64 fit by about the float32 rounding of ``Phi``
-        times the conditioning of the regularised normal equations)."""
+        ``"dtype"`` (``"float64"`` or ``"float32"``; default ``"float64"``): storage of the
+        ``(n, m)`` Nystroem factor; with ``"float32"`` the factor takes half the memory, and
+        the kernel evaluations, the centring and every reduction over the n rows
+        (``Phi'Phi``, ``Phi'y``, the Newton systems) accumulate in float64, so the model is
+        that of the float32-rounded factor (its coefficients differ from a float64 fit by
+        about the float32 rounding of ``Phi`` times the conditioning of the regularised
+        normal equations). ``"sketch_size"`` and ``"rcond"``: the uniform sketch of
+        ``"kmeans++"`` / ``"leverage"`` and the relative cut-off of the eigenvalues of
+        ``K_ZZ``, as in the map."""
 
 
 def _doc(text: str) -> str:
-    """Docstring with the shared ``factorization`` paragraph filled in."""
-    return text.replace("{FACTORIZATION}", _FACTORIZATION_DOC)
+    """Docstring with the shared ``nystroem_params`` paragraph filled in."""
+    return text.replace("{NYSTROEM_PARAMS}", _NYSTROEM_PARAMS_DOC)
 
 
 class _KernelEstimatorMixin(KernelInputMixin):
@@ -145,16 +155,10 @@ class _KernelEstimatorMixin(KernelInputMixin):
     # ------------------------------------------------------------- low rank (paper 003)
 
     def _landmark_split(self) -> bool:
-        """Paper 003's split of ``z`` by the signs of ``K_ZZ`` (``factorization="landmark"``)."""
-        return getattr(self, "factorization", "one-shot") == "landmark"
-
-    def _nystroem_overrides(self) -> dict[str, Any]:
-        # L = K_XZ U |D|^{-1/2}, signature sign(D): the features of paper 003, Sect. 2.4-2.5.
-        # one-shot otherwise (paper 003, Sect. 2.2): the features' norm is the regulariser's
-        overrides = {"factorization": "plain" if self._landmark_split() else "one-shot"}
-        if hasattr(self, "dtype"):
-            overrides["dtype"] = self.dtype  # storage of the factor (float32 halves it)
-        return overrides
+        """Paper 003's split of ``z`` by the signs of ``K_ZZ`` (``nystroem_params``
+        ``factorization="plain"``: ``L = K_XZ U |D|^{-1/2}``, signature ``sign(D)``, the
+        features of paper 003, Sect. 2.4-2.5)."""
+        return nystroem_param(self, "factorization") == "plain"
 
     def _prepare_train_factor(
         self, X: Any
@@ -164,7 +168,7 @@ class _KernelEstimatorMixin(KernelInputMixin):
         One-shot features of paper 003, Sect. 2.2; with ``center`` the columns are centred (the
         feature-space centring of the kernel, ``H K_X|Z H``) and re-diagonalised so that the
         signature is again the spectral split of the centred low-rank kernel. With
-        ``factorization="landmark"`` the features are paper 003's ``L = K_XZ U |D|^{-1/2}`` with
+        ``factorization="plain"`` the features are paper 003's ``L = K_XZ U |D|^{-1/2}`` with
         the signature ``sign(D)`` of ``K_ZZ = U D U'`` (columns not orthogonal); centring only
         centres the columns and the split stays that of ``K_ZZ``.
         """
@@ -191,7 +195,7 @@ class _KernelEstimatorMixin(KernelInputMixin):
         # K_pair|Z: re-diagonalised, so that lambda_+/- act on its eigenspaces (as in a binary fit).
         shared = self.__dict__.get("_ovo_factor") is not None
         if (self.center or shared) and not self._landmark_split():
-            T, lam = rediagonalize(Phi, s, tol=getattr(self, "eig_tol", None))
+            T, lam = rediagonalize(Phi, s, tol=getattr(self, "rcond", None))
             self.feature_rotation_ = T
             Phi = _right_multiply_inplace(Phi, T)
             s = np.where(lam >= 0.0, 1.0, -1.0)
@@ -340,8 +344,10 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
     square_test_map : {"linear", "wu"}
         Test map for ``formulation="square"``: Chen et al.'s linear map ``K k`` or the Wu et al.
         (2005) heuristic ``K k + k(x, x) k`` used by the paper (needs a callable kernel).
-    eig_tol : float, optional
-        Relative zero tolerance for eigenvalues (default ``n eps``).
+    rcond : float, optional
+        Relative cut-off below which an eigenvalue of the kernel (or of the low-rank kernel,
+        re-diagonalised) counts as zero (default ``n eps``; NumPy's name). The Nystroem map's
+        own cut-off of ``K_ZZ`` is ``nystroem_params={"rcond": ...}``.
     n_components : int, optional
         None (default): the full-rank method on the dense ``n x n`` kernel. An int ``m``: the
         low-rank method of Oglic & Gaertner (2019, Sect. 2.4-2.5) on the Nystroem features of
@@ -350,18 +356,10 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         callable). With ``kernel="precomputed"`` the map reads only the landmark columns of
         the given training kernel (``fit``) and of the test-vs-train kernel (``predict``).
         With every training point as a landmark it reproduces the full-rank method.
-    landmarks : {"uniform", "kmeans++", "leverage"} or array of int
-        Landmark selection of the low-rank method (paper 003, Sect. 2.3) or explicit indices
-        into the training set (``n_components`` must then equal their number). Only with
-        ``n_components`` (anything but the default is an error without it). A multi-class
-        classifier fits ONE Nystroem map on the whole training set (landmarks from all
-        classes) and every one-vs-one pair uses its rows of that map's factor, re-diagonalised
-        on the pair (:mod:`indefsvm.multiclass`).
+{NYSTROEM_PARAMS} ``"factorization": "plain"`` only with ``formulation="krein"`` or
+        ``"omcs"`` (the spectrum transformations need the eigenvalues of ``K_X|Z``).
     random_state : int, Generator or None
         Seed of the landmark selection.
-{FACTORIZATION}
-        Only ``formulation="krein"`` or ``"omcs"`` with ``"landmark"`` (the spectrum
-        transformations need the eigenvalues of ``K_X|Z``).
 
     Attributes
     ----------
@@ -389,7 +387,7 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         "center": ["boolean"],
         "shift": [Real, None],
         "square_test_map": [StrOptions({"linear", "wu"})],
-        "eig_tol": [Interval(Real, 0, None, closed="left"), None],
+        "rcond": [Interval(Real, 0, None, closed="left"), None],
     }
 
     def __init__(
@@ -408,12 +406,10 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         center: bool = True,
         shift: float | None = None,
         square_test_map: str = "linear",
-        eig_tol: float | None = None,
+        rcond: float | None = None,
         n_components: int | None = None,
-        landmarks: str | ArrayLike = "uniform",
+        nystroem_params: Mapping[str, Any] | None = None,
         random_state: Any = None,
-        factorization: str = "one-shot",
-        dtype: str = "float64",
     ) -> None:
         set_init_parameters(self, locals())
 
@@ -447,16 +443,16 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
                 lambda_plus=self.lambda_plus,
                 lambda_minus=self.lambda_minus,
                 r=r,
-                eig_tol=self.eig_tol,
+                rcond=self.rcond,
             )
         elif self.formulation == "omcs":
-            sol = omcs_krein_least_squares(K, yc, lam=self.lam, r=r, eig_tol=self.eig_tol)
+            sol = omcs_krein_least_squares(K, yc, lam=self.lam, r=r, rcond=self.rcond)
         else:
             tr = spectrum_transform(
                 K, self.formulation, shift=self.shift if self.formulation == "shift" else None
             )
             self.transform_ = tr
-            tol = K.shape[0] * np.finfo(np.float64).eps if self.eig_tol is None else self.eig_tol
+            tol = K.shape[0] * np.finfo(np.float64).eps if self.rcond is None else self.rcond
             # Zero tolerance relative to the ORIGINAL spectrum: after clipping a kernel without
             # positive eigenvalues only rounding noise is left, and a tolerance relative to that
             # noise would fit it (||alpha|| ~ 1e16).
@@ -537,9 +533,9 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
             )
         if self._landmark_split() and self.formulation not in ("krein", "omcs"):
             raise ValueError(
-                f"factorization='landmark' supports formulation='krein' or 'omcs'; got "
-                f"{self.formulation!r} (a spectrum transformation needs the eigenvalues of the "
-                "low-rank kernel: use factorization='one-shot')."
+                f"nystroem_params factorization='plain' supports formulation='krein' or 'omcs'; "
+                f"got {self.formulation!r} (a spectrum transformation needs the eigenvalues of "
+                "the low-rank kernel: use factorization='one-shot')."
             )
         Phi, s, absl = self._prepare_train_factor(X)
         yc = self._centred_targets(y, Phi.shape[0])
@@ -556,7 +552,7 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
                 "nothing to fit. Use formulation='flip', 'square', 'krein' or 'omcs', which "
                 "keep the negative part of the spectrum."
             )
-        sol = lowrank_variance_constrained(F, yc, reg, r, tol=self.eig_tol)
+        sol = lowrank_variance_constrained(F, yc, reg, r, tol=self.rcond)
         self.solution_ = sol
         self.coef_ = sol.z
         self.mu_ = sol.mu
@@ -636,14 +632,13 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator)
         Regularisation of the decomposition components (> 0).
     center : bool
         Centre kernel and targets (intercept = mean of ``y``). Default False, as in the paper.
-    eig_tol : float, optional
+    rcond : float, optional
         Relative zero tolerance for eigenvalues.
     n_components : int, optional
         None (default): full rank on the dense kernel. An int ``m``: the low-rank method of
         paper 003 on ``m`` Nystroem landmarks (see :class:`KreinRegressor`).
-    landmarks : {"uniform", "kmeans++", "leverage"} or array of int
+{NYSTROEM_PARAMS}
     random_state : int, Generator or None
-{FACTORIZATION}
 
     Notes
     -----
@@ -656,7 +651,7 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator)
     _parameter_constraints: dict = {
         **_KREIN_LOW_RANK_CONSTRAINTS,
         "center": ["boolean"],
-        "eig_tol": [Interval(Real, 0, None, closed="left"), None],
+        "rcond": [Interval(Real, 0, None, closed="left"), None],
     }
 
     def __init__(
@@ -670,12 +665,10 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator)
         lambda_plus: float = 1e-2,
         lambda_minus: float = 1e-2,
         center: bool = False,
-        eig_tol: float | None = None,
+        rcond: float | None = None,
         n_components: int | None = None,
-        landmarks: str | ArrayLike = "uniform",
+        nystroem_params: Mapping[str, Any] | None = None,
         random_state: Any = None,
-        factorization: str = "one-shot",
-        dtype: str = "float64",
     ) -> None:
         set_init_parameters(self, locals())
 
@@ -694,7 +687,7 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator)
             return self
         K = self._prepare_train(X)
         self.alpha_ = krein_kernel_ridge(
-            kernel_eigen(K, tol=self.eig_tol),
+            kernel_eigen(K, tol=self.rcond),
             self._centred_targets(y, K.shape[0]),
             lambda_plus=self.lambda_plus,
             lambda_minus=self.lambda_minus,
@@ -818,9 +811,9 @@ class KreinSquaredHingeSVC(
     is the exact eigendecomposition of the dense training kernel (``Phi = V |D|^{1/2}``, test
     map ``phi(x) = k(x)' V |D|^{-1/2}``); with ``n_components = m`` it is the one-shot Nystroem
     factor of ``m`` landmarks (paper 003's low-rank method; memory O(n m)), or with
-    ``factorization="landmark"`` paper 003's own features ``K_XZ U_ZZ |D_ZZ|^{-1/2}``.
-    ``fit_intercept=False, factorization="landmark"`` is the problem exactly as paper 003
-    states it.
+    ``nystroem_params={"factorization": "plain"}`` paper 003's own features
+    ``K_XZ U_ZZ |D_ZZ|^{-1/2}``. ``fit_intercept=False`` with ``"plain"`` is the problem
+    exactly as paper 003 states it.
 
     Parameters
     ----------
@@ -836,12 +829,11 @@ class KreinSquaredHingeSVC(
         Centre the kernel in feature space (default False).
     tol, max_iter : float, int
         Newton stopping rule (see :func:`squared_hinge_svm`).
-    eig_tol : float, optional
+    rcond : float, optional
         Relative zero tolerance for eigenvalues (full rank; default ``n eps``).
     n_components : int, optional
-    landmarks : {"uniform", "kmeans++", "leverage"} or array of int
+{NYSTROEM_PARAMS}
     random_state : int, Generator or None
-{FACTORIZATION}
 
     Attributes
     ----------
@@ -860,7 +852,7 @@ class KreinSquaredHingeSVC(
         "center": ["boolean"],
         "tol": [_POSITIVE],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "eig_tol": [Interval(Real, 0, None, closed="left"), None],
+        "rcond": [Interval(Real, 0, None, closed="left"), None],
     }
 
     def __init__(
@@ -877,12 +869,10 @@ class KreinSquaredHingeSVC(
         center: bool = False,
         tol: float = 1e-10,
         max_iter: int = 100,
-        eig_tol: float | None = None,
+        rcond: float | None = None,
         n_components: int | None = None,
-        landmarks: str | ArrayLike = "uniform",
+        nystroem_params: Mapping[str, Any] | None = None,
         random_state: Any = None,
-        factorization: str = "one-shot",
-        dtype: str = "float64",
     ) -> None:
         set_init_parameters(self, locals())
 
@@ -891,7 +881,7 @@ class KreinSquaredHingeSVC(
             Phi, s, _ = self._prepare_train_factor(X)
             return Phi, s
         K = self._prepare_train(X)
-        eig = kernel_eigen(K, tol=self.eig_tol)
+        eig = kernel_eigen(K, tol=self.rcond)
         J = eig.active
         sigma = eig.eigenvalues[J]
         V = eig.eigenvectors[:, J]
@@ -990,14 +980,20 @@ class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         None (default): similarities to all ``n`` training points. An int ``m``: SF-LSM of
         paper 003 (Sect. 3), similarities to ``m`` landmarks only (features ``k(x, Z)``,
         memory O(n m)); with every training point as a landmark it is the full model.
-    landmarks : {"uniform", "kmeans++", "leverage"} or array of int
-        Landmark selection (paper 003, Sect. 2.3) or explicit indices.
+    nystroem_params : dict, optional
+        ``{"landmarks": ...}``: landmark selection (paper 003, Sect. 2.3; ``"uniform"``,
+        ``"kmeans++"``, ``"leverage"``) or explicit indices, and ``"sketch_size"`` (as in
+        :class:`KreinRegressor`; the features are the landmark columns, so the map's
+        factorisation options do not apply and are refused).
     random_state : int, Generator or None
     """
 
+    #: The keys of ``nystroem_params`` (the features are ``k(x, Z)``, not the factor).
+    _nystroem_keys = ("landmarks", "sketch_size")
     _parameter_constraints: dict = {
         **KERNEL_PARAMETER_CONSTRAINTS,
         **NYSTROEM_PARAMETER_CONSTRAINTS,
+        "nystroem_params": [Mapping, None],
         "lam": [_POSITIVE],
     }
 
@@ -1011,7 +1007,7 @@ class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         kernel_params: dict | None = None,
         lam: float = 1e-2,
         n_components: int | None = None,
-        landmarks: str | ArrayLike = "uniform",
+        nystroem_params: Mapping[str, Any] | None = None,
         random_state: Any = None,
     ) -> None:
         set_init_parameters(self, locals())
@@ -1104,10 +1100,11 @@ class OngSubspaceRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstima
         (:mod:`indefsvm.krein.subspace`).
     n_iter : int
         Iterations (the regulariser) of ``"landweber"`` and ``"mr2"``.
-    n_components : int, optional
-        Truncation level of ``"tsf"`` (default: all eigenpairs with ``|mu| > threshold``).
+    n_eigenpairs : int, optional
+        Truncation level of ``"tsf"``: the number of eigenpairs kept (default: all eigenpairs
+        with ``|mu| > threshold``). Not a Nystroem rank: this model has no ``n_components``.
     threshold : float, optional
-        Eigenvalue threshold of ``"tsf"`` when ``n_components`` is None (default
+        Eigenvalue threshold of ``"tsf"`` when ``n_eigenpairs`` is None (default
         ``n eps max|mu|``).
     step_size : float, optional
         Landweber step (default: the variant's default step of
@@ -1123,7 +1120,7 @@ class OngSubspaceRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstima
         **KERNEL_PARAMETER_CONSTRAINTS,
         "solver": [StrOptions(set(ONG_SOLVERS))],
         "n_iter": [Interval(Integral, 1, None, closed="left")],
-        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "n_eigenpairs": [Interval(Integral, 1, None, closed="left"), None],
         "threshold": [Interval(Real, 0, None, closed="left"), None],
         "step_size": [_POSITIVE, None],
         "variant": [StrOptions({"hilbert", "normal", "krein"})],
@@ -1140,7 +1137,7 @@ class OngSubspaceRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstima
         kernel_params: dict | None = None,
         solver: str = "mr2",
         n_iter: int = 10,
-        n_components: int | None = None,
+        n_eigenpairs: int | None = None,
         threshold: float | None = None,
         step_size: float | None = None,
         variant: str = "hilbert",
@@ -1164,7 +1161,7 @@ class OngSubspaceRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstima
         self.n_iter_ = 0
         if self.solver == "tsf":
             threshold = self.threshold
-            if self.n_components is None and threshold is None:
+            if self.n_eigenpairs is None and threshold is None:
                 threshold = (
                     K.shape[0]
                     * np.finfo(np.float64).eps
@@ -1173,8 +1170,8 @@ class OngSubspaceRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstima
             self.alpha_ = truncated_spectral_factorization(
                 K,
                 yc,
-                n_components=self.n_components,
-                threshold=None if self.n_components is not None else threshold,
+                n_components=self.n_eigenpairs,
+                threshold=None if self.n_eigenpairs is not None else threshold,
             )
         elif self.solver == "landweber":
             sol = landweber_fridman(

@@ -288,10 +288,10 @@ def kernel_eigen(K: ArrayLike, *, tol: float | None = None) -> KernelEigen:
     return KernelEigen(eigenvalues=sigma, eigenvectors=V, active=active, tol=tol)
 
 
-def _as_eigen(K: ArrayLike | KernelEigen, eig_tol: float | None) -> KernelEigen:
+def _as_eigen(K: ArrayLike | KernelEigen, rcond: float | None) -> KernelEigen:
     if isinstance(K, KernelEigen):
         return K
-    return kernel_eigen(K, tol=eig_tol)
+    return kernel_eigen(K, tol=rcond)
 
 
 def _check_targets(y: ArrayLike, n: int) -> NDArray[np.float64]:
@@ -350,7 +350,7 @@ def variance_constrained_least_squares(
     reg_eigenvalues: ArrayLike,
     r: float,
     *,
-    eig_tol: float | None = None,
+    rcond: float | None = None,
     hard_tol: float = 1e-14,
 ) -> VarianceConstrainedSolution:
     """Globally solve ``min ||K a - y||^2 + n a'R a  s.t.  a'K^2 a = n r^2``.
@@ -372,7 +372,7 @@ def variance_constrained_least_squares(
         (numerically zero) eigenvalues are ignored.
     r : float
         Radius (> 0): the constraint is ``(1/n) ||K a||^2 = r^2``.
-    eig_tol : float, optional
+    rcond : float, optional
         Zero tolerance of :func:`kernel_eigen` when ``K`` is a matrix.
     hard_tol : float
         See :func:`minimize_quadratic_on_sphere`.
@@ -381,7 +381,7 @@ def variance_constrained_least_squares(
     -------
     VarianceConstrainedSolution
     """
-    eig = _as_eigen(K, eig_tol)
+    eig = _as_eigen(K, rcond)
     n = eig.n
     y = _check_targets(y, n)
     r = check_positive(r, "r")
@@ -432,7 +432,7 @@ def krein_least_squares(
     lambda_plus: float,
     lambda_minus: float,
     r: float,
-    eig_tol: float | None = None,
+    rcond: float | None = None,
     hard_tol: float = 1e-14,
 ) -> VarianceConstrainedSolution:
     """The KREIN problem of Oglic & Gaertner (2018), eq. (3)/(4), solved globally.
@@ -451,7 +451,7 @@ def krein_least_squares(
         linearly as in eq. (3) (eq. 4-7 of the paper write their squares).
     r : float
         Standard deviation of the fitted values on the training set (> 0).
-    eig_tol, hard_tol : float
+    rcond, hard_tol : float
         See :func:`variance_constrained_least_squares`.
 
     Returns
@@ -460,7 +460,7 @@ def krein_least_squares(
     """
     lambda_plus = check_positive(lambda_plus, "lambda_plus")
     lambda_minus = check_positive(lambda_minus, "lambda_minus")
-    eig = _as_eigen(K, eig_tol)
+    eig = _as_eigen(K, rcond)
     rho = krein_regularizer_eigenvalues(eig.eigenvalues, lambda_plus, lambda_minus)
     return variance_constrained_least_squares(eig, y, rho, r, hard_tol=hard_tol)
 
@@ -471,7 +471,7 @@ def omcs_krein_least_squares(
     *,
     lam: float,
     r: float,
-    eig_tol: float | None = None,
+    rcond: float | None = None,
     hard_tol: float = 1e-14,
 ) -> VarianceConstrainedSolution:
     """OMCS-KREIN (paper 000, eq. 1/2): ``min ||K a - y||^2 + n lam a'K a  s.t. a'K^2 a = n r^2``.
@@ -492,7 +492,7 @@ def omcs_krein_least_squares(
         Regularisation parameter (> 0), linear as in eq. (1).
     r : float
         Radius (> 0).
-    eig_tol, hard_tol : float
+    rcond, hard_tol : float
         See :func:`variance_constrained_least_squares`.
 
     Returns
@@ -500,7 +500,7 @@ def omcs_krein_least_squares(
     VarianceConstrainedSolution
     """
     lam = check_positive(lam, "lam")
-    eig = _as_eigen(K, eig_tol)
+    eig = _as_eigen(K, rcond)
     return variance_constrained_least_squares(eig, y, lam * eig.eigenvalues, r, hard_tol=hard_tol)
 
 
@@ -520,7 +520,7 @@ def krein_kernel_ridge(
     *,
     lambda_plus: float,
     lambda_minus: float,
-    eig_tol: float | None = None,
+    rcond: float | None = None,
 ) -> NDArray[np.float64]:
     """Krein kernel ridge regression (KREIN LSM), Oglic & Gaertner (2019), Sect. 2.4.
 
@@ -540,7 +540,7 @@ def krein_kernel_ridge(
         Targets.
     lambda_plus, lambda_minus : float
         Regularisation of the two decomposition components (> 0).
-    eig_tol : float, optional
+    rcond : float, optional
         Zero tolerance; numerically zero eigenvalues get ``alpha_hat_i = 0``.
 
     Returns
@@ -550,7 +550,7 @@ def krein_kernel_ridge(
     """
     lambda_plus = check_positive(lambda_plus, "lambda_plus")
     lambda_minus = check_positive(lambda_minus, "lambda_minus")
-    eig = _as_eigen(K, eig_tol)
+    eig = _as_eigen(K, rcond)
     n = eig.n
     y = _check_targets(y, n)
     sigma = eig.eigenvalues

@@ -59,8 +59,8 @@ def tune_squared_hinge(
     y : array_like of shape (n,)
         Two-class labels.
     estimator : KreinSquaredHingeSVC, optional
-        Unfitted template giving the kernel and the factor (``n_components``, ``landmarks``,
-        ``factorization``, ``fit_intercept``, ``center``, ...); its ``lambda_plus`` and
+        Unfitted template giving the kernel and the factor (``n_components``,
+        ``nystroem_params``, ``fit_intercept``, ``center``, ...); its ``lambda_plus`` and
         ``lambda_minus`` are ignored. Default ``KreinSquaredHingeSVC()`` (precomputed kernel,
         full rank).
     lambda_plus, lambda_minus : float

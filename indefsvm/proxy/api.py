@@ -100,6 +100,13 @@ def _refuse_keywords(owner: str, keywords: Mapping[str, Any]) -> None:
         )
     names = ", ".join(repr(k) for k in keywords)
     spelled = ", ".join(f"{k!r}: ..." for k in keywords)
+    moved = [k for k in keywords if k in OPTION_KEYS]
+    if moved:
+        raise TypeError(
+            f"{owner}() got unexpected keyword argument{'s' if len(keywords) > 1 else ''} "
+            f"{names}: pass {', '.join(moved)} in options= (with the solver's options, the keys "
+            f"the estimators take in solver_options): {owner}(..., options={{{spelled}}})."
+        )
     raise TypeError(
         f"{owner}() got unexpected keyword argument{'s' if len(keywords) > 1 else ''} {names}; "
         "the solver's options are passed as options={...} (as scipy.optimize.minimize takes "
@@ -121,6 +128,31 @@ MONITOR_ARGUMENTS = (
     "progress",
 )
 NAMED_OPTIONS = ("method", *MONITOR_ARGUMENTS, "start_time", "preset", "options")
+#: Keys of ``options`` (:func:`solve`) and ``solver_options`` (the estimators) that are not the
+#: solver's own: the monitor's arguments the caller has no parameter for, and the preset. Both
+#: dicts take the same keys.
+OPTION_KEYS = ("max_time", "libsvm_every", "libsvm_tol", "callback", "progress", "preset")
+
+
+def split_options(
+    options: Mapping[str, Any] | None,
+    *,
+    named: tuple[str, ...],
+    owner: str,
+    name: str,
+) -> tuple[str | None, dict[str, Any], dict[str, Any]]:
+    """``(preset, monitor, solver)``: the keys of ``options`` by where they go.
+
+    ``named`` are the monitor's arguments ``owner`` takes as its own parameters (refused as keys,
+    naming the parameter); ``preset`` and the other keys of :data:`OPTION_KEYS` are taken out;
+    what is left are the solver's own options (checked against the solver by
+    :func:`solve_problem`).
+    """
+    refused = ("method", *named, "start_time", "options")
+    options = check_solver_options(options, named=refused, owner=owner, name=name)
+    preset = options.pop("preset", None)
+    monitor = {key: options.pop(key) for key in list(options) if key in MONITOR_ARGUMENTS}
+    return preset, monitor, options
 
 
 def check_solver_options(
@@ -209,15 +241,9 @@ def solve(
     tol: float = 1e-6,
     max_iter: int = 10000,
     class_weight: None | str | Mapping[Any, float] = None,
-    libsvm_every: int | None = None,
     verbose: bool | int = False,
-    callback: Callable[[dict[str, Any]], Any] | None = None,
     symmetrize: bool = False,
-    max_time: float | None = None,
-    libsvm_tol: float = 1e-3,
     psd_tol: float | None = None,
-    progress: bool = False,
-    preset: str | None = None,
     options: Mapping[str, Any] | None = None,
     **keywords: Any,
 ) -> SolveResult:
@@ -277,35 +303,38 @@ def solve(
     class_weight : None, "balanced", "paper" or dict
         Per-class multipliers of ``C``; ``"paper"`` is the published code's
         ``C * n_pos / n_neg`` for the negative class.
-    libsvm_every : int, optional
-        Every this many iterations (and at the end) train LIBSVM on the current proxy kernel and
-        use its solution's primal value to tighten the upper bound (theory.md §4).
     verbose : bool or int
         Print a progress line every ``verbose`` iterations (True: every 50).
-    callback : callable, optional
-        Called after every iteration with a dict (iteration, objective, upper_bound, gap, alpha,
-        time); returning True stops the solver.
     symmetrize : bool
         Accept a non-symmetric ``K0`` and use ``(K0 + K0')/2``.
-    max_time : float, optional
-        Wall-time limit in seconds.
-    libsvm_tol : float
-        LIBSVM's stopping tolerance ``-e`` for the checks.
     psd_tol : float, optional
         Relative tolerance of the PSD check of ``problem="perturb"`` (default 1e-10).
-    progress : bool
-        Show a progress bar (tqdm, stderr) whose unit is the certified relative gap's progress
-        towards ``tol`` on a log scale, with an estimate of the time left.
-    preset : {"default", "paper"}, optional
-        ``"paper"``: the paper's algorithm for the chosen ``method`` (:data:`PRESETS`:
-        Algorithm 1, 2 or 3 as published) instead of our faster default variant; same optimum,
-        same certified gap. Keys in ``options`` override it.
     options : dict, optional
         The solver's own options, as ``scipy.optimize.minimize(options=...)``:
         :func:`indefsvm.proxy.solvers.projected_gradient`,
         :func:`~indefsvm.proxy.solvers.accpm.analytic_center_cutting_plane` or
         :func:`~indefsvm.proxy.solvers.siqclp.exchange_method` (an option the solver does not
-        take is refused, naming the ones it does).
+        take is refused, naming the ones it does), and the keys of :data:`OPTION_KEYS`, the
+        same as the estimators' ``solver_options`` take:
+
+        ``"max_time"`` (float)
+            Wall-time limit in seconds.
+        ``"libsvm_every"`` (int)
+            Every this many iterations (and at the end) train LIBSVM on the current proxy
+            kernel and use its solution's primal value to tighten the upper bound
+            (theory.md §4).
+        ``"libsvm_tol"`` (float, default 1e-3)
+            LIBSVM's stopping tolerance ``-e`` for the checks.
+        ``"callback"`` (callable)
+            Called after every iteration with a dict (iteration, objective, upper_bound, gap,
+            alpha, time); returning True stops the solver.
+        ``"progress"`` (bool, default False)
+            Show a progress bar (tqdm, stderr) whose unit is the certified relative gap's
+            progress towards ``tol`` on a log scale, with an estimate of the time left.
+        ``"preset"`` ({"default", "paper"})
+            ``"paper"``: the paper's algorithm for the chosen ``method`` (:data:`PRESETS`:
+            Algorithm 1, 2 or 3 as published) instead of our faster default variant; same
+            optimum, same certified gap. The solver's options given beside it override it.
     **keywords
         None are taken: a keyword that is not an argument above is a TypeError that says to pass
         the solver's options in ``options``.
@@ -328,7 +357,7 @@ def solve(
     """
     start = time.perf_counter()
     _refuse_keywords("solve", keywords)
-    arguments = locals()  # solve_problem takes the monitor's arguments as solve got them
+    arguments = locals()  # tol, max_iter, verbose: the monitor's arguments solve takes itself
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}; got {method!r}.")
     built = make_problem(
@@ -343,15 +372,23 @@ def solve(
         symmetrize=symmetrize,
         psd_tol=psd_tol,
     )
-    check_solver_options(options, name="options")  # a clash is named as solve's argument
+    # A clash with solve's own arguments is named as such; the monitor's keys and the preset
+    # are taken out of options, what is left is the solver's own.
+    preset, monitor, solver_options = split_options(
+        options, named=("tol", "max_iter", "verbose"), owner="solve", name="options"
+    )
+    monitor = {"libsvm_tol": 1e-3, "progress": False, **monitor}
     # solve_problem chooses the solver ("auto") and resolves the preset, in one place.
     return solve_problem(
         built,
         method=method,
         start_time=start,
         preset=preset,
-        options=options,
-        **{name: arguments[name] for name in MONITOR_ARGUMENTS},
+        options=solver_options,
+        tol=arguments["tol"],
+        max_iter=arguments["max_iter"],
+        verbose=arguments["verbose"],
+        **monitor,
     )
 
 

@@ -15,13 +15,13 @@ y)`` and ``predict(K_test_train)``), a kernel name of :mod:`indefsvm.kernels` or
 
 Prediction for new points (theory.md §8)
 ----------------------------------------
-``out_of_sample="projection"`` (default) is the inductive map: with ``P_+`` the projector on the
-non-negative eigenspace of ``M = K0 + sigma u u'`` (``sigma = 1/(4 rho)``), ``K* = P_+ M``, and a
-new point whose similarities to the training points are ``k_x`` (its row of ``M`` carries no
-rank-one term) gets the proxy-kernel row ``P_+ k_x``. Given the rows of ``M`` of training points
-it returns the rows of ``K*`` exactly. The decision is ``(P_+ k_x)' u + b``; since ``P_+`` is
-fixed after fitting, this is ``k_x' c + b`` with ``c = P_+ u`` (``dual_coef_``), one mat-vec per
-prediction.
+``prediction_params={"out_of_sample": "projection"}`` (default) is the inductive map: with ``P_+``
+the projector on the non-negative eigenspace of ``M = K0 + sigma u u'`` (``sigma = 1/(4 rho)``),
+``K* = P_+ M``, and a new point whose similarities to the training points are ``k_x`` (its row of
+``M`` carries no rank-one term) gets the proxy-kernel row ``P_+ k_x``. Given the rows of ``M`` of
+training points it returns the rows of ``K*`` exactly. The decision is ``(P_+ k_x)' u + b``; since
+``P_+`` is fixed after fitting, this is ``k_x' c + b`` with ``c = P_+ u`` (``dual_coef_``), one
+mat-vec per prediction.
 
 A training point passed to ``predict`` gets its row of the learned kernel: ``(K* u)_i + b``,
 the decision the solver certified. As a kernel on the input space,
@@ -35,7 +35,8 @@ it, ``P_+ k_i`` drops ``sigma u_i (u'P_+ u)`` on every support vector: with ``K0
 model was 0 % accurate on its own training points. A kernel with no positive eigenvalue warns
 (new points then have nothing to be projected on), a zero kernel is refused.
 
-``out_of_sample="transductive"`` is the paper's heuristic (Sect. 2.3; published
+``prediction_params={"out_of_sample": "transductive"}`` is the paper's heuristic (Sect. 2.3;
+published
 ``Ktest_heuristic.m``): add the rank-one update to the training block of the full train+test
 kernel, clip its negative eigenvalues and read the test-vs-train rows. It needs the
 test-vs-test block (``decision_function(K_test_train, K_test_test=...)``).
@@ -50,7 +51,8 @@ supported with dask input, and refused with the reason: ``kernel="precomputed"``
 arrays (``"accpm"``, ``"siqclp"``).
 
 The intercept is, by default, the certified best ``b`` of the solver result (the one that
-attains the primal bound of theory.md §3); ``intercept="paper"`` is the published ``estimate_b.m``:
+attains the primal bound of theory.md §3); ``prediction_params={"intercept": "paper"}`` is the
+published ``estimate_b.m``:
 the mean of ``y_i - (K0 Y alpha)_i`` over free support vectors (``1e-3 < alpha_i < C_i - 1e-3``)
 on the ORIGINAL kernel ``K0``.
 """
@@ -61,7 +63,7 @@ import dataclasses
 import warnings
 from collections.abc import Callable, Mapping
 from numbers import Integral, Real
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -71,9 +73,11 @@ from sklearn.utils.validation import check_is_fitted
 from indefsvm.base import (
     KERNEL_PARAMETER_CONSTRAINTS,
     NYSTROEM_PARAMETER_CONSTRAINTS,
+    NYSTROEM_PARAMS_DEFAULTS,
     IndefsvmEstimator,
     KernelInputMixin,
     fit_context,
+    prediction_param,
     set_init_parameters,
 )
 from indefsvm.kernels.registry import KERNEL_ALIASES, KERNEL_NAMES, resolve_kernel
@@ -81,10 +85,8 @@ from indefsvm.multiclass import WeightedOneVsOneMixin
 from indefsvm.probability import PlattProbabilityMixin, probability_method
 from indefsvm.proxy.api import (
     METHODS,
-    MONITOR_ARGUMENTS,
-    PRESETS,
-    check_solver_options,
     solve_problem,
+    split_options,
 )
 from indefsvm.proxy.out_of_sample import (
     OUT_OF_SAMPLE,
@@ -94,7 +96,12 @@ from indefsvm.proxy.out_of_sample import (
 )
 from indefsvm.proxy.problems import ProxyKernelProblem, make_problem, minimize_piecewise_linear
 from indefsvm.proxy.result import SolveResult
-from indefsvm.utils.constraints import Interval, StrOptions, is_outermost_fit
+from indefsvm.utils.constraints import (
+    Interval,
+    StrOptions,
+    check_dict_parameter,
+    is_outermost_fit,
+)
 from indefsvm.utils.dask_rows import rowwise_on_workers
 from indefsvm.utils.fingerprint import TrainingRows
 from indefsvm.utils.progress import LONG_FIT_ROWS
@@ -116,6 +123,14 @@ __all__ = [
 class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
     """Shared fitting and prediction of the estimators built on a :class:`ProxyKernelProblem`."""
 
+    #: The plain Nystroem map by default: the problem depends only on the approximated kernel
+    #: ``Phi S Phi'``, which both factorisations give, and the plain one skips the one-shot QR
+    #: pass over the n rows (docs/scale.md).
+    _nystroem_defaults: ClassVar[dict[str, Any]] = {
+        **NYSTROEM_PARAMS_DEFAULTS,
+        "factorization": "plain",
+    }
+
     _problem_kind = "svc"
     _labels_in_client = True  # the solvers' n-vectors live here; the factor on the workers
     _parameter_constraints: dict = {
@@ -125,27 +140,39 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
         "solver": [StrOptions(set(METHODS))],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "out_of_sample": [StrOptions(set(OUT_OF_SAMPLE))],
         "symmetrize": ["boolean"],
         "solver_options": [Mapping, None],
-        "preset": [StrOptions(set(PRESETS)), None],
         **NYSTROEM_PARAMETER_CONSTRAINTS,
         "verbose": ["verbose"],
         "nystroem_params": [Mapping, None],
-        "keep_training_state": ["boolean"],
+        "prediction_params": [Mapping, None],
     }
+    #: The keys of ``prediction_params`` with their constraints and defaults.
+    _prediction_constraints: ClassVar[dict[str, list[Any]]] = {
+        "out_of_sample": [StrOptions(set(OUT_OF_SAMPLE))],
+    }
+    _prediction_defaults: ClassVar[dict[str, Any]] = {"out_of_sample": "projection"}
+
+    def _prediction(self, key: str) -> Any:
+        """The prediction rule ``key`` of ``prediction_params`` (its default when not set)."""
+        return prediction_param(self, key, self._prediction_defaults[key])
+
+    def _keep_training_state(self) -> bool:
+        """``solver_options["keep_training_state"]``: keep the O(n^2) training state."""
+        return bool((self.solver_options or {}).get("keep_training_state", False))
 
     def _solve(self, problem: ProxyKernelProblem) -> SolveResult:
         # tol, max_iter, verbose are the estimator's own parameters: the same keys in
-        # solver_options are refused by name, not Python's "multiple values".
-        options = check_solver_options(
+        # solver_options are refused by name, not Python's "multiple values". solver_options
+        # holds the solver's own options and the keys of OPTION_KEYS (the preset, the monitor's
+        # other arguments: max_time, libsvm_every, callback, ...), as solve's options.
+        preset, monitor, options = split_options(
             self.solver_options,
-            named=("method", "tol", "max_iter", "verbose", "preset", "options"),
+            named=("tol", "max_iter", "verbose"),
             owner=type(self).__name__,
+            name="solver_options",
         )
-        # solver_options holds the solver's own options and, for convenience, the monitor's
-        # other arguments (max_time, libsvm_every, callback, ...): the latter go by name.
-        monitor = {key: options.pop(key) for key in list(options) if key in MONITOR_ARGUMENTS}
+        options.pop("keep_training_state", None)  # the estimator's, read in _finish_fit
         # A long fit shows its certified gap's progress by default (on a terminal).
         monitor.setdefault("progress", None if problem.n >= LONG_FIT_ROWS else False)
         return solve_problem(
@@ -154,7 +181,7 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
             tol=self.tol,
             max_iter=self.max_iter,
             verbose=self.verbose,
-            preset=self.preset,
+            preset=preset,
             options=options,
             **monitor,
         )
@@ -235,22 +262,34 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
             )
 
     def _check_common(self) -> None:
-        # Single parameters are checked by _parameter_constraints; this is the coupling.
+        # Single parameters are checked by _parameter_constraints; the keys of the dict
+        # parameters here (nested fits too), and the coupling.
+        owner = type(self).__name__
+        check_dict_parameter(
+            self.prediction_params, self._prediction_constraints, owner=owner,
+            name="prediction_params",
+        )  # fmt: skip
+        keep = (self.solver_options or {}).get("keep_training_state", False)
+        if not isinstance(keep, (bool, np.bool_)):
+            raise ValueError(
+                f"{owner}: solver_options['keep_training_state'] must be a bool; got {keep!r}."
+            )
         self._low_rank()  # checks the landmark parameters
         rho = np.asarray(self.rho, dtype=np.float64)
-        if self.out_of_sample == "transductive" and rho.ndim > 0:
+        if self._prediction("out_of_sample") == "transductive" and rho.ndim > 0:
             raise ValueError(
-                "out_of_sample='transductive' (the paper's heuristic) is defined for a scalar rho "
-                "only: a vector rho has no penalty for the test points. Use 'projection'."
+                "prediction_params out_of_sample='transductive' (the paper's heuristic) is "
+                "defined for a scalar rho only: a vector rho has no penalty for the test points. "
+                "Use 'projection'."
             )
 
     def _low_rank_requested(self) -> bool:
         m = getattr(self, "n_components", None)
         if m is None:
             return False
-        if self.out_of_sample != "projection":
+        if self._prediction("out_of_sample") != "projection":
             raise ValueError(
-                "with n_components, prediction goes through the Nystroem map; "
+                "with n_components, prediction goes through the Nystroem map; prediction_params "
                 "out_of_sample='transductive' needs the dense train+test kernel."
             )
         return True
@@ -282,7 +321,7 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
         self.alpha_ = result.alpha.copy()
         # The dense K* (O(n^2 k), formed on first access of result.kernel) only when it is kept:
         # _release_training_state drops it otherwise, and prediction does not use it.
-        self.proxy_kernel_ = result.kernel if self.keep_training_state else None
+        self.proxy_kernel_ = result.kernel if self._keep_training_state() else None
         self.n_iter_ = result.n_iter
         u = problem.sign * self.alpha_
         self._u = u
@@ -322,7 +361,7 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
         are never asked for."""
         self.train_rows_ = (
             TrainingRows.of(X)
-            if is_outermost_fit(self) and self.out_of_sample == "projection"
+            if is_outermost_fit(self) and self._prediction("out_of_sample") == "projection"
             else None
         )
 
@@ -344,10 +383,11 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
         for the paper's transductive heuristic, the training kernel; the proxy kernel, the
         problem's eigendecomposition and the result's kernel are kept only on request.
         """
-        if self.keep_training_state:
+        if self._keep_training_state():
             return
         problem = self.problem_
-        if self.out_of_sample == "transductive" and not getattr(self, "_nystroem_fitted", False):
+        transductive = self._prediction("out_of_sample") == "transductive"
+        if transductive and not getattr(self, "_nystroem_fitted", False):
             self.train_kernel_ = problem.operator.K0
         self.result_ = dataclasses.replace(self.result_, kernel=None)
         self.proxy_kernel_ = None
@@ -356,9 +396,10 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
     def _fitted_problem(self) -> ProxyKernelProblem:
         if self.problem_ is None:
             raise ValueError(
-                f"{type(self).__name__} was fitted with keep_training_state=False, which keeps "
-                "only what prediction needs (O(n) coefficients); proxy_rows needs the training "
-                "eigendecomposition. Refit with keep_training_state=True."
+                f"{type(self).__name__} was fitted without solver_options "
+                "keep_training_state=True, so it keeps only what prediction needs (O(n) "
+                "coefficients); proxy_rows needs the training eigendecomposition. Refit with "
+                "solver_options={'keep_training_state': True}."
             )
         return self.problem_
 
@@ -370,8 +411,8 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
         X : array_like of shape (m, n) or (m, n_features)
             Test-vs-train kernel (``kernel="precomputed"``) or raw features.
         K_test_test : array_like of shape (m, m), optional
-            Test-vs-test kernel, needed by ``out_of_sample="transductive"`` with a precomputed
-            kernel.
+            Test-vs-test kernel, needed by the ``"transductive"`` map of new points
+            (``prediction_params``) with a precomputed kernel.
 
         Returns
         -------
@@ -386,7 +427,7 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
             R = problem.operator.factor.backend.mat((F * self.nystroem_.signature_).T).T
             return self._training_proxy_rows(X, problem.out_of_sample_rows(self.alpha_, R))
         R = self._test_kernel(X)
-        if self.out_of_sample == "projection":
+        if self._prediction("out_of_sample") == "projection":
             rows = self._fitted_problem().out_of_sample_rows(self.alpha_, R)
             return self._training_proxy_rows(X, rows)
         return self._transductive(X, R, K_test_test)
@@ -405,11 +446,12 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
         return R
 
     def _check_no_test_test(self, K_test_test: ArrayLike | None) -> None:
-        if K_test_test is not None and self.out_of_sample == "projection":
+        if K_test_test is not None and self._prediction("out_of_sample") == "projection":
             raise ValueError(
                 "K_test_test is used only by out_of_sample='transductive' (the paper's heuristic); "
                 "with out_of_sample='projection' the map needs only the test-vs-train kernel, so "
-                "K_test_test would be ignored. Drop it or set out_of_sample='transductive'."
+                "K_test_test would be ignored. Drop it or set prediction_params="
+                "{'out_of_sample': 'transductive'}."
             )
 
     def _transductive(self, X: Any, R: NDArray, K_test_test: ArrayLike | None) -> NDArray:
@@ -419,7 +461,7 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
                 "out_of_sample='transductive' is the paper's heuristic (Sect. 2.3): it "
                 "eigendecomposes the full train+test kernel and needs the test-vs-test block. "
                 "Pass K_test_test=<(m, m) kernel of the test points>, or use "
-                "out_of_sample='projection' (inductive, needs only K_test_train)."
+                "prediction_params out_of_sample='projection' (inductive, needs only K_test_train)."
             )
         K0 = self.problem_.operator.K0 if self.problem_ is not None else self.train_kernel_
         return transductive_rows(K0, self._u, getattr(self, "effective_rho_", self.rho), R, T)
@@ -433,7 +475,7 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
             d = self._nystroem_features(X) @ self.feature_coef_ + self.intercept_
             return self._with_training_rows(X, d)
         R = self._test_kernel(X)
-        if self.out_of_sample == "projection":
+        if self._prediction("out_of_sample") == "projection":
             return self._with_training_rows(X, R @ self.dual_coef_ + self.intercept_)
         return self._transductive(X, R, K_test_test) @ self._u + self.intercept_
 
@@ -460,21 +502,22 @@ _COMMON_DOC = """
         Kernel parameters passed to the kernel function when not None.
     kernel_params : dict, optional
         Further keyword arguments of the kernel function.
-    out_of_sample : {"projection", "transductive"}
-        Map of new points (module docstring): the inductive ``k_x -> P_+ k_x`` (theory.md §8) or
-        the paper's transductive heuristic (needs ``K_test_test``).
     symmetrize : bool
         Accept a non-symmetric training kernel and use ``(K + K')/2``.
     solver_options : dict, optional
         The solver's own options, as :func:`indefsvm.solve` takes them in ``options`` (e.g.
-        ``{"step_size": 5.0}``), and the monitor's arguments the estimator has no parameter for
-        (``{"max_time": 60}``, ``{"libsvm_every": 50}``).
-    preset : {"default", "paper"} or None
-        ``"paper"``: the paper's algorithm for ``solver`` (Algorithm 1, 2 or 3 as published,
-        :data:`indefsvm.proxy.api.PRESETS`) instead of our faster default variant; same optimum,
-        same certified gap. Keys in ``solver_options`` override it. (The paper's intercept rule
-        is ``intercept="paper"`` where the estimator has it: a prediction rule, not part of the
-        algorithm.)
+        ``{"step_size": 5.0}``), and the same further keys (:data:`indefsvm.proxy.api.OPTION_KEYS`):
+        the monitor's arguments the estimator has no parameter for (``{"max_time": 60}``,
+        ``{"libsvm_every": 50}``, ``"libsvm_tol"``, ``"callback"``, ``"progress"``: by default a
+        bar for fits of at least 2000 points on a terminal) and ``"preset"``: ``"paper"`` for
+        the paper's algorithm for ``solver`` (Algorithm 1, 2 or 3 as published,
+        :data:`indefsvm.proxy.api.PRESETS`) instead of our faster default variant (same optimum,
+        same certified gap; the solver's options given beside it override it; the paper's
+        intercept rule is ``prediction_params={"intercept": "paper"}`` where the estimator has
+        it: a prediction rule, not part of the algorithm). One key is the estimator's own:
+        ``"keep_training_state"`` (bool, default False) keeps the O(n^2) training state
+        (``proxy_kernel_``, ``problem_``, the result's kernel) after fitting, which
+        :meth:`proxy_rows` needs; by default only what prediction needs is kept.
     random_state : int, Generator or None
         Seeds the landmark selection with ``n_components`` and, with ``probability=True``, the
         internal cross-validation of the classifiers. The solvers are deterministic, so refits
@@ -492,21 +535,30 @@ _COMMON_DOC = """
         ``(P_+ k_x)'u`` of the Nystroem kernel row for a new point, the row ``(K* u)_i`` for a
         training input (see the module docstring). ``proxy_kernel_`` is then a
         :class:`~indefsvm.proxy.lowrank.LowRankProxyKernel` (a factor; kept only with
-        ``keep_training_state=True``, else None) and ``nystroem_`` the fitted transformer.
-        Needs ``out_of_sample="projection"``. With ``kernel="precomputed"`` only the landmark
-        columns of the given kernels are used.
-    landmarks : {"uniform", "kmeans++", "leverage"} or array of int
-        Landmark selection of the Nystroem map (paper 003, Sect. 2.3), or explicit indices into
-        the training set (then ``n_components`` must equal their number). ``n_components``
-        only: with ``n_components=None`` anything but the default is an error. With more than
-        two classes ONE Nystroem map is fitted on the whole training set (landmarks from all
-        classes) and every one-vs-one pair solves on its rows of that map's factor
-        (:mod:`indefsvm.multiclass`); per-pair maps are what
-        ``sklearn.multiclass.OneVsOneClassifier(IndefiniteSVC(n_components=m))`` fits.
+        ``solver_options={"keep_training_state": True}``, else None) and ``nystroem_`` the fitted
+        transformer.
+        Needs the ``"projection"`` map of new points. With ``kernel="precomputed"`` only the
+        landmark columns of the given kernels are used.
     nystroem_params : dict, optional
-        Further parameters of the :class:`~indefsvm.approximation.nystrom.IndefiniteNystroem` (e.g.
-        ``{"rcond": 1e-6, "dtype": "float32", "sketch_size": 1000}``); ``n_components`` only
-        (an error otherwise), and not the estimator's own kernel/landmark parameters."""
+        Options of the :class:`~indefsvm.approximation.nystrom.IndefiniteNystroem` of
+        ``n_components`` (an error without it), with the map's names and defaults:
+        ``"landmarks"`` ({"uniform", "kmeans++", "leverage"} or array of int; landmark selection,
+        paper 003, Sect. 2.3, or explicit indices into the training set, then ``n_components``
+        must equal their number), ``"sketch_size"``, ``"rcond"``, ``"dtype"`` (``"float32"``
+        halves the factor) and ``"factorization"``; e.g. ``{"landmarks": "kmeans++", "dtype":
+        "float32"}``. Another key is an error naming these. With more than two classes ONE
+        Nystroem map is fitted on the whole training set (landmarks from all classes) and every
+        one-vs-one pair solves on its rows of that map's factor (:mod:`indefsvm.multiclass`);
+        per-pair maps are what
+        ``sklearn.multiclass.OneVsOneClassifier(IndefiniteSVC(n_components=m))`` fits.
+    prediction_params : dict, optional
+        The prediction rules (another key is an error naming these): ``"out_of_sample"``
+        ({"projection", "transductive"}, default ``"projection"``), the map of new points
+        (module docstring): the inductive ``k_x -> P_+ k_x`` (theory.md §8) or the paper's
+        transductive heuristic (needs ``K_test_test``); and, in the classifiers,
+        ``"intercept"`` ({"certified", "paper"}, default ``"certified"``): the best ``b`` of
+        the solver's primal bound with kernel ``K*``, or the published ``estimate_b.m`` on the
+        original ``K0`` (:func:`estimate_intercept_paper`)."""
 
 
 _RHO_SCALE_DOC = """    rho_scale : {None, "spectral"}, default None
@@ -557,10 +609,6 @@ class IndefiniteSVC(
     class_weight : None, "balanced", "paper" or dict
         Per-class multipliers of ``C`` (``"paper"``: the published code's ``C n_pos / n_neg``
         for the negative class; dict keys are the user's labels).
-    intercept : {"certified", "paper"}
-        ``"certified"``: the best ``b`` of the solver's primal bound with kernel ``K*``.
-        ``"paper"``: the published ``estimate_b.m`` on the original ``K0``
-        (:func:`estimate_intercept_paper`).
 {COMMON}
     probability : bool
         Enable :meth:`predict_proba` (Platt scaling on an internal stratified 5-fold
@@ -623,17 +671,13 @@ class IndefiniteSVC(
         coef0: float | None = None,
         degree: int | None = None,
         kernel_params: Mapping[str, Any] | None = None,
-        out_of_sample: str = "projection",
-        intercept: str = "certified",
         symmetrize: bool = False,
         solver_options: Mapping[str, Any] | None = None,
-        preset: str | None = None,
         random_state: int | np.random.Generator | None = None,
         verbose: bool | int = False,
         n_components: int | None = None,
-        landmarks: str | ArrayLike = "uniform",
         nystroem_params: Mapping[str, Any] | None = None,
-        keep_training_state: bool = False,
+        prediction_params: Mapping[str, Any] | None = None,
         probability: bool = False,
     ) -> None:
         set_init_parameters(self, locals())
@@ -643,8 +687,15 @@ class IndefiniteSVC(
         "C": [Interval(Real, 0, None, closed="neither")],
         "class_weight": [StrOptions({"balanced", "paper"}), Mapping, None],
         "decision_function_shape": [StrOptions({"ovr", "ovo"})],
-        "intercept": [StrOptions({"certified", "paper"})],
         "probability": ["boolean"],
+    }
+    _prediction_constraints: ClassVar[dict[str, list[Any]]] = {
+        **_ProxyKernelEstimator._prediction_constraints,
+        "intercept": [StrOptions({"certified", "paper"})],
+    }
+    _prediction_defaults: ClassVar[dict[str, Any]] = {
+        **_ProxyKernelEstimator._prediction_defaults,
+        "intercept": "certified",
     }
 
     def _make_problem(
@@ -659,13 +710,11 @@ class IndefiniteSVC(
         """Solve eq. (7) on the training kernel (two classes); ``C_i = C w_i`` with weights."""
         self._check_common()
         K, y = self._fit_input(X, y)
-        problem = self._scaled_problem(
-            K, lambda rho: self._make_problem(K, y, rho, sample_weight)
-        )
+        problem = self._scaled_problem(K, lambda rho: self._make_problem(K, y, rho, sample_weight))
         self.classes_ = problem.classes
         result = self._solve(problem)
         self._finish_fit(problem, result)
-        if self.intercept == "paper":
+        if self._prediction("intercept") == "paper":
             self.intercept_ = estimate_intercept_paper(self.alpha_, K, problem.y, problem.box)
         else:
             self.intercept_ = float(result.intercept)
@@ -686,8 +735,9 @@ class IndefiniteSVC(
         X : array_like of shape (m, n_train) or (m, n_features)
             Test-vs-train kernel (``kernel="precomputed"``) or features.
         K_test_test : array_like of shape (m, m), optional
-            Test-vs-test kernel, needed by ``out_of_sample="transductive"`` with a precomputed
-            kernel (computed from the features otherwise).
+            Test-vs-test kernel, needed by the ``"transductive"`` map of new points
+            (``prediction_params``) with a precomputed kernel (computed from the features
+            otherwise).
 
         Returns
         -------
@@ -746,7 +796,7 @@ class PerturbSVC(IndefiniteSVC):
 
     Parameters
     ----------
-    C, rho, rho_scale, class_weight, intercept, probability
+    C, rho, rho_scale, class_weight, probability
         As in :class:`IndefiniteSVC`.
     psd_tol : float
         Relative tolerance of the PSD check: eigenvalues above ``-psd_tol * max|lambda|`` count as
@@ -760,7 +810,7 @@ class PerturbSVC(IndefiniteSVC):
         **{
             key: value
             for key, value in IndefiniteSVC._parameter_constraints.items()
-            if key not in ("n_components", "landmarks", "nystroem_params")
+            if key not in ("n_components", "nystroem_params")
         },
         "psd_tol": [Interval(Real, 0, None, closed="left")],
     }
@@ -781,15 +831,12 @@ class PerturbSVC(IndefiniteSVC):
         coef0: float | None = None,
         degree: int | None = None,
         kernel_params: Mapping[str, Any] | None = None,
-        out_of_sample: str = "projection",
-        intercept: str = "certified",
         psd_tol: float = 1e-5,
         symmetrize: bool = False,
         solver_options: Mapping[str, Any] | None = None,
-        preset: str | None = None,
         random_state: int | np.random.Generator | None = None,
         verbose: bool | int = False,
-        keep_training_state: bool = False,
+        prediction_params: Mapping[str, Any] | None = None,
         probability: bool = False,
     ) -> None:
         set_init_parameters(self, locals())
@@ -870,16 +917,13 @@ class IndefiniteSVR(RegressorMixin, _ProxyKernelEstimator):
         coef0: float | None = None,
         degree: int | None = None,
         kernel_params: Mapping[str, Any] | None = None,
-        out_of_sample: str = "projection",
         symmetrize: bool = False,
         solver_options: Mapping[str, Any] | None = None,
-        preset: str | None = None,
         random_state: int | np.random.Generator | None = None,
         verbose: bool | int = False,
         n_components: int | None = None,
-        landmarks: str | ArrayLike = "uniform",
         nystroem_params: Mapping[str, Any] | None = None,
-        keep_training_state: bool = False,
+        prediction_params: Mapping[str, Any] | None = None,
     ) -> None:
         set_init_parameters(self, locals())
 
@@ -921,7 +965,8 @@ class IndefiniteSVR(RegressorMixin, _ProxyKernelEstimator):
         X : array_like of shape (m, n_train) or (m, n_features)
             Test-vs-train kernel (``kernel="precomputed"``) or test points.
         K_test_test : array_like of shape (m, m), optional
-            Needed by ``out_of_sample="transductive"`` with a precomputed kernel.
+            Needed by the ``"transductive"`` map of new points (``prediction_params``) with a
+            precomputed kernel.
         """
         return self._raw_decision(X, K_test_test)
 
@@ -991,16 +1036,13 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
         coef0: float | None = None,
         degree: int | None = None,
         kernel_params: Mapping[str, Any] | None = None,
-        out_of_sample: str = "projection",
         symmetrize: bool = False,
         solver_options: Mapping[str, Any] | None = None,
-        preset: str | None = None,
         random_state: int | np.random.Generator | None = None,
         verbose: bool | int = False,
         n_components: int | None = None,
-        landmarks: str | ArrayLike = "uniform",
         nystroem_params: Mapping[str, Any] | None = None,
-        keep_training_state: bool = False,
+        prediction_params: Mapping[str, Any] | None = None,
     ) -> None:
         set_init_parameters(self, locals())
 
@@ -1019,9 +1061,7 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
         weights = check_sample_weight(sample_weight, K.shape[0], owner=type(self).__name__)
         problem = self._scaled_problem(
             K,
-            lambda rho: make_problem(
-                "oneclass", K, nu=self.nu, rho=rho, sample_weight=weights
-            ),
+            lambda rho: make_problem("oneclass", K, nu=self.nu, rho=rho, sample_weight=weights),
         )
         result = self._solve(problem)
         self._finish_fit(problem, result)

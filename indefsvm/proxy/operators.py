@@ -36,13 +36,6 @@ def _default_engine_threads() -> int:
     return usable_cores()
 
 
-#: Threads of the secular-root loop of every new operator (Numba threads over chunks of roots
-#: with the compiled engine; dlaed4 calls split over Python threads with the LAPACK one). None
-#: (default): chosen per operator by its size and the free cores
-#: (:func:`indefsvm.threads.engine_threads`: one thread below ``CROSSOVER["engine"]``); an
-#: integer overrides that for every operator. The result does not depend on it (the threaded
-#: engine is bitwise identical).
-ENGINE_THREADS: int | None = None
 #: BLAS threads for the matrix-vector products of an evaluation (None: leave BLAS alone). The
 #: products are memory-bound, so a second thread gains little on an idle machine, while on a
 #: loaded one OpenBLAS's threads wait for each other: at n = 2000 under load a product with
@@ -488,11 +481,12 @@ class ProxyKernelOperator:
         self.n = K0.shape[0]
         self.sigma = float(sigma)
         self.assume_psd = assume_psd
-        # Threads of the secular root loop: ENGINE_THREADS when set, else by size and load
-        # (docs/benchmarks.md, "Threads", has the measurements that chose the cross-over).
-        self.engine_threads = (
-            ENGINE_THREADS if ENGINE_THREADS is not None else engine_threads(self.n)
-        )
+        # Threads of the secular root loop (Numba threads over chunks of roots with the
+        # compiled engine; dlaed4 calls split over Python threads with the LAPACK one): by size
+        # and load, or config_context(n_threads={"engine": k}) (docs/benchmarks.md, "Threads",
+        # has the measurements that chose the cross-over). The result does not depend on it
+        # (the threaded engine is bitwise identical).
+        self.engine_threads = engine_threads(self.n)
         #: Secular engine of :func:`~indefsvm.linalg.rank_one.rank_one_eigh` ("auto": compiled Numba
         #: kernel when available, LAPACK dlaed4 otherwise).
         self.engine = "auto"

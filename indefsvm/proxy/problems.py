@@ -87,7 +87,7 @@ def make_operator(
     row_scale: NDArray[np.float64] | None = None,
     eigh: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
     assume_psd: bool = False,
-    rank_tol: float | None = None,
+    rcond: float | None = None,
 ) -> ProxyKernelOperator | LowRankProxyOperator:
     """The proxy-kernel operator ``u -> K*(u) = (K0 + sigma u u')_+`` for this form of ``K0``.
 
@@ -110,17 +110,17 @@ def make_operator(
         A precomputed eigendecomposition of a dense ``K0`` (scalar rho only).
     assume_psd : bool
         The caller checked that a dense ``K0`` is PSD (PerturbSVM): no eigendecomposition.
-    rank_tol : float, optional
+    rcond : float, optional
         Relative cut-off of the factor's range (low-rank only; default 1e-12).
     """
     if isinstance(K0, LowRankKernel):
         if eigh is not None:
             raise ValueError("eigh does not apply to a LowRankKernel (its basis is computed).")
         return LowRankProxyOperator(
-            K0, sigma, row_scale=row_scale, rank_tol=1e-12 if rank_tol is None else rank_tol
+            K0, sigma, row_scale=row_scale, rank_tol=1e-12 if rcond is None else rcond
         )
-    if rank_tol is not None:
-        raise ValueError("rank_tol applies to a LowRankKernel only; K0 is a dense array.")
+    if rcond is not None:
+        raise ValueError("rcond applies to a LowRankKernel only; K0 is a dense array.")
     if eigh is not None and row_scale is not None:
         raise ValueError("a precomputed eigh of K0 cannot be used with a vector rho.")
     K_work = K0 if row_scale is None else (row_scale[:, None] * K0) * row_scale[None, :]
@@ -279,7 +279,7 @@ class ProxyKernelProblem:
         l1_weight: float = 0.0,
         eigh: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
         assume_psd: bool = False,
-        rank_tol: float | None = None,
+        rcond: float | None = None,
     ) -> None:
         # rho: a scalar, or one per point (the Ds scaling of theory.md §7); then the feasible set.
         self.n = n = K0.shape[0]
@@ -312,7 +312,7 @@ class ProxyKernelProblem:
             row_scale=self.scale,
             eigh=eigh,
             assume_psd=assume_psd,
-            rank_tol=rank_tol,
+            rcond=rcond,
         )
         self._check_objective_range()
 
@@ -824,13 +824,13 @@ class ClassificationProblem(ProxyKernelProblem):
         symmetrize: bool = False,
         eigh: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
         assume_psd: bool = False,
-        rank_tol: float | None = None,
+        rcond: float | None = None,
     ) -> None:
         K0 = check_kernel_input(K0, symmetrize=symmetrize)
         feasible = self._feasible_set(
             K0.shape[0], y, C=C, class_weight=class_weight, sample_weight=sample_weight
         )
-        super().__init__(K0, rho, **feasible, eigh=eigh, assume_psd=assume_psd, rank_tol=rank_tol)
+        super().__init__(K0, rho, **feasible, eigh=eigh, assume_psd=assume_psd, rcond=rcond)
 
     def _feasible_set(
         self, n: int, y: ArrayLike, *, C: float, class_weight: Any, sample_weight: Any = None
@@ -915,7 +915,7 @@ class PerturbProblem(ClassificationProblem):
     def __init__(
         self, K0: ArrayLike, y: ArrayLike, *, psd_tol: float = 1e-10, **options: Any
     ) -> None:
-        # options: C, rho, class_weight, symmetrize, rank_tol, as ClassificationProblem takes
+        # options: C, rho, class_weight, symmetrize, rcond, as ClassificationProblem takes
         # them (eigh and assume_psd are this class's to set).
         refused = sorted(set(options) & {"eigh", "assume_psd"})
         if refused:
@@ -955,13 +955,13 @@ class RegressionProblem(ProxyKernelProblem):
         sample_weight: ArrayLike | None = None,
         symmetrize: bool = False,
         eigh: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
-        rank_tol: float | None = None,
+        rcond: float | None = None,
     ) -> None:
         K0 = check_kernel_input(K0, symmetrize=symmetrize)
         feasible = self._feasible_set(
             K0.shape[0], y, C=C, epsilon=epsilon, sample_weight=sample_weight
         )
-        super().__init__(K0, rho, **feasible, eigh=eigh, rank_tol=rank_tol)
+        super().__init__(K0, rho, **feasible, eigh=eigh, rcond=rcond)
 
     def _feasible_set(
         self, n: int, y: ArrayLike, *, C: float, epsilon: float, sample_weight: Any = None
@@ -1040,11 +1040,11 @@ class OneClassProblem(ProxyKernelProblem):
         sample_weight: ArrayLike | None = None,
         symmetrize: bool = False,
         eigh: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
-        rank_tol: float | None = None,
+        rcond: float | None = None,
     ) -> None:
         K0 = check_kernel_input(K0, symmetrize=symmetrize)
         feasible = self._feasible_set(K0.shape[0], nu=nu, sample_weight=sample_weight)
-        super().__init__(K0, rho, **feasible, eigh=eigh, rank_tol=rank_tol)
+        super().__init__(K0, rho, **feasible, eigh=eigh, rcond=rcond)
 
     def _feasible_set(self, n: int, *, nu: float, sample_weight: Any = None) -> dict[str, Any]:
         """Check nu; the set ``{e'alpha = 1, 0 <= alpha <= 1/(nu n)}`` (eq. 20). Sample weights

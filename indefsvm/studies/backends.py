@@ -47,9 +47,9 @@ class LokyBackend(AbstractContextManager):
 
     name = "loky"
 
-    def __init__(self, n_jobs: int = 1, blas_threads: int | None = None) -> None:
+    def __init__(self, n_jobs: int = 1, max_threads: int | None = None) -> None:
         self.n_jobs = _check_n_jobs(n_jobs)
-        self.blas_threads = blas_threads or 1
+        self.max_threads = max_threads or 1
 
     def __exit__(self, *exc: Any) -> None:
         return None
@@ -61,12 +61,12 @@ class LokyBackend(AbstractContextManager):
         if not tasks:
             return iter(())
         if self.n_jobs == 1:
-            return (run_task(t, data[t.dataset], study, self.blas_threads) for t in tasks)
+            return (run_task(t, data[t.dataset], study, self.max_threads) for t in tasks)
         from joblib import Parallel, delayed
 
         parallel = Parallel(n_jobs=self.n_jobs, backend="loky", return_as="generator_unordered")
         return iter(
-            parallel(delayed(run_task)(t, data[t.dataset], study, self.blas_threads) for t in tasks)
+            parallel(delayed(run_task)(t, data[t.dataset], study, self.max_threads) for t in tasks)
         )
 
 
@@ -84,7 +84,7 @@ class DaskBackend(AbstractContextManager):
         self,
         n_jobs: int = 1,
         scheduler: str | None = None,
-        blas_threads: int = 1,
+        max_threads: int = 1,
         *,
         verbose: bool = False,
         timeout: float = SCHEDULER_TIMEOUT,
@@ -100,7 +100,7 @@ class DaskBackend(AbstractContextManager):
 
         # distributed sets its loggers to INFO on import: quiet them again now.
         quiet_third_party_loggers(verbose)
-        self.blas_threads = blas_threads
+        self.max_threads = max_threads
         self.cluster = None
         if scheduler is None:
             self.cluster = LocalCluster(
@@ -143,7 +143,7 @@ class DaskBackend(AbstractContextManager):
                 self._scattered[name] = self.client.scatter(data[name], broadcast=True)
         futures = [
             self.client.submit(
-                run_task, t, self._scattered[t.dataset], study, self.blas_threads, pure=False
+                run_task, t, self._scattered[t.dataset], study, self.max_threads, pure=False
             )
             for t in tasks
         ]
@@ -155,16 +155,16 @@ def make_backend(
     *,
     n_jobs: int = 1,
     scheduler: str | None = None,
-    blas_threads: int = 1,
+    max_threads: int = 1,
     verbose: bool = False,
 ) -> LokyBackend | DaskBackend:
     """Backend by name (``"loky"`` or ``"dask"``)."""
     if name == "loky":
         if scheduler is not None:
             raise BackendError("--scheduler applies to --backend dask only.")
-        return LokyBackend(n_jobs, blas_threads)
+        return LokyBackend(n_jobs, max_threads)
     if name == "dask":
-        return DaskBackend(n_jobs, scheduler, blas_threads, verbose=verbose)
+        return DaskBackend(n_jobs, scheduler, max_threads, verbose=verbose)
     raise BackendError(f"backend must be one of {BACKENDS}; got {name!r}.")
 
 

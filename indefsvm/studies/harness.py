@@ -487,8 +487,8 @@ def _spec_items(study: Study, task: Task) -> tuple[KernelSpec, MethodSpec]:
     return kernel, method
 
 
-def run_task(task: Task, data: StudyData, study: Study, blas_threads: int = 1) -> dict[str, Any]:
-    """Execute one task on a worker (at most ``blas_threads`` threads per pool).
+def run_task(task: Task, data: StudyData, study: Study, max_threads: int = 1) -> dict[str, Any]:
+    """Execute one task on a worker (at most ``max_threads`` threads per pool).
 
     Returns
     -------
@@ -499,7 +499,7 @@ def run_task(task: Task, data: StudyData, study: Study, blas_threads: int = 1) -
         ``n_train``, ``n_test``, ``warnings`` and ``versions``.
     """
     # Every pool (BLAS, OpenMP, Numba), including those a fit loads later.
-    with cap_threads(blas_threads):
+    with cap_threads(max_threads):
         return _run_task(task, data, study)
 
 

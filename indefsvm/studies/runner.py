@@ -248,7 +248,7 @@ def run_study(
     """
     out = Path(out)
     # Read here, in the caller's context: the worker processes do not see it.
-    threads_per_task = task_threads()
+    max_threads = task_threads()
     Store.check_location(out)
     # Checked before the data are loaded: a usage error costs nothing.
     if backend not in BACKENDS:
@@ -281,7 +281,7 @@ def run_study(
                 backend,
                 n_jobs=n_jobs,
                 scheduler=scheduler,
-                blas_threads=threads_per_task,
+                max_threads=max_threads,
                 verbose=verbose,
             ) as engine:
                 for r in engine.map(inner_todo, data, study):

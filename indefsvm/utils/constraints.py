@@ -38,6 +38,7 @@ __all__ = [
     "InvalidParameterError",
     "Interval",
     "StrOptions",
+    "check_dict_parameter",
     "check_parameters",
     "is_outermost_fit",
     "set_init_parameters",
@@ -223,6 +224,40 @@ def check_parameters(
         raise InvalidParameterError(
             f"The {name!r} parameter of {owner} must be {wanted}. Got {value!r} instead."
         )
+
+
+def check_dict_parameter(
+    value: Mapping[str, Any] | None,
+    constraints: Mapping[str, list[Any]],
+    *,
+    owner: str,
+    name: str,
+) -> dict[str, Any]:
+    """A copy of the dict parameter ``name`` of ``owner`` after checking its keys and values.
+
+    A key that is not in ``constraints`` is a ValueError listing the keys ``name`` takes; a
+    value that fits none of its forms an :class:`InvalidParameterError` (as
+    :func:`check_parameters`, naming ``name[key]``). ``None`` is the empty dict.
+    """
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InvalidParameterError(
+            f"The {name!r} parameter of {owner} must be a dict or None. Got {value!r} instead."
+        )
+    unknown = [key for key in value if key not in constraints]
+    if unknown:
+        raise ValueError(
+            f"{owner}: {name} has no key{'s' if len(unknown) > 1 else ''} "
+            f"{', '.join(repr(k) for k in unknown)}; the keys {name} takes are "
+            f"{', '.join(repr(k) for k in constraints)}."
+        )
+    params = dict(value)
+    for key, allowed in constraints.items():
+        if key in params:
+            label = f"{name}[{key!r}]"
+            check_parameters({label: allowed}, {label: params[key]}, owner)
+    return params
 
 
 #: True while a validated fit runs: the fits nested inside it skip the check.

@@ -22,7 +22,7 @@ def test_cli_preset_paper_runs_the_papers_algorithm(tmp_path, kernel_files, meth
         warnings.simplefilter("error", FutureWarning)  # no deprecated path inside the CLI
         main([*args, "--method", method, "--preset", "paper", "--out", str(out)])
         ref = indefsvm.solve(
-            kernel_files.K0, kernel_files.y, method=method, preset="paper", max_iter=30
+            kernel_files.K0, kernel_files.y, method=method, max_iter=30, options={"preset": "paper"}
         )
         default = indefsvm.solve(kernel_files.K0, kernel_files.y, method=method, max_iter=30)
     data = json.loads(out.read_text())

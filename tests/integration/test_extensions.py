@@ -132,7 +132,9 @@ def test_gap_never_below_true_suboptimality(kind):
     slack = 1e-6 * max(1.0, abs(opt))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        res = indefsvm.solve(K0, target, rho=0.5, tol=1e-10, max_iter=200, libsvm_every=9, **kwargs)
+        res = indefsvm.solve(
+            K0, target, rho=0.5, tol=1e-10, max_iter=200, **kwargs, options={"libsvm_every": 9}
+        )
     h = res.history
     assert np.all(h["upper_bound"] >= opt - slack)
     assert np.all(h["best_objective"] <= opt + slack)

@@ -136,19 +136,22 @@ def test_ci_runs_the_readme_commands():
 
 
 def test_readme_statement_on_the_low_rank_proxy_kernel():
-    """README: ``proxy_kernel_`` is a LowRankProxyKernel if keep_training_state=True, else None."""
+    """README: ``proxy_kernel_`` is a LowRankProxyKernel if solver_options keep_training_state
+    is True, else None."""
     import numpy as np
 
     from indefsvm import IndefiniteSVC
     from indefsvm.proxy.lowrank import LowRankProxyKernel
 
     text = " ".join((ROOT / "README.md").read_text().split())
-    assert "is kept only with `keep_training_state=True`" in text
+    assert 'is kept only with `solver_options={"keep_training_state": True}`' in text
     rng = np.random.default_rng(0)
     X = rng.normal(size=(120, 5))
     y = np.where(X[:, 0] > 0, 1, -1)
     params = {"kernel": "sigmoid", "gamma": 0.05, "coef0": -1.0, "n_components": 20, "tol": 1e-4}
-    kept = IndefiniteSVC(**params, keep_training_state=True, random_state=0).fit(X, y)
+    kept = IndefiniteSVC(
+        **params, random_state=0, solver_options={"keep_training_state": True}
+    ).fit(X, y)
     assert isinstance(kept.proxy_kernel_, LowRankProxyKernel)
     dropped = IndefiniteSVC(**params, random_state=0).fit(X, y)
     assert dropped.proxy_kernel_ is None

@@ -136,7 +136,7 @@ def _paper_features(K_XZ: np.ndarray, K_ZZ: np.ndarray) -> tuple[np.ndarray, np.
 
 
 def test_landmark_factorization_is_the_papers_sh_svm_without_intercept():
-    """``KreinSquaredHingeSVC(factorization="landmark", fit_intercept=False)`` solves paper
+    """``KreinSquaredHingeSVC(factorization="plain", fit_intercept=False)`` solves paper
     003's SH-SVM (Sect. 2.5): ``z`` split by the signs of ``K_ZZ``, no intercept (cvxpy)."""
     X, K, y = _indefinite(60, 4)
     labels = np.where(y > np.median(y), 1.0, -1.0)
@@ -156,18 +156,21 @@ def test_landmark_factorization_is_the_papers_sh_svm_without_intercept():
         lambda_plus=lp,
         lambda_minus=lm,
         n_components=len(idx),
-        landmarks=idx,
-        factorization="landmark",
         fit_intercept=False,
+        nystroem_params={"landmarks": idx, "factorization": "plain"},
     ).fit(K, labels)
     assert model.intercept_ == 0.0
     np.testing.assert_allclose(model.signature_, S)
     np.testing.assert_allclose(model.decision_function(K), F @ z.value, atol=1e-5)
     # The default (one-shot) split is a different problem at m < n.
     default = KreinSquaredHingeSVC(
-        "precomputed", lambda_plus=lp, lambda_minus=lm, n_components=len(idx), landmarks=idx,
+        "precomputed",
+        lambda_plus=lp,
+        lambda_minus=lm,
+        n_components=len(idx),
         fit_intercept=False,
-    ).fit(K, labels)  # fmt: skip
+        nystroem_params={"landmarks": idx},
+    ).fit(K, labels)
     assert np.max(np.abs(default.decision_function(K) - F @ z.value)) > 1e-3
 
 
@@ -181,9 +184,12 @@ def test_landmark_factorization_of_krein_lsm_matches_the_papers_closed_form():
     n = len(y)
     z = np.linalg.solve(Phi.T @ Phi + n * np.diag(np.where(S > 0, lp, lm)), Phi.T @ y)
     model = KreinKernelRidge(
-        "precomputed", lambda_plus=lp, lambda_minus=lm, n_components=len(idx), landmarks=idx,
-        factorization="landmark",
-    ).fit(K, y)  # fmt: skip
+        "precomputed",
+        lambda_plus=lp,
+        lambda_minus=lm,
+        n_components=len(idx),
+        nystroem_params={"landmarks": idx, "factorization": "plain"},
+    ).fit(K, y)
     np.testing.assert_allclose(model.predict(K), Phi @ z, atol=1e-9)
     # Test rows: f(x) = k_x' U |D|^{-1/2} S z (paper 003, after Sect. 2.4's closed form).
     rng = np.random.default_rng(0)
@@ -199,18 +205,26 @@ def test_landmark_factorization_at_full_rank_is_the_full_rank_method():
     idx = np.arange(30)
     full = KreinSquaredHingeSVC("precomputed", fit_intercept=False).fit(K, labels)
     paper = KreinSquaredHingeSVC(
-        "precomputed", n_components=30, landmarks=idx, factorization="landmark",
+        "precomputed",
+        n_components=30,
         fit_intercept=False,
-    ).fit(K, labels)  # fmt: skip
+        nystroem_params={"landmarks": idx, "factorization": "plain"},
+    ).fit(K, labels)
     np.testing.assert_allclose(paper.decision_function(K), full.decision_function(K), atol=1e-7)
 
 
 def test_landmark_factorization_refuses_spectrum_transformations():
     X, _, y = _indefinite(30, 7)
     model = KreinClassifier(
-        kernel="sigmoid", formulation="flip", n_components=10, factorization="landmark"
+        kernel="sigmoid",
+        formulation="flip",
+        n_components=10,
+        nystroem_params={"factorization": "plain"},
     )
-    with pytest.raises(ValueError, match="factorization='landmark' supports formulation="):
+    with pytest.raises(ValueError, match="factorization='plain' supports formulation="):
         model.fit(X, np.sign(y))
-    with pytest.raises(ValueError, match="factorization"):
-        KreinKernelRidge(kernel="sigmoid", n_components=5, factorization="plain").fit(X, y)
+    # "landmark" is the old name of "plain" (0.2.0: the Nystroem map's name)
+    with pytest.raises(ValueError, match="factorization must be one of"):
+        KreinKernelRidge(
+            kernel="sigmoid", n_components=5, nystroem_params={"factorization": "landmark"}
+        ).fit(X, y)

@@ -366,15 +366,15 @@ def test_default_intercept_is_zero_and_enters_the_loss():
     assert shifted.loss == pytest.approx(zero.loss, rel=1e-12)
 
 
-def test_eig_tol_is_passed_to_the_eigendecomposition():
-    """A large ``eig_tol`` drops small eigenpairs: the result is that of the truncated kernel."""
+def test_rcond_is_passed_to_the_eigendecomposition():
+    """A large ``rcond`` drops small eigenpairs: the result is that of the truncated kernel."""
     rng = np.random.default_rng(3)
     Q, _ = np.linalg.qr(rng.normal(size=(8, 8)))
     d = np.array([3.0, 2.0, 1.5, -1.0, -2.0, 1e-3, -2e-3, 5e-4])
     K = (Q * d) @ Q.T
     K_trunc = (Q[:, :5] * d[:5]) @ Q[:, :5].T
     _, y, Kv, yv = _small(3)
-    got = validation_hypergradient(K, y, Kv, yv, **KREIN, eig_tol=1e-2)
+    got = validation_hypergradient(K, y, Kv, yv, **KREIN, rcond=1e-2)
     ref = validation_hypergradient(K_trunc, y, Kv, yv, **KREIN)
     full = validation_hypergradient(K, y, Kv, yv, **KREIN)
     assert got.loss == pytest.approx(ref.loss, rel=1e-9)

@@ -41,7 +41,7 @@ def _data(n=70, n_test=25, seed=0):
 
 
 def _all(n):
-    return {"n_components": n, "landmarks": np.arange(n)}
+    return {"n_components": n, "nystroem_params": {"landmarks": np.arange(n)}}
 
 
 @pytest.mark.parametrize("center", [False, True])
@@ -74,14 +74,14 @@ def test_vc_lsm_low_rank_equals_dense_solver_on_the_nystroem_matrix():
     s = ny.signature_
     K_nys = (Phi * s) @ Phi.T
     for lp, lm in [(0.02, 0.1), (0.3, 0.001)]:
-        dense = krein_least_squares(K_nys, yc, lambda_plus=lp, lambda_minus=lm, r=0.5, eig_tol=1e-9)
+        dense = krein_least_squares(K_nys, yc, lambda_plus=lp, lambda_minus=lm, r=0.5, rcond=1e-9)
         low = lowrank_variance_constrained(Phi * s, yc, np.where(s > 0, lp, lm), 0.5)
         assert low.mu == pytest.approx(dense.mu, rel=1e-8)
         np.testing.assert_allclose((Phi * s) @ low.z, dense.fitted, atol=1e-8)
         assert low.objective == pytest.approx(dense.objective, rel=1e-9)
         # Constraint holds: (1/n)||F z||^2 = r^2.
         assert np.mean(((Phi * s) @ low.z) ** 2) == pytest.approx(0.25, rel=1e-10)
-    dense = omcs_krein_least_squares(K_nys, yc, lam=0.05, r=0.5, eig_tol=1e-9)
+    dense = omcs_krein_least_squares(K_nys, yc, lam=0.05, r=0.5, rcond=1e-9)
     low = lowrank_variance_constrained(Phi * s, yc, 0.05 * s, 0.5)
     np.testing.assert_allclose((Phi * s) @ low.z, dense.fitted, atol=1e-8)
 
@@ -236,7 +236,11 @@ def test_low_rank_estimators_fit_with_names_and_landmark_schemes():
     X, y, Xt, yt = _data(n=200, n_test=100, seed=8)
     for scheme in ["uniform", "kmeans++", "leverage"]:
         reg = KreinRegressor(
-            kernel="sigmoid", kernel_params=SIG, n_components=40, landmarks=scheme, random_state=0
+            kernel="sigmoid",
+            kernel_params=SIG,
+            n_components=40,
+            random_state=0,
+            nystroem_params={"landmarks": scheme},
         ).fit(X, y)
         assert reg.coef_.shape[0] <= 40
         assert np.mean((reg.predict(Xt) - yt) ** 2) < np.var(yt)

@@ -190,11 +190,11 @@ def test_ong_subspace_regressor_runs_and_regularises(method):
     def gc(A, B=None):
         return gaussian_combination_kernel(A, B, sigma1=0.8, sigma2=1.2, sigma3=10.0)
 
-    kw = {"n_components": 8} if method == "tsf" else {"n_iter": 8}
+    kw = {"n_eigenpairs": 8} if method == "tsf" else {"n_iter": 8}
     est = OngSubspaceRegressor(gc, solver=method, **kw).fit(X, y)
     assert np.all(np.isfinite(est.predict(Xt)))
     # More iterations / components fit the training data at least as well.
-    kw_more = {"n_components": 30} if method == "tsf" else {"n_iter": 30}
+    kw_more = {"n_eigenpairs": 30} if method == "tsf" else {"n_iter": 30}
     more = OngSubspaceRegressor(gc, solver=method, **kw_more).fit(X, y)
     err = np.mean((est.predict(X) - y) ** 2)
     err_more = np.mean((more.predict(X) - y) ** 2)
@@ -349,8 +349,10 @@ def test_precomputed_kernel_with_n_components_equals_the_callable(make):
     X, Xt = rng.normal(size=(60, 3)), rng.normal(size=(15, 3))
     y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=60)
     landmarks = np.arange(0, 60, 3)
-    pre = make(kernel="precomputed", n_components=20, landmarks=landmarks).fit(_sigmoid(X), y)
-    raw = make(kernel=_sigmoid, n_components=20, landmarks=landmarks).fit(X, y)
+    pre = make(kernel="precomputed", n_components=20, nystroem_params={"landmarks": landmarks}).fit(
+        _sigmoid(X), y
+    )
+    raw = make(kernel=_sigmoid, n_components=20, nystroem_params={"landmarks": landmarks}).fit(X, y)
     np.testing.assert_allclose(pre.predict(_sigmoid(Xt, X)), raw.predict(Xt), atol=1e-9)
 
 
@@ -359,8 +361,12 @@ def test_precomputed_sh_svm_with_n_components_equals_the_callable():
     X, Xt = rng.normal(size=(60, 3)), rng.normal(size=(15, 3))
     y = np.where(X[:, 0] > 0, 1, -1)
     landmarks = np.arange(0, 60, 2)
-    pre = KreinSquaredHingeSVC(kernel="precomputed", n_components=30, landmarks=landmarks)
-    raw = KreinSquaredHingeSVC(kernel=_sigmoid, n_components=30, landmarks=landmarks)
+    pre = KreinSquaredHingeSVC(
+        kernel="precomputed", n_components=30, nystroem_params={"landmarks": landmarks}
+    )
+    raw = KreinSquaredHingeSVC(
+        kernel=_sigmoid, n_components=30, nystroem_params={"landmarks": landmarks}
+    )
     pre.fit(_sigmoid(X), y)
     raw.fit(X, y)
     np.testing.assert_allclose(

@@ -24,7 +24,6 @@ from indefsvm.krein.models import (
     KreinRegressor,
     KreinSquaredHingeSVC,
 )
-from indefsvm.utils.constraints import InvalidParameterError
 
 SIG = {"kernel": "sigmoid", "gamma": 0.3, "coef0": -0.4}
 
@@ -46,7 +45,7 @@ MODELS = {
     "KreinKernelRidgeClassifier": (KreinKernelRidgeClassifier, {"lambda_minus": 5e-2}, RIDGE),
     "KreinKernelRidgeClassifier-landmark": (
         KreinKernelRidgeClassifier,
-        {"factorization": "landmark", "center": True},
+        {"nystroem_params": {"factorization": "plain"}, "center": True},
         RIDGE,
     ),
     "KreinSquaredHingeSVC": (KreinSquaredHingeSVC, {"lambda_minus": 5e-2}, SH),
@@ -73,7 +72,8 @@ def test_float32_factor_fits_like_float64(name, monkeypatch):
     monkeypatch.setattr(lowrank, solver, spy)
     target = y.astype(float) if "Regressor" in name else y
     d64 = _decision(cls(**SIG, **extra, n_components=40, random_state=0).fit(X, target), Xt)
-    clf = cls(**SIG, **extra, n_components=40, random_state=0, dtype="float32").fit(X, target)
+    f32 = {**extra, "nystroem_params": {**extra.get("nystroem_params", {}), "dtype": "float32"}}
+    clf = cls(**SIG, **f32, n_components=40, random_state=0).fit(X, target)
     d32 = _decision(clf, Xt)
     assert seen == [np.dtype(np.float64), np.dtype(np.float32)]
     assert clf.nystroem_.transform(Xt[:3]).dtype == np.float32
@@ -93,7 +93,9 @@ def test_float32_one_vs_one_pairs_share_a_float32_factor(monkeypatch):
 
     monkeypatch.setattr(lowrank, "squared_hinge_svm", spy)
     fits = {
-        dtype: KreinSquaredHingeSVC(**SIG, n_components=30, random_state=0, dtype=dtype).fit(X, y)
+        dtype: KreinSquaredHingeSVC(
+            **SIG, n_components=30, random_state=0, nystroem_params={"dtype": dtype}
+        ).fit(X, y)
         for dtype in ("float64", "float32")
     }
     assert seen == [np.dtype(np.float64)] * 3 + [np.dtype(np.float32)] * 3
@@ -116,22 +118,23 @@ def test_float32_factor_accumulates_in_float64():
     "cls", [KreinRegressor, KreinClassifier, KreinKernelRidgeClassifier, KreinSquaredHingeSVC]
 )
 def test_dtype_is_validated(cls):
+    """The factor's storage is a key of ``nystroem_params`` (0.2.0), checked by the map with
+    the map's rule (``"float64"``, ``"float32"`` or the NumPy types)."""
     X, y, _ = _data(n=40)
-    with pytest.raises(
-        InvalidParameterError, match=r"'dtype' parameter .*'float32'.*Got 'float16'"
-    ):
-        cls(**SIG, n_components=10, dtype="float16").fit(X, y)
-    with pytest.raises(InvalidParameterError, match="'dtype' parameter"):
-        cls(**SIG, n_components=10, dtype=np.float32).fit(X, y)
-    with pytest.raises(ValueError, match="dtype configure the Nystroem map.*n_components=None"):
-        cls(**SIG, dtype="float32").fit(X, y)
+    with pytest.raises(ValueError, match=r"dtype must be 'float64' or 'float32'; got 'float16'"):
+        cls(**SIG, n_components=10, nystroem_params={"dtype": "float16"}).fit(X, y)
+    with pytest.raises(ValueError, match="nystroem_params configure the Nystroem map.*None"):
+        cls(**SIG, nystroem_params={"dtype": "float32"}).fit(X, y)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'dtype'"):
+        cls(**SIG, n_components=10, dtype="float32")
 
 
 def test_indefinite_svc_float32_factor_through_nystroem_params():
     """IndefiniteSVC takes the float32 factor through ``nystroem_params`` (its own way since
     issue 12): the solver's factor is float32 and the fit matches the float64 one."""
     X, y, Xt = _data()
-    kw = {**SIG, "n_components": 40, "random_state": 0, "tol": 1e-8, "keep_training_state": True}
+    kw = {**SIG, "n_components": 40, "random_state": 0, "tol": 1e-8}
+    kw["solver_options"] = {"keep_training_state": True}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         f64 = IndefiniteSVC(**kw).fit(X, y)

@@ -603,7 +603,7 @@ def test_krein_problems_match_the_dense_reference(seed):
     sol = omcs_krein_least_squares(K, y, lam=lam, r=r)
     a_ref, _ = _dense_variance_constrained(K, y, lam * K, r)
     np.testing.assert_allclose(sol.alpha, a_ref, rtol=1e-6, atol=1e-9)
-    # A precomputed decomposition and eig_tol / hard_tol are passed through.
+    # A precomputed decomposition and rcond / hard_tol are passed through.
     eig = kernel_eigen(K)
     same = krein_least_squares(eig, y, lambda_plus=lp, lambda_minus=lm, r=r)
     np.testing.assert_array_equal(
@@ -611,25 +611,25 @@ def test_krein_problems_match_the_dense_reference(seed):
     )
 
 
-def test_eig_tol_and_hard_tol_are_passed_through():
+def test_rcond_and_hard_tol_are_passed_through():
     K = np.diag([2.0, 1.0, -1.0, 1e-4])
     y = np.array([1e-16, 1e-3, 1e-3, 0.5])
     kw = {"lambda_plus": 1.0, "lambda_minus": 1.0, "r": 1.0}
     full = krein_least_squares(K, y, **kw)
-    cut = krein_least_squares(K, y, **kw, eig_tol=1e-3)
+    cut = krein_least_squares(K, y, **kw, rcond=1e-3)
     assert full.eigen.active.all() and cut.eigen.active.sum() == 3
     assert cut.alpha[3] == 0.0 and full.alpha[3] != 0.0
-    assert krein_least_squares(K, y, **kw, eig_tol=1e-3, hard_tol=1e-10).hard_case
-    assert not krein_least_squares(K, y, **kw, eig_tol=1e-3, hard_tol=0.0).hard_case
-    cut = omcs_krein_least_squares(K, y, lam=1.0, r=1.0, eig_tol=1e-3)
+    assert krein_least_squares(K, y, **kw, rcond=1e-3, hard_tol=1e-10).hard_case
+    assert not krein_least_squares(K, y, **kw, rcond=1e-3, hard_tol=0.0).hard_case
+    cut = omcs_krein_least_squares(K, y, lam=1.0, r=1.0, rcond=1e-3)
     assert cut.eigen.active.sum() == 3
     y_omcs = np.array([0.3, 0.2, 1e-16, 0.5])  # tiny on sigma = -1, the bottom of D = n lam/sigma
-    kw_omcs = {"lam": 1.0, "r": 1.0, "eig_tol": 1e-3}
+    kw_omcs = {"lam": 1.0, "r": 1.0, "rcond": 1e-3}
     assert omcs_krein_least_squares(K, y_omcs, **kw_omcs, hard_tol=1e-10).hard_case
     assert not omcs_krein_least_squares(K, y_omcs, **kw_omcs, hard_tol=0.0).hard_case
-    sol = variance_constrained_least_squares(K, y, np.ones(4), 1.0, eig_tol=1e-3)
+    sol = variance_constrained_least_squares(K, y, np.ones(4), 1.0, rcond=1e-3)
     assert sol.eigen.active.sum() == 3
-    alpha = krein_kernel_ridge(K, y, lambda_plus=1.0, lambda_minus=1.0, eig_tol=1e-3)
+    alpha = krein_kernel_ridge(K, y, lambda_plus=1.0, lambda_minus=1.0, rcond=1e-3)
     assert alpha[3] == 0.0
     assert krein_kernel_ridge(K, y, lambda_plus=1.0, lambda_minus=1.0)[3] != 0.0
 

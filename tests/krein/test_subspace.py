@@ -172,12 +172,12 @@ def test_tsf_matches_dense_truncated_eigensolution(center, k):
         Kf, Ktf = _center(K, Kt)
         b = y.mean()
     alpha = _tsf_ref(Kf, y - b, k)
-    est = OngSubspaceRegressor(solver="tsf", n_components=k, center=center).fit(K, y)
+    est = OngSubspaceRegressor(solver="tsf", n_eigenpairs=k, center=center).fit(K, y)
     assert np.allclose(est.alpha_, alpha, atol=1e-9 * np.abs(alpha).max())
     assert est.intercept_ == pytest.approx(b)
     assert np.allclose(est.predict(Kt), Ktf @ alpha + b, atol=1e-8)
     # a callable kernel gives the same model as the precomputed one
-    est_x = OngSubspaceRegressor(_sigmoid, solver="tsf", n_components=k, center=center)
+    est_x = OngSubspaceRegressor(_sigmoid, solver="tsf", n_eigenpairs=k, center=center)
     assert np.allclose(est_x.fit(X, y).predict(Xt), Ktf @ alpha + b, atol=1e-8)
 
 
@@ -385,3 +385,12 @@ def test_landweber_hilbert_filter_factors():
         landweber_fridman(P, y, n_iter=9, variant="krein").alpha,
         atol=1e-12,
     )
+
+
+def test_tsf_truncation_level_is_n_eigenpairs_not_a_nystroem_rank():
+    """The truncation level is ``n_eigenpairs`` (0.2.0): ``n_components`` is the Nystroem rank
+    elsewhere, and the thread policy (:func:`indefsvm.threads.threaded_fit`) reads it as one."""
+    params = OngSubspaceRegressor(solver="tsf", n_eigenpairs=3).get_params()
+    assert params["n_eigenpairs"] == 3 and "n_components" not in params
+    with pytest.raises(TypeError, match="n_components"):
+        OngSubspaceRegressor(solver="tsf", n_components=3)

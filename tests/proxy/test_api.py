@@ -46,7 +46,7 @@ def test_reported_gap_never_below_true_suboptimality(step):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         res = indefsvm.solve(
-            K0, y, C=C, rho=rho, tol=1e-9, max_iter=300, options={"step": step}, libsvm_every=7
+            K0, y, C=C, rho=rho, tol=1e-9, max_iter=300, options={"libsvm_every": 7, "step": step}
         )
     h = res.history
     assert len(h["iteration"]) == res.n_iter
@@ -104,7 +104,7 @@ def test_large_rho_tends_to_svm_on_clipped_kernel():
 
 def test_libsvm_checks_recorded_and_valid():
     K0, y = sigmoid_problem(40, 9)
-    res = indefsvm.solve(K0, y, C=1.0, rho=1.0, libsvm_every=5, tol=1e-7)
+    res = indefsvm.solve(K0, y, C=1.0, rho=1.0, tol=1e-7, options={"libsvm_every": 5})
     assert np.isfinite(res.libsvm_upper_bound)
     assert res.libsvm_upper_bound >= res.objective - 1e-9
     assert res.upper_bound <= res.libsvm_upper_bound
@@ -121,7 +121,9 @@ def test_labels_of_any_type_and_callback():
     seen = []
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        res = indefsvm.solve(K0, y, tol=1e-14, callback=lambda info: seen.append(info) or True)
+        res = indefsvm.solve(
+            K0, y, tol=1e-14, options={"callback": lambda info: seen.append(info) or True}
+        )
     assert res.status == "callback" and len(seen) == 1 and res.n_iter == 1
 
 
@@ -229,7 +231,7 @@ def test_overflowing_kernel_is_refused_quickly():
     # CPU time of this process, not wall time: the bound holds whatever else the machine runs.
     start = time.process_time()
     with pytest.raises(ValueError, match="overflow"):
-        indefsvm.solve(K * 1e160, y, max_time=3)
+        indefsvm.solve(K * 1e160, y, options={"max_time": 3})
     assert time.process_time() - start < 3
 
 
@@ -401,9 +403,9 @@ def test_none_labels_get_a_clear_error():
         ({"max_iter": None}, "max_iter must be a positive integer"),
         ({"options": {"lipschitz0": 0.0}}, "lipschitz0"),
         ({"options": {"lipschitz0": np.inf}}, "lipschitz0"),
-        ({"libsvm_tol": 0.0, "libsvm_every": 1}, "libsvm_tol"),
-        ({"libsvm_tol": -1e-3, "libsvm_every": 1}, "libsvm_tol"),
-        ({"libsvm_tol": np.nan, "libsvm_every": 1}, "libsvm_tol"),
+        ({"options": {"libsvm_tol": 0.0, "libsvm_every": 1}}, "libsvm_tol"),
+        ({"options": {"libsvm_tol": -1e-3, "libsvm_every": 1}}, "libsvm_tol"),
+        ({"options": {"libsvm_tol": np.nan, "libsvm_every": 1}}, "libsvm_tol"),
     ],
 )
 def test_bad_solver_options_fail_before_the_run(kwargs, match):
@@ -422,7 +424,7 @@ def test_pg_converges_with_one_tiny_componentwise_rho():
     rho[0] = 1e-16
     res = indefsvm.solve(K, y, rho=rho, max_iter=2000)
     assert res.status == "converged"
-    ref = indefsvm.solve(K, y, rho=rho, method="accpm", tol=1e-7, max_time=120)
+    ref = indefsvm.solve(K, y, rho=rho, method="accpm", tol=1e-7, options={"max_time": 120})
     assert abs(res.objective - ref.objective) <= res.gap + ref.gap + 1e-9
     problem = make_problem("svc", K, y, rho=rho)
     assert np.all(res.alpha >= -1e-12) and np.all(res.alpha <= 1 + 1e-12)
@@ -456,9 +458,10 @@ def test_cutting_plane_solvers_honour_max_time(method, options):
     # Two threads may both spin: allow twice the wall budget.
     start = time.process_time()
     kwargs = {"tol": 1e-12, **options}
+    kwargs["options"] = {**kwargs.get("options", {}), "max_time": max_time}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = indefsvm.solve(K, y, method=method, max_time=max_time, **kwargs)
+        res = indefsvm.solve(K, y, method=method, **kwargs)
     assert res.status == "max_time"
     # cvxpy's compilation is not interruptible
     assert time.process_time() - start < 2 * (max_time + 15.0)

@@ -55,7 +55,7 @@ def test_options_reach_the_solver_and_loose_keywords_are_refused():
 )
 def test_paper_preset_is_the_papers_algorithm(method, paper_options, max_iter):
     K, y = _data()
-    preset = _quiet_solve(K, y, method=method, max_iter=max_iter, preset="paper")
+    preset = _quiet_solve(K, y, method=method, max_iter=max_iter, options={"preset": "paper"})
     by_hand = _quiet_solve(K, y, method=method, max_iter=max_iter, options=paper_options)
     np.testing.assert_array_equal(preset.alpha, by_hand.alpha)
     assert preset.n_iter == by_hand.n_iter
@@ -63,7 +63,7 @@ def test_paper_preset_is_the_papers_algorithm(method, paper_options, max_iter):
 
 def test_siqclp_paper_preset_runs_the_qclp_master():
     K, y = _data(n=24)
-    res = _quiet_solve(K, y, method="siqclp", preset="paper", max_iter=3)
+    res = _quiet_solve(K, y, method="siqclp", max_iter=3, options={"preset": "paper"})
     by_hand = _quiet_solve(
         K, y, method="siqclp", max_iter=3,
         options={"master": "qclp", "stabilise": "none", "compile": "rebuild"},
@@ -74,7 +74,7 @@ def test_siqclp_paper_preset_runs_the_qclp_master():
 
 def test_explicit_options_override_the_preset():
     K, y = _data()
-    a = _quiet_solve(K, y, max_iter=40, preset="paper", options={"step": "accelerated"})
+    a = _quiet_solve(K, y, max_iter=40, options={"preset": "paper", "step": "accelerated"})
     b = _quiet_solve(K, y, max_iter=40)
     np.testing.assert_array_equal(a.alpha, b.alpha)
 
@@ -82,11 +82,18 @@ def test_explicit_options_override_the_preset():
 def test_bad_preset_and_doubly_given_options_are_refused():
     K, y = _data()
     with pytest.raises(ValueError, match=r"^preset must be one of \('default', 'paper'\); got 'x'"):
-        indefsvm.solve(K, y, preset="x")
+        indefsvm.solve(K, y, options={"preset": "x"})
     with pytest.raises(TypeError, match=r"^solve\(\) got unexpected keyword argument 'step';"):
         indefsvm.solve(K, y, step="paper", options={"step": "accelerated"})
-    with pytest.raises(ValueError, match=r"^options has 'preset', which solve takes as its own"):
-        indefsvm.solve(K, y, options={"preset": "paper"})
+    with pytest.raises(ValueError, match=r"^options has 'tol', which solve takes as its own"):
+        indefsvm.solve(K, y, options={"tol": 1e-3})
+    # preset and the monitor's keys live in options only (0.2.0): the keyword names their home
+    with pytest.raises(
+        TypeError, match=r"^solve\(\) got unexpected keyword argument 'preset': pass"
+    ):
+        indefsvm.solve(K, y, preset="paper")
+    with pytest.raises(TypeError, match=r"pass max_time, callback in options="):
+        indefsvm.solve(K, y, max_time=1.0, callback=print)
     with pytest.raises(TypeError, match=r"^method='pg' takes no option 'stepp'; its options are"):
         indefsvm.solve(K, y, method="pg", options={"stepp": "paper"})
     with pytest.raises(TypeError, match=r"^no solver takes the option 'stepp'"):
@@ -108,4 +115,4 @@ def test_siqclp_conic_solver_option_chooses_the_conic_solver():
 def test_paper_preset_refuses_a_method_the_paper_does_not_have():
     K, y = _data()
     with pytest.raises(ValueError, match=r"^preset='paper' names the paper's algorithms, and"):
-        indefsvm.solve(K, y, method="lowrank_newton", preset="paper")
+        indefsvm.solve(K, y, method="lowrank_newton", options={"preset": "paper"})

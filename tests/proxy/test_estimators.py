@@ -51,7 +51,9 @@ def dense_projector(M):
 @pytest.mark.parametrize("rho", [0.3, 2.0])
 def test_projection_on_training_rows_of_M_equals_proxy_kernel(rho):
     K, y, _, _, _ = split_problem(40, 0, 0)
-    clf = IndefiniteSVC(C=2.0, rho=rho, tol=1e-8, keep_training_state=True).fit(K, y)
+    clf = IndefiniteSVC(C=2.0, rho=rho, tol=1e-8, solver_options={"keep_training_state": True}).fit(
+        K, y
+    )
     u = y * clf.alpha_
     M = K + np.outer(u, u) / (4 * rho)
     Ks = psd_part(M)  # independent dense K*
@@ -63,7 +65,9 @@ def test_projection_on_training_rows_of_M_equals_proxy_kernel(rho):
 
 def test_projection_decision_matches_dense_projector_on_test_rows():
     K, y, Kte, _, _ = split_problem(50, 20, 1)
-    clf = IndefiniteSVC(C=1.0, rho=0.5, tol=1e-8, keep_training_state=True).fit(K, y)
+    clf = IndefiniteSVC(C=1.0, rho=0.5, tol=1e-8, solver_options={"keep_training_state": True}).fit(
+        K, y
+    )
     u = y * clf.alpha_
     P = dense_projector(K + np.outer(u, u) / 2.0)
     expected = Kte @ P @ u + clf.intercept_
@@ -75,7 +79,9 @@ def test_projection_decision_matches_dense_projector_on_test_rows():
 def test_certified_intercept_minimises_the_primal_hinge():
     K, y, _, _, _ = split_problem(40, 0, 2)
     C = 3.0
-    clf = IndefiniteSVC(C=C, rho=1.0, tol=1e-8, keep_training_state=True).fit(K, y)
+    clf = IndefiniteSVC(C=C, rho=1.0, tol=1e-8, solver_options={"keep_training_state": True}).fit(
+        K, y
+    )
     g = clf.proxy_kernel_ @ (y * clf.alpha_)
 
     def hinge(b):
@@ -113,9 +119,8 @@ def test_transductive_heuristic_and_paper_intercept_reproduce_published_code():
         C=C,
         rho=rho,
         tol=1e-8,
-        out_of_sample="transductive",
-        intercept="paper",
         class_weight="paper",
+        prediction_params={"out_of_sample": "transductive", "intercept": "paper"},
     ).fit(K, y)
     K_full = np.block([[K, Kte.T], [Kte, Ktt]])
     rows = ktest_heuristic_literal(K_full, clf.alpha_, y, rho)
@@ -131,11 +136,13 @@ def test_transductive_heuristic_and_paper_intercept_reproduce_published_code():
 
 def test_transductive_without_test_block_is_a_clear_error():
     K, y, Kte, _, _ = split_problem(30, 5, 4)
-    clf = IndefiniteSVC(out_of_sample="transductive").fit(K, y)
+    clf = IndefiniteSVC(prediction_params={"out_of_sample": "transductive"}).fit(K, y)
     with pytest.raises(ValueError, match="K_test_test"):
         clf.predict(Kte)
     with pytest.raises(ValueError, match="scalar rho"):
-        IndefiniteSVC(out_of_sample="transductive", rho=np.ones(30)).fit(K, y)
+        IndefiniteSVC(rho=np.ones(30), prediction_params={"out_of_sample": "transductive"}).fit(
+            K, y
+        )
 
 
 def test_transductive_with_features_computes_test_block():
@@ -143,8 +150,10 @@ def test_transductive_with_features_computes_test_block():
     X = rng.normal(size=(50, 3))
     y = np.where(X[:, 0] > 0, 1, -1)
     params = dict(kernel="sigmoid", gamma=0.5, coef0=-0.2, C=1.0, rho=1.0)
-    clf = IndefiniteSVC(out_of_sample="transductive", **params).fit(X[:40], y[:40])
-    pre = IndefiniteSVC(out_of_sample="transductive", C=1.0, rho=1.0)
+    clf = IndefiniteSVC(**params, prediction_params={"out_of_sample": "transductive"}).fit(
+        X[:40], y[:40]
+    )
+    pre = IndefiniteSVC(C=1.0, rho=1.0, prediction_params={"out_of_sample": "transductive"})
     K = np.tanh(0.5 * X @ X.T - 0.2)
     pre.fit(K[:40, :40], y[:40])
     assert np.allclose(
@@ -221,7 +230,9 @@ def test_clone_pickle_and_deterministic_refit():
 def test_labels_of_any_type_are_returned_in_user_space():
     K, y, Kte, _, yte = split_problem(40, 10, 6)
     names = np.where(y > 0, "spam", "ham")
-    clf = IndefiniteSVC(C=1.0, class_weight={"spam": 2.0}, keep_training_state=True).fit(K, names)
+    clf = IndefiniteSVC(
+        C=1.0, class_weight={"spam": 2.0}, solver_options={"keep_training_state": True}
+    ).fit(K, names)
     assert clf.classes_.tolist() == ["ham", "spam"]
     assert set(clf.predict(Kte)) <= {"ham", "spam"}
     assert np.allclose(clf.problem_.box, np.where(y > 0, 2.0, 1.0))
@@ -254,8 +265,23 @@ def test_gridsearch_slices_precomputed_kernel_and_picks_sensible_values():
     [
         ({"kernel": "nonsense"}, None, ValueError, "'kernel' parameter .* Got 'nonsense'"),
         ({"gamma": 0.5}, None, ValueError, "kernel='precomputed'"),
-        ({"out_of_sample": "magic"}, None, ValueError, "out_of_sample"),
-        ({"intercept": "guess"}, None, ValueError, "intercept"),
+        ({"prediction_params": {"out_of_sample": "magic"}}, None, ValueError, "out_of_sample"),
+        ({"prediction_params": {"intercept": "guess"}}, None, ValueError, "intercept"),
+        (
+            {"prediction_params": {"outofsample": "projection"}},
+            None,
+            ValueError,
+            "prediction_params has no key 'outofsample'; the keys prediction_params takes are "
+            "'out_of_sample', 'intercept'",
+        ),
+        (
+            {"n_components": 5, "nystroem_params": {"landmark": "kmeans++"}},
+            None,
+            ValueError,
+            "nystroem_params has no key 'landmark'; the keys nystroem_params takes are "
+            "'landmarks', 'sketch_size', 'rcond', 'dtype', 'factorization'",
+        ),
+        ({"solver_options": {"keep_training_state": "yes"}}, None, ValueError, "must be a bool"),
         ({}, "rect", ValueError, "square"),
         ({}, "asym", ValueError, "not symmetric"),
         ({"kernel_params": [1]}, None, TypeError, "kernel_params"),
@@ -469,7 +495,7 @@ def test_fitted_model_keeps_no_quadratic_state_by_default():
 
     K, y, Kte, _, _ = split_problem(300, 20, 3)
     lean = IndefiniteSVC(C=1.0, rho=1.0).fit(K, y)
-    full = IndefiniteSVC(C=1.0, rho=1.0, keep_training_state=True).fit(K, y)
+    full = IndefiniteSVC(C=1.0, rho=1.0, solver_options={"keep_training_state": True}).fit(K, y)
     n = K.shape[0]
     assert len(pickle.dumps(lean)) < 40 * n * 8  # O(n): a few vectors of length n
     assert len(pickle.dumps(full)) > 2 * n * n * 8  # K*, eigenvectors of K0
@@ -478,11 +504,14 @@ def test_fitted_model_keeps_no_quadratic_state_by_default():
     with pytest.raises(ValueError, match="keep_training_state=True"):
         lean.proxy_rows(Kte)
     # the paper's transductive map keeps what it needs (the training kernel)
-    t = IndefiniteSVC(out_of_sample="transductive").fit(K, y)
+    t = IndefiniteSVC(prediction_params={"out_of_sample": "transductive"}).fit(K, y)
     Ktt = K[:20, :20]
     assert np.allclose(
         t.decision_function(K[:20], K_test_test=Ktt),
-        IndefiniteSVC(out_of_sample="transductive", keep_training_state=True)
+        IndefiniteSVC(
+            prediction_params={"out_of_sample": "transductive"},
+            solver_options={"keep_training_state": True},
+        )
         .fit(K, y)
         .decision_function(K[:20], K_test_test=Ktt),
     )
@@ -601,7 +630,9 @@ def test_oneclass_large_rho_psd_kernel_is_libsvm_one_class():
 def test_oneclass_transductive_keeps_the_certified_offset():
     X = _blob(60, 5)
     K = rbf_kernel(X, X, gamma=0.5)
-    clf = IndefiniteOneClassSVM(nu=0.2, out_of_sample="transductive", tol=1e-9).fit(K)
+    clf = IndefiniteOneClassSVM(
+        nu=0.2, tol=1e-9, prediction_params={"out_of_sample": "transductive"}
+    ).fit(K)
     # The nu-optimal offset of the training scores is the certified one (same K* alpha).
     assert abs(clf.intercept_ - clf.result_.intercept) <= 1e-9 * abs(clf.result_.intercept)
 

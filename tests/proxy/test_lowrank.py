@@ -214,7 +214,7 @@ def test_other_solvers_and_checks_within_dense_limit(monkeypatch):
     Phi, s, K, rng = factor(30, 4, 9)
     y = np.where(rng.normal(size=30) > 0, 1.0, -1.0)
     lk = LowRankKernel(Phi, s)
-    res = indefsvm.solve(lk, y, tol=1e-7, libsvm_every=20)
+    res = indefsvm.solve(lk, y, tol=1e-7, options={"libsvm_every": 20})
     ref = indefsvm.solve(K, y, tol=1e-7)
     assert np.isfinite(res.libsvm_upper_bound)
     assert res.libsvm_upper_bound >= ref.objective - 1e-7 * abs(ref.objective)
@@ -226,11 +226,11 @@ def test_other_solvers_and_checks_within_dense_limit(monkeypatch):
     with pytest.raises(ValueError, match="method='accpm' needs n x n"):
         indefsvm.solve(lk, y, method="accpm")
     # Above the limit the check is a linear SVM (LIBLINEAR) on the factor of K*: still a bound.
-    lin = indefsvm.solve(lk, y, tol=1e-7, libsvm_every=20)
+    lin = indefsvm.solve(lk, y, tol=1e-7, options={"libsvm_every": 20})
     assert np.isfinite(lin.libsvm_upper_bound)
     assert lin.libsvm_upper_bound >= ref.objective - 1e-7 * abs(ref.objective)
     with pytest.raises(ValueError, match="one-class problem"):
-        indefsvm.solve(lk, problem="oneclass", libsvm_every=5)
+        indefsvm.solve(lk, problem="oneclass", options={"libsvm_every": 5})
     res = indefsvm.solve(lk, y, tol=1e-6)  # pg never needs n x n arrays
     with pytest.raises(ValueError, match="dense proxy kernel"):
         res.kernel.toarray(max_n=lowrank.DENSE_LIMIT)
@@ -279,9 +279,13 @@ def test_estimators_with_all_points_as_landmarks_reproduce_dense(make, target):
     """n_components = n: the Nystroem kernel is K itself, so fit and predictions agree."""
     X, labels = _sigmoid_data()
     y = {"labels": labels, "real": X[:, 0] - X[:, 1], None: None}[target]
-    dense = make(**KERNEL, tol=1e-9, keep_training_state=True).fit(X, y)
+    dense = make(**KERNEL, tol=1e-9, solver_options={"keep_training_state": True}).fit(X, y)
     low = make(
-        **KERNEL, tol=1e-9, n_components=X.shape[0], random_state=0, keep_training_state=True
+        **KERNEL,
+        tol=1e-9,
+        n_components=X.shape[0],
+        random_state=0,
+        solver_options={"keep_training_state": True},
     ).fit(X, y)
     assert isinstance(low.proxy_kernel_, LowRankProxyKernel)
     assert not hasattr(low, "X_fit_")  # predictions need only the Nystroem map
@@ -298,7 +302,11 @@ def test_estimators_with_all_points_as_landmarks_reproduce_dense(make, target):
 def test_low_rank_estimator_options_and_errors():
     X, y = _sigmoid_data(200)
     clf = indefsvm.IndefiniteSVC(
-        **KERNEL, n_components=40, landmarks="kmeans++", random_state=3, intercept="paper"
+        **KERNEL,
+        n_components=40,
+        random_state=3,
+        nystroem_params={"landmarks": "kmeans++"},
+        prediction_params={"intercept": "paper"},
     ).fit(X, y)
     assert clf.nystroem_.n_components_ <= 40 and clf.feature_coef_.shape == (
         clf.nystroem_.n_components_,
@@ -306,7 +314,11 @@ def test_low_rank_estimator_options_and_errors():
     assert set(clf.predict(X[:10])) <= {"a", "b"}
     assert clf.score(X, y) > 0.6
     again = indefsvm.IndefiniteSVC(
-        **KERNEL, n_components=40, landmarks="kmeans++", random_state=3, intercept="paper"
+        **KERNEL,
+        n_components=40,
+        random_state=3,
+        nystroem_params={"landmarks": "kmeans++"},
+        prediction_params={"intercept": "paper"},
     ).fit(X, y)
     assert np.array_equal(again.alpha_, clf.alpha_)  # seeded landmarks: identical refits
     f32 = indefsvm.IndefiniteSVC(
@@ -314,7 +326,7 @@ def test_low_rank_estimator_options_and_errors():
         n_components=40,
         random_state=3,
         nystroem_params={"dtype": "float32"},
-        keep_training_state=True,
+        solver_options={"keep_training_state": True},
     ).fit(X, y)
     assert f32.problem_.operator.Phi.dtype == np.float32
     # precomputed: the Nystroem map reads the landmark columns; m = n reproduces the dense fit
@@ -326,7 +338,9 @@ def test_low_rank_estimator_options_and_errors():
     with pytest.raises(ValueError, match=r"'n_components' parameter .* range \[1, inf\)"):
         indefsvm.IndefiniteSVC(**KERNEL, n_components=0).fit(X, y)
     with pytest.raises(ValueError, match="transductive"):
-        indefsvm.IndefiniteSVC(**KERNEL, n_components=10, out_of_sample="transductive").fit(X, y)
+        indefsvm.IndefiniteSVC(
+            **KERNEL, n_components=10, prediction_params={"out_of_sample": "transductive"}
+        ).fit(X, y)
 
 
 # Low-rank problems: SIQCLP/ACCPM within DENSE_LIMIT, LIBSVM checks refused before solving,
@@ -413,7 +427,7 @@ def test_low_rank_oneclass_libsvm_check_refused_before_solving(monkeypatch):
 
     monkeypatch.setattr(OneClassProblem, "evaluate", spy)
     with pytest.raises(ValueError, match="libsvm_every .* one-class problem"):
-        indefsvm.solve(LowRankKernel(Phi, s), problem="oneclass", libsvm_every=5)
+        indefsvm.solve(LowRankKernel(Phi, s), problem="oneclass", options={"libsvm_every": 5})
     assert calls == []  # nothing was solved and thrown away
     # the other problem types have the linear (LIBLINEAR) check above the limit: they run
     for kind in ("svc", "svr", "perturb"):
@@ -422,7 +436,12 @@ def test_low_rank_oneclass_libsvm_check_refused_before_solving(monkeypatch):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             res = indefsvm.solve(
-                LowRankKernel(Phi_k, s_k), y, problem=kind, libsvm_every=5, tol=1e-4, max_iter=20
+                LowRankKernel(Phi_k, s_k),
+                y,
+                problem=kind,
+                tol=1e-4,
+                max_iter=20,
+                options={"libsvm_every": 5},
             )
         assert np.isfinite(res.libsvm_upper_bound), kind
     # and one-class without the check runs above the limit (pg)

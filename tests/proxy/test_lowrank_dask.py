@@ -206,7 +206,7 @@ def test_svc_dask_fit_predict_equals_numpy(client, data):
 
 def test_svc_pg_local_scheduler_equals_numpy(data):
     X, y, Xt, _, _, _ = data
-    kw = {"solver": "pg", "tol": 1e-4, "intercept": "paper"}
+    kw = {"solver": "pg", "tol": 1e-4, "prediction_params": {"intercept": "paper"}}
     m0 = _svc(**kw).fit(X, y)
     with local_scheduler():
         m1 = _svc(**kw).fit(da.from_array(X, chunks=CHUNK), y)

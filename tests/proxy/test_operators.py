@@ -543,9 +543,14 @@ def test_default_engine_threads_follow_the_affinity_and_the_thread_variables(mon
     monkeypatch.delenv("NUMBA_NUM_THREADS")
     count["n"] = None
     assert threads() == 1
-    # a new operator starts with the module default
-    monkeypatch.setattr(proxy_module, "ENGINE_THREADS", 3)
-    assert ProxyKernelOperator(np.diag([-1.0, 1.0]), 0.5).engine_threads == 3
+    # a new operator takes the engine threads of config_context (no module override: 0.2.0)
+    from indefsvm.threads import config_context, usable_cores
+
+    assert not hasattr(proxy_module, "ENGINE_THREADS")
+    with config_context(n_threads={"engine": 3}):
+        assert ProxyKernelOperator(np.diag([-1.0, 1.0]), 0.5).engine_threads == min(
+            3, usable_cores()
+        )
 
 
 def test_objective_state_holds_what_the_objective_needs(monkeypatch):

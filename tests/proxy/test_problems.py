@@ -1342,9 +1342,9 @@ def test_libsvm_bound_with_a_vector_rho_is_libsvms_primal_on_k_star(kind):
 
 @pytest.mark.parametrize("vector_rho", [False, True], ids=["scalar_rho", "vector_rho"])
 @pytest.mark.parametrize("kind", KINDS)
-def test_rank_tol_reaches_the_factored_operator(kind, vector_rho):
+def test_rcond_reaches_the_factored_operator(kind, vector_rho):
     """A factor with a column within 1e-5 of another: the default cut-off 1e-12 keeps all five
-    directions, ``rank_tol=1e-6`` drops one, through every problem's constructor."""
+    directions, ``rcond=1e-6`` drops one, through every problem's constructor."""
     from indefsvm.proxy.lowrank import LowRankKernel
     from indefsvm.proxy.problems import PROBLEM_TYPES, make_operator
 
@@ -1358,8 +1358,8 @@ def test_rank_tol_reaches_the_factored_operator(kind, vector_rho):
     rho = rng.uniform(0.3, 3.0, 30) if vector_rho else 0.7
     cls = PROBLEM_TYPES[kind]
     assert cls(LowRankKernel(Phi, s), *target, rho=rho).operator.rank == 5
-    assert cls(LowRankKernel(Phi, s), *target, rho=rho, rank_tol=1e-6).operator.rank == 4
-    assert make_operator(LowRankKernel(Phi, s), 0.25, rank_tol=1e-6).rank == 4
+    assert cls(LowRankKernel(Phi, s), *target, rho=rho, rcond=1e-6).operator.rank == 4
+    assert make_operator(LowRankKernel(Phi, s), 0.25, rcond=1e-6).rank == 4
     assert make_operator(LowRankKernel(Phi, s), 0.25).rank == 5
 
 

@@ -47,16 +47,16 @@ def test_vector_rho_out_of_sample_rows_keep_ds_scaling(estimator):
     Ktr, Kte = K[np.ix_(tr, tr)], K[np.ix_(te, tr)]
     rho = np.linspace(0.2, 5.0, tr.size)  # strongly non-constant: Ds is far from a multiple of I
     if estimator == "svc":
-        est = IndefiniteSVC(C=1.0, rho=rho, tol=1e-8, max_iter=20000, keep_training_state=True).fit(
-            Ktr, y[tr]
-        )
+        est = IndefiniteSVC(
+            C=1.0, rho=rho, tol=1e-8, max_iter=20000, solver_options={"keep_training_state": True}
+        ).fit(Ktr, y[tr])
         u = y[tr] * est.alpha_
         decision = est.decision_function
     else:
         target = np.sin(np.arange(tr.size) / 4.0)
-        est = IndefiniteSVR(C=1.0, rho=rho, tol=1e-8, max_iter=20000, keep_training_state=True).fit(
-            Ktr, target
-        )
+        est = IndefiniteSVR(
+            C=1.0, rho=rho, tol=1e-8, max_iter=20000, solver_options={"keep_training_state": True}
+        ).fit(Ktr, target)
         u = est.alpha_
         decision = est.predict
     rows_ref, K_star = _dense_vector_rho_rows(Ktr, u, rho, Kte)
@@ -123,7 +123,9 @@ def test_libsvm_bound_is_tight_at_convergence(kind, first_label):
 @pytest.mark.parametrize("first_label", [1.0, -1.0])
 def test_libsvm_check_of_a_solve_is_tight(first_label):
     K, y = _problem_data("svc", first_label)
-    res = indefsvm.solve(K, y, C=1.0, rho=0.5, tol=1e-8, libsvm_every=25, libsvm_tol=1e-6)
+    res = indefsvm.solve(
+        K, y, C=1.0, rho=0.5, tol=1e-8, options={"libsvm_every": 25, "libsvm_tol": 1e-6}
+    )
     assert res.converged and np.isfinite(res.libsvm_upper_bound)
     assert res.libsvm_upper_bound >= res.upper_bound
     assert res.libsvm_upper_bound - res.objective <= 1e-3 * max(1.0, abs(res.objective))

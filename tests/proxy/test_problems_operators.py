@@ -62,8 +62,8 @@ def test_make_operator_refuses_options_of_the_other_form():
     K = (Phi * s) @ Phi.T
     with pytest.raises(ValueError, match="^eigh does not apply to a LowRankKernel"):
         make_operator(LowRankKernel(Phi, s), 0.25, eigh=np.linalg.eigh(K))
-    with pytest.raises(ValueError, match="^rank_tol applies to a LowRankKernel only"):
-        make_operator(K, 0.25, rank_tol=1e-8)
+    with pytest.raises(ValueError, match="^rcond applies to a LowRankKernel only"):
+        make_operator(K, 0.25, rcond=1e-8)
     with pytest.raises(ValueError, match="^a precomputed eigh of K0 cannot be used with a vector"):
         make_operator(K, 0.25, eigh=np.linalg.eigh(K), row_scale=np.ones(K.shape[0]))
 

@@ -23,7 +23,9 @@ from indefsvm.proxy.result import HISTORY_KEYS, SolveResult
 @pytest.fixture(scope="module")
 def solved(svc_reference):
     case = svc_reference
-    return indefsvm.solve(case.K0, case.y, C=case.C, rho=case.rho, tol=1e-8, libsvm_every=5)
+    return indefsvm.solve(
+        case.K0, case.y, C=case.C, rho=case.rho, tol=1e-8, options={"libsvm_every": 5}
+    )
 
 
 def test_fields_match_independent_computations(solved, svc_reference):

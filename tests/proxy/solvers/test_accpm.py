@@ -147,13 +147,13 @@ def test_every_problem_kind_agrees_with_pg(kind, kwargs):
 
 def test_libsvm_checks_and_callback_and_time_limit():
     K0, y = sigmoid_problem(20, 8)
-    res = indefsvm.solve(K0, y, method="accpm", libsvm_every=10, tol=1e-7)
+    res = indefsvm.solve(K0, y, method="accpm", tol=1e-7, options={"libsvm_every": 10})
     assert res.converged and np.isfinite(res.libsvm_upper_bound)
     assert res.libsvm_upper_bound >= res.objective - 1e-9
     with pytest.warns(ConvergenceWarning, match="NOT certified"):
         res = indefsvm.solve(K0, y, method="accpm", tol=1e-14, max_iter=4)
     assert res.status == "max_iter" and res.n_iter == 4
-    res = indefsvm.solve(K0, y, method="accpm", tol=1e-14, callback=lambda info: True)
+    res = indefsvm.solve(K0, y, method="accpm", tol=1e-14, options={"callback": lambda info: True})
     assert res.status == "callback" and res.n_iter == 1
 
 

@@ -89,7 +89,7 @@ def test_options_narrow_the_choice_to_the_solvers_that_take_them():
 
 def test_the_paper_preset_keeps_the_papers_projected_gradient():
     _, Phi, s, y = factor_data(60, 6)
-    res = quiet(indefsvm.solve, LowRankKernel(Phi, s), y, preset="paper", max_iter=30)
+    res = quiet(indefsvm.solve, LowRankKernel(Phi, s), y, options={"preset": "paper"}, max_iter=30)
     assert res.method == "pg"
     assert "preset='paper'" in res.info["auto"]
 

@@ -196,7 +196,9 @@ def test_max_time_is_honoured_inside_the_master(monkeypatch):
     monkeypatch.setattr(MKLMaster, "_out_of_time", spying_out_of_time)
     K0, y = sigmoid_problem(40, 3)
     with pytest.warns(ConvergenceWarning, match="time limit"):
-        res = indefsvm.solve(K0, y, method="siqclp", tol=0.0, max_iter=10**7, max_time=5.5)
+        res = indefsvm.solve(
+            K0, y, method="siqclp", tol=0.0, max_iter=10**7, options={"max_time": 5.5}
+        )
     assert res.status == "max_time" and res.gap >= 0
     assert interrupted and interrupted[0] == 6.0  # the first poll past the deadline stops it
     assert len(evaluations) >= 6 and late == []  # no evaluation starts after the deadline
