@@ -321,23 +321,22 @@ class KernelInputMixin:
             X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         else:
             X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, **check)
-        symmetrize = bool(getattr(self, "symmetrize", False))
-        advice = None
-        if "symmetrize" in self.get_params(deep=False):
-            advice = f"Pass {type(self).__name__}(symmetrize=True) to use (K + K')/2."
+        # A non-symmetric training kernel is refused with the fix (estimators do not
+        # symmetrise: the functional make_problem/solve and the command line do, on request).
         if self._precomputed():
             if X.shape[0] != X.shape[1]:
                 raise ValueError(
                     "with kernel='precomputed', X must be the square (n, n) training kernel; "
                     f"got shape {X.shape}."
                 )
-            K = check_square_symmetric(
-                X, name="K_train", symmetrize=symmetrize, min_size=2, advice=advice
-            )
+            K = check_square_symmetric(X, name="K_train", min_size=2)
         else:
             self.X_fit_ = X
             K = check_square_symmetric(
-                self._call_kernel(X, None), name="K_train", symmetrize=symmetrize, advice=advice
+                self._call_kernel(X, None),
+                name="K_train",
+                advice="The kernel function gave a non-symmetric training matrix; pass a kernel "
+                "that returns (K + K.T) / 2 (e.g. a wrapper around it).",
             )
         return K, y
 

@@ -417,6 +417,7 @@ class OneVsOneMixin:
             if hasattr(self, "_low_rank_requested"):
                 self._low_rank_requested()  # refuses out_of_sample="transductive"
             landmark_map, C, _ = self._fit_landmarks(Xa, columns=True)
+            landmark_map.check_columns(C)  # (fit_transform's check: fit read only landmarks)
             self.landmarks_ = landmark_map.landmarks_
             # Named kernels: the landmark points are all prediction needs of the training set.
             self.landmark_points_ = None if pairwise else landmark_map.landmark_points_

@@ -46,18 +46,24 @@ def _pairs(y):
             yield idx, np.where(y[idx] == classes[j], 1.0, -1.0)
 
 
-def _shared_factor(X, Xt, landmarks, precomputed):
-    """The hand-made map: fitted once on every training row, its features of train and test."""
+def _shared_factor(X, Xt, landmarks, precomputed, factorization):
+    """The hand-made map: fitted once on every training row, its features of train and test
+    (the estimator family's factorisation: plain for the proxy SVM, one-shot for Krein)."""
     if precomputed:
         K, Kt = sigmoid_kernel(X, **SIG), sigmoid_kernel(Xt, X, **SIG)
 
         def rows(A, B):  # the "points" are row indices of the given kernel
             return K[np.ix_(A.ravel().astype(int), B.ravel().astype(int))]
 
-        nys = IndefiniteNystroem(rows, n_components=M, landmarks=landmarks, random_state=4)
+        nys = IndefiniteNystroem(
+            rows, n_components=M, landmarks=landmarks, random_state=4, factorization=factorization
+        )
         Phi = nys.fit_transform(np.arange(len(X), dtype=float)[:, None])
         return nys, Phi, Kt[:, nys.landmarks_] @ nys.components_, (K, Kt)
-    nys = IndefiniteNystroem("sigmoid", **SIG, n_components=M, landmarks=landmarks, random_state=4)
+    nys = IndefiniteNystroem(
+        "sigmoid", **SIG, n_components=M, landmarks=landmarks, random_state=4,
+        factorization=factorization,
+    )  # fmt: skip
     Phi = nys.fit_transform(X)
     return nys, Phi, nys.transform(Xt), (X, Xt)
 
@@ -119,7 +125,8 @@ def test_pairs_are_binary_fits_on_rows_of_one_shared_factor(name, landmarks, pre
     make, reference, rtol = CASES[name]
     X, y, Xt = _data()
     scheme = np.arange(2, 100, 6)[:M] if landmarks == "explicit" else landmarks
-    nys, Phi, Phi_t, (train, test) = _shared_factor(X, Xt, scheme, precomputed)
+    factorization = "plain" if name == "IndefiniteSVC" else "one-shot"
+    nys, Phi, Phi_t, (train, test) = _shared_factor(X, Xt, scheme, precomputed, factorization)
     kernel = {"kernel": "precomputed"} if precomputed else {"kernel": "sigmoid", **SIG}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

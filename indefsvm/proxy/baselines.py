@@ -77,7 +77,6 @@ class _LibsvmKernelClassifier(
         "class_weight": [StrOptions({"balanced", "paper"}), Mapping, None],
         "decision_function_shape": [StrOptions({"ovr", "ovo"})],
         "tol": [Interval(Real, 0, None, closed="neither")],
-        "symmetrize": ["boolean"],
         "probability": ["boolean"],
         "random_state": ["random_state"],
     }
@@ -145,8 +144,6 @@ _BASE_PARAMS_DOC = """
         callable ``kernel(X, Y=None, **params)``.
     gamma, coef0, degree, kernel_params
         Kernel parameters when the kernel is computed from features.
-    symmetrize : bool
-        Accept a non-symmetric training kernel and use ``(K + K')/2``.
     probability : bool
         Enable ``predict_proba`` (Platt scaling on an internal stratified 5-fold
         cross-validation, pairwise coupling; as ``sklearn.svm.SVC(probability=True)``).
@@ -214,7 +211,6 @@ class SpectrumSVC(_LibsvmKernelClassifier):
         coef0: float | None = None,
         degree: int | None = None,
         kernel_params: Mapping[str, Any] | None = None,
-        symmetrize: bool = False,
         probability: bool = False,
         random_state: int | np.random.Generator | None = None,
     ) -> None:
@@ -273,7 +269,6 @@ class ModSVC(_LibsvmKernelClassifier):
         coef0: float | None = None,
         degree: int | None = None,
         kernel_params: Mapping[str, Any] | None = None,
-        symmetrize: bool = False,
         probability: bool = False,
         random_state: int | np.random.Generator | None = None,
     ) -> None:
@@ -332,7 +327,6 @@ class DirectSVC(_LibsvmKernelClassifier):
         coef0: float | None = None,
         degree: int | None = None,
         kernel_params: Mapping[str, Any] | None = None,
-        symmetrize: bool = False,
         probability: bool = False,
         random_state: int | np.random.Generator | None = None,
     ) -> None:

@@ -140,7 +140,6 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
         "solver": [StrOptions(set(METHODS))],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "symmetrize": ["boolean"],
         "solver_options": [Mapping, None],
         **NYSTROEM_PARAMETER_CONSTRAINTS,
         "verbose": ["verbose"],
@@ -502,8 +501,6 @@ _COMMON_DOC = """
         Kernel parameters passed to the kernel function when not None.
     kernel_params : dict, optional
         Further keyword arguments of the kernel function.
-    symmetrize : bool
-        Accept a non-symmetric training kernel and use ``(K + K')/2``.
     solver_options : dict, optional
         The solver's own options, as :func:`indefsvm.solve` takes them in ``options`` (e.g.
         ``{"step_size": 5.0}``), and the same further keys (:data:`indefsvm.proxy.api.OPTION_KEYS`):
@@ -671,7 +668,6 @@ class IndefiniteSVC(
         coef0: float | None = None,
         degree: int | None = None,
         kernel_params: Mapping[str, Any] | None = None,
-        symmetrize: bool = False,
         solver_options: Mapping[str, Any] | None = None,
         random_state: int | np.random.Generator | None = None,
         verbose: bool | int = False,
@@ -832,7 +828,6 @@ class PerturbSVC(IndefiniteSVC):
         degree: int | None = None,
         kernel_params: Mapping[str, Any] | None = None,
         psd_tol: float = 1e-5,
-        symmetrize: bool = False,
         solver_options: Mapping[str, Any] | None = None,
         random_state: int | np.random.Generator | None = None,
         verbose: bool | int = False,
@@ -917,7 +912,6 @@ class IndefiniteSVR(RegressorMixin, _ProxyKernelEstimator):
         coef0: float | None = None,
         degree: int | None = None,
         kernel_params: Mapping[str, Any] | None = None,
-        symmetrize: bool = False,
         solver_options: Mapping[str, Any] | None = None,
         random_state: int | np.random.Generator | None = None,
         verbose: bool | int = False,
@@ -1036,7 +1030,6 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
         coef0: float | None = None,
         degree: int | None = None,
         kernel_params: Mapping[str, Any] | None = None,
-        symmetrize: bool = False,
         solver_options: Mapping[str, Any] | None = None,
         random_state: int | np.random.Generator | None = None,
         verbose: bool | int = False,

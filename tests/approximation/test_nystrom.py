@@ -404,3 +404,30 @@ def test_plain_fit_transform_refits_one_shot_beyond_the_bound():
     lam = factor_eigenvalues(Phi, ny.signature_)
     largest = np.sort(dense[np.argsort(np.abs(dense))[-len(lam) :]])
     np.testing.assert_allclose(np.sort(lam), largest, atol=1e-9)
+
+
+def test_check_columns_is_the_fit_transform_check_for_shared_maps():
+    """One-vs-one models fit the map once (``fit``: landmarks only) and share its columns:
+    ``check_columns`` refits one-shot from them on the saturated kernel, as ``fit_transform``
+    does (the same map), and keeps a benign plain map as it is."""
+    from sklearn.datasets import make_classification
+
+    X, _ = make_classification(n_samples=3000, n_features=20, random_state=0)
+    X = (X * 10).astype(int)
+    ref = IndefiniteNystroem("sigmoid", n_components=10, random_state=18)
+    with pytest.warns(UserWarning, match="nearly singular"):
+        ref.fit_transform(X)
+    nys = IndefiniteNystroem("sigmoid", n_components=10, random_state=18).fit(X)
+    assert nys.factorization_ == "plain"
+    with pytest.warns(UserWarning, match="nearly singular"):
+        nys.check_columns(nys.landmark_columns(X))
+    assert nys.factorization_ == "one-shot"
+    np.testing.assert_allclose(nys.eigenvalues_, ref.eigenvalues_, rtol=1e-9)
+    np.testing.assert_allclose(np.abs(nys.components_), np.abs(ref.components_), rtol=1e-7)
+
+    Xb = _X(200, 3, seed=2)
+    ok = IndefiniteNystroem("sigmoid", **SIG, n_components=20, random_state=0).fit(Xb)
+    before = ok.components_.copy()
+    ok.check_columns(ok.landmark_columns(Xb))
+    assert ok.factorization_ == "plain"
+    np.testing.assert_array_equal(ok.components_, before)
