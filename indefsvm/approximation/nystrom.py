@@ -433,22 +433,18 @@ def factor_eigenvalues(Phi: NDArray[np.floating], signature: NDArray[np.float64]
     return gram_eigenvalues(G, signature)
 
 
-def _chunk_gram_top(
-    X_chunk: Any, rows: _KernelRows, Z: Any, W: NDArray[np.float64]
-) -> tuple[NDArray[np.float64], float]:
-    """``Phi'Phi`` of one row chunk's plain features ``k(X_chunk, Z) W`` and the largest
-    ``|k(x, z)|`` (a leaf of the plain map's check on a dask ``X``)."""
+def _chunk_gram(P: NDArray[np.floating]) -> NDArray[np.float64]:
+    """``P'P`` of one row chunk of features, in float64 (a leaf of the plain map's check on a
+    dask ``X``)."""
+    P = np.asarray(P, dtype=np.float64)
+    return P.T @ P
+
+
+def _chunk_top(X_chunk: Any, rows: _KernelRows, Z: Any) -> float:
+    """The largest ``|k(x, z)|`` of one row chunk."""
     if len(X_chunk) == 0:
-        return np.zeros((W.shape[1], W.shape[1])), 0.0
-    C = rows(X_chunk, Z)
-    P = C @ W
-    return P.T @ P, float(np.max(np.abs(C)))
-
-
-def _sum_max(
-    a: tuple[NDArray[np.float64], float], b: tuple[NDArray[np.float64], float]
-) -> tuple[NDArray[np.float64], float]:
-    return a[0] + b[0], max(a[1], b[1])
+        return 0.0
+    return float(np.max(np.abs(rows(X_chunk, Z))))
 
 
 def _sample_without_replacement(
@@ -920,31 +916,48 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         if not callable(self.kernel):
             Z = check_finite_matrix(Z, name="X (landmark rows)")
         W0, S = self._set_landmarks(idx, sketch, Z, rows, rcond)
-        one_shot = self.factorization == "one-shot"
-        if not one_shot and keep_features:
-            # The plain map's check (:meth:`_plain_within_bound`) as one pass on the workers:
-            # only the m x m Gram matrix and the largest entry travel.
-            with fit_progress("Nystroem check", enabled=None if self.verbose else False):
-                G, top = reduce_rows(_chunk_gram_top, X, args=(rows, Z, W0), combine=_sum_max)
-            lam = gram_eigenvalues(G, S)
-            bound = _BOUND_FACTOR * n * top
-            one_shot = lam.size > 0 and float(np.max(np.abs(lam))) > bound
-            if one_shot:
-                logger.info(
-                    "IndefiniteNystroem: the plain map has an eigenvalue %.3g beyond %.3g; "
-                    "refitting one-shot, which drops those directions.",
-                    float(np.max(np.abs(lam))),
-                    bound,
-                )
-        if one_shot:
-            # Distributed TSQR of K_XZ (R factors only, combined pairwise on the workers); the
-            # bar is the estimator's whole-fit bar when a fit of one runs this.
-            with fit_progress("Nystroem factor", enabled=None if self.verbose else False):
-                R0, top = reduce_rows(_chunk_r, X, args=(rows, Z), combine=_stack_r_max)
-            self._set_one_shot(R0, W0, S, n, (t0, t1), top)
-        else:
+        if self.factorization == "plain":
             self.fit_time_ = {"landmarks": t1 - t0, "factorization": time.perf_counter() - t1}
+            if not keep_features:
+                return None
+            Phi = self.transform(X)
+            if self._plain_within_bound_dask(Phi, X, rows, Z):
+                return Phi
+            del Phi
+        # Distributed TSQR of K_XZ (R factors only, combined pairwise on the workers); the
+        # bar is the estimator's whole-fit bar when a fit of one runs this.
+        with fit_progress("Nystroem factor", enabled=None if self.verbose else False):
+            R0, top = reduce_rows(_chunk_r, X, args=(rows, Z), combine=_stack_r_max)
+        self._set_one_shot(R0, W0, S, n, (t0, t1), top)
         return self.transform(X) if keep_features else None
+
+    def _plain_within_bound_dask(self, Phi: Any, X: Any, rows: _KernelRows, Z: Any) -> bool:
+        """:meth:`_plain_within_bound` for persisted dask features ``Phi`` of ``X``.
+
+        The eigenvalues come from ``Phi'Phi`` (one pass over the features on the workers; an
+        ``m x m`` matrix travels). They are first held against the bound of the landmark
+        block's largest entry ``max|K_ZZ| <= max|k(x, z)|`` (no kernel pass; for the usual
+        kernels the two are equal); only beyond it is the kernel's largest entry over all rows
+        computed (a pass over ``X``), so the decision is that of the in-memory fit.
+        """
+        from indefsvm.utils.dask_rows import reduce_rows
+
+        n = Phi.shape[0]
+        lam = gram_eigenvalues(reduce_rows(_chunk_gram, Phi), self.signature_)
+        largest = float(np.max(np.abs(lam))) if lam.size else 0.0
+        if largest <= _BOUND_FACTOR * n * float(np.max(np.abs(rows(Z, Z)))):
+            return True
+        top = reduce_rows(_chunk_top, X, args=(rows, Z), combine=max)
+        if largest <= _BOUND_FACTOR * n * top:
+            return True
+        logger.info(
+            "IndefiniteNystroem: the plain map has an eigenvalue %.3g beyond %g n max|k| = %.3g "
+            "(nearly singular K_ZZ); refitting one-shot, which drops those directions.",
+            largest,
+            _BOUND_FACTOR,
+            _BOUND_FACTOR * n * top,
+        )
+        return False
 
     def _transform_dask(self, X: Any, *, persist: bool = True) -> Any:
         """Row-chunked features of a dask ``X`` (same row chunks), persisted on the workers
