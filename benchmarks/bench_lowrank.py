@@ -149,8 +149,8 @@ def child_iteration(args) -> dict:
     import numpy as np
 
     from indefsvm import make_problem
+    from indefsvm.linalg.factor import LowRankKernel
     from indefsvm.linalg.projection import project_hyperplane_box
-    from indefsvm.proxy.lowrank import LowRankKernel
     from indefsvm.proxy.problems import minimize_piecewise_linear
 
     rng = np.random.default_rng(args.seed)
@@ -244,7 +244,7 @@ def child_lowrank(args) -> dict:
 
     import indefsvm.proxy.estimators as est
     from indefsvm import IndefiniteSVC, make_problem
-    from indefsvm.proxy.lowrank import LowRankKernel
+    from indefsvm.linalg.factor import LowRankKernel
 
     warnings.simplefilter("ignore", ConvergenceWarning)
     X, y, Xt, yt = make_data(args.n, args.seed) if args.data == "synthetic" else load_letter()

@@ -151,7 +151,7 @@ def spectral_scale(K: Any) -> float:
 
     The unit of ``rho_scale="spectral"`` in the proxy-kernel estimators. Dense matrices up to
     n = 600 use LAPACK's full eigenvalue solver; larger ones the Lanczos method (ARPACK, a fixed
-    start vector, so the value is reproducible); a :class:`~indefsvm.proxy.lowrank.LowRankKernel`
+    start vector, so the value is reproducible); a :class:`~indefsvm.linalg.factor.LowRankKernel`
     ``Phi diag(s) Phi'`` the non-zero eigenvalues of ``R diag(s) R'`` with ``Phi = QR``
     (O(n m^2), nothing n x n).
 

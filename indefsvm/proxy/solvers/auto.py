@@ -5,7 +5,7 @@ The policy (docs/solvers.md, "Which solver ``auto`` picks"; the grid that chose 
 
 1. ``preset="paper"``: the projected gradient (paper 004's Algorithm 1), the paper's first
    method.
-2. A factored ``K0`` (:class:`~indefsvm.proxy.lowrank.LowRankKernel`, in memory or on Dask
+2. A factored ``K0`` (:class:`~indefsvm.linalg.factor.LowRankKernel`, in memory or on Dask
    workers), a classification problem (``"svc"``, ``"perturb"``) and a scalar ``rho``: the
    second-order method ``"lowrank_newton"`` (theory.md §12). Where none of its directions
    ascends before the gap is certified (badly scaled kernels, float32 rounding) it continues
