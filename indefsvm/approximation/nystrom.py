@@ -84,6 +84,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from indefsvm.threads import threaded_fit
+from indefsvm.utils.blocks import rows_per_block
 from indefsvm.utils.constraints import set_init_parameters
 from indefsvm.utils.dask_rows import is_dask_array
 from indefsvm.utils.progress import LONG_FIT_ROWS, ProgressBar, ensure_visible, progress_bar
@@ -108,9 +109,6 @@ DASK_LANDMARK_METHODS = ("uniform", "leverage")
 #: Factorisations: the one-shot eigendecomposition of Sect. 2.2 or the plain factor ``L, S``.
 FACTORIZATIONS = ("one-shot", "plain")
 
-#: Bytes per row block of kernel values (plus the same again for the feature block).
-BLOCK_BYTES = 32 * 2**20
-
 #: Default relative cut-off of the pseudo-inverse of ``K_ZZ``: eigenvalues with
 #: ``|d| <= rcond * max|d|`` are dropped. 1e-10 keeps the condition number of ``L`` (whose
 #: squared singular values are bounded below by the kept ``|d|``) within what double precision
@@ -119,7 +117,9 @@ DEFAULT_RCOND = 1e-10
 
 
 def _rows_per_block(n_cols: int) -> int:
-    return int(max(1, min(65536, BLOCK_BYTES // (8 * max(1, n_cols)))))
+    """Rows per block of kernel values (:data:`indefsvm.utils.blocks.BLOCK_BYTES`, plus the
+    same again for the feature block), at most 65536."""
+    return int(min(65536, rows_per_block(n_cols)))
 
 
 def _blocks(n: int, rows: int) -> Iterator[tuple[int, int]]:

@@ -69,6 +69,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.exceptions import ConvergenceWarning
 
 from indefsvm.krein.solver import minimize_quadratic_on_sphere
+from indefsvm.utils.blocks import rows_per_block
 from indefsvm.utils.dask_rows import is_dask_array
 from indefsvm.utils.validation import check_finite_matrix, check_positive
 
@@ -151,7 +152,7 @@ def _gram(F: NDArray) -> NDArray[np.float64]:
     if F.dtype == np.float64:
         return F.T @ F
     G = np.zeros((F.shape[1], F.shape[1]))
-    step = max(1, 2**22 // max(1, F.shape[1]))
+    step = rows_per_block(F.shape[1])
     for start in range(0, F.shape[0], step):
         B = np.asarray(F[start : start + step], dtype=np.float64)
         G += B.T @ B
@@ -272,7 +273,7 @@ def _matvec_t(F: NDArray, v: NDArray[np.float64]) -> NDArray[np.float64]:
     if F.dtype == np.float64:
         return F.T @ v
     out = np.zeros(F.shape[1])
-    step = max(1, 2**22 // max(1, F.shape[1]))
+    step = rows_per_block(F.shape[1])
     for start in range(0, F.shape[0], step):
         out += np.asarray(F[start : start + step], dtype=np.float64).T @ v[start : start + step]
     return out
@@ -543,7 +544,7 @@ def _active_normal_equations(
     p = r + 1 if fit_intercept else r
     H = np.zeros((p, p))
     rhs = np.zeros(p)
-    step = max(1, 2**22 // max(1, r))
+    step = rows_per_block(r)
     for start in range(0, n, step):
         act = active[start : start + step]
         if not np.any(act):

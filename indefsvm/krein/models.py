@@ -55,6 +55,7 @@ from indefsvm.krein.solver import (
 from indefsvm.krein.subspace import landweber_fridman, mr_ii, truncated_spectral_factorization
 from indefsvm.linalg.spectrum import TRANSFORM_METHODS, spectrum_transform
 from indefsvm.multiclass import OneVsOneMixin, WeightedOneVsOneMixin
+from indefsvm.utils.blocks import rows_per_block
 from indefsvm.utils.constraints import Interval, StrOptions
 from indefsvm.utils.dask_rows import is_dask_array
 from indefsvm.utils.validation import (
@@ -257,7 +258,7 @@ def _right_multiply_inplace(Phi: NDArray, T: NDArray[np.float64]) -> NDArray:
         return Phi @ T.astype(Phi.dtype, copy=False)
     r_new = T.shape[1]
     Tc = T.astype(Phi.dtype, copy=False)
-    step = max(1, 2**22 // max(1, Phi.shape[1]))
+    step = rows_per_block(Phi.shape[1])
     for start in range(0, Phi.shape[0], step):
         Phi[start : start + step, :r_new] = Phi[start : start + step] @ Tc
     from indefsvm.approximation.nystrom import compact_columns

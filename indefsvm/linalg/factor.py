@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from indefsvm.utils.blocks import rows_per_block
 from indefsvm.utils.dask_rows import is_dask_array
 
 __all__ = [
@@ -60,17 +61,19 @@ __all__ = [
 #: LIBSVM checks, ACCPM's Newton systems, SIQCLP): 5,000 x 5,000 float64 is 200 MB.
 DENSE_LIMIT = 5000
 
-# Rows of Phi converted to float64 at once when Phi is stored in float32 (64 MB for m = 500).
-_BLOCK_ROWS = 16384
 
 # Partial results summed per task of a dask reduction: one level of tree for up to 32 chunks
 # (Dask's default, 4, makes a 12-chunk pass three scheduler round trips deep instead of one).
 _DASK_FAN_IN = 32
 
 
-def _blocks(n: int, block: int = _BLOCK_ROWS):
-    for start in range(0, n, block):
-        yield slice(start, min(n, start + block))
+def _blocks(Phi: Any) -> Iterator[slice]:
+    """Row blocks of ``Phi`` whose float64 copy fits in :data:`~indefsvm.utils.blocks.BLOCK_BYTES`
+    (a float32 factor is converted block by block)."""
+    n, m = Phi.shape
+    step = rows_per_block(m)
+    for start in range(0, n, step):
+        yield slice(start, min(n, start + step))
 
 
 class LowRankKernel:
@@ -217,7 +220,7 @@ def _rmat(Phi: NDArray, v: NDArray[np.float64]) -> NDArray[np.float64]:
         rmat, _ = _float32_kernels()  # type: ignore[misc]
         return rmat(Phi, np.ascontiguousarray(v, dtype=np.float64), np.zeros((16, Phi.shape[1])))
     out = np.zeros((Phi.shape[1],) + v.shape[1:])
-    for sl in _blocks(Phi.shape[0]):
+    for sl in _blocks(Phi):
         out += Phi[sl].astype(np.float64).T @ v[sl]
     return out
 
@@ -230,7 +233,7 @@ def _mat(Phi: NDArray, w: NDArray[np.float64]) -> NDArray[np.float64]:
         _, mat = _float32_kernels()  # type: ignore[misc]
         return mat(Phi, np.ascontiguousarray(w, dtype=np.float64), np.empty(Phi.shape[0]))
     out = np.empty((Phi.shape[0],) + w.shape[1:])
-    for sl in _blocks(Phi.shape[0]):
+    for sl in _blocks(Phi):
         out[sl] = Phi[sl].astype(np.float64) @ w
     return out
 
@@ -249,12 +252,12 @@ class NumpyFactor:
         self.Phi = Phi
 
     def all_finite(self) -> bool:
-        return all(bool(np.all(np.isfinite(self.Phi[sl]))) for sl in _blocks(self.Phi.shape[0]))
+        return all(bool(np.all(np.isfinite(self.Phi[sl]))) for sl in _blocks(self.Phi))
 
     def peak(self, scale: NDArray[np.float64] | None) -> float:
         """``max |diag(scale) Phi|``."""
         peak = 0.0
-        for sl in _blocks(self.Phi.shape[0]):
+        for sl in _blocks(self.Phi):
             block = np.abs(np.asarray(self.Phi[sl], dtype=np.float64))
             if scale is not None:
                 block = block * scale[sl, None]
@@ -287,7 +290,7 @@ class NumpyFactor:
             return Phi.T @ Phi
         k = Phi.shape[1] if T is None else T.shape[1]
         G = np.zeros((k, k))
-        for sl in _blocks(Phi.shape[0]):
+        for sl in _blocks(Phi):
             B = Phi[sl].astype(np.float64, copy=False)
             if scale is not None:
                 B = B * scale[sl, None]
@@ -306,8 +309,9 @@ class NumpyFactor:
         ``T'(B'B)T`` formed from the rows, O(mk) per row read)."""
         k = self.Phi.shape[1] if transform is None else transform.shape[1]
         G = np.zeros((k, k))
-        for start in range(0, idx.shape[0], _BLOCK_ROWS):
-            sel = idx[start : start + _BLOCK_ROWS]
+        step = rows_per_block(self.Phi.shape[1])
+        for start in range(0, idx.shape[0], step):
+            sel = idx[start : start + step]
             B = self.Phi[sel].astype(np.float64, copy=False)
             if scale is not None:
                 B = B * scale[sel, None]

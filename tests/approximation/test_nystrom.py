@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
 
+import indefsvm.utils.blocks as blocks_module
 from indefsvm.approximation.nystrom import IndefiniteNystroem, select_landmarks
 from indefsvm.kernels import difference_of_gaussians_kernel, sigmoid_kernel
 
@@ -107,13 +108,11 @@ def test_out_of_sample_is_eq3_with_new_rows():
 
 
 def test_fit_transform_equals_fit_then_transform_and_blocks(monkeypatch):
-    import indefsvm.approximation.nystrom as nys
-
     X = _X(257, 4, seed=4)
     ny = IndefiniteNystroem("sigmoid", **SIG, n_components=30, random_state=1)
     Phi = ny.fit_transform(X)
     # Tiny blocks: many TSQR steps, including blocks with fewer rows than columns.
-    monkeypatch.setattr(nys, "BLOCK_BYTES", 8 * 30 * 7)
+    monkeypatch.setattr(blocks_module, "BLOCK_BYTES", 8 * 30 * 7)
     ny2 = clone(ny)
     Phi2 = ny2.fit(X).transform(X)
     np.testing.assert_allclose(np.abs(Phi), np.abs(Phi2), atol=1e-9)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import indefsvm.utils.blocks as blocks_module
 from indefsvm.linalg import factor as factor_module
 from indefsvm.linalg.factor import DaskFactor, LowRankKernel, NumpyFactor
 
@@ -35,7 +36,7 @@ def test_compiled_float32_products_equal_the_block_fallback(monkeypatch):
     rng = np.random.default_rng(8)
     Phi = rng.normal(size=(300, 6)).astype(np.float32)
     F = Phi.astype(np.float64)
-    monkeypatch.setattr(factor_module, "_BLOCK_ROWS", 64)  # several row blocks
+    monkeypatch.setattr(blocks_module, "BLOCK_BYTES", 8 * 6 * 64)  # several row blocks
     v, w = rng.normal(size=300), rng.normal(size=6)
     backend = NumpyFactor(Phi)
     fast = backend.rmat(v), backend.mat(w)
@@ -47,7 +48,7 @@ def test_compiled_float32_products_equal_the_block_fallback(monkeypatch):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_numpy_passes_equal_dense_products(monkeypatch, data, dtype):
-    monkeypatch.setattr(factor_module, "_BLOCK_ROWS", 128)  # several row blocks
+    monkeypatch.setattr(blocks_module, "BLOCK_BYTES", 8 * M * 128)  # several row blocks
     Phi = data[0].astype(dtype)
     F = Phi.astype(np.float64)
     backend = LowRankKernel(Phi, data[1]).backend

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
 
 import indefsvm
-from indefsvm.linalg import factor as factor_module
+import indefsvm.utils.blocks as blocks_module
 from indefsvm.linalg.factor import LowRankKernel
 from indefsvm.proxy import lowrank
 from indefsvm.proxy.lowrank import LowRankProxyKernel
@@ -195,7 +195,7 @@ def test_rank_deficient_and_full_rank_factors():
 
 
 def test_float32_storage_is_the_kernel_of_the_stored_values(monkeypatch):
-    monkeypatch.setattr(factor_module, "_BLOCK_ROWS", 64)  # several row blocks
+    monkeypatch.setattr(blocks_module, "BLOCK_BYTES", 8 * 6 * 64)  # several row blocks
     Phi, s, K, rng = factor(300, 6, 8, dtype=np.float32)
     assert K.dtype == np.float64  # K is built from the float32 values in float64
     low, dense = pair("svc", Phi, s, K, 1.0, rng)
