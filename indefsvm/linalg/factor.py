@@ -39,20 +39,29 @@ Usage::
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from indefsvm.utils.blocks import rows_per_block
-from indefsvm.utils.dask_rows import is_dask_array
+from indefsvm.utils.dask_rows import (
+    align_rows,
+    check_dask_rows,
+    is_dask_array,
+    map_rows,
+    persist_rows,
+    reduce_rows,
+)
+from indefsvm.utils.validation import check_finite_matrix
 
 __all__ = [
     "DENSE_LIMIT",
     "DaskFactor",
     "LowRankKernel",
     "NumpyFactor",
+    "as_factor",
     "check_dense",
     "factor_backend",
 ]
@@ -238,6 +247,13 @@ def _mat(Phi: NDArray, w: NDArray[np.float64]) -> NDArray[np.float64]:
     return out
 
 
+def _add(a: Any, b: Any) -> Any:
+    """The default combine of :meth:`NumpyFactor.reduce`: the sum (of arrays or of tuples)."""
+    if isinstance(a, tuple):
+        return tuple(x + y for x, y in zip(a, b, strict=True))
+    return a + b
+
+
 class NumpyFactor:
     """The passes over an in-memory factor ``Phi`` (numpy, float64 or float32).
 
@@ -250,6 +266,11 @@ class NumpyFactor:
 
     def __init__(self, Phi: NDArray) -> None:
         self.Phi = Phi
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(n, m)`` of the factor."""
+        return self.Phi.shape
 
     def all_finite(self) -> bool:
         return all(bool(np.all(np.isfinite(self.Phi[sl]))) for sl in _blocks(self.Phi))
@@ -329,6 +350,97 @@ class NumpyFactor:
             B = B * scale[idx, None]
         return B.T @ W
 
+    # -- generic passes: a block function of the caller's, run over the row blocks. The numerical
+    # meaning stays with the caller (e.g. the Krein learners' normal equations); the backend only
+    # decides where and in which pieces the rows are read.
+
+    def rows(self, v: Any, name: str = "y") -> NDArray[np.float64]:
+        """``v`` checked as a float64 vector with one entry per row of the factor.
+
+        Parameters
+        ----------
+        v : array_like of shape (n,)
+        name : str
+            Its name in the error messages.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
+        if is_dask_array(v):
+            raise ValueError(
+                f"{name} is a dask array but the factor is not: pass both as dask arrays."
+            )
+        v = check_finite_matrix(np.ravel(np.asarray(v)), name=name, ndim=1)
+        if v.shape[0] != self.Phi.shape[0]:
+            raise ValueError(
+                f"{name} has {v.shape[0]} entries but Phi has {self.Phi.shape[0]} rows."
+            )
+        return v
+
+    def reduce(
+        self,
+        func: Callable[..., Any],
+        *rows: Any,
+        args: Sequence[Any] = (),
+        combine: Callable[[Any, Any], Any] = _add,
+    ) -> Any:
+        """``combine`` over the row blocks of ``func(Phi_b, rows_1[b], ..., *args)``.
+
+        The blocks are :func:`~indefsvm.utils.blocks.rows_per_block` rows of the factor (a
+        float64 copy of a float32 block fits in the budget), combined left to right.
+
+        Parameters
+        ----------
+        func : callable
+            ``func(block, *row_blocks, *args)`` returning an array, a scalar or a tuple of them.
+        *rows : ndarray of shape (n, ...)
+            Arrays cut like the factor's rows (e.g. from :meth:`rows`).
+        args : sequence
+            Passed whole to every call.
+        combine : callable, default the sum
+
+        Returns
+        -------
+        The combined summary.
+        """
+        return self._fold(func, (self.Phi, *rows), args, combine)
+
+    def reduce_vectors(
+        self,
+        func: Callable[..., Any],
+        *rows: Any,
+        args: Sequence[Any] = (),
+        combine: Callable[[Any, Any], Any] = _add,
+    ) -> Any:
+        """:meth:`reduce` over row vectors only (the factor is not read)."""
+        return self._fold(func, rows, args, combine)
+
+    def _fold(self, func: Any, arrays: tuple, args: Sequence[Any], combine: Any) -> Any:
+        result = None
+        for sl in _blocks(self.Phi):
+            part = func(*(a[sl] for a in arrays), *args)
+            result = part if result is None else combine(result, part)
+        return result
+
+    def map(
+        self,
+        func: Callable[..., Any],
+        *rows: Any,
+        args: Sequence[Any] = (),
+        dtype: Any = np.float64,
+    ) -> NDArray:
+        """``func(Phi, *rows, *args)``: one value (or row) per row of the factor.
+
+        In memory the function sees the whole factor at once (its result is n-sized anyway);
+        :meth:`DaskFactor.map` runs it per row chunk and keeps the result on the workers.
+        """
+        return func(self.Phi, *rows, *args)
+
+    def persist(self, x: Any) -> Any:
+        """``x`` kept where the rows are (in memory: ``x`` itself)."""
+        return x
+
 
 def _chunk_rmat(P: NDArray, v: NDArray[np.float64]) -> NDArray[np.float64]:
     """``P' v`` of one row chunk, with a leading axis of length 1 for the sum over chunks."""
@@ -366,7 +478,7 @@ class DaskFactor:
 
     distributed = True
 
-    def __init__(self, Phi: Any) -> None:
+    def __init__(self, Phi: Any, *, persist: bool = True) -> None:
         if any(np.isnan(c) for c in Phi.chunks[0]):
             raise ValueError(
                 "features is a dask array with unknown row chunk sizes (e.g. after boolean "
@@ -375,7 +487,9 @@ class DaskFactor:
             )
         if Phi.ndim == 2 and len(Phi.chunks[1]) > 1:
             Phi = Phi.rechunk({1: -1})  # a pass reads whole rows
-        self.Phi = Phi.persist()
+        # A lazy factor would be recomputed by every pass; the Krein learners persist their final
+        # factor themselves (persist=False keeps a lazy intermediate from being held twice).
+        self.Phi = Phi.persist() if persist else Phi
         self.chunks = self.Phi.chunks[0]
         self.offsets = np.concatenate([[0], np.cumsum(self.chunks)]).astype(np.intp)
 
@@ -389,6 +503,11 @@ class DaskFactor:
         import dask.array as da
 
         return da.from_array(x, chunks=(self.chunks,) + tuple((s,) for s in x.shape[1:]))
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(n, m)`` of the factor."""
+        return self.Phi.shape
 
     def all_finite(self) -> bool:
         import dask.array as da
@@ -507,8 +626,52 @@ class DaskFactor:
         parts = [B.T @ W[rows] for B, rows in self._row_blocks(idx, scale)]
         return _summed_on_workers(da.stack(parts))
 
+    # -- generic passes (see NumpyFactor): the block function runs on the workers, once per row
+    # chunk; row vectors are dask arrays with the factor's row chunks and stay there.
 
-def factor_backend(Phi: Any) -> NumpyFactor | DaskFactor:
+    def rows(self, v: Any, name: str = "y") -> Any:
+        """``v`` (numpy or dask) as a float64 dask vector with the factor's row chunks."""
+        return align_rows(v, self.Phi, name, dtype=np.float64)
+
+    def reduce(
+        self,
+        func: Callable[..., Any],
+        *rows: Any,
+        args: Sequence[Any] = (),
+        combine: Callable[[Any, Any], Any] = _add,
+    ) -> Any:
+        """:meth:`NumpyFactor.reduce` as one map-reduce pass: ``func`` per row chunk on the
+        workers, the summaries combined pairwise there (:func:`~indefsvm.utils.dask_rows.
+        reduce_rows`); only the result reaches this process."""
+        return reduce_rows(func, self.Phi, *rows, args=args, combine=combine)
+
+    def reduce_vectors(
+        self,
+        func: Callable[..., Any],
+        *rows: Any,
+        args: Sequence[Any] = (),
+        combine: Callable[[Any, Any], Any] = _add,
+    ) -> Any:
+        """:meth:`reduce` over row vectors only (the factor is not read)."""
+        return reduce_rows(func, *rows, args=args, combine=combine)
+
+    def map(
+        self,
+        func: Callable[..., Any],
+        *rows: Any,
+        args: Sequence[Any] = (),
+        dtype: Any = np.float64,
+    ) -> Any:
+        """``func`` per row chunk: a row-chunked dask array, persisted (later passes read it
+        instead of recomputing it)."""
+        return persist_rows(map_rows(func, self.Phi, *rows, args=args, dtype=dtype))
+
+    def persist(self, x: Any) -> Any:
+        """``x`` (a row-chunked dask array) computed and kept on the workers: cuts its graph."""
+        return persist_rows(x)
+
+
+def factor_backend(Phi: Any, *, persist: bool = True) -> NumpyFactor | DaskFactor:
     """The backend that makes the passes over ``Phi``: :class:`DaskFactor` for a ``dask.array``
     (persisted on the workers), else :class:`NumpyFactor` (the array kept by reference).
 
@@ -516,9 +679,43 @@ def factor_backend(Phi: Any) -> NumpyFactor | DaskFactor:
     ----------
     Phi : ndarray or dask array of shape (n, m)
         The factor, already checked (2-D, real).
+    persist : bool, default True
+        Persist a dask factor on the workers now (else it is read as it is, e.g. lazily).
 
     Returns
     -------
     NumpyFactor or DaskFactor
     """
-    return DaskFactor(Phi) if is_dask_array(Phi) else NumpyFactor(Phi)
+    return DaskFactor(Phi, persist=persist) if is_dask_array(Phi) else NumpyFactor(Phi)
+
+
+def as_factor(
+    F: ArrayLike, name: str = "F", *, what: str = "2-D", persist: bool = False
+) -> NumpyFactor | DaskFactor:
+    """The backend of a factor given as input: refused unless 2-D, its dtype kept.
+
+    A dask array is checked as :func:`~indefsvm.utils.dask_rows.check_dask_rows` checks it
+    (known chunk sizes, column chunks merged) and read as it is unless ``persist``; any other
+    input becomes a numpy array (no copy of an array).
+
+    Parameters
+    ----------
+    F : array_like or dask array of shape (n, r)
+    name : str
+        Its name in the error messages.
+    what : str
+        What it must be, in the message (``"2-D"``).
+    persist : bool, default False
+        Persist a dask factor on the workers now.
+
+    Returns
+    -------
+    NumpyFactor or DaskFactor
+    """
+    dask = is_dask_array(F)
+    F = F if dask else np.asarray(F)
+    if F.ndim != 2:
+        raise ValueError(f"{name} must be {what}; got shape {F.shape}.")
+    if dask:
+        return DaskFactor(check_dask_rows(F, name), persist=persist)
+    return NumpyFactor(F)

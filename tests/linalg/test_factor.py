@@ -12,7 +12,7 @@ import pytest
 
 import indefsvm.utils.blocks as blocks_module
 from indefsvm.linalg import factor as factor_module
-from indefsvm.linalg.factor import DaskFactor, LowRankKernel, NumpyFactor
+from indefsvm.linalg.factor import DaskFactor, LowRankKernel, NumpyFactor, as_factor
 
 N, CHUNK, M = 2000, 600, 30
 
@@ -122,3 +122,58 @@ def test_dense_refusal_names_the_limit():
     with pytest.raises(ValueError, match="only up to n = 10"):
         factor_module.check_dense(11, 10, "the thing")
     factor_module.check_dense(10, 10, "the thing")
+
+
+# -- the generic passes (block functions of the caller's) -------------------------------------
+def _gram_and_sum(B, v):
+    B = np.asarray(B, dtype=np.float64)
+    return B.T @ B, float(v.sum())
+
+
+def _affine(B, z, b):
+    return np.asarray(B, dtype=np.float64) @ z + b
+
+
+def _backends(Phi):
+    """The numpy backend with several row blocks and the dask one (uneven chunks)."""
+    out = [as_factor(Phi)]
+    da = pytest.importorskip("dask.array")
+    out.append(as_factor(da.from_array(Phi, chunks=(CHUNK, -1))))
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_generic_passes_equal_dense_products(monkeypatch, data, dtype):
+    monkeypatch.setattr(blocks_module, "BLOCK_BYTES", 8 * M * 300)  # 7 row blocks in memory
+    Phi = data[0].astype(dtype)
+    F = Phi.astype(np.float64)
+    rng = np.random.default_rng(2)
+    v, z, w = rng.normal(size=N), rng.normal(size=M), rng.normal(size=N)
+    tol = {"rtol": 1e-12, "atol": 1e-10}
+    for backend in _backends(Phi):
+        assert backend.shape == (N, M)
+        vr, wr = backend.rows(v), backend.rows(w, "w")
+        G, total = backend.reduce(_gram_and_sum, vr)
+        np.testing.assert_allclose(G, F.T @ F, **tol)
+        assert total == pytest.approx(v.sum(), rel=1e-12)
+        out = backend.map(_affine, args=(z, 0.5))
+        np.testing.assert_allclose(np.asarray(out), F @ z + 0.5, **tol)
+        dot = backend.reduce_vectors(lambda a, b: float(a @ b), vr, wr)
+        assert dot == pytest.approx(v @ w, rel=1e-12)
+        kept = backend.persist(backend.map(_affine, args=(z, 0.0)))
+        np.testing.assert_allclose(np.asarray(kept), F @ z, **tol)
+        # A combine other than the sum: the largest row norm.
+        peak = backend.reduce(
+            lambda B: float(np.max(np.abs(B))), args=(), combine=lambda a, b: max(a, b)
+        )
+        assert peak == pytest.approx(np.max(np.abs(F)), rel=1e-12)
+
+
+def test_rows_checks_length_and_finiteness(data):
+    backend = as_factor(data[0])
+    with pytest.raises(ValueError, match="y has 3 entries but Phi has 2000 rows"):
+        backend.rows(np.ones(3))
+    with pytest.raises(ValueError, match="y contains NaN or inf"):
+        backend.rows(np.full(N, np.nan))
+    with pytest.raises(ValueError, match="must be 2-D; got shape"):
+        as_factor(np.ones(5))
