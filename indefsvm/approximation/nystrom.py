@@ -83,6 +83,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from indefsvm.linalg.factor import compact_columns
 from indefsvm.threads import threaded_fit
 from indefsvm.utils.blocks import rows_per_block
 from indefsvm.utils.constraints import set_init_parameters
@@ -93,7 +94,6 @@ from indefsvm.utils.validation import check_finite_matrix, check_square_symmetri
 __all__ = [
     "LANDMARK_METHODS",
     "IndefiniteNystroem",
-    "compact_columns",
     "one_shot_eigendecomposition",
     "select_landmarks",
 ]
@@ -1046,26 +1046,6 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
 
     def _more_tags(self) -> dict[str, Any]:  # pragma: no cover - sklearn metadata
         return {"requires_positive_X": False, "preserves_dtype": [np.float64]}
-
-
-def compact_columns(A: NDArray, k: int) -> NDArray:
-    """The first ``k`` columns of the C-contiguous ``A`` as a contiguous array in ``A``'s memory.
-
-    Rows are moved forward block by block (row ``i`` goes from offset ``i m`` to ``i k <= i m``),
-    so no second ``n x k`` array is allocated; the result is a view on ``A``'s buffer.
-    """
-    n, m = A.shape
-    if k == m:
-        return A
-    if not A.flags.c_contiguous:
-        raise ValueError("compact_columns needs a C-contiguous array.")
-    flat = A.reshape(-1)
-    step = _rows_per_block(m)
-    for start in range(0, n, step):
-        stop = min(n, start + step)
-        # numpy copies through a temporary when source and destination overlap.
-        flat[start * k : stop * k] = A[start:stop, :k].reshape(-1)
-    return flat[: n * k].reshape(n, k)
 
 
 # -------------------------------------------------------------------------------- landmarks

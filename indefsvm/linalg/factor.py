@@ -63,7 +63,9 @@ __all__ = [
     "NumpyFactor",
     "as_factor",
     "check_dense",
+    "compact_columns",
     "factor_backend",
+    "right_multiply_inplace",
 ]
 
 #: Largest n for which a low-rank problem agrees to form n x n matrices (dense ``K0``/``K*``,
@@ -719,3 +721,50 @@ def as_factor(
     if dask:
         return DaskFactor(check_dask_rows(F, name), persist=persist)
     return NumpyFactor(F)
+
+
+def compact_columns(A: NDArray, k: int) -> NDArray:
+    """The first ``k`` columns of the C-contiguous ``A`` as a contiguous array in ``A``'s memory.
+
+    Rows are moved forward block by block (row ``i`` goes from offset ``i m`` to ``i k <= i m``),
+    so no second ``n x k`` array is allocated; the result is a view on ``A``'s buffer.
+    """
+    n, m = A.shape
+    if k == m:
+        return A
+    if not A.flags.c_contiguous:
+        raise ValueError("compact_columns needs a C-contiguous array.")
+    flat = A.reshape(-1)
+    step = rows_per_block(m)
+    for start in range(0, n, step):
+        stop = min(n, start + step)
+        # numpy copies through a temporary when source and destination overlap.
+        flat[start * k : stop * k] = A[start:stop, :k].reshape(-1)
+    return flat[: n * k].reshape(n, k)
+
+
+def right_multiply_inplace(Phi: Any, T: NDArray[np.float64]) -> Any:
+    """``Phi @ T`` (``T`` of shape ``(r, r')``, ``r' <= r``) stored in ``Phi``'s own memory.
+
+    A numpy ``Phi`` (C-contiguous, owned by the caller) is overwritten by row blocks and its
+    first ``r'`` columns compacted (:func:`compact_columns`): no second ``n x r`` array at any
+    time. A dask ``Phi`` gives the lazy row-chunked product. ``T`` is cast to ``Phi``'s dtype
+    (a float32 factor stays float32).
+
+    Parameters
+    ----------
+    Phi : ndarray or dask array of shape (n, r)
+    T : ndarray of shape (r, r')
+
+    Returns
+    -------
+    ndarray (a view on ``Phi``'s buffer) or dask array of shape (n, r')
+    """
+    Tc = T.astype(Phi.dtype, copy=False)
+    if is_dask_array(Phi):
+        return Phi @ Tc
+    r_new = T.shape[1]
+    step = rows_per_block(Phi.shape[1])
+    for start in range(0, Phi.shape[0], step):
+        Phi[start : start + step, :r_new] = Phi[start : start + step] @ Tc
+    return compact_columns(Phi, r_new)

@@ -267,16 +267,6 @@ def test_thin_svd_of_L_agrees_with_tsqr_factor():
     np.testing.assert_allclose(ny.singular_values_, sla.svdvals(L), rtol=1e-9)
 
 
-def test_compact_columns_in_place():
-    from indefsvm.approximation.nystrom import compact_columns
-
-    A = np.arange(7 * 5, dtype=float).reshape(7, 5)
-    ref = A[:, :3].copy()
-    B = compact_columns(A, 3)
-    np.testing.assert_array_equal(B, ref)
-    assert B.flags.c_contiguous and np.shares_memory(A, B)
-
-
 def test_nystroem_sketch_size_and_landmark_count():
     X, _, _ = three_classes()
     with pytest.raises(ValueError, match="sketch_size must be a positive integer"):

@@ -177,3 +177,27 @@ def test_rows_checks_length_and_finiteness(data):
         backend.rows(np.full(N, np.nan))
     with pytest.raises(ValueError, match="must be 2-D; got shape"):
         as_factor(np.ones(5))
+
+
+def test_compact_columns_in_place():
+    A = np.arange(7 * 5, dtype=float).reshape(7, 5)
+    ref = A[:, :3].copy()
+    B = factor_module.compact_columns(A, 3)
+    np.testing.assert_array_equal(B, ref)
+    assert B.flags.c_contiguous and np.shares_memory(A, B)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_right_multiply_inplace_equals_the_product(monkeypatch, dtype):
+    monkeypatch.setattr(blocks_module, "BLOCK_BYTES", 8 * 6 * 5)  # 5-row blocks
+    rng = np.random.default_rng(4)
+    A = rng.normal(size=(23, 6)).astype(dtype)
+    T = rng.normal(size=(6, 4))
+    ref = A @ T.astype(dtype)
+    B = factor_module.right_multiply_inplace(A, T)
+    assert B.shape == (23, 4) and B.dtype == dtype and np.shares_memory(A, B)
+    np.testing.assert_allclose(B, ref, rtol=1e-5 if dtype == np.float32 else 1e-13)
+    da = pytest.importorskip("dask.array")
+    A = rng.normal(size=(23, 6))
+    got = factor_module.right_multiply_inplace(da.from_array(A, chunks=(7, 6)), T)
+    np.testing.assert_allclose(got.compute(), A @ T, rtol=1e-13)
