@@ -54,7 +54,7 @@ from indefsvm.krein.solver import (
 )
 from indefsvm.krein.subspace import landweber_fridman, mr_ii, truncated_spectral_factorization
 from indefsvm.linalg.factor import as_factor, right_multiply_inplace
-from indefsvm.linalg.spectrum import TRANSFORM_METHODS, spectrum_transform
+from indefsvm.linalg.spectrum import SPECTRUM_MAPS, TRANSFORM_METHODS, spectrum_transform
 from indefsvm.multiclass import OneVsOneMixin, WeightedOneVsOneMixin
 from indefsvm.utils.constraints import Interval, StrOptions
 from indefsvm.utils.dask_rows import on_workers
@@ -452,24 +452,16 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         if self.formulation == "omcs":
             # n lam a'K a = n lam z'S z (module docstring of indefsvm.krein.lowrank).
             return _scale_columns_inplace(Phi, s), lam * s
-        if self.formulation == "flip":
-            return Phi, np.full(Phi.shape[1], lam)
-        if self.formulation == "clip":
-            keep = s > 0
-            return Phi[:, keep], np.full(int(keep.sum()), lam)
-        # square: K^2 = (Phi |Lambda|^{1/2})(Phi |Lambda|^{1/2})' (in place: keeps the dtype)
-        return _scale_columns_inplace(Phi, np.sqrt(absl)), np.full(Phi.shape[1], lam)
+        # flip, clip, square: the factor of the transformed kernel (in place: keeps the dtype).
+        F, _ = SPECTRUM_MAPS[self.formulation].factor(Phi, s, absl, inplace=True)
+        return F, np.full(F.shape[1], lam)
 
     def _test_features(self, X: Any) -> NDArray[np.float64]:
         Phi = self._test_factor(X)
         s, absl = self.signature_, np.abs(self.feature_eigenvalues_)
         if self.formulation in ("krein", "omcs"):
             return Phi * s
-        if self.formulation == "flip":
-            return Phi
-        if self.formulation == "clip":
-            return Phi[:, s > 0]
-        return Phi * np.sqrt(absl)
+        return SPECTRUM_MAPS[self.formulation].factor(Phi, s, absl)[0]
 
     def _fit_low_rank(self, X: Any, y: NDArray[np.float64]) -> KreinRegressor:
         """Paper 003, Sect. 2.4: KREIN VC-LSM (and the eq. 2 variants) on the factor."""
