@@ -53,7 +53,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from indefsvm.linalg.factor import DENSE_LIMIT, LowRankKernel, check_dense
+# check_dense under its former local name: the operator's body is unchanged by the move.
+from indefsvm.linalg.factor import DENSE_LIMIT, LowRankKernel
+from indefsvm.linalg.factor import check_dense as _check_dense
 from indefsvm.linalg.rank_one import rank_one_eigh
 from indefsvm.proxy.operators import (
     _EPS,
@@ -596,7 +598,7 @@ class LowRankProxyOperator:
         """
         cached = getattr(self, "_dense_eigh", None)
         if cached is None:
-            check_dense(self.n, DENSE_LIMIT, "the eigendecomposition of K0 (needed by SIQCLP)")
+            _check_dense(self.n, DENSE_LIMIT, "the eigendecomposition of K0 (needed by SIQCLP)")
             cached = self._dense_eigh = np.linalg.eigh(self.K0)
         return cached
 
@@ -652,7 +654,7 @@ class LowRankProxyOperator:
     @property
     def K0(self) -> NDArray[np.float64]:
         """The dense working kernel ``Phi_w diag(s) Phi_w'`` (only up to ``DENSE_LIMIT``)."""
-        check_dense(self.n, DENSE_LIMIT, "the dense kernel K0 (needed by SIQCLP)")
+        _check_dense(self.n, DENSE_LIMIT, "the dense kernel K0 (needed by SIQCLP)")
         U = self.mat_w(self.T)
         K = (U * self.eigenvalues) @ U.T
         return 0.5 * (K + K.T)
@@ -726,7 +728,7 @@ class LowRankProxyOperator:
 
     def kernel(self, state: LowRankProxyState) -> NDArray[np.float64]:
         """The dense ``K*`` (only up to ``DENSE_LIMIT``; use :class:`LowRankProxyKernel`)."""
-        check_dense(self.n, DENSE_LIMIT, "the dense proxy kernel K*")
+        _check_dense(self.n, DENSE_LIMIT, "the dense proxy kernel K*")
         E = self.apply_basis(state, np.eye(self.rank + 1))
         K = (E @ self._small_kstar(state)) @ E.T
         return 0.5 * (K + K.T)
@@ -779,7 +781,7 @@ class LowRankProxyKernel:
 
     def toarray(self, *, max_n: int = DENSE_LIMIT) -> NDArray[np.float64]:
         """The dense ``K*`` (refused above ``max_n``)."""
-        check_dense(self.shape[0], max_n, "the dense proxy kernel K*")
+        _check_dense(self.shape[0], max_n, "the dense proxy kernel K*")
         F = self.features()
         K = F @ F.T
         return 0.5 * (K + K.T)
