@@ -5,30 +5,33 @@ the proxy-kernel SVM (:mod:`indefsvm.proxy.lowrank`) and the low-rank Krein lear
 (:mod:`indefsvm.krein.lowrank`, :mod:`indefsvm.krein.models`). Each reads the factor only
 through one backend object, which makes the row-block passes: in this process
 (:class:`NumpyFactor`) or on the Dask workers that hold the rows (:class:`DaskFactor`).
-:func:`factor_backend` picks it from the type of the array; :class:`LowRankKernel` (the proxy
-wing's input type) holds one.
+:func:`factor_backend` and :func:`as_factor` pick it from the type of the array;
+:class:`LowRankKernel` (the proxy wing's input type) holds one.
 
-Two backends: :class:`NumpyFactor` (in memory) or
-:class:`DaskFactor` (a row-chunked ``dask.array`` persisted on the workers), chosen by
-:class:`LowRankKernel` from the type of ``features``. Both give the same passes (``Phi' V``,
-``Phi W``, ``(Phi T)'(Phi T)``, ``Phi_I' Phi_I``), so the operator, the problems and the solvers
-are one code path. On the workers a pass is a map-reduce over the row chunks: ``Phi_c' v_c``
-(m numbers per chunk) and ``Phi_c,I' Phi_c,I`` (m^2) are tree-summed there, ``Phi_c w`` is computed
-there.
+Passes. Named ones for the proxy operator (``Phi' V``, ``Phi W``, ``(Phi T)'(Phi T)``,
+``Phi_I' Phi_I``, ``B_I' W``) and generic ones that take a block function of the caller's
+(:meth:`NumpyFactor.reduce`, :meth:`~NumpyFactor.map`, :meth:`~NumpyFactor.reduce_vectors`),
+which the Krein learners use with their own block functions: the numerical meaning stays in the
+module that owns it, the backend decides where and in which pieces the rows are read. In memory
+the blocks are :func:`~indefsvm.utils.blocks.rows_per_block` rows (a float32 block is converted
+to float64, so every product is the float64 product of the stored values); on the workers a
+pass is a map-reduce over the row chunks whose partial results (m or m^2 numbers per chunk) are
+tree-summed there.
 
-The n-vectors (``alpha``, ``u``, gradients, ``Phi w``) stay in the client as numpy arrays:
-each pass ships ``v`` out in the factor's row chunks and brings ``Phi w`` back, O(n) numbers of
-traffic, and the client holds O(n) numbers, m times less than the factor. Keeping them on the
-workers instead (dask arrays, with the projection onto ``{y'a = 0, 0 <= a <= C}`` -- a 1-D
-root in the multiplier --, the intercept's sort and the step search rewritten as per-chunk
-reductions) would cut the traffic per pass to O(m^2 + chunks) numbers but turn every O(n)
-operation of every solver into a distributed round trip (the projection alone evaluates its
-piecewise-linear function in the multiplier several times per iteration) and need a second
-implementation of each solver's vector work. At the sizes the issue targets the O(n) traffic
-is cheap next to the pass itself (n = 3e5: 2.4 MB per vector against a 720 MB factor), so the
-client-side vectors were chosen;
-``docs/scale.md`` estimates where that stops being true (n = 1e8 on 32 machines).
-
+Where the n-vectors live. The proxy solvers keep theirs (``alpha``, ``u``, gradients,
+``Phi w``) in the client as numpy arrays: each pass ships ``v`` out in the factor's row chunks
+and brings ``Phi w`` back, O(n) numbers of traffic, and the client holds O(n) numbers, m times
+less than the factor. Keeping them on the workers instead (dask arrays, with the projection
+onto ``{y'a = 0, 0 <= a <= C}`` -- a 1-D root in the multiplier --, the intercept's sort and
+the step search rewritten as per-chunk reductions) would cut the traffic per pass to
+O(m^2 + chunks) numbers but turn every O(n) operation of every solver into a distributed round
+trip (the projection alone evaluates its piecewise-linear function in the multiplier several
+times per iteration) and need a second implementation of each solver's vector work. At the
+sizes the issue targets the O(n) traffic is cheap next to the pass itself (n = 3e5: 2.4 MB per
+vector against a 720 MB factor), so the client-side vectors were chosen; ``docs/scale.md``
+estimates where that stops being true (n = 1e8 on 32 machines). The Krein learners' vector work
+is a few element-wise expressions per Newton step, so theirs stay on the workers as row-chunked
+dask vectors (:meth:`DaskFactor.rows`, :meth:`DaskFactor.map`), read inside the passes.
 
 Usage::
 
