@@ -50,8 +50,8 @@ from pathlib import Path
 import numpy as np
 from _common import load_line, machine_line, markdown_header, markdown_row, sigmoid_kernel_problem
 
+from indefsvm.linalg.factor import DENSE_LIMIT, LowRankKernel
 from indefsvm.proxy.api import solve_problem
-from indefsvm.proxy.lowrank import DENSE_LIMIT, LowRankKernel
 from indefsvm.proxy.problems import make_problem
 
 SCALES = (1e-2, 1e5)

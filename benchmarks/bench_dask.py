@@ -108,8 +108,8 @@ def in_memory(args: argparse.Namespace) -> None:
     """Fit in memory on the same data and landmarks; write decisions and pass times."""
     import dask
 
+    from indefsvm.linalg.factor import LowRankKernel
     from indefsvm.proxy.estimators import IndefiniteSVC
-    from indefsvm.proxy.lowrank import LowRankKernel
 
     with dask.config.set(scheduler="threads"):
         X, y = (a.compute() for a in make_dask_data(args.n, args.chunk_rows, args.seed))
@@ -223,8 +223,8 @@ def fit_on_cluster(args: argparse.Namespace, client) -> dict:
 
     import indefsvm
     from indefsvm.approximation.nystrom import IndefiniteNystroem
+    from indefsvm.linalg.factor import LowRankKernel
     from indefsvm.proxy.estimators import IndefiniteSVC
-    from indefsvm.proxy.lowrank import LowRankKernel
     from indefsvm.proxy.problems import make_problem
 
     X, y = make_dask_data(args.n, args.chunk_rows, args.seed)

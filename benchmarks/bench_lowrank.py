@@ -149,8 +149,8 @@ def child_iteration(args) -> dict:
     import numpy as np
 
     from indefsvm import make_problem
+    from indefsvm.linalg.factor import LowRankKernel
     from indefsvm.linalg.projection import project_hyperplane_box
-    from indefsvm.proxy.lowrank import LowRankKernel
     from indefsvm.proxy.problems import minimize_piecewise_linear
 
     rng = np.random.default_rng(args.seed)
@@ -244,7 +244,7 @@ def child_lowrank(args) -> dict:
 
     import indefsvm.proxy.estimators as est
     from indefsvm import IndefiniteSVC, make_problem
-    from indefsvm.proxy.lowrank import LowRankKernel
+    from indefsvm.linalg.factor import LowRankKernel
 
     warnings.simplefilter("ignore", ConvergenceWarning)
     X, y, Xt, yt = make_data(args.n, args.seed) if args.data == "synthetic" else load_letter()
@@ -353,10 +353,16 @@ def _check_clip(args, clf, X, y, Xt, yt) -> dict:
     import numpy as np
     from sklearn.svm import SVC
 
+    from indefsvm.linalg.spectrum import SPECTRUM_MAPS
+
     nys = clf.nystroem_
-    keep = nys.signature_ > 0
+    clip = SPECTRUM_MAPS["clip"]
+    args_clip = (nys.signature_, np.abs(nys.eigenvalues_))
     t0 = time.perf_counter()
-    F, Ft = nys.transform(X)[:, keep], nys.transform(Xt)[:, keep]
+    F, Ft = (
+        clip.factor(nys.transform(X), *args_clip)[0],
+        clip.factor(nys.transform(Xt), *args_clip)[0],
+    )
     svm = SVC(kernel="linear", C=args.C, tol=1e-5, cache_size=2000).fit(F, y)
     clip_time = time.perf_counter() - t0
     ours, theirs = clf.decision_function(Xt), svm.decision_function(Ft)
@@ -367,7 +373,7 @@ def _check_clip(args, clf, X, y, Xt, yt) -> dict:
     dual_clip = float(np.sum(np.abs(svm.dual_coef_)) - 0.5 * w @ w)
     res = clf.result_
     return {
-        "clip_features": int(keep.sum()),
+        "clip_features": int(F.shape[1]),
         "clip_svm_seconds": clip_time,
         "clip_test_accuracy": acc_clip,
         "ours_test_accuracy": acc_ours,

@@ -34,8 +34,8 @@ from bench_lowrank import COEF0, GAMMA, make_data
 
 from indefsvm import make_problem, solve_problem
 from indefsvm.approximation.nystrom import IndefiniteNystroem
+from indefsvm.linalg.factor import LowRankKernel
 from indefsvm.proxy import certificate
-from indefsvm.proxy.lowrank import LowRankKernel
 
 
 @numba.njit(cache=True)

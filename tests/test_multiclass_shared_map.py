@@ -21,8 +21,8 @@ from indefsvm import IndefiniteSVC, make_problem
 from indefsvm.approximation.nystrom import IndefiniteNystroem
 from indefsvm.krein.lowrank import squared_hinge_svm
 from indefsvm.krein.models import KreinKernelRidgeClassifier, KreinSquaredHingeSVC
+from indefsvm.linalg.factor import LowRankKernel
 from indefsvm.proxy.api import solve_problem
-from indefsvm.proxy.lowrank import LowRankKernel
 
 SIG = {"gamma": 0.3, "coef0": -0.4}
 M = 15

@@ -84,7 +84,9 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from indefsvm.linalg.factor import compact_columns
 from indefsvm.threads import threaded_fit
+from indefsvm.utils.blocks import rows_per_block
 from indefsvm.utils.constraints import set_init_parameters
 from indefsvm.utils.dask_rows import is_dask_array
 from indefsvm.utils.progress import LONG_FIT_ROWS, ProgressBar, ensure_visible, progress_bar
@@ -93,7 +95,6 @@ from indefsvm.utils.validation import check_finite_matrix, check_square_symmetri
 __all__ = [
     "LANDMARK_METHODS",
     "IndefiniteNystroem",
-    "compact_columns",
     "one_shot_eigendecomposition",
     "select_landmarks",
 ]
@@ -109,9 +110,6 @@ DASK_LANDMARK_METHODS = ("uniform", "leverage")
 #: Factorisations: the one-shot eigendecomposition of Sect. 2.2 or the plain factor ``L, S``.
 FACTORIZATIONS = ("one-shot", "plain")
 
-#: Bytes per row block of kernel values (plus the same again for the feature block).
-BLOCK_BYTES = 32 * 2**20
-
 #: Default relative cut-off of the pseudo-inverse of ``K_ZZ``: eigenvalues with
 #: ``|d| <= rcond * max|d|`` are dropped. 1e-10 keeps the condition number of ``L`` (whose
 #: squared singular values are bounded below by the kept ``|d|``) within what double precision
@@ -125,7 +123,9 @@ _BOUND_FACTOR = 10.0
 
 
 def _rows_per_block(n_cols: int) -> int:
-    return int(max(1, min(65536, BLOCK_BYTES // (8 * max(1, n_cols)))))
+    """Rows per block of kernel values (:data:`indefsvm.utils.blocks.BLOCK_BYTES`, plus the
+    same again for the feature block), at most 65536."""
+    return int(min(65536, rows_per_block(n_cols)))
 
 
 def _blocks(n: int, rows: int) -> Iterator[tuple[int, int]]:
@@ -1237,26 +1237,6 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
 
     def _more_tags(self) -> dict[str, Any]:  # pragma: no cover - sklearn metadata
         return {"requires_positive_X": False, "preserves_dtype": [np.float64]}
-
-
-def compact_columns(A: NDArray, k: int) -> NDArray:
-    """The first ``k`` columns of the C-contiguous ``A`` as a contiguous array in ``A``'s memory.
-
-    Rows are moved forward block by block (row ``i`` goes from offset ``i m`` to ``i k <= i m``),
-    so no second ``n x k`` array is allocated; the result is a view on ``A``'s buffer.
-    """
-    n, m = A.shape
-    if k == m:
-        return A
-    if not A.flags.c_contiguous:
-        raise ValueError("compact_columns needs a C-contiguous array.")
-    flat = A.reshape(-1)
-    step = _rows_per_block(m)
-    for start in range(0, n, step):
-        stop = min(n, start + step)
-        # numpy copies through a temporary when source and destination overlap.
-        flat[start * k : stop * k] = A[start:stop, :k].reshape(-1)
-    return flat[: n * k].reshape(n, k)
 
 
 # -------------------------------------------------------------------------------- landmarks

@@ -42,7 +42,6 @@ recognition -- tangent distance and tangent propagation. LNCS 1524, 1998.
 B. Haasdonk, D. Keysers. Tangent distance kernels for support vector machines. ICPR 2002.
 """
 
-from indefsvm.kernels._blocks import BLOCK_BYTES
 from indefsvm.kernels.dissimilarity import (
     DissimilarityKernel,
     DoubleCentering,
@@ -70,6 +69,7 @@ from indefsvm.kernels.vector import (
     squared_euclidean_distances,
     thin_plate_spline_kernel,
 )
+from indefsvm.utils.blocks import BLOCK_BYTES  # the package's one budget, documented here
 
 __all__ = [
     "BLOCK_BYTES",

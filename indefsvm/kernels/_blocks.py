@@ -1,5 +1,6 @@
 """Block machinery of the kernel builders: row blocks whose temporaries fit in
-:data:`BLOCK_BYTES`, symmetric fills of the upper triangle, blocked distances and inner products."""
+:data:`~indefsvm.utils.blocks.BLOCK_BYTES`, symmetric fills of the upper triangle, blocked
+distances and inner products."""
 
 from __future__ import annotations
 
@@ -8,15 +9,15 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from indefsvm.utils import blocks
+from indefsvm.utils.blocks import rows_per_block
 from indefsvm.utils.validation import check_finite_matrix
-
-#: Memory budget (bytes) of the per-block temporaries of the chunked kernel builders.
-BLOCK_BYTES = 32 * 2**20
 
 
 def _rows_per_block(n_cols: int, n_temporaries: int = 1) -> int:
-    """Rows per block so that ``n_temporaries`` float64 blocks fit in :data:`BLOCK_BYTES`."""
-    return max(1, BLOCK_BYTES // (8 * max(1, n_cols) * max(1, n_temporaries)))
+    """Rows per block so that ``n_temporaries`` float64 blocks fit in the one budget,
+    :data:`indefsvm.utils.blocks.BLOCK_BYTES`."""
+    return rows_per_block(n_cols, n_temporaries)
 
 
 def _check_pair(
@@ -37,8 +38,8 @@ def _check_pair(
 def _symmetrize_inplace(K: NDArray[np.float64]) -> None:
     """Replace ``K`` by ``(K + K') / 2``, block by block (no full-size temporary)."""
     n = K.shape[0]
-    # Two b x b temporaries per step stay within BLOCK_BYTES.
-    b = max(1, int(np.sqrt(BLOCK_BYTES / 16.0)))
+    # Two b x b temporaries per step stay within BLOCK_BYTES (read at call time: one setting).
+    b = max(1, int(np.sqrt(blocks.BLOCK_BYTES / 16.0)))
     for i in range(0, n, b):
         i_end = min(n, i + b)
         for j in range(i, n, b):

@@ -69,7 +69,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.exceptions import ConvergenceWarning
 
 from indefsvm.krein.solver import minimize_quadratic_on_sphere
-from indefsvm.utils.dask_rows import is_dask_array
+from indefsvm.linalg.factor import DaskFactor, NumpyFactor, as_factor
 from indefsvm.utils.validation import check_finite_matrix, check_positive
 
 if TYPE_CHECKING:  # hypergrad imports the estimators, which import this module
@@ -90,39 +90,42 @@ __all__ = [
 _EPS = float(np.finfo(np.float64).eps)
 
 
-def _check_factor(
-    Phi: ArrayLike, signature: ArrayLike
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    Phi = _check_features(Phi, name="Phi")
-    if is_dask_array(Phi):
-        pass  # finiteness: checked on the Gram matrix the first pass brings back (_gram)
-    elif Phi.dtype != np.float32:
-        Phi = check_finite_matrix(Phi, name="Phi")
+Factor = NumpyFactor | DaskFactor
+
+
+def _check_factor(Phi: ArrayLike, signature: ArrayLike) -> tuple[Factor, NDArray[np.float64]]:
+    backend = _check_features(Phi, name="Phi")
+    # Finiteness of a float64 factor is checked here; of a float32 or dask factor on the Gram
+    # matrix its first pass brings back (_gram): no extra pass over the rows.
+    if not backend.distributed and backend.Phi.dtype != np.float32:
+        backend = NumpyFactor(check_finite_matrix(backend.Phi, name="Phi"))
     s = check_finite_matrix(signature, name="signature", ndim=1)
-    if s.shape[0] != Phi.shape[1]:
-        raise ValueError(f"signature has {s.shape[0]} entries but Phi has {Phi.shape[1]} columns.")
+    if s.shape[0] != backend.Phi.shape[1]:
+        raise ValueError(
+            f"signature has {s.shape[0]} entries but Phi has {backend.Phi.shape[1]} columns."
+        )
     if not np.all(np.abs(s) == 1.0):
         raise ValueError("signature must contain only +1.0 and -1.0.")
-    return Phi, s
+    return backend, s
 
 
-def _check_features(F: ArrayLike, name: str = "F") -> NDArray:
-    """The feature matrix ``F`` (n, r) of the low-rank solvers, refused unless 2-D.
+def _check_features(F: ArrayLike, name: str = "F") -> Factor:
+    """The backend of the feature matrix ``F`` (n, r) of the low-rank solvers, refused unless 2-D.
 
-    Its dtype is kept (a float32 factor stays float32 and :func:`_gram` accumulates in
-    float64); shared by :func:`lowrank_variance_constrained` and :func:`squared_hinge_svm`.
-    A dask array stays one, chunked by rows (module docstring, "Dask arrays").
+    Its dtype is kept (a float32 factor stays float32 and every pass accumulates in float64);
+    shared by every learner here. A dask array stays one, chunked by rows and read as it is (not
+    persisted here: the estimators persist their final factor; module docstring, "Dask arrays").
     """
-    dask = is_dask_array(F)
-    F = F if dask else np.asarray(F)
-    if F.ndim != 2:
-        what = "a 2-D (n, r) factor" if name == "Phi" else "2-D"
-        raise ValueError(f"{name} must be {what}; got shape {F.shape}.")
-    if dask:
-        from indefsvm.utils.dask_rows import check_dask_rows
+    return as_factor(F, name, what="a 2-D (n, r) factor" if name == "Phi" else "2-D")
 
-        return check_dask_rows(F, name)
-    return F
+
+def _block_matvec_t(B: NDArray, v: NDArray) -> NDArray[np.float64]:
+    """One row block's ``B'v``, accumulated in float64 (a float32 block is converted)."""
+    return np.asarray(B, dtype=np.float64).T @ v
+
+
+def _block_matvec(B: NDArray, z: NDArray[np.float64], b: float) -> NDArray[np.float64]:
+    return np.asarray(B @ z.astype(B.dtype, copy=False), dtype=np.float64) + b
 
 
 def _block_gram(B: NDArray) -> NDArray[np.float64]:
@@ -130,31 +133,17 @@ def _block_gram(B: NDArray) -> NDArray[np.float64]:
     return B.T @ B
 
 
-def _block_matvec_t(B: NDArray, v: NDArray) -> NDArray[np.float64]:
-    return np.asarray(B.T @ np.asarray(v).astype(B.dtype, copy=False), dtype=np.float64)
+def _gram(F: Factor) -> NDArray[np.float64]:
+    """``F'F`` in float64; the check of a float32 or dask factor's finiteness.
 
-
-def _block_matvec(B: NDArray, z: NDArray[np.float64], b: float) -> NDArray[np.float64]:
-    return np.asarray(B @ z.astype(B.dtype, copy=False), dtype=np.float64) + b
-
-
-def _gram(F: NDArray) -> NDArray[np.float64]:
-    """``F'F`` in float64 (float32 ``F``: by row blocks, accumulated in 64 bit; a dask ``F``:
-    one map-reduce pass, ``r x r`` per chunk summed on the workers)."""
-    if is_dask_array(F):
-        from indefsvm.utils.dask_rows import reduce_rows
-
-        G = reduce_rows(_block_gram, F)
-        if not np.all(np.isfinite(G)):
-            raise ValueError("the factor (a dask array) contains NaN or inf values.")
-        return G
-    if F.dtype == np.float64:
-        return F.T @ F
-    G = np.zeros((F.shape[1], F.shape[1]))
-    step = max(1, 2**22 // max(1, F.shape[1]))
-    for start in range(0, F.shape[0], step):
-        B = np.asarray(F[start : start + step], dtype=np.float64)
-        G += B.T @ B
+    In memory the backend's Gram pass (one BLAS product; float32 by row blocks accumulated in
+    64 bit). On Dask the map-reduce of the chunks' :func:`_block_gram` (``r x r`` per chunk
+    summed on the workers), a pass like every other of these learners: the fit's progress bar
+    counts its chunks.
+    """
+    G = F.reduce(_block_gram) if F.distributed else F.gram(None, None)
+    if not np.all(np.isfinite(G)):
+        raise ValueError("the factor contains NaN or inf values.")
     return G
 
 
@@ -235,7 +224,7 @@ def lowrank_krein_ridge(
     lambda_minus = check_positive(lambda_minus, "lambda_minus")
     Phi, s = _check_factor(Phi, signature)
     n = Phi.shape[0]
-    y = _check_y(y, n, like=Phi)
+    y = Phi.rows(y)
     # F'F = S Phi'Phi S, F'y = S Phi'y.
     G = _gram(Phi) * np.outer(s, s)
     G[np.diag_indices_from(G)] += n * _reg_diag(s, lambda_plus, lambda_minus)
@@ -243,50 +232,20 @@ def lowrank_krein_ridge(
     return scipy.linalg.solve(G, rhs, assume_a="pos", check_finite=False)
 
 
-def _check_y(y: ArrayLike, n: int, like: Any = None) -> NDArray[np.float64]:
-    """``y`` as float64, one entry per row; with a dask factor ``like``, a dask array with the
-    factor's row chunks (a numpy ``y`` of the right length is chunked like the factor; its
-    finiteness is checked with the first pass through it, :func:`_matvec_t`)."""
-    if is_dask_array(like):
-        from indefsvm.utils.dask_rows import align_rows
-
-        return align_rows(y, like, "y", dtype=np.float64)
-    if is_dask_array(y):
-        raise ValueError("y is a dask array but the factor is not: pass both as dask arrays.")
-    y = check_finite_matrix(np.ravel(np.asarray(y)), name="y", ndim=1)
-    if y.shape[0] != n:
-        raise ValueError(f"y has {y.shape[0]} entries but Phi has {n} rows.")
-    return y
-
-
-def _matvec_t(F: NDArray, v: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``F'v`` in float64 (a dask ``F``: one map-reduce pass, an ``r``-vector per chunk; a
-    float32 ``F``: by row blocks, accumulated in 64 bit as :func:`_gram`)."""
-    if is_dask_array(F):
-        from indefsvm.utils.dask_rows import reduce_rows
-
-        out = reduce_rows(_block_matvec_t, F, v)
-        if not np.all(np.isfinite(out)):
-            raise ValueError("the factor or the vector (dask arrays) contain NaN or inf values.")
-        return out
-    if F.dtype == np.float64:
-        return F.T @ v
-    out = np.zeros(F.shape[1])
-    step = max(1, 2**22 // max(1, F.shape[1]))
-    for start in range(0, F.shape[0], step):
-        out += np.asarray(F[start : start + step], dtype=np.float64).T @ v[start : start + step]
+def _matvec_t(F: Factor, v: Any) -> NDArray[np.float64]:
+    """``F'v`` in float64: one pass of :func:`_block_matvec_t` over the row blocks (in memory)
+    or chunks (on Dask, an ``r``-vector per chunk summed on the workers); the check of the
+    vector's finiteness on Dask (``v`` not yet read) and of a float32 factor's."""
+    out = F.reduce(_block_matvec_t, v)
+    if not np.all(np.isfinite(out)):
+        raise ValueError("the factor or the vector contain NaN or inf values.")
     return out
 
 
-def _matvec(F: NDArray, z: NDArray[np.float64], b: float = 0.0) -> NDArray[np.float64]:
-    """``F z + b`` in float64 (a dask ``F``: a row-chunked dask vector, persisted: it stays on
-    the workers and later passes read it instead of recomputing it)."""
-    if is_dask_array(F):
-        from indefsvm.utils.dask_rows import map_rows, persist_rows
-
-        return persist_rows(map_rows(_block_matvec, F, args=(z, float(b)), dtype=np.float64))
-    out = np.asarray(F @ z.astype(F.dtype, copy=False), dtype=np.float64)
-    return out + b if b != 0.0 else out
+def _matvec(F: Factor, z: NDArray[np.float64], b: float = 0.0) -> Any:
+    """``F z + b`` in float64, one value per row (on Dask a row-chunked vector persisted on the
+    workers: later passes read it instead of recomputing it)."""
+    return F.map(_block_matvec, args=(z, float(b)))
 
 
 @dataclass(frozen=True)
@@ -355,7 +314,7 @@ def lowrank_variance_constrained(
     """
     F = _check_features(F)
     n = F.shape[0]
-    y = _check_y(y, n, like=F)
+    y = F.rows(y)
     reg = check_finite_matrix(reg, name="reg", ndim=1)
     r = check_positive(r, "r")
     tol = n * _EPS if tol is None else float(tol)
@@ -424,16 +383,14 @@ def ridge_on_rows(C: ArrayLike, y: ArrayLike, alpha: float) -> tuple[NDArray[np.
     -------
     (coef, intercept)
     """
-    from indefsvm.utils.dask_rows import reduce_rows
-
     alpha = check_positive(alpha, "alpha")
     C = _check_features(C, name="C")
-    y = _check_y(y, C.shape[0], like=C)
-    col_sums, y_sum, n = reduce_rows(_block_sums, C, y)
+    y = C.rows(y)
+    col_sums, y_sum, n = C.reduce(_block_sums, y)
     if not (np.all(np.isfinite(col_sums)) and np.isfinite(y_sum)):
         raise ValueError("the features or the targets (dask arrays) contain NaN or inf values.")
     c_mean, y_mean = col_sums / n, y_sum / n
-    A, rhs = reduce_rows(_block_centred_normal, C, y, args=(c_mean, y_mean))
+    A, rhs = C.reduce(_block_centred_normal, y, args=(c_mean, y_mean))
     A[np.diag_indices_from(A)] += alpha
     coef = scipy.linalg.solve(A, rhs, assume_a="pos", check_finite=False)
     return coef, float(y_mean - c_mean @ coef)
@@ -531,34 +488,12 @@ def exact_line_search(
 
 
 def _active_normal_equations(
-    F: NDArray, y: NDArray[np.float64], active: NDArray[np.bool_], fit_intercept: bool
+    F: Factor, y: Any, active: Any, fit_intercept: bool
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """``[F_I 1]'[F_I 1]`` and ``[F_I 1]'y_I`` by row blocks (no copy of ``F_I``; a dask
-    ``F``: one map-reduce pass, ``(r+1) x (r+1)`` per chunk summed on the workers)."""
-    if is_dask_array(F):
-        from indefsvm.utils.dask_rows import reduce_rows
-
-        return reduce_rows(_block_active_normal, F, y, active, args=(fit_intercept,))
-    n, r = F.shape
-    p = r + 1 if fit_intercept else r
-    H = np.zeros((p, p))
-    rhs = np.zeros(p)
-    step = max(1, 2**22 // max(1, r))
-    for start in range(0, n, step):
-        act = active[start : start + step]
-        if not np.any(act):
-            continue
-        B = np.asarray(F[start : start + step][act], dtype=np.float64)
-        yb = y[start : start + step][act]
-        H[:r, :r] += B.T @ B
-        rhs[:r] += B.T @ yb
-        if fit_intercept:
-            col = B.sum(axis=0)
-            H[:r, r] += col
-            H[r, :r] += col
-            H[r, r] += float(B.shape[0])
-            rhs[r] += yb.sum()
-    return H, rhs
+    """``[F_I 1]'[F_I 1]`` and ``[F_I 1]'y_I``: one pass of :func:`_block_active_normal` over
+    the row blocks (no copy of ``F_I``; on Dask ``(r+1) x (r+1)`` per chunk summed on the
+    workers)."""
+    return F.reduce(_block_active_normal, y, active, args=(fit_intercept,))
 
 
 def _block_active_normal(
@@ -590,10 +525,9 @@ def _block_sh_gradient(B: NDArray, yb: NDArray, ob: Any) -> tuple[NDArray[np.flo
 
 
 def _same_mask(a: Any, b: Any) -> bool:
-    """Whether two boolean row masks agree (dask masks: compared on the workers)."""
-    if is_dask_array(a) or is_dask_array(b):
-        return not bool((a != b).any())
-    return bool(np.array_equal(a, b))
+    """Whether two boolean row masks of the same rows agree (dask masks: compared on the
+    workers, only the answer travels)."""
+    return not bool((a != b).any())
 
 
 # Distributed exact line search. phi'(t)/2 = g(t) = q0 + q1 t + sum_i c_i min(t c_i - a_i, 0) is
@@ -643,16 +577,16 @@ def _block_segments(a: NDArray, c: NDArray, points: NDArray[np.float64]) -> NDAr
     return out
 
 
-def _exact_line_search_rows(a: Any, c: Any, q0: float, q1: float) -> float:
-    """:func:`exact_line_search` for row-chunked dask vectors ``a`` and ``c``, exact.
+def _exact_line_search_rows(F: Factor, a: Any, c: Any, q0: float, q1: float) -> float:
+    """:func:`exact_line_search` for vectors ``a`` and ``c`` cut like the rows of ``F``, exact.
 
-    Each pass brings back O(chunks * 64) numbers; the vectors never leave the workers.
+    Its passes are ``F.reduce_vectors``; on Dask each brings back O(chunks * 64) numbers and the
+    vectors never leave the workers.
     """
-    from indefsvm.utils.dask_rows import reduce_rows
-
+    reduce = F.reduce_vectors
     lo, hi = 0.0, np.inf
     while True:
-        _, values, complete = reduce_rows(
+        _, values, complete = reduce(
             _block_events, a, c, args=(lo, hi, _SEARCH_SAMPLES), combine=_merge_events
         )
         values = np.unique(values)
@@ -661,7 +595,7 @@ def _exact_line_search_rows(a: Any, c: Any, q0: float, q1: float) -> float:
         # g at (at most) 64 of the merged order statistics narrows the bracket [lo, hi].
         pick = np.unique(np.linspace(0, values.size - 1, _SEARCH_SAMPLES).round().astype(np.intp))
         ts = values[pick]
-        g = q0 + q1 * ts + reduce_rows(_block_g, a, c, args=(ts,))
+        g = q0 + q1 * ts + reduce(_block_g, a, c, args=(ts,))
         below, above = ts[g < 0.0], ts[g >= 0.0]
         lo = float(below.max()) if below.size else lo
         hi = float(above.min()) if above.size else hi
@@ -672,7 +606,7 @@ def _exact_line_search_rows(a: Any, c: Any, q0: float, q1: float) -> float:
     mids = np.where(
         np.isfinite(right), 0.5 * (edges[:-1] + right), edges[:-1] + 1.0 + abs(edges[:-1])
     )
-    sums = reduce_rows(_block_segments, a, c, args=(mids,))
+    sums = reduce(_block_segments, a, c, args=(mids,))
     slope = q1 + sums[:, 0]
     inter = q0 - sums[:, 1]
     with np.errstate(invalid="ignore"):
@@ -724,7 +658,7 @@ def squared_hinge_svm(
     """
     F = _check_features(F)
     n, r = F.shape
-    y = _check_y(y, n, like=F)
+    y = F.rows(y)
     if not bool((abs(y) == 1.0).all()):
         raise ValueError("y must contain only -1.0 and +1.0 labels.")
     reg = check_finite_matrix(reg, name="reg", ndim=1)
@@ -737,25 +671,14 @@ def squared_hinge_svm(
         w = np.concatenate([w, [0.0]])
     if w.shape[0] != p:
         raise ValueError(f"z0 must have {r} or {p} entries; got {w.shape[0]}.")
-    dask = is_dask_array(F)
 
     def outputs(v: NDArray) -> NDArray:
         return _matvec(F, v[:r], float(v[r]) if fit_intercept else 0.0)
 
     def gradient(v: NDArray, out: NDArray) -> NDArray:
-        if dask:
-            from indefsvm.utils.dask_rows import reduce_rows
-
-            # F'g_out and sum(g_out) in one pass.
-            g_f, g_b = reduce_rows(_block_sh_gradient, F, y, out)
-            g = np.concatenate([g_f, [g_b]]) if fit_intercept else g_f
-            return g + 2.0 * regp * v
-        viol = np.maximum(1.0 - y * out, 0.0)
-        g_out = -2.0 * y * viol
-        g = np.empty(p)
-        g[:r] = _matvec_t(F, g_out)
-        if fit_intercept:
-            g[r] = float(g_out.sum())
+        # F'g_out and sum(g_out) in one pass.
+        g_f, g_b = F.reduce(_block_sh_gradient, y, out)
+        g = np.concatenate([g_f, [g_b]]) if fit_intercept else g_f
         return g + 2.0 * regp * v
 
     out = outputs(w)
@@ -788,15 +711,13 @@ def squared_hinge_svm(
         # phi(t) along d: a_i = 1 - y_i o_i, c_i = y_i delta_i.
         q0 = float(regp @ (w * d))
         q1 = float(regp @ (d * d))
-        search = _exact_line_search_rows if dask else exact_line_search
-        t = search(1.0 - y * out, y * delta, q0, q1)
+        if F.distributed:  # the walk over the sorted breakpoints needs the vectors in one place
+            t = _exact_line_search_rows(F, 1.0 - y * out, y * delta, q0, q1)
+        else:
+            t = exact_line_search(1.0 - y * out, y * delta, q0, q1)
         w = w + t * d
-        out = out + t * delta
-        if dask:
-            # Cut the graph: out stays on the workers as data, not as a chain of updates.
-            from indefsvm.utils.dask_rows import persist_rows
-
-            out = persist_rows(out)
+        # On Dask: cut the graph, out stays on the workers as data, not as a chain of updates.
+        out = F.persist(out + t * delta)
         new_active = y * out < 1.0
         gnorm = float(np.linalg.norm(gradient(w, out)))
         if (t == 1.0 and _same_mask(new_active, active)) or gnorm <= tol * scale:
@@ -869,12 +790,12 @@ def squared_hinge_hypergradient(
     """
     from indefsvm.krein.hypergrad import HyperGradient  # noqa: F811 - runtime import
 
-    F = np.asarray(F)
+    F = NumpyFactor(np.asarray(F))
     n, r = F.shape
-    y = _check_y(y, n)
+    y = F.rows(y)
     s = check_finite_matrix(signature, name="signature", ndim=1)
-    Fv = np.asarray(F_val)
-    yv = _check_y(y_val, Fv.shape[0])
+    Fv = NumpyFactor(np.asarray(F_val))
+    yv = Fv.rows(y_val)
     if loss not in ("squared_hinge", "squared_error"):
         raise ValueError(f"loss must be 'squared_hinge' or 'squared_error'; got {loss!r}.")
     reg = _reg_diag(s, lambda_plus, lambda_minus)

@@ -54,16 +54,17 @@ from indefsvm.krein.solver import (
     omcs_krein_least_squares,
 )
 from indefsvm.krein.subspace import landweber_fridman, mr_ii, truncated_spectral_factorization
-from indefsvm.linalg.spectrum import TRANSFORM_METHODS, spectrum_transform
+from indefsvm.linalg.factor import as_factor, right_multiply_inplace
+from indefsvm.linalg.spectrum import SPECTRUM_MAPS, TRANSFORM_METHODS, spectrum_transform
 from indefsvm.multiclass import OneVsOneMixin, WeightedOneVsOneMixin
 from indefsvm.utils.constraints import Interval, StrOptions
-from indefsvm.utils.dask_rows import is_dask_array
+from indefsvm.utils.dask_rows import on_workers
 from indefsvm.utils.validation import (
-    BinaryLabels,
     check_binary_labels,
-    check_finite_matrix,
     check_sample_weight,
     no_fit_params,
+    rows_binary_labels,
+    rows_targets,
 )
 
 __all__ = [
@@ -145,8 +146,8 @@ class _KernelEstimatorMixin(KernelInputMixin):
     def _regression_y(self, X: Any, y: Any) -> NDArray[np.float64]:
         """Targets checked as scikit-learn does (1-D numeric; a column warns and is raveled)."""
         self._require_y(X, y)
-        if is_dask_array(X) or is_dask_array(y):
-            return y  # checked against the factor's rows by _regression_targets
+        if on_workers(X, y):
+            return y  # checked against the factor's rows by rows_targets
         y = column_or_1d(y, warn=True)
         return check_array(
             y, ensure_2d=False, dtype=np.float64, input_name="y", estimator=self
@@ -184,12 +185,11 @@ class _KernelEstimatorMixin(KernelInputMixin):
         r = Phi.shape[1]
         self.feature_mean_ = np.zeros(r)
         self.feature_rotation_ = np.eye(r)
-        dask = is_dask_array(Phi)
         if self.center:
             # In place (Phi is ours): the n x r factor is the dominant memory at large n.
-            # (A dask factor: a new lazy array, persisted below.)
+            # (A dask factor: a new lazy array, persisted below; np.asarray computes its mean.)
             mean = Phi.mean(axis=0, dtype=np.float64)
-            self.feature_mean_ = np.array(mean.compute() if dask else mean, copy=True)
+            self.feature_mean_ = np.array(np.asarray(mean), copy=True)
             Phi -= self.feature_mean_.astype(Phi.dtype)
         # A one-vs-one pair's rows of the shared factor are not an eigenbasis of its own
         # K_pair|Z: re-diagonalised, so that lambda_+/- act on its eigenspaces (as in a binary fit).
@@ -197,16 +197,13 @@ class _KernelEstimatorMixin(KernelInputMixin):
         if (self.center or shared) and not self._landmark_split():
             T, lam = rediagonalize(Phi, s, tol=getattr(self, "rcond", None))
             self.feature_rotation_ = T
-            Phi = _right_multiply_inplace(Phi, T)
+            Phi = right_multiply_inplace(Phi, T)
             s = np.where(lam >= 0.0, 1.0, -1.0)
         self.signature_ = s
         self.feature_eigenvalues_ = lam
-        if dask:
-            # The factor every solver pass reads, kept on the workers (or in the local
-            # scheduler's memory without a client): centring and rotation are applied once.
-            from indefsvm.utils.dask_rows import persist_rows
-
-            Phi = persist_rows(Phi)
+        # The factor every solver pass reads, on Dask kept on the workers (or in the local
+        # scheduler's memory without a client): centring and rotation are applied once.
+        Phi = as_factor(Phi).persist(Phi)
         return Phi, s, np.abs(lam)
 
     def _fitted_low_rank(self) -> bool:
@@ -227,12 +224,12 @@ class _KernelEstimatorMixin(KernelInputMixin):
 
     def _centred_targets(self, y: ArrayLike, n: int) -> NDArray[np.float64]:
         """``y - intercept_``, the intercept being the mean of ``y`` with ``center`` (else 0)."""
-        y = _regression_targets(y, n)
+        y = rows_targets(y, n)
         self.intercept_ = float(y.mean()) if self.center else 0.0
         return y - self.intercept_
 
     def _refuse_dask_full_rank(self, X: Any) -> None:
-        if is_dask_array(X):
+        if on_workers(X):
             raise ValueError(
                 f"{type(self).__name__}: a dask array needs the low-rank model (set "
                 "n_components); the full-rank model works on the n x n kernel in memory."
@@ -255,56 +252,9 @@ class _KernelEstimatorMixin(KernelInputMixin):
         return Kt
 
 
-def _right_multiply_inplace(Phi: NDArray, T: NDArray[np.float64]) -> NDArray:
-    """``Phi @ T`` (``T`` of shape ``(r, r')``, ``r' <= r``) stored in ``Phi``'s own memory
-    (a dask ``Phi``: a lazy row-chunked product)."""
-    if is_dask_array(Phi):
-        return Phi @ T.astype(Phi.dtype, copy=False)
-    r_new = T.shape[1]
-    Tc = T.astype(Phi.dtype, copy=False)
-    step = max(1, 2**22 // max(1, Phi.shape[1]))
-    for start in range(0, Phi.shape[0], step):
-        Phi[start : start + step, :r_new] = Phi[start : start + step] @ Tc
-    from indefsvm.approximation.nystrom import compact_columns
-
-    return compact_columns(Phi, r_new)
-
-
-def _binary_labels(y: Any, n: int | None = None) -> BinaryLabels:
-    """:func:`check_binary_labels`, or for a dask ``y`` its lazy +-1 vector."""
-    if is_dask_array(y):
-        from indefsvm.utils.dask_rows import dask_binary_labels
-
-        y_pm, classes = dask_binary_labels(y)
-        if n is not None and y_pm.shape[0] != n:
-            raise ValueError(f"y has {y_pm.shape[0]} labels but the factor has {n} rows.")
-        return BinaryLabels(y=y_pm, classes=classes)
-    return check_binary_labels(y, n)
-
-
 def _scale_columns_inplace(Phi: NDArray, scale: NDArray[np.float64]) -> NDArray:
     Phi *= scale.astype(Phi.dtype, copy=False)
     return Phi
-
-
-def _regression_targets(y: ArrayLike, n: int) -> NDArray[np.float64]:
-    if is_dask_array(y):
-        # Stays on the workers; the solver aligns it with the factor's row chunks.
-        from indefsvm.utils.dask_rows import check_dask_rows
-
-        y = check_dask_rows(y, "y")
-        if y.ndim == 2 and 1 in y.shape:
-            y = y.reshape(-1)
-        if y.ndim != 1 or y.shape[0] != n:
-            raise ValueError(f"y has shape {y.shape} but the factor has {n} rows.")
-        return y.astype(np.float64)
-    y = np.asarray(y)
-    if y.ndim == 2 and 1 in y.shape:
-        y = y.ravel()
-    y = check_finite_matrix(y, name="y", ndim=1)
-    if y.shape[0] != n:
-        raise ValueError(f"y has {y.shape[0]} targets but the kernel has {n} rows.")
-    return y
 
 
 class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
@@ -499,24 +449,16 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         if self.formulation == "omcs":
             # n lam a'K a = n lam z'S z (module docstring of indefsvm.krein.lowrank).
             return _scale_columns_inplace(Phi, s), lam * s
-        if self.formulation == "flip":
-            return Phi, np.full(Phi.shape[1], lam)
-        if self.formulation == "clip":
-            keep = s > 0
-            return Phi[:, keep], np.full(int(keep.sum()), lam)
-        # square: K^2 = (Phi |Lambda|^{1/2})(Phi |Lambda|^{1/2})' (in place: keeps the dtype)
-        return _scale_columns_inplace(Phi, np.sqrt(absl)), np.full(Phi.shape[1], lam)
+        # flip, clip, square: the factor of the transformed kernel (in place: keeps the dtype).
+        F, _ = SPECTRUM_MAPS[self.formulation].factor(Phi, s, absl, inplace=True)
+        return F, np.full(F.shape[1], lam)
 
     def _test_features(self, X: Any) -> NDArray[np.float64]:
         Phi = self._test_factor(X)
         s, absl = self.signature_, np.abs(self.feature_eigenvalues_)
         if self.formulation in ("krein", "omcs"):
             return Phi * s
-        if self.formulation == "flip":
-            return Phi
-        if self.formulation == "clip":
-            return Phi[:, s > 0]
-        return Phi * np.sqrt(absl)
+        return SPECTRUM_MAPS[self.formulation].factor(Phi, s, absl)[0]
 
     def _fit_low_rank(self, X: Any, y: NDArray[np.float64]) -> KreinRegressor:
         """Paper 003, Sect. 2.4: KREIN VC-LSM (and the eq. 2 variants) on the factor."""
@@ -598,7 +540,7 @@ class _SignClassifierMixin(OneVsOneMixin, ClassifierMixin):
     """
 
     def _fit_binary(self, X: Any, y: Any, **weights: Any) -> None:
-        labels = _binary_labels(y)
+        labels = rows_binary_labels(y)
         self.classes_ = labels.classes
         self._fit_targets(X, labels.y, **weights)
 
@@ -903,7 +845,7 @@ class KreinSquaredHingeSVC(
 
         lp, lm = float(self.lambda_plus), float(self.lambda_minus)
         Phi, s = self._train_features(X)
-        labels = _binary_labels(y, Phi.shape[0])
+        labels = rows_binary_labels(y, Phi.shape[0])
         self.classes_ = labels.classes
         self.train_features_shape_ = Phi.shape
         sol = squared_hinge_svm(
@@ -914,8 +856,8 @@ class KreinSquaredHingeSVC(
             tol=self.tol,
             max_iter=self.max_iter,
         )
-        if is_dask_array(sol.active):
-            # The active mask stays on the workers; a fitted model holds no dask array (it
+        if not isinstance(sol.active, np.ndarray):
+            # A dask active mask stays on the workers; a fitted model holds no dask array (it
             # pickles and predicts in memory like any other).
             sol = dataclasses.replace(sol, active=None)
         self.solution_ = sol
@@ -1030,20 +972,20 @@ class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
             self.landmark_points_ = None if pair else self.nystroem_.landmark_points_
         else:
             K = self._prepare_train(X)
-        y = _regression_targets(y, K.shape[0])
+        y = rows_targets(y, K.shape[0])
         sample_weight = check_sample_weight(sample_weight, K.shape[0], owner=type(self).__name__)
-        if is_dask_array(K) and sample_weight is not None:
+        features = as_factor(K, "K")
+        if features.distributed and sample_weight is not None:
             raise ValueError(
                 f"{type(self).__name__}: sample_weight is not supported with a dask array X; "
                 "fit in memory, or without weights."
             )
-        if is_dask_array(K):
+        if features.distributed:
             # Landmark similarities on the workers (persisted: two passes read them); the same
             # solution as scikit-learn's Ridge, stored as a fitted Ridge for numpy prediction.
             from indefsvm.krein.lowrank import ridge_on_rows
-            from indefsvm.utils.dask_rows import persist_rows
 
-            coef, intercept = ridge_on_rows(persist_rows(K), y, K.shape[0] * lam)
+            coef, intercept = ridge_on_rows(features.persist(K), y, K.shape[0] * lam)
             ridge = Ridge(alpha=K.shape[0] * lam)
             ridge.coef_, ridge.intercept_, ridge.n_features_in_ = coef, intercept, K.shape[1]
             self.ridge_ = ridge
@@ -1070,7 +1012,7 @@ class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
     def _decision(self, X: ArrayLike) -> NDArray[np.float64]:
         """Ridge prediction on the test similarity rows."""
         check_is_fitted(self, "ridge_")
-        if is_dask_array(X) and self._fitted_low_rank():
+        if on_workers(X) and self._fitted_low_rank():
             _refuse_dask_precomputed(self)
             C = self.nystroem_.landmark_columns(X)
             return C @ self.ridge_.coef_ + self.ridge_.intercept_

@@ -35,6 +35,8 @@ from indefsvm.utils.tables import markdown_header, markdown_row
 from indefsvm.utils.validation import check_finite_matrix, check_square_symmetric
 
 __all__ = [
+    "SPECTRUM_MAPS",
+    "SpectrumMap",
     "SpectrumSummary",
     "SpectrumTransform",
     "eigen_summary",
@@ -151,7 +153,7 @@ def spectral_scale(K: Any) -> float:
 
     The unit of ``rho_scale="spectral"`` in the proxy-kernel estimators. Dense matrices up to
     n = 600 use LAPACK's full eigenvalue solver; larger ones the Lanczos method (ARPACK, a fixed
-    start vector, so the value is reproducible); a :class:`~indefsvm.proxy.lowrank.LowRankKernel`
+    start vector, so the value is reproducible); a :class:`~indefsvm.linalg.factor.LowRankKernel`
     ``Phi diag(s) Phi'`` the non-zero eigenvalues of ``R diag(s) R'`` with ``Phi = QR``
     (O(n m^2), nothing n x n).
 
@@ -431,6 +433,122 @@ class SpectrumTransform:
         return mapped
 
 
+class SpectrumMap:
+    """One spectrum transformation, on a dense kernel and on a factor (both wings use it).
+
+    ``K = U diag(lambda) U'`` becomes ``U diag(g(lambda)) U'``. On a dense symmetric matrix
+    (:meth:`dense`, what :func:`spectrum_transform` returns) through its eigendecomposition; on
+    a factor ``K ~= Phi diag(s) Phi'`` with orthogonal columns ``Phi = U |Lambda|^{1/2}``
+    (``s = sign(lambda)``, e.g. one-shot Nystroem features) by an operation on the columns
+    (:meth:`factor`), which applies to training and test rows alike: the factor of the
+    transformed kernel, with an all-positive signature. The instances are in
+    :data:`SPECTRUM_MAPS`, one per name of :data:`TRANSFORM_METHODS`.
+    """
+
+    #: The name (``"clip"``, ``"flip"``, ``"shift"`` or ``"square"``).
+    name: str = ""
+
+    def eigenvalues(self, lam: NDArray[np.float64], shift: float = 0.0) -> NDArray[np.float64]:
+        """``g(lambda)``: the transformed eigenvalues (``shift`` is used by ``"shift"`` only)."""
+        raise NotImplementedError
+
+    def dense(self, K: ArrayLike, *, shift: float | None = None) -> SpectrumTransform:
+        """The transformation of a dense symmetric kernel: :func:`spectrum_transform`."""
+        return spectrum_transform(K, self.name, shift=shift)
+
+    def _dense_kernel(
+        self, K: NDArray, U: NDArray, new: NDArray, amount: float
+    ) -> NDArray[np.float64]:
+        return (U * new) @ U.T
+
+    def factor(
+        self,
+        Phi: Any,
+        signature: NDArray[np.float64],
+        magnitudes: NDArray[np.float64],
+        *,
+        inplace: bool = False,
+    ) -> tuple[Any, NDArray[np.float64]]:
+        """The factor of the transformed kernel from a factor with orthogonal columns.
+
+        Parameters
+        ----------
+        Phi : ndarray or dask array of shape (n, r)
+            Training or test rows of the factor (``K ~= Phi diag(signature) Phi'``).
+        signature : ndarray of shape (r,)
+            ``sign(lambda)`` per column.
+        magnitudes : ndarray of shape (r,)
+            ``|lambda|`` per column (the squared column norms of the training rows).
+        inplace : bool, default False
+            Scale the columns in ``Phi``'s own memory (keeps its dtype; a float32 factor stays
+            float32) instead of returning a float64 product.
+
+        Returns
+        -------
+        (features, signature)
+            ``features diag(signature) features'`` is the transformed kernel; ``signature`` is
+            all ones (the transformed kernel is PSD).
+        """
+        raise ValueError(
+            f"spectrum transformation {self.name!r} has no factor form: it is not a function "
+            "of the factor's columns (use 'clip', 'flip' or 'square')."
+        )
+
+
+class _Clip(SpectrumMap):
+    name = "clip"
+
+    def eigenvalues(self, lam: NDArray[np.float64], shift: float = 0.0) -> NDArray[np.float64]:
+        return np.maximum(lam, 0.0)
+
+    def factor(self, Phi, signature, magnitudes, *, inplace=False):  # noqa: D102 - see base
+        keep = signature > 0
+        return Phi[:, keep], np.ones(int(keep.sum()))
+
+
+class _Flip(SpectrumMap):
+    name = "flip"
+
+    def eigenvalues(self, lam: NDArray[np.float64], shift: float = 0.0) -> NDArray[np.float64]:
+        return np.abs(lam)
+
+    def factor(self, Phi, signature, magnitudes, *, inplace=False):  # noqa: D102 - see base
+        return Phi, np.ones(Phi.shape[1])
+
+
+class _Square(SpectrumMap):
+    name = "square"
+
+    def eigenvalues(self, lam: NDArray[np.float64], shift: float = 0.0) -> NDArray[np.float64]:
+        return lam**2
+
+    def _dense_kernel(self, K, U, new, amount):
+        return K @ K
+
+    def factor(self, Phi, signature, magnitudes, *, inplace=False):  # noqa: D102 - see base
+        # K^2 = (Phi |Lambda|^{1/2})(Phi |Lambda|^{1/2})'.
+        scale = np.sqrt(magnitudes)
+        if inplace:
+            Phi *= scale.astype(Phi.dtype, copy=False)
+            return Phi, np.ones(Phi.shape[1])
+        return Phi * scale, np.ones(Phi.shape[1])
+
+
+class _Shift(SpectrumMap):
+    name = "shift"
+
+    def eigenvalues(self, lam: NDArray[np.float64], shift: float = 0.0) -> NDArray[np.float64]:
+        return lam + shift
+
+    def _dense_kernel(self, K, U, new, amount):
+        # K + s I is exact; rebuilding it from the eigenvectors would only add rounding.
+        return K + amount * np.eye(K.shape[0])
+
+
+#: The spectrum transformations by name (:data:`TRANSFORM_METHODS`).
+SPECTRUM_MAPS: dict[str, SpectrumMap] = {m.name: m for m in (_Clip(), _Flip(), _Shift(), _Square())}
+
+
 def spectrum_transform(
     K: ArrayLike,
     spectrum: str,
@@ -471,25 +589,11 @@ def spectrum_transform(
     K = check_square_symmetric(K, name="K")
     lam, U = np.linalg.eigh(K)
     amount = 0.0
-    if method == "clip":
-        new = np.maximum(lam, 0.0)
-    elif method == "flip":
-        new = np.abs(lam)
-    elif method == "square":
-        new = lam**2
-    else:
-        if shift is None:
-            amount = max(0.0, -float(lam[0]))
-        else:
-            amount = _check_tol(shift, "shift")
-        new = lam + amount
     if method == "shift":
-        # K + s I is exact; rebuilding it from the eigenvectors would only add rounding.
-        kernel = K + amount * np.eye(K.shape[0])
-    elif method == "square":
-        kernel = K @ K
-    else:
-        kernel = (U * new) @ U.T
+        amount = max(0.0, -float(lam[0])) if shift is None else _check_tol(shift, "shift")
+    transform = SPECTRUM_MAPS[method]
+    new = transform.eigenvalues(lam, amount)
+    kernel = transform._dense_kernel(K, U, new, amount)
     kernel = 0.5 * (kernel + kernel.T)
     return SpectrumTransform(
         method=method,

@@ -34,7 +34,7 @@ SOLVERS: dict[str, str] = {
 #: policy of :mod:`indefsvm.proxy.solvers.auto`) and the names of :data:`SOLVERS`.
 METHODS = ("auto", *SOLVERS)
 #: Solvers that need a factored ``K0`` (``needs`` has ``"factor"``: a
-#: :class:`~indefsvm.proxy.lowrank.LowRankKernel`), declared here so callers that hold a dense
+#: :class:`~indefsvm.linalg.factor.LowRankKernel`), declared here so callers that hold a dense
 #: kernel (the CLI's ``compare`` default) need not import every solver to find out.
 FACTOR_ONLY = ("lowrank_newton",)
 

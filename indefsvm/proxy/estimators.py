@@ -44,7 +44,7 @@ test-vs-test block (``decision_function(K_test_train, K_test_test=...)``).
 Dask arrays (one fit on a cluster): with ``n_components`` and a kernel name or callable,
 ``fit(X, y)`` accepts a row-chunked ``dask.array`` ``X`` (and a numpy or dask ``y``, brought to
 this process and checked against ``X``'s rows): the Nystroem features stay on the workers and
-every pass of the solver over them runs there (:class:`indefsvm.proxy.lowrank.DaskFactor`).
+every pass of the solver over them runs there (:class:`indefsvm.linalg.factor.DaskFactor`).
 ``predict``/``decision_function`` of a dask array return a dask array chunked like its rows. Not
 supported with dask input, and refused with the reason: ``kernel="precomputed"``,
 ``probability=True``, more than two classes, ``K_test_test``, and the solvers that need n x n
@@ -304,7 +304,7 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
         if not self._low_rank_requested():
             self._nystroem_fitted = False
             return self._fit_kernel(X, y, **check)
-        from indefsvm.proxy.lowrank import LowRankKernel
+        from indefsvm.linalg.factor import LowRankKernel
 
         nys, Phi, y = self._fit_landmarks(X, y, **check)
         self.nystroem_ = nys

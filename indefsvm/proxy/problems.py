@@ -23,9 +23,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from indefsvm.linalg.factor import LowRankKernel
 from indefsvm.linalg.projection import project_hyperplane_box
 from indefsvm.proxy import _libsvm, certificate
-from indefsvm.proxy.lowrank import LowRankKernel, LowRankProxyOperator
+from indefsvm.proxy.lowrank import LowRankProxyOperator
 from indefsvm.proxy.operators import ProxyKernelOperator, ProxyState
 from indefsvm.utils.validation import (
     check_binary_labels,
@@ -93,7 +94,7 @@ def make_operator(
 
     The one place where the form of ``K0`` is looked at: a dense (checked) array gives
     :class:`~indefsvm.proxy.operators.ProxyKernelOperator` (an eigendecomposition of
-    ``Ds K0 Ds``, theory.md §5), a :class:`~indefsvm.proxy.lowrank.LowRankKernel` gives
+    ``Ds K0 Ds``, theory.md §5), a :class:`~indefsvm.linalg.factor.LowRankKernel` gives
     :class:`~indefsvm.proxy.lowrank.LowRankProxyOperator` (an orthonormal basis of the
     factor's range, theory.md §11). Both follow :class:`indefsvm.proxy.protocols.KernelOperator`,
     so every problem works on both and every solver checks the operator's ``provides``.
@@ -363,7 +364,7 @@ class ProxyKernelProblem:
 
     @property
     def low_rank(self) -> bool:
-        """True when ``K0`` is factored (a :class:`~indefsvm.proxy.lowrank.LowRankKernel`)."""
+        """True when ``K0`` is factored (a :class:`~indefsvm.linalg.factor.LowRankKernel`)."""
         return self.operator.low_rank
 
     @property
@@ -384,7 +385,7 @@ class ProxyKernelProblem:
         Solvers declare ``needs`` (:class:`indefsvm.proxy.protocols.KernelOperator` names the
         capabilities): ACCPM forms n x n Newton systems (``"n_by_n"``), SIQCLP also needs a
         dense eigenbasis of ``K0`` (``"eigenbasis"``). A low-rank operator provides them only up
-        to its ``dense_limit`` (:data:`~indefsvm.proxy.lowrank.DENSE_LIMIT`).
+        to its ``dense_limit`` (:data:`~indefsvm.linalg.factor.DENSE_LIMIT`).
         """
         # the size limit first: it is what a user can act on (method='pg')
         missing = sorted(set(needs) - set(self.operator.provides), key=lambda c: (c != "n_by_n", c))

@@ -42,6 +42,7 @@ __all__ = [
     "fit_progress",
     "is_dask_array",
     "map_rows",
+    "on_workers",
     "persist_rows",
     "reduce_rows",
 ]
@@ -51,6 +52,12 @@ def is_dask_array(x: Any) -> bool:
     """Whether ``x`` is a ``dask.array.Array`` (without importing dask)."""
     module = sys.modules.get("dask.array")
     return module is not None and isinstance(x, module.Array)
+
+
+def on_workers(*inputs: Any) -> bool:
+    """Whether a fit on these inputs runs on the Dask workers (any of them a dask array): the
+    estimators' test of their inputs, before a factor (and its backend) exists."""
+    return any(is_dask_array(x) for x in inputs)
 
 
 def active_client() -> Any | None:

@@ -23,13 +23,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from indefsvm.utils.blocks import rows_per_block
+
 __all__ = ["TrainingRows", "row_fingerprints"]
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-#: Rows hashed per block (bounds the temporaries of a large precomputed kernel).
-_BLOCK_BYTES = 1 << 24
 
 
 def _mix(z: NDArray[np.uint64]) -> NDArray[np.uint64]:
@@ -45,7 +45,8 @@ def _numeric_fingerprints(A: NDArray[np.float64]) -> NDArray[np.uint64]:
     out = np.empty(n, dtype=np.uint64)
     # Each word is mixed with its column's own constant, so permuted rows differ.
     salt = _mix((np.arange(d, dtype=np.uint64) + np.uint64(1)) * _GOLDEN)
-    step = max(1, _BLOCK_BYTES // max(8 * d, 1))
+    # Two float64-sized temporaries per row block (the block and its mixed words).
+    step = rows_per_block(d, n_temporaries=2)
     with np.errstate(over="ignore"):
         for start in range(0, n, step):
             block = np.ascontiguousarray(A[start : start + step], dtype=np.float64) + 0.0

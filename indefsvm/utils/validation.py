@@ -410,3 +410,37 @@ def collect_kernel_params(
             raise TypeError(f"kernel_params must be a dict or None; got {type(kernel_params)}.")
         params.update(kernel_params)
     return params
+
+
+def rows_binary_labels(y: Any, n: int | None = None) -> BinaryLabels:
+    """:func:`~indefsvm.utils.validation.check_binary_labels`, or for a dask ``y`` its lazy +-1
+    vector (with the classes found on the workers), one label per row of an ``n``-row factor."""
+    from indefsvm.utils.dask_rows import dask_binary_labels, is_dask_array
+
+    if is_dask_array(y):
+        y_pm, classes = dask_binary_labels(y)
+        if n is not None and y_pm.shape[0] != n:
+            raise ValueError(f"y has {y_pm.shape[0]} labels but the factor has {n} rows.")
+        return BinaryLabels(y=y_pm, classes=classes)
+    return check_binary_labels(y, n)
+
+
+def rows_targets(y: Any, n: int) -> Any:
+    """Regression targets, one per row: a finite float64 vector, or for a dask ``y`` a lazy
+    float64 vector left on the workers (the solver aligns it with the factor's row chunks)."""
+    from indefsvm.utils.dask_rows import check_dask_rows, is_dask_array
+
+    if is_dask_array(y):
+        y = check_dask_rows(y, "y")
+        if y.ndim == 2 and 1 in y.shape:
+            y = y.reshape(-1)
+        if y.ndim != 1 or y.shape[0] != n:
+            raise ValueError(f"y has shape {y.shape} but the factor has {n} rows.")
+        return y.astype(np.float64)
+    y = np.asarray(y)
+    if y.ndim == 2 and 1 in y.shape:
+        y = y.ravel()
+    y = check_finite_matrix(y, name="y", ndim=1)
+    if y.shape[0] != n:
+        raise ValueError(f"y has {y.shape[0]} targets but the kernel has {n} rows.")
+    return y

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
 
+import indefsvm.utils.blocks as blocks_module
 from indefsvm.approximation.nystrom import IndefiniteNystroem, select_landmarks
 from indefsvm.kernels import difference_of_gaussians_kernel, sigmoid_kernel
 
@@ -109,15 +110,13 @@ def test_out_of_sample_is_eq3_with_new_rows():
 
 
 def test_fit_transform_equals_fit_then_transform_and_blocks(monkeypatch):
-    import indefsvm.approximation.nystrom as nys
-
     X = _X(257, 4, seed=4)
     ny = IndefiniteNystroem(
         "sigmoid", **SIG, n_components=30, random_state=1, factorization="one-shot"
     )
     Phi = ny.fit_transform(X)
     # Tiny blocks: many TSQR steps, including blocks with fewer rows than columns.
-    monkeypatch.setattr(nys, "BLOCK_BYTES", 8 * 30 * 7)
+    monkeypatch.setattr(blocks_module, "BLOCK_BYTES", 8 * 30 * 7)
     ny2 = clone(ny)
     Phi2 = ny2.fit(X).transform(X)
     np.testing.assert_allclose(np.abs(Phi), np.abs(Phi2), atol=1e-9)
@@ -272,16 +271,6 @@ def test_thin_svd_of_L_agrees_with_tsqr_factor():
     d, U = np.linalg.eigh(K_ZZ)
     L = sigmoid_kernel(X, ny.landmark_points_, **SIG) @ (U / np.sqrt(np.abs(d)))
     np.testing.assert_allclose(ny.singular_values_, sla.svdvals(L), rtol=1e-9)
-
-
-def test_compact_columns_in_place():
-    from indefsvm.approximation.nystrom import compact_columns
-
-    A = np.arange(7 * 5, dtype=float).reshape(7, 5)
-    ref = A[:, :3].copy()
-    B = compact_columns(A, 3)
-    np.testing.assert_array_equal(B, ref)
-    assert B.flags.c_contiguous and np.shares_memory(A, B)
 
 
 def test_nystroem_sketch_size_and_landmark_count():

@@ -29,6 +29,7 @@ DOCUMENTED_MODULES = (
     "indefsvm",
     "indefsvm.proxy.protocols",
     "indefsvm.proxy.lowrank",
+    "indefsvm.linalg.factor",
     "indefsvm.approximation.nystrom",
     "indefsvm.krein",
     "indefsvm.krein.lowrank",

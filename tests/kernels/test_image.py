@@ -12,7 +12,7 @@ import pytest
 from scipy import ndimage
 from sklearn.datasets import load_digits
 
-import indefsvm.kernels as kernels_module
+import indefsvm.utils.blocks as blocks_module
 from indefsvm.kernels import (
     DEFAULT_TANGENTS,
     one_sided_tangent_distance,
@@ -140,7 +140,7 @@ def test_tangent_kernel_rectangular_equals_block_of_square() -> None:
 def test_tangent_distance_chunked(monkeypatch) -> None:
     X = load_digits().data[:20]
     full = one_sided_tangent_distance(X)
-    monkeypatch.setattr(kernels_module, "BLOCK_BYTES", 8 * 20 * 15 * 3)
+    monkeypatch.setattr(blocks_module, "BLOCK_BYTES", 8 * 20 * 15 * 3)
     np.testing.assert_allclose(one_sided_tangent_distance(X), full, rtol=1e-12, atol=1e-9)
 
 

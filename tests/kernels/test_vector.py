@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-import indefsvm.kernels as kernels_module
+import indefsvm.utils.blocks as blocks_module
 from indefsvm.kernels import (
     difference_of_gaussians_kernel,
     epanechnikov_kernel,
@@ -101,7 +101,7 @@ def test_chunking_gives_the_same_result(func, params, ref, small_data, monkeypat
     full = func(X, Y, **params)
     full_xx = func(X, **params)
     # A budget of a few rows forces many blocks (and the blocked symmetrisation).
-    monkeypatch.setattr(kernels_module, "BLOCK_BYTES", 8 * 6 * 2)
+    monkeypatch.setattr(blocks_module, "BLOCK_BYTES", 8 * 6 * 2)
     np.testing.assert_allclose(func(X, Y, **params), full, rtol=1e-13, atol=1e-14)
     np.testing.assert_allclose(func(X, **params), full_xx, rtol=1e-13, atol=1e-14)
     assert np.array_equal(func(X, **params), func(X, **params).T)

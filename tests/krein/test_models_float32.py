@@ -24,6 +24,7 @@ from indefsvm.krein.models import (
     KreinRegressor,
     KreinSquaredHingeSVC,
 )
+from indefsvm.linalg.factor import as_factor
 
 SIG = {"kernel": "sigmoid", "gamma": 0.3, "coef0": -0.4}
 
@@ -111,7 +112,7 @@ def test_float32_factor_accumulates_in_float64():
     F = rng.normal(size=(200_000, 3)).astype(np.float32)
     v = rng.normal(size=200_000)
     exact = F.astype(np.float64).T @ v
-    assert np.allclose(lowrank._matvec_t(F, v), exact, rtol=1e-12, atol=1e-9)
+    assert np.allclose(lowrank._matvec_t(as_factor(F), v), exact, rtol=1e-12, atol=1e-9)
 
 
 @pytest.mark.parametrize(

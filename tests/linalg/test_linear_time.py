@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from indefsvm import make_problem, solve_problem
+from indefsvm.linalg.factor import LowRankKernel
 from indefsvm.linalg.projection import project_hyperplane_box
-from indefsvm.proxy.lowrank import LowRankKernel
 from indefsvm.proxy.problems import minimize_piecewise_linear
 
 

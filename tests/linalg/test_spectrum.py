@@ -339,3 +339,45 @@ def test_spectrum_transform_active_uses_the_original_scale():
     noise = 30 * np.finfo(float).eps * np.abs(lam).max()
     assert not np.any(tr.active() & (tr.transformed_eigenvalues <= noise))
     assert not np.any(tr.active())
+
+
+# -- SpectrumMap: one transformation, on a dense kernel and on a factor ---------------------------
+@pytest.mark.parametrize("name", ["clip", "flip", "square"])
+def test_spectrum_map_on_a_factor_equals_the_dense_transform(name):
+    """Factor form against the dense transform of the same kernel (explicit eigh)."""
+    from indefsvm.linalg.spectrum import SPECTRUM_MAPS
+
+    rng = np.random.default_rng(5)
+    Q, _ = np.linalg.qr(rng.normal(size=(30, 6)))
+    lam = np.array([3.0, -2.0, 1.5, -0.7, 0.4, -0.1])
+    Phi = Q * np.sqrt(np.abs(lam))  # orthogonal columns, K = Phi diag(sign) Phi'
+    s = np.sign(lam)
+    K = (Phi * s) @ Phi.T
+    transform = SPECTRUM_MAPS[name]
+    dense = transform.dense(K)
+    ref = spectrum_transform(K, name)
+    np.testing.assert_array_equal(dense.kernel, ref.kernel)
+    F, sig = transform.factor(Phi, s, np.abs(lam))
+    assert np.all(sig == 1.0)
+    np.testing.assert_allclose((F * sig) @ F.T, dense.kernel, atol=1e-12)
+    # test rows: the same column operation as the training rows
+    rows = rng.normal(size=(4, 6))
+    F_test, _ = transform.factor(rows, s, np.abs(lam))
+    g = transform.eigenvalues(lam)
+    expected = (rows * np.where(g > 0, np.sqrt(g / np.abs(lam)), 0.0))[:, g > 0]
+    np.testing.assert_allclose(F_test[:, np.any(F_test != 0, axis=0)], expected, atol=1e-12)
+    # in place: the caller's memory and dtype
+    P32 = Phi.astype(np.float32)
+    F32, _ = transform.factor(P32, s, np.abs(lam), inplace=True)
+    assert F32.dtype == np.float32
+
+
+def test_spectrum_map_shift_has_no_factor_form():
+    from indefsvm.linalg.spectrum import SPECTRUM_MAPS, TRANSFORM_METHODS
+
+    assert set(SPECTRUM_MAPS) == set(TRANSFORM_METHODS)
+    with pytest.raises(ValueError, match="'shift' has no factor form"):
+        SPECTRUM_MAPS["shift"].factor(np.ones((3, 2)), np.ones(2), np.ones(2))
+    np.testing.assert_array_equal(
+        SPECTRUM_MAPS["shift"].eigenvalues(np.array([-1.0, 2.0]), 1.0), [0.0, 3.0]
+    )

@@ -23,12 +23,12 @@ distributed = pytest.importorskip("distributed")
 
 import indefsvm  # noqa: E402
 from indefsvm.approximation.nystrom import IndefiniteNystroem  # noqa: E402
+from indefsvm.linalg.factor import LowRankKernel  # noqa: E402
 from indefsvm.proxy.estimators import (  # noqa: E402
     IndefiniteOneClassSVM,
     IndefiniteSVC,
     IndefiniteSVR,
 )
-from indefsvm.proxy.lowrank import DaskFactor, LowRankKernel  # noqa: E402
 from indefsvm.proxy.problems import make_problem  # noqa: E402
 
 N, CHUNK, M = 2000, 600, 30
@@ -75,42 +75,6 @@ def _same_result(r0, r1, alpha_rtol):
     assert r1.intercept == pytest.approx(r0.intercept, rel=1e-8, abs=1e-8)
 
 
-# -- the passes themselves -----------------------------------------------------------------------
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_dask_passes_equal_numpy_products(data, dtype):
-    """Each pass of the dask backend (local scheduler) against the numpy product."""
-    Phi = data[4].astype(dtype)
-    F = Phi.astype(np.float64)
-    backend = LowRankKernel(da.from_array(Phi, chunks=(CHUNK, -1)), data[5]).backend
-    assert isinstance(backend, DaskFactor) and backend.Phi.dtype == dtype
-    rng = np.random.default_rng(0)
-    v, V = rng.normal(size=N), rng.normal(size=(N, 3))
-    w, scale = rng.normal(size=M), rng.uniform(0.5, 2.0, size=N)
-    T = rng.normal(size=(M, 4))
-    tol = {"rtol": 1e-12, "atol": 1e-10}
-    np.testing.assert_allclose(backend.rmat(v), F.T @ v, **tol)
-    np.testing.assert_allclose(backend.rmat(V), F.T @ V, **tol)
-    np.testing.assert_allclose(backend.mat(w), F @ w, **tol)
-    np.testing.assert_allclose(backend.mat_abs(np.abs(w)), np.abs(F) @ np.abs(w), **tol)
-    B = scale[:, None] * F
-    np.testing.assert_allclose(backend.gram(T, scale), (B @ T).T @ (B @ T), **tol)
-    np.testing.assert_allclose(backend.gram(None, None), F.T @ F, **tol)
-    # Rows in every chunk, at both ends of a chunk, and a chunk with no row selected.
-    idx = np.array([0, 5, 599, 600, 1799, 1800, 1999])
-    np.testing.assert_allclose(backend.rows_gram(idx, scale), B[idx].T @ B[idx], **tol)
-    first = F[idx[:2]]
-    np.testing.assert_allclose(backend.rows_gram(idx[:2], None), first.T @ first, **tol)
-    assert np.all(backend.rows_gram(idx[:0], None) == 0)
-    # B_I'W, the update of the masked products (both backends against the product of the rows).
-    W = rng.normal(size=(idx.size, 3))
-    in_memory = LowRankKernel(Phi, data[5]).backend
-    for factor in (backend, in_memory):
-        np.testing.assert_allclose(factor.rows_rmat(idx, W, scale), B[idx].T @ W, **tol)
-        np.testing.assert_allclose(factor.rows_rmat(idx[:0], W[:0], None), np.zeros((M, 3)))
-    assert backend.peak(scale) == pytest.approx(np.max(np.abs(B)), rel=1e-12)
-    assert backend.peak(None) == pytest.approx(np.max(np.abs(F)), rel=1e-12)
-
-
 def test_spectral_scale_of_a_dask_factor(data):
     """rho_scale="spectral" with a vector rho: ||K0||_2 from the Gram pass on the workers."""
     from indefsvm.linalg.spectrum import spectral_scale
@@ -120,15 +84,6 @@ def test_spectral_scale_of_a_dask_factor(data):
     with local_scheduler():
         value = spectral_scale(LowRankKernel(da.from_array(Phi, chunks=(CHUNK, -1)), s))
     assert value == pytest.approx(dense, rel=1e-10)
-
-
-def test_dask_factor_is_persisted_and_merges_column_chunks(data):
-    Phi = da.from_array(data[4], chunks=(CHUNK, 7))
-    K = LowRankKernel(Phi, data[5])
-    assert K.features.chunks == ((600, 600, 600, 200), (M,))
-    assert "dask workers" in repr(K)
-    np.testing.assert_allclose(K.matvec(np.ones(N)), LowRankKernel(data[4], data[5]).matvec(
-        np.ones(N)), rtol=1e-12, atol=1e-9)  # fmt: skip
 
 
 # -- solves: the same result on the cluster as in memory -------------------------------------------

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from indefsvm.linalg.factor import LowRankKernel
 from indefsvm.proxy import lowrank
-from indefsvm.proxy.lowrank import LowRankKernel
 from indefsvm.proxy.problems import make_problem
 
 

@@ -851,7 +851,8 @@ def test_make_problem_contract():
 
 
 def test_make_problem_low_rank_kernels():
-    from indefsvm.proxy.lowrank import LowRankKernel, LowRankProxyOperator
+    from indefsvm.linalg.factor import LowRankKernel
+    from indefsvm.proxy.lowrank import LowRankProxyOperator
 
     rng = np.random.default_rng(0)
     Phi, _ = np.linalg.qr(rng.normal(size=(N, 3)))
@@ -888,7 +889,7 @@ def test_register_problem_extends_the_registry(monkeypatch):
     assert type(make_problem("shifted_oneclass", K0, nu=0.5)) is Shifted
     # ... and, being one class, works on a LowRankKernel at once (the operator differs; issue
     # 23): same objective and certified bound as on the dense form of the same kernel.
-    from indefsvm.proxy.lowrank import LowRankKernel
+    from indefsvm.linalg.factor import LowRankKernel
 
     Phi, _ = np.linalg.qr(np.random.default_rng(0).normal(size=(N, 3)))
     lrk = LowRankKernel(Phi, np.array([-0.5, 1.0, 2.0]))
@@ -1116,7 +1117,7 @@ def test_more_edges_of_the_input_checks():
 
 
 def test_low_rank_problems_have_no_l1_term_unless_svr():
-    from indefsvm.proxy.lowrank import LowRankKernel
+    from indefsvm.linalg.factor import LowRankKernel
 
     Phi, _ = np.linalg.qr(np.random.default_rng(0).normal(size=(N, 3)))
     lrk = LowRankKernel(Phi, np.array([-0.5, 1.0, 2.0]))
@@ -1254,7 +1255,7 @@ def test_bound_for_kernel_excess_keeps_its_digits_when_f0_is_huge():
 
 
 def _factor_problems(kind, seed):
-    from indefsvm.proxy.lowrank import LowRankKernel
+    from indefsvm.linalg.factor import LowRankKernel
 
     rng = np.random.default_rng(seed)
     Phi = rng.normal(size=(60, 5))
@@ -1299,8 +1300,8 @@ def test_linear_check_on_a_factor_is_near_libsvms_on_the_dense_kernel(kind, seed
 
 
 def test_linear_check_of_the_one_class_problem_says_there_is_none(monkeypatch):
+    from indefsvm.linalg.factor import LowRankKernel
     from indefsvm.proxy import lowrank
-    from indefsvm.proxy.lowrank import LowRankKernel
 
     monkeypatch.setattr(lowrank, "DENSE_LIMIT", 10)
     Phi = np.random.default_rng(0).normal(size=(30, 3))
@@ -1345,7 +1346,7 @@ def test_libsvm_bound_with_a_vector_rho_is_libsvms_primal_on_k_star(kind):
 def test_rcond_reaches_the_factored_operator(kind, vector_rho):
     """A factor with a column within 1e-5 of another: the default cut-off 1e-12 keeps all five
     directions, ``rcond=1e-6`` drops one, through every problem's constructor."""
-    from indefsvm.proxy.lowrank import LowRankKernel
+    from indefsvm.linalg.factor import LowRankKernel
     from indefsvm.proxy.problems import PROBLEM_TYPES, make_operator
 
     rng = np.random.default_rng(0)

@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 import indefsvm
+from indefsvm.linalg.factor import LowRankKernel
 from indefsvm.proxy import lowrank
-from indefsvm.proxy.lowrank import LowRankKernel, LowRankProxyOperator
+from indefsvm.proxy.lowrank import LowRankProxyOperator
 from indefsvm.proxy.operators import ProxyKernelOperator
 from indefsvm.proxy.problems import PROBLEM_TYPES, make_operator, make_problem
 from indefsvm.proxy.protocols import KernelOperator

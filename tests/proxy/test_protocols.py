@@ -90,7 +90,7 @@ def test_low_rank_problem_needs_only_the_contract():
     # The low-rank problem (one module, indefsvm.proxy.lowrank) plugs into the same solver and
     # monitor
     # through the contract alone, and agrees with the dense problem on an exactly rank-m kernel.
-    from indefsvm.proxy.lowrank import LowRankKernel
+    from indefsvm.linalg.factor import LowRankKernel
 
     rng = np.random.default_rng(3)
     n, m = 60, 6

@@ -64,7 +64,7 @@ def test_spectral_scale_paths_match_the_two_norm():
     A = rng.normal(size=(700, 700))
     K = A + A.T  # n > 600: the Lanczos path
     assert spectral_scale(K) == pytest.approx(np.linalg.norm(K, 2), rel=1e-9)
-    from indefsvm.proxy.lowrank import LowRankKernel
+    from indefsvm.linalg.factor import LowRankKernel
 
     Phi, s = rng.normal(size=(50, 6)), np.array([1, 1, -1, 1, -1, -1.0])
     dense = (Phi * s) @ Phi.T

@@ -13,9 +13,9 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 import indefsvm
+from indefsvm.linalg.factor import LowRankKernel
 from indefsvm.proxy.api import solve_problem
 from indefsvm.proxy.estimators import IndefiniteOneClassSVM, IndefiniteSVC, IndefiniteSVR
-from indefsvm.proxy.lowrank import LowRankKernel
 from indefsvm.proxy.problems import make_problem
 
 

@@ -16,8 +16,8 @@ import pytest
 from reference import sdp_optimum
 from sklearn.exceptions import ConvergenceWarning
 
+from indefsvm.linalg.factor import LowRankKernel
 from indefsvm.proxy.api import solve_problem
-from indefsvm.proxy.lowrank import LowRankKernel
 from indefsvm.proxy.problems import make_problem
 
 
