@@ -740,9 +740,12 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         if self.factorization == "plain":
             self.fit_time_ = {"landmarks": t1 - t0, "factorization": time.perf_counter() - t1}
             if not keep_features:
+                self._log_fit(n)
                 return None
             Phi, top, fro2 = self._plain_features(X, rows, dtype)
             if self._plain_within_bound(Phi, top, fro2, n):
+                self.fit_time_["factorization"] = time.perf_counter() - t1
+                self._log_fit(n)
                 return Phi
             del Phi
         return self._fit_one_shot(X, rows, Z, W0, S, (t0, t1), keep_features, dtype)
@@ -922,6 +925,8 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
                 return None
             Phi = self.transform(X)
             if self._plain_within_bound_dask(Phi, X, rows, Z):
+                self.fit_time_["factorization"] = time.perf_counter() - t1
+                self._log_fit(n)
                 return Phi
             del Phi
         # Distributed TSQR of K_XZ (R factors only, combined pairwise on the workers); the
@@ -1052,17 +1057,23 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         self.n_components_ = r
         self.singular_values_ = sigma
         self.fit_time_ = {"landmarks": t1 - t0, "factorization": time.perf_counter() - t1}
-        if self.verbose:
-            logger.info(
-                "IndefiniteNystroem: n=%d, m=%d, r=%d (%d negative), landmarks %.2fs, "
-                "factorization %.2fs",
-                n,
-                W0.shape[0],
-                r,
-                int(np.sum(lam < 0)),
-                self.fit_time_["landmarks"],
-                self.fit_time_["factorization"],
-            )
+        self._log_fit(n)
+
+    def _log_fit(self, n: int) -> None:
+        """The fitted map's summary line (with ``verbose``)."""
+        if not self.verbose:
+            return
+        logger.info(
+            "IndefiniteNystroem: n=%d, m=%d, r=%d (%d negative), %s, landmarks %.2fs, "
+            "factorization %.2fs",
+            n,
+            self.components_.shape[0],
+            self.n_components_,
+            int(np.sum(self.signature_ < 0)),
+            self.factorization_,
+            self.fit_time_["landmarks"],
+            self.fit_time_["factorization"],
+        )
 
     def landmark_columns(self, X: Any) -> NDArray[np.float64]:
         """Kernel columns ``k(X, Z)`` between points and the fitted landmarks ``Z``.
