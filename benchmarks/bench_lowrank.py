@@ -9,10 +9,10 @@ Modes (each configuration runs in a fresh subprocess that reports its own peak R
 ``resource.getrusage``, so runs do not share memory):
 
 ``--mode lowrank``
-    ``IndefiniteSVC(kernel="sigmoid", n_components=m, landmarks=...)`` fitted until the certified
-    relative gap ``(UB - f) / max(1, |f(alpha) - f(0)|)`` reaches ``--tol`` (the monitor's
-    stopping rule; ``f(0) = rho ||(K0)_-||_F^2`` of the kernel of the stored factor) or
-    ``--max-time`` seconds of solver time; then test accuracy.
+    ``IndefiniteSVC(kernel="sigmoid", n_components=m, nystroem_params={"landmarks": ...})``
+    fitted until the certified relative gap ``(UB - f) / max(1, |f(alpha) - f(0)|)`` reaches
+    ``--tol`` (the monitor's stopping rule; ``f(0) = rho ||(K0)_-||_F^2`` of the kernel of the
+    stored factor) or ``--max-time`` seconds of solver time; then test accuracy.
     With ``--sklearn``, scikit-learn's ``Nystroem`` on the SAME landmarks + ``LinearSVC``
     (default options) is timed in the same process, after the low-rank fit.
     ``--dtype float32`` stores the Nystroem features in float32 (the functional API:
