@@ -42,7 +42,7 @@ Usage::
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -94,6 +94,36 @@ def _rows(m: int) -> int:
     """Rows of one block of an ``m``-column factor (:func:`~indefsvm.utils.blocks.rows_per_block`
     with :data:`_TEMPORARIES`)."""
     return rows_per_block(m, _TEMPORARIES)
+
+
+def _scaled_rows(
+    P: NDArray,
+    sel: Any,
+    scale: NDArray[np.float64] | None,
+    transform: NDArray[np.float64] | None = None,
+) -> NDArray[np.float64]:
+    """``diag(scale) P[sel] transform`` in float64 (``scale`` indexed like ``P``; None: 1)."""
+    B = P[sel].astype(np.float64, copy=False)
+    if scale is not None:
+        B = B * scale[sel, None]
+    if transform is not None:
+        B = B @ transform
+    return B
+
+
+def _gram_of_rows(
+    P: NDArray,
+    pieces: Iterable[Any],
+    scale: NDArray[np.float64] | None,
+    transform: NDArray[np.float64] | None,
+    k: int,
+) -> NDArray[np.float64]:
+    """``sum B'B`` over the row selections ``pieces`` of ``diag(scale) P transform``."""
+    G = np.zeros((k, k))
+    for sel in pieces:
+        B = _scaled_rows(P, sel, scale, transform)
+        G += B.T @ B
+    return G
 
 
 def _blocks(Phi: Any) -> Iterator[slice]:
@@ -330,15 +360,7 @@ class NumpyFactor:
         if Phi.dtype == np.float64 and scale is None and T is None:
             return Phi.T @ Phi
         k = Phi.shape[1] if T is None else T.shape[1]
-        G = np.zeros((k, k))
-        for sl in _blocks(Phi):
-            B = Phi[sl].astype(np.float64, copy=False)
-            if scale is not None:
-                B = B * scale[sl, None]
-            if T is not None:
-                B = B @ T
-            G += B.T @ B
-        return G
+        return _gram_of_rows(Phi, _blocks(Phi), scale, T, k)
 
     def rows_gram(
         self,
@@ -349,26 +371,15 @@ class NumpyFactor:
         """``B'B`` with ``B`` the rows ``idx`` of ``diag(scale) Phi`` (times ``transform``:
         ``T'(B'B)T`` formed from the rows, O(mk) per row read)."""
         k = self.Phi.shape[1] if transform is None else transform.shape[1]
-        G = np.zeros((k, k))
         step = _rows(self.Phi.shape[1])
-        for start in range(0, idx.shape[0], step):
-            sel = idx[start : start + step]
-            B = self.Phi[sel].astype(np.float64, copy=False)
-            if scale is not None:
-                B = B * scale[sel, None]
-            if transform is not None:
-                B = B @ transform
-            G += B.T @ B
-        return G
+        pieces = (idx[start : start + step] for start in range(0, idx.shape[0], step))
+        return _gram_of_rows(self.Phi, pieces, scale, transform, k)
 
     def rows_rmat(
         self, idx: NDArray[np.intp], W: NDArray[np.float64], scale: NDArray[np.float64] | None
     ) -> NDArray[np.float64]:
         """``B'W`` with ``B`` the rows ``idx`` of ``diag(scale) Phi`` (``W``: one row per index)."""
-        B = self.Phi[idx].astype(np.float64, copy=False)
-        if scale is not None:
-            B = B * scale[idx, None]
-        return B.T @ W
+        return _scaled_rows(self.Phi, idx, scale).T @ W
 
     # -- generic passes: a block function of the caller's, run over the row blocks. The numerical
     # meaning stays with the caller (e.g. the Krein learners' normal equations); the backend only
@@ -471,6 +482,17 @@ def _chunk_mat(P: NDArray, w: NDArray[np.float64]) -> NDArray[np.float64]:
     return P.astype(np.float64, copy=False) @ w
 
 
+def _own_scaled_rows(
+    P: NDArray, local: NDArray[np.intp], scale: NDArray[np.float64] | None
+) -> NDArray[np.float64]:
+    """``diag(scale) P[local]`` in float64, scaled in place in the copy the indexing made (a
+    worker's memory holds its share of the factor: no second temporary)."""
+    B = P[local].astype(np.float64, copy=False)
+    if scale is not None:
+        B *= scale[:, None]
+    return B
+
+
 def _chunk_rows_gram(
     P: NDArray,
     local: NDArray[np.intp],
@@ -478,11 +500,9 @@ def _chunk_rows_gram(
     positions: slice,
     transform: NDArray[np.float64] | None,
 ) -> NDArray[np.float64]:
-    """``B'B`` of the rows ``local`` of one row chunk (``B = diag(scale) P[local] transform``),
-    with a leading axis of length 1 for the sum over chunks."""
-    B = P[local].astype(np.float64)
-    if scale is not None:
-        B *= scale[:, None]
+    """``B'B`` of the rows ``local`` of one row chunk (``B = diag(scale) P[local] transform``,
+    ``scale`` those rows' scale), with a leading axis of length 1 for the sum over chunks."""
+    B = _own_scaled_rows(P, local, scale)
     if transform is not None:
         B = B @ transform
     return (B.T @ B)[None]
@@ -491,12 +511,9 @@ def _chunk_rows_gram(
 def _chunk_rows_rmat(
     P: NDArray, local: NDArray[np.intp], scale: NDArray[np.float64] | None, W: NDArray
 ) -> NDArray[np.float64]:
-    """``B'W`` of the rows ``local`` of one row chunk (``B = diag(scale) P[local]``), with a
-    leading axis of length 1 for the sum over chunks."""
-    B = P[local].astype(np.float64)
-    if scale is not None:
-        B *= scale[:, None]
-    return (B.T @ W)[None]
+    """``B'W`` of the rows ``local`` of one row chunk (``B = diag(scale) P[local]``, ``scale``
+    those rows' scale), with a leading axis of length 1 for the sum over chunks."""
+    return (_own_scaled_rows(P, local, scale).T @ W)[None]
 
 
 def _summed_on_workers(parts: Any) -> NDArray[np.float64]:
@@ -584,16 +601,19 @@ class DaskFactor:
         tail: tuple[int, ...],
         rows: bool,
         chunks: list[int] | None = None,
+        shared: tuple = (),
     ) -> Any:
-        """``function(Phi_c, *args[i])`` for the row chunks ``c = chunks[i]`` (default: every
-        chunk) as one dask array.
+        """``function(Phi_c, *args[i], *shared)`` for the row chunks ``c = chunks[i]`` (default:
+        every chunk) as one dask array.
 
         Each task gets its own arguments inline (a slice of ``v``, the small ``w``, a chunk's row
         positions), so it depends only on its factor chunk and runs where that chunk is, with no
         data task to move first (that saved a quarter of a pass's round-trip time on the test
         machine; the fancy indexing of the dask array it replaced for row subsets built a graph
-        per call that took 0.1-0.2 s of its own at n = 10^5 on two workers). Output: the chunks'
-        rows (``rows``) or one leading entry per chunk.
+        per call that took 0.1-0.2 s of its own at n = 10^5 on two workers). ``shared`` are
+        arguments every task takes (an m x k matrix): one graph key each, sent once per worker
+        (inline, a 300 x 301 matrix in each of 24 tasks made a graph of 11 MB). Output: the
+        chunks' rows (``rows``) or one leading entry per chunk.
         """
         import uuid
 
@@ -604,10 +624,14 @@ class DaskFactor:
         source = self.Phi.name
         pad = (0,) * len(tail)
         which = list(range(len(self.chunks))) if chunks is None else chunks
-        graph = {
-            (name, i, *pad): (function, (source, c, 0), *arg)
-            for i, (c, arg) in enumerate(zip(which, args, strict=True))
-        }
+        keys = [(f"{name}-shared", j) for j in range(len(shared))]
+        graph: dict = dict(zip(keys, shared, strict=True))
+        graph.update(
+            {
+                (name, i, *pad): (function, (source, c, 0), *arg, *keys)
+                for i, (c, arg) in enumerate(zip(which, args, strict=True))
+            }
+        )
         layer = HighLevelGraph.from_collections(name, graph, dependencies=[self.Phi])
         lead = tuple(self.chunks[c] for c in which) if rows else (1,) * len(which)
         shape = (lead, *((k,) for k in tail))
@@ -656,7 +680,7 @@ class DaskFactor:
             return np.zeros((k, k))
         which, args = self._local_rows(idx, scale)
         parts = self._per_chunk(
-            _chunk_rows_gram, [(*a, transform) for a in args], (k, k), False, which
+            _chunk_rows_gram, list(args), (k, k), False, which, shared=(transform,)
         )
         return _summed_on_workers(parts)
 

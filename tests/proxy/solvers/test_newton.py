@@ -401,5 +401,8 @@ def test_a_stalled_newton_falls_back_warm_started_to_the_projected_gradient():
     assert chained.info["fallback"] == "pg" and chained.info["newton_iterations"] == alone.n_iter
     assert chained.method == "lowrank_newton" and chained.n_iter == 1500
     assert alone.objective_excess < 1e-3 * pg.objective_excess
-    assert chained.objective_excess >= (1 - 1e-3) * pg.objective_excess
+    # both stop at the iteration limit far from the optimum (relative gap ~6) on this hostile
+    # scale, where the two trajectories' rounding differs: "where PG ends" to 2 % (the defect
+    # was a factor of 10^4 below it)
+    assert chained.objective_excess >= (1 - 2e-2) * pg.objective_excess
     np.testing.assert_array_equal(chained.history["iteration"], np.arange(1, 1501))
