@@ -18,11 +18,12 @@ The policy (docs/solvers.md, "Which solver ``auto`` picks"; the grid that chose 
 4. Everything else (a dense ``K0`` away from the clip limit at any n; SVR on a factor): the
    accelerated projected gradient ``"pg"``.
 
-Measured on the grid of ``benchmarks/bench_auto_policy.py`` (44 points, n = 50 to 10^5, both
-forms, kernel scale 1e-2 to 1e5, rho 1e-3 to 1e8, C 1e-4 to 1e4; docs/benchmarks.md): the
-chosen solver was the fastest certified one on 32 points, never ended uncertified where another
-certified, and was within 0.08 s of the fastest on the others (the Newton method's set-up on
-small or easy factored problems, and timing noise).
+Measured on the grid of ``benchmarks/bench_auto_policy.py`` (docs/benchmarks.md; 44 points for
+classification, n = 50 to 10^5, both forms, kernel scale 1e-2 to 1e5, rho 1e-3 to 1e8, C 1e-4 to
+1e4, and 98 points with ``--kinds svc oneclass vrho``): the chosen solver never ended
+uncertified where another certified; where it was over 1.2 times the fastest, the fastest took
+at most 0.3 s (the Newton method's set-up on easy factored problems, SIQCLP on small dense
+one-class problems, timing noise).
 
 Solver options narrow the choice: ``options={"step": "paper"}`` can only mean the projected
 gradient, so ``auto`` picks among the solvers that take every option given (and says which
