@@ -33,10 +33,11 @@ active-set iteration restarts from its active set. The outer step is an Armijo l
 certified gap of theory.md §3/§11 is the stopping rule, as for the projected gradient.
 
 Supports classification (``problem="svc"`` and ``"perturb"``) and the one-class SVM
-(``"oneclass"``: ``y = 1``, the constraint ``1'a = 1``, no linear term) with a scalar ``rho`` on
-a low-rank ``K0`` (the operator's ``"factor"`` capability); other problems are refused before
-any work (SVR: its l1 term makes the objective non-smooth at 0 and its box ``[-C, C]`` is not
-one-sided; a vector ``rho`` scales the factor's rows, for which the operator has no Jacobian).
+(``"oneclass"``: ``y = 1``, the constraint ``1'a = 1``, no linear term) on a low-rank ``K0`` (the
+operator's ``"factor"`` capability), with a scalar or a componentwise ``rho`` (the model works
+in ``a' = a / Ds``, :class:`_Form`, where the Hessian keeps its +-1 signs); other problems are
+refused before any work (SVR: its l1 term makes the objective non-smooth at 0 and its box
+``[-C, C]`` is not one-sided).
 Measured (``benchmarks/bench_lowrank.py --method lowrank_newton``): 1-6 outer
 iterations and 30-80 passes over the factor where the accelerated projected gradient needs
 100-500 iterations of about 3 passes each.
