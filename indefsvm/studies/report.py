@@ -551,6 +551,46 @@ def _across_rows(
     return lines, [("Critical-difference diagram of average ranks", "cd_diagram.png")]
 
 
+def _fits_section(records: list[dict], rows: list[dict], timings: dict[tuple, float]) -> list[str]:
+    """The "Fits" section: per row and method the median fit time, the solvers' statuses, the
+    mean indefiniteness of the training kernels and the warnings."""
+    lines = [
+        "## Fits",
+        "",
+        "*mean iota*: the indefiniteness iota = sum |negative eigenvalues| / sum |eigenvalues| "
+        "of the outer training kernel, averaged over the outer folds (0: positive "
+        "semidefinite). Kernel parameters are tuned jointly with each method's parameters, so "
+        "each method is scored with the kernel at the parameters it selected: iota differs "
+        "between the methods of a row when the kernel has a tuned parameter (e.g. a sigmoid's "
+        "gamma), and is the same for all of them with fixed kernel parameters or a precomputed "
+        "kernel.",
+        "",
+    ]
+    fits = []
+    for r in rows:
+        recs = [x for x in records if (x["dataset"], x["kernel"], x["method"]) ==
+                (r["dataset"], r["kernel"], r["method"])]  # fmt: skip
+        times = [timings[(x["dataset"], x["kernel"], x["method"], x["outer_fold"])] for x in recs]
+        statuses: dict[str, int] = {}
+        for x in recs:
+            statuses[x["status"]] = statuses.get(x["status"], 0) + 1
+        iotas = [x["iota"] for x in recs if x["iota"] is not None]
+        warns = sorted({w for x in recs for w in x["warnings"].split(",") if w})
+        fits.append([
+            r["row"],
+            r["config"],
+            f"{np.nanmedian(times):.3g}",
+            ", ".join(f"{k} x{v}" for k, v in sorted(statuses.items())),
+            f"{np.mean(iotas) if iotas else math.nan:.3f}",
+            ", ".join(warns),
+        ])  # fmt: skip
+    columns = ["data set / kernel", "method", "median fit time (s)", "status", "mean iota",
+               "warnings"]  # fmt: skip
+    lines += markdown_table(columns, fits, align="llrlrl").split("\n")
+    lines.append("")
+    return lines
+
+
 def write_report(directory: str | Path) -> Path:
     """Write ``report.md``, ``summary.csv`` and the plots of a results directory.
 
@@ -653,41 +693,7 @@ def write_report(directory: str | Path) -> Path:
         "",
     ]
 
-    # Solver status and indefiniteness
-    lines += [
-        "## Fits",
-        "",
-        "*mean iota*: the indefiniteness iota = sum |negative eigenvalues| / sum |eigenvalues| "
-        "of the outer training kernel, averaged over the outer folds (0: positive "
-        "semidefinite). Kernel parameters are tuned jointly with each method's parameters, so "
-        "each method is scored with the kernel at the parameters it selected: iota differs "
-        "between the methods of a row when the kernel has a tuned parameter (e.g. a sigmoid's "
-        "gamma), and is the same for all of them with fixed kernel parameters or a precomputed "
-        "kernel.",
-        "",
-    ]
-    fits = []
-    for r in summaries[study.scoring]:
-        recs = [x for x in records if (x["dataset"], x["kernel"], x["method"]) ==
-                (r["dataset"], r["kernel"], r["method"])]  # fmt: skip
-        times = [timings[(x["dataset"], x["kernel"], x["method"], x["outer_fold"])] for x in recs]
-        statuses: dict[str, int] = {}
-        for x in recs:
-            statuses[x["status"]] = statuses.get(x["status"], 0) + 1
-        iotas = [x["iota"] for x in recs if x["iota"] is not None]
-        warns = sorted({w for x in recs for w in x["warnings"].split(",") if w})
-        fits.append([
-            r["row"],
-            r["config"],
-            f"{np.nanmedian(times):.3g}",
-            ", ".join(f"{k} x{v}" for k, v in sorted(statuses.items())),
-            f"{np.mean(iotas) if iotas else math.nan:.3f}",
-            ", ".join(warns),
-        ])  # fmt: skip
-    columns = ["data set / kernel", "method", "median fit time (s)", "status", "mean iota",
-               "warnings"]  # fmt: skip
-    lines += markdown_table(columns, fits, align="llrlrl").split("\n")
-    lines.append("")
+    lines += _fits_section(records, summaries[study.scoring], timings)
     plots = _plots(records, summaries[study.scoring], study, timings, out) + cd_plot
     lines += ["## Plots", ""]
     for title, fname in plots:

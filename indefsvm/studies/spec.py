@@ -520,51 +520,8 @@ def _sha256(path: str) -> str:
     return h.hexdigest()
 
 
-def parse_spec(raw: dict[str, Any], base: Path | str = ".", default_name: str = "study") -> Study:
-    """Validate a parsed TOML document and return the :class:`Study`.
-
-    Parameters
-    ----------
-    raw : dict
-        The TOML document (``tomllib.loads``).
-    base : path
-        Directory that relative data paths are relative to (the spec file's directory).
-    default_name : str
-        Study name when ``[study].name`` is absent.
-
-    Raises
-    ------
-    SpecError
-        With a message naming the bad key and what was expected.
-    """
-    from indefsvm.studies.scoring import check_scoring
-
-    base = Path(base)
-    _check_keys(raw, _TOP_KEYS, "spec")
-    st = _check_keys(raw.get("study", {}), _STUDY_KEYS, "study")
-    task = _str(st.get("task", "classification"), "study.task", TASKS)
-    scoring = _str(st.get("scoring", "accuracy" if task == "classification" else "r2"),
-                   "study.scoring")  # fmt: skip
-    metrics = st.get("metrics", [])
-    if not isinstance(metrics, list):
-        raise SpecError(f"study.metrics must be a list of measure names; got {metrics!r}.")
-    for i, m in enumerate([scoring, *metrics]):
-        where = "study.scoring" if i == 0 else f"study.metrics[{i - 1}]"
-        try:
-            check_scoring(_str(m, where), task)
-        except ValueError as exc:
-            raise SpecError(f"{where}: {exc}") from None
-    search = _str(st.get("search", "grid"), "study.search", SEARCHES)
-    n_iter = st.get("n_iter")
-    if search == "random":
-        n_iter = _int(n_iter, "study.n_iter (needed by search = 'random')", 1)
-    elif n_iter is not None:
-        raise SpecError("study.n_iter is only used with search = 'random'.")
-    alpha = st.get("alpha", 0.05)
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
-        raise SpecError(f"study.alpha must be a number in (0, 1); got {alpha!r}.")
-
-    # ---- kernels
+def _parse_kernels(raw: dict[str, Any]) -> tuple[list[KernelSpec], list[str]]:
+    """The ``[[kernels]]`` tables: their specs and labels (checked unique)."""
     kernels_raw = raw.get("kernels", [])
     if not isinstance(kernels_raw, list):
         raise SpecError("kernels must be an array of tables ([[kernels]]).")
@@ -593,8 +550,14 @@ def parse_spec(raw: dict[str, Any], base: Path | str = ".", default_name: str = 
         kernels.append(KernelSpec(name=name, label=label, params=params, grid=grid, scale=scale))
     labels = [k.label for k in kernels]
     _unique(labels, "kernels: label", "; give each a unique label")
+    return kernels, labels
 
-    # ---- datasets
+
+def _parse_datasets(
+    raw: dict[str, Any], base: Path, labels: list[str], kernels: list[KernelSpec]
+) -> tuple[list[DatasetSpec], dict[Path, str]]:
+    """The ``[[datasets]]`` tables: their specs and the data files' hashes (relative paths
+    against ``base``; ``labels`` and ``kernels`` are the kernel tables a dataset may name)."""
     datasets_raw = _tables(raw, "datasets")
     datasets, files = [], {}
     for i, dr in enumerate(datasets_raw):
@@ -685,8 +648,13 @@ def parse_spec(raw: dict[str, Any], base: Path | str = ".", default_name: str = 
             )
         )
     _unique([d.name for d in datasets], "datasets: name")
+    return datasets, files
 
-    # ---- methods
+
+def _parse_methods(
+    raw: dict[str, Any], task: str, scoring: str, metrics: list[Any]
+) -> list[MethodSpec]:
+    """The ``[[methods]]`` tables, each checked against the task and the study's measures."""
     methods_raw = _tables(raw, "methods")
     methods = []
     for i, mr in enumerate(methods_raw):
@@ -717,6 +685,56 @@ def parse_spec(raw: dict[str, Any], base: Path | str = ".", default_name: str = 
             if why is not None:
                 where = "study.scoring" if j == 0 else f"study.metrics[{j - 1}]"
                 raise SpecError(f"{where}: {why} (methods[{i}], label {m.label!r}).")
+    return methods
+
+
+def parse_spec(raw: dict[str, Any], base: Path | str = ".", default_name: str = "study") -> Study:
+    """Validate a parsed TOML document and return the :class:`Study`.
+
+    Parameters
+    ----------
+    raw : dict
+        The TOML document (``tomllib.loads``).
+    base : path
+        Directory that relative data paths are relative to (the spec file's directory).
+    default_name : str
+        Study name when ``[study].name`` is absent.
+
+    Raises
+    ------
+    SpecError
+        With a message naming the bad key and what was expected.
+    """
+    from indefsvm.studies.scoring import check_scoring
+
+    base = Path(base)
+    _check_keys(raw, _TOP_KEYS, "spec")
+    st = _check_keys(raw.get("study", {}), _STUDY_KEYS, "study")
+    task = _str(st.get("task", "classification"), "study.task", TASKS)
+    scoring = _str(st.get("scoring", "accuracy" if task == "classification" else "r2"),
+                   "study.scoring")  # fmt: skip
+    metrics = st.get("metrics", [])
+    if not isinstance(metrics, list):
+        raise SpecError(f"study.metrics must be a list of measure names; got {metrics!r}.")
+    for i, m in enumerate([scoring, *metrics]):
+        where = "study.scoring" if i == 0 else f"study.metrics[{i - 1}]"
+        try:
+            check_scoring(_str(m, where), task)
+        except ValueError as exc:
+            raise SpecError(f"{where}: {exc}") from None
+    search = _str(st.get("search", "grid"), "study.search", SEARCHES)
+    n_iter = st.get("n_iter")
+    if search == "random":
+        n_iter = _int(n_iter, "study.n_iter (needed by search = 'random')", 1)
+    elif n_iter is not None:
+        raise SpecError("study.n_iter is only used with search = 'random'.")
+    alpha = st.get("alpha", 0.05)
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise SpecError(f"study.alpha must be a number in (0, 1); got {alpha!r}.")
+
+    kernels, labels = _parse_kernels(raw)
+    datasets, files = _parse_datasets(raw, base, labels, kernels)
+    methods = _parse_methods(raw, task, scoring, metrics)
 
     study = Study(
         name=_str(st.get("name", default_name), "study.name"),
