@@ -330,7 +330,7 @@ class OneVsOneMixin:
                     f"class_weight has keys {unknown} that are not class labels {classes.tolist()}."
                 )
         per_sample = self._ovo_per_sample_values(n)
-        mode, train, landmark_map = self._ovo_training_input(Xa, pairwise)
+        mode, train, landmark_map, features = self._ovo_training_input(Xa, pairwise)
         overrides: dict[str, Any] = {}
         if mode != "features" and not pairwise:
             # The pairs read blocks of the kernel (or landmark columns) computed here once.
@@ -347,7 +347,7 @@ class OneVsOneMixin:
         if mode == "landmarks":
             # One factor for every pair: Phi = k(X, Z) W of the map fitted on all rows.
             shared_map = landmark_map.column_input()
-            factor = (train @ shared_map.components_).astype(np.dtype(shared_map.dtype))
+            factor = features.astype(np.dtype(shared_map.dtype), copy=False)
         estimators, indices, pairs = [], [], []
         for i in range(classes.shape[0]):
             for j in range(i + 1, classes.shape[0]):
@@ -406,26 +406,28 @@ class OneVsOneMixin:
         return values
 
     def _ovo_training_input(self, Xa: NDArray[np.float64], pairwise: bool):
-        """``(mode, data, landmark_map)``: what the pair models are fitted on.
+        """``(mode, data, landmark_map, features)``: what the pair models are fitted on.
 
         ``"kernel"``: the training kernel, computed once (pairs take principal blocks);
         ``"landmarks"``: the kernel columns ``k(X, Z)`` of landmarks chosen once on the whole
-        training set (pairs take their rows; ``landmark_map`` is the fitted Nystroem map);
+        training set (pairs take their rows; ``landmark_map`` is the fitted Nystroem map and
+        ``features`` its float64 features of all rows, formed once by its check);
         ``"features"``: the raw rows (estimators whose test map needs more than kernel rows).
         """
         if self._ovo_low_rank():
             if hasattr(self, "_low_rank_requested"):
                 self._low_rank_requested()  # refuses out_of_sample="transductive"
             landmark_map, C, _ = self._fit_landmarks(Xa, columns=True)
-            landmark_map.check_columns(C)  # (fit_transform's check: fit read only landmarks)
+            # fit_transform's check (fit read only the landmarks); its features are the factor
+            features = landmark_map.check_columns(C)
             self.landmarks_ = landmark_map.landmarks_
             # Named kernels: the landmark points are all prediction needs of the training set.
             self.landmark_points_ = None if pairwise else landmark_map.landmark_points_
-            return "landmarks", C, landmark_map
+            return "landmarks", C, landmark_map, features
         if self._ovo_kernel_shared():
             K, _ = self._fit_kernel(Xa)
-            return "kernel", K, None
-        return "features", Xa, None
+            return "kernel", K, None, None
+        return "features", Xa, None, None
 
     def _is_multiclass(self) -> bool:
         return getattr(self, "ovo_", None) is not None

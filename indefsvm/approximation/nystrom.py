@@ -802,30 +802,32 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         )
         return False
 
-    def check_columns(self, C: ArrayLike) -> None:
+    def check_columns(self, C: ArrayLike) -> NDArray[np.float64]:
         """The check of :meth:`fit_transform` for a map fitted by :meth:`fit`, given the
-        landmark columns ``C = k(X, Z)`` of its training points.
+        landmark columns ``C = k(X, Z)`` of its training points; returns the map's features
+        ``C @ components_`` (float64) of those points.
 
         A plain map whose approximation has an eigenvalue beyond ten times ``n max|k(x, z)|``
         is refitted one-shot from ``C`` (the warning of a nearly singular ``K_ZZ``; see the
         class docstring); a one-shot map was checked by :meth:`fit`. Estimators that share one
-        map's columns (one-vs-one pairs) call it once.
+        map's columns (one-vs-one pairs) call it once and use the features it returns.
         """
         check_is_fitted(self, "components_")
-        if self.factorization_ != "plain":
-            return
         C = np.asarray(C, dtype=np.float64)
+        Phi = C @ self.components_
+        if self.factorization_ != "plain":
+            return Phi
         n = C.shape[0]
         top = float(np.max(np.abs(C))) if C.size else 0.0
-        Phi = C @ self.components_
         if self._plain_within_bound(Phi, top, float(np.einsum("ij,ij->", Phi, Phi)), n):
-            return
+            return Phi
         del Phi
         R0 = np.zeros((0, C.shape[1]))
         for start, stop in _blocks(n, _rows_per_block(C.shape[1])):
             R0 = _stack_r(R0, C[start:stop])
         now = time.perf_counter()
         self._set_one_shot(R0, self.landmark_basis_, self.landmark_signature_, n, (now, now), top)
+        return C @ self.components_
 
     def _fit_one_shot(
         self,

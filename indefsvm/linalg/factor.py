@@ -497,7 +497,6 @@ def _chunk_rows_gram(
     P: NDArray,
     local: NDArray[np.intp],
     scale: NDArray[np.float64] | None,
-    positions: slice,
     transform: NDArray[np.float64] | None,
 ) -> NDArray[np.float64]:
     """``B'B`` of the rows ``local`` of one row chunk (``B = diag(scale) P[local] transform``,
@@ -679,9 +678,8 @@ class DaskFactor:
         if idx.size == 0:
             return np.zeros((k, k))
         which, args = self._local_rows(idx, scale)
-        parts = self._per_chunk(
-            _chunk_rows_gram, list(args), (k, k), False, which, shared=(transform,)
-        )
+        rows = [(local, part) for local, part, _ in args]
+        parts = self._per_chunk(_chunk_rows_gram, rows, (k, k), False, which, shared=(transform,))
         return _summed_on_workers(parts)
 
     def _local_rows(

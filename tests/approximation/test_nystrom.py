@@ -405,18 +405,23 @@ def test_check_columns_is_the_fit_transform_check_for_shared_maps():
     X = (X * 10).astype(int)
     ref = IndefiniteNystroem("sigmoid", n_components=10, random_state=18)
     with pytest.warns(UserWarning, match="nearly singular"):
-        ref.fit_transform(X)
+        P_ref = ref.fit_transform(X)
     nys = IndefiniteNystroem("sigmoid", n_components=10, random_state=18).fit(X)
     assert nys.factorization_ == "plain"
     with pytest.warns(UserWarning, match="nearly singular"):
-        nys.check_columns(nys.landmark_columns(X))
+        P = nys.check_columns(nys.landmark_columns(X))
     assert nys.factorization_ == "one-shot"
+    # the features it returns are those of the refitted map (the same kernel as fit_transform)
+    K_ref = (P_ref * ref.signature_) @ P_ref.T
+    K_got = (P * nys.signature_) @ P.T
+    assert np.max(np.abs(K_got - K_ref)) <= 1e-8 * np.max(np.abs(K_ref))
     np.testing.assert_allclose(nys.eigenvalues_, ref.eigenvalues_, rtol=1e-9)
     np.testing.assert_allclose(np.abs(nys.components_), np.abs(ref.components_), rtol=1e-7)
 
     Xb = _X(200, 3, seed=2)
     ok = IndefiniteNystroem("sigmoid", **SIG, n_components=20, random_state=0).fit(Xb)
     before = ok.components_.copy()
-    ok.check_columns(ok.landmark_columns(Xb))
+    P = ok.check_columns(ok.landmark_columns(Xb))
     assert ok.factorization_ == "plain"
+    np.testing.assert_allclose(P, ok.transform(Xb), rtol=1e-12, atol=1e-14)
     np.testing.assert_array_equal(ok.components_, before)

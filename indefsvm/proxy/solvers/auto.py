@@ -40,8 +40,10 @@ from typing import Any
 
 import numpy as np
 
+from indefsvm.proxy.solvers.newton import SUPPORTED
+
 #: The second-order method's problems (``lowrank_newton`` refuses the others: SVR's l1 term).
-NEWTON_PROBLEMS = ("svc", "perturb", "oneclass")
+NEWTON_PROBLEMS = SUPPORTED
 
 
 @dataclass(frozen=True)
