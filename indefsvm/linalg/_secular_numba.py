@@ -22,7 +22,10 @@ This module does the same work in Numba-compiled loops:
   converged, from the same ``delta`` row, in one accumulator per chunk of roots; the chunks are
   multiplied in a fixed order so the result does not depend on the number of threads.
 * **Eigenvectors** of the selected roots are formed in a second parallel pass from
-  ``(origin, tau)`` (the ``delta`` rows are recomputed bit for bit, never stored).
+  ``(origin, tau)`` (the ``delta`` rows are recomputed bit for bit, never stored), or not at
+  all: ``W'x`` and ``W c`` (all a solver's evaluation needs) are one pass each of the same
+  divisions, with nothing written (:func:`secular_vectors_rmatvec`,
+  :func:`secular_vectors_matvec`).
 * **Vectorised loops.** Every loop over the poles runs over array slices from index 0, which
   LLVM vectorises (the division, one per pole and sweep, is the bottleneck); the reassociated
   sums differ from ``dlaed4``'s sequential ones by rounding only, within the same error bound.
@@ -421,6 +424,68 @@ def secular_vectors_serial(d, zhat, origin, tau, first, out):
     """:func:`secular_vectors` in the calling thread only."""
     for r in range(out.shape[0]):
         _vector_row(r, d, zhat, origin, tau, first, out)
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
+def _rmatvec_row(r, d, zhat, dorg, tau, x, out, inv_norm):
+    k = d.shape[0]
+    o = dorg[r]
+    t = tau[r]
+    s = 0.0
+    acc = 0.0
+    for i in range(k):
+        v = zhat[i] / ((d[i] - o) - t)
+        s += v * v
+        acc += v * x[i]
+    scale = 1.0 / np.sqrt(s)
+    inv_norm[r] = scale
+    out[r] = acc * scale
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def secular_vectors_rmatvec(d, zhat, dorg, tau, x, out, inv_norm):
+    """``out[r] = w_r'x`` for the unit eigenvectors ``w_r = zhat / delta_r / ||.||`` of
+    :func:`secular_vectors`, without forming them; ``inv_norm[r] = 1 / ||zhat / delta_r||``.
+
+    ``dorg[r], tau[r]`` are root ``r``'s origin pole and offset (``delta_r = (d - dorg[r]) -
+    tau[r]``, the same expression as :func:`secular_vectors`): one pass over the k x m
+    divisions, no n x m array written or read.
+    """
+    for r in prange(out.shape[0]):
+        _rmatvec_row(r, d, zhat, dorg, tau, x, out, inv_norm)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def secular_vectors_rmatvec_serial(d, zhat, dorg, tau, x, out, inv_norm):
+    """:func:`secular_vectors_rmatvec` in the calling thread only."""
+    for r in range(out.shape[0]):
+        _rmatvec_row(r, d, zhat, dorg, tau, x, out, inv_norm)
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
+def _matvec_range(start, stop, d, zhat, dorg, tau, coef, out):
+    m = coef.shape[0]
+    for i in range(start, stop):
+        di = d[i]
+        acc = 0.0
+        for r in range(m):
+            acc += coef[r] / ((di - dorg[r]) - tau[r])
+        out[i] = zhat[i] * acc
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def secular_vectors_matvec(d, zhat, dorg, tau, coef, out):
+    """``out = sum_r coef[r] zhat / delta_r`` (``W c`` for ``coef = c * inv_norm``), without
+    forming the eigenvectors: rows of ``out`` in :data:`N_CHUNKS` chunks in parallel."""
+    k = d.shape[0]
+    for c in prange(N_CHUNKS):
+        _matvec_range((c * k) // N_CHUNKS, ((c + 1) * k) // N_CHUNKS, d, zhat, dorg, tau, coef, out)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def secular_vectors_matvec_serial(d, zhat, dorg, tau, coef, out):
+    """:func:`secular_vectors_matvec` in the calling thread only."""
+    _matvec_range(0, d.shape[0], d, zhat, dorg, tau, coef, out)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

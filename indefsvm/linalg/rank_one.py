@@ -442,7 +442,7 @@ def _secular_eigenpairs_numba(
     n_threads: int = 1,
     guess: tuple[NDArray[np.int64], NDArray[np.float64]] | None = None,
     warm: SecularWarmStart | None = None,
-) -> tuple[NDArray[np.float64], slice, NDArray[np.float64]] | None:
+) -> tuple[NDArray[np.float64], slice, SecularRows] | None:
     """As :func:`_secular_eigenpairs`, by the compiled kernel
     (:mod:`indefsvm.linalg._secular_numba`).
 
@@ -457,12 +457,9 @@ def _secular_eigenpairs_numba(
     # Two Löwner ratios per division when their products cannot over/underflow.
     scale = max(float(np.max(np.abs(d))), rho)
     pair = 1e-100 <= scale <= 1e100
-    if _use_threads(n_threads):
-        roots, vectors = kernel.secular_roots, kernel.secular_vectors
-    else:
-        # The serial build: no OpenMP pool whose idle threads spin after each parallel region
-        # (on a shared machine they take the CPU from the BLAS products of the same iteration).
-        roots, vectors = kernel.secular_roots_serial, kernel.secular_vectors_serial
+    # The serial build when one thread: no OpenMP pool whose idle threads spin after each
+    # parallel region (on a shared machine they take the CPU from the BLAS products).
+    roots = kernel.secular_roots if _use_threads(n_threads) else kernel.secular_roots_serial
     roots(d, z_unit, float(rho), side, guess_tau, pair, origin, tau, status, partial)
     if warm is not None:
         warm._record_call(status)
@@ -486,10 +483,9 @@ def _secular_eigenpairs_numba(
     # Every root lies in its own interval, so the roots ascend and the window is contiguous.
     first = int(chosen[0]) if chosen.size else 0
     selected = slice(first, first + chosen.size)
-    vectors_t = np.empty((chosen.size, k), dtype=np.float64)
-    if chosen.size:
-        vectors(d, zhat, origin, tau, first, vectors_t)
-    return lam, selected, vectors_t
+    # The vectors are formed when read (SecularRows): a solver's evaluation needs only W'z and
+    # W c, which the fused kernels compute without the n x m array.
+    return lam, selected, SecularRows(d, zhat, origin, tau, first, chosen.size, n_threads)
 
 
 def _small_deltas(
@@ -594,7 +590,134 @@ def secular_root(
     return float(lam[0]), delta
 
 
-@dataclass
+class SecularRows:
+    """Eigenvectors of the secular roots ``first .. first + m - 1``, as rows, formed on demand.
+
+    Row ``r`` is ``zhat / delta / ||zhat / delta||`` with ``delta = (d - d[origin[j]]) -
+    tau[j]``, ``j = first + r`` (Gu & Eisenstat 1994; :func:`_secular_eigenpairs_numba`).
+    :meth:`form` writes the m x k array; :meth:`rmatvec` and :meth:`matvec` give ``W x`` and
+    ``W' c`` from the same expression without it (one pass of divisions each, no array written
+    or read: at k = 3000 and m = 1500 that array is 36 MB, formed and read twice per evaluation
+    of the proxy kernel otherwise).
+    """
+
+    def __init__(
+        self,
+        d: NDArray[np.float64],
+        zhat: NDArray[np.float64],
+        origin: NDArray[np.int64],
+        tau: NDArray[np.float64],
+        first: int,
+        m: int,
+        n_threads: int,
+    ) -> None:
+        self.d, self.zhat, self.origin, self.tau = d, zhat, origin, tau
+        self.first, self.m, self.n_threads = first, m, n_threads
+        rows = slice(first, first + m)
+        self._dorg = np.ascontiguousarray(d[origin[rows]])
+        self._tau = np.ascontiguousarray(tau[rows])
+        self._inv_norm: NDArray[np.float64] | None = None
+
+    @_restoring_numba_threads
+    def form(self) -> NDArray[np.float64]:
+        """The rows as an (m, k) array."""
+        kernel = _numba_kernel()
+        out = np.empty((self.m, self.d.shape[0]), dtype=np.float64)
+        if self.m:
+            threaded = _use_threads(self.n_threads)
+            vectors = kernel.secular_vectors if threaded else kernel.secular_vectors_serial
+            vectors(self.d, self.zhat, self.origin, self.tau, self.first, out)
+        return out
+
+    @_restoring_numba_threads
+    def rows_dot(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``R x`` (shape (m,)) for the rows ``R`` (the eigenvectors' products with ``x``)."""
+        kernel = _numba_kernel()
+        out = np.empty(self.m, dtype=np.float64)
+        inv_norm = np.empty(self.m, dtype=np.float64)
+        if self.m:
+            threaded = _use_threads(self.n_threads)
+            run = (
+                kernel.secular_vectors_rmatvec
+                if threaded
+                else kernel.secular_vectors_rmatvec_serial
+            )
+            run(self.d, self.zhat, self._dorg, self._tau, np.ascontiguousarray(x), out, inv_norm)
+        self._inv_norm = inv_norm
+        return out
+
+    @_restoring_numba_threads
+    def combine(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``R' c`` (shape (k,)): the rows combined with the weights ``c``."""
+        if self._inv_norm is None:
+            self.rows_dot(np.zeros(self.d.shape[0]))  # the norms (one pass)
+        kernel = _numba_kernel()
+        out = np.zeros(self.d.shape[0], dtype=np.float64)
+        if self.m:
+            coef = np.ascontiguousarray(c * self._inv_norm)
+            threaded = _use_threads(self.n_threads)
+            run = (
+                kernel.secular_vectors_matvec if threaded else kernel.secular_vectors_matvec_serial
+            )
+            run(self.d, self.zhat, self._dorg, self._tau, coef, out)
+        return out
+
+
+class _Assembly:
+    """How the secular rows and the deflated unit vectors make the eigenvectors in the
+    coordinates of ``d`` (:func:`_rank_one_positive`): rows at ``kept``, columns ordered by
+    ``rank``, then the deflation's Givens rotations undone."""
+
+    def __init__(self, rows, n, kept, deflated_rows, rank, rotations, n_deflated):
+        self.rows = rows  # SecularRows, or an (m, k) array (the LAPACK path)
+        self.n, self.kept, self.deflated_rows = n, kept, deflated_rows
+        self.rank, self.rotations, self.n_deflated = rank, rotations, n_deflated
+
+    @property
+    def m_secular(self) -> int:
+        return self.rows.m if isinstance(self.rows, SecularRows) else self.rows.shape[0]
+
+    def form(self) -> NDArray[np.float64]:
+        rows = self.rows.form() if isinstance(self.rows, SecularRows) else self.rows
+        m = rows.shape[0]
+        if self.n_deflated == 0:
+            # No deflation: columns already ascending and in the coordinates of d.
+            return rows.T
+        # Row-major (n, m) so that undoing a rotation touches two contiguous rows.
+        vectors = np.zeros((self.n, self.rank.size))
+        vectors[np.ix_(self.kept, self.rank[:m])] = rows.T
+        vectors[self.deflated_rows, self.rank[m:]] = 1.0
+        # Undo the Givens rotations: the basis is Q = G_1 G_2 ... G_r, so apply G_r first.
+        # BLAS drot works in place on the two rows: (p, q) <- (c p - s q, s p + c q).
+        for p, q, c, s in reversed(self.rotations) if self.rank.size else ():
+            drot(vectors[p], vectors[q], c, -s, overwrite_x=True, overwrite_y=True)
+        return vectors
+
+    def rmatvec(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``W'x`` for all columns, from the rows without forming ``W``."""
+        x = np.array(x, dtype=np.float64)
+        # W = G_1 ... G_r W0, so W'x = W0' G_r' ... G_1' x: G_1' first.
+        for p, q, c, s in self.rotations:
+            x[p], x[q] = c * x[p] + s * x[q], c * x[q] - s * x[p]
+        m = self.m_secular
+        out = np.empty(self.rank.size)
+        out[self.rank[:m]] = self.rows.rows_dot(x[self.kept])
+        out[self.rank[m:]] = x[self.deflated_rows]
+        return out
+
+    def matvec(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``W c`` for the first ``len(c)`` columns, from the rows without forming ``W``."""
+        full = np.zeros(self.rank.size)
+        full[: c.shape[0]] = c
+        m = self.m_secular
+        out = np.zeros(self.n)
+        out[self.kept] = self.rows.combine(full[self.rank[:m]])
+        out[self.deflated_rows] += full[self.rank[m:]]
+        for p, q, cc, s in reversed(self.rotations):
+            out[p], out[q] = cc * out[p] - s * out[q], s * out[p] + cc * out[q]
+        return out
+
+
 class RankOneEigen:
     """Selected eigenpairs of ``diag(d) + sigma z z'``.
 
@@ -606,15 +729,58 @@ class RankOneEigen:
         Orthonormal columns in the coordinates of ``d`` (column ``j`` belongs to
         ``eigenvalues[j]``). Multiply by ``V`` to get eigenvectors of ``K0 + sigma u u'``.
         Often Fortran-ordered (or a reversed view for ``sigma < 0``): it is built column by
-        column and not copied into C order.
+        column and not copied into C order. With the compiled engine it is formed when first
+        read; :meth:`rmatvec` and :meth:`matvec` do not need it.
     n_deflated : int
         Number of eigenpairs removed by deflation (tiny ``z_j`` or merged nearly-equal ``d_j``),
         a diagnostic of how clustered the problem is.
     """
 
-    eigenvalues: NDArray[np.float64]
-    eigenvectors: NDArray[np.float64]
-    n_deflated: int
+    def __init__(
+        self,
+        eigenvalues: NDArray[np.float64],
+        eigenvectors: NDArray[np.float64] | None = None,
+        n_deflated: int = 0,
+        *,
+        assembly: _Assembly | None = None,
+    ) -> None:
+        if eigenvectors is None and assembly is None:
+            raise ValueError("RankOneEigen needs the eigenvectors or their assembly.")
+        self.eigenvalues = eigenvalues
+        self.n_deflated = n_deflated
+        self._eigenvectors = eigenvectors
+        self._assembly = assembly
+
+    @property
+    def eigenvectors(self) -> NDArray[np.float64]:
+        if self._eigenvectors is None:
+            self._eigenvectors = self._assembly.form()
+            self._assembly = None
+        return self._eigenvectors
+
+    @property
+    def formed(self) -> bool:
+        """Whether the eigenvector array exists (else it is formed when read)."""
+        return self._eigenvectors is not None
+
+    def rmatvec(self, x: NDArray[np.float64], count: int | None = None) -> NDArray[np.float64]:
+        """``W[:, :count]' x`` (``count`` None: every column)."""
+        count = self.eigenvalues.shape[0] if count is None else count
+        if self._eigenvectors is not None:
+            return self._eigenvectors[:, :count].T @ x
+        return self._assembly.rmatvec(x)[:count]
+
+    def matvec(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``W[:, :len(c)] c``."""
+        if self._eigenvectors is not None:
+            return self._eigenvectors[:, : c.shape[0]] @ c
+        return self._assembly.matvec(c)
+
+    def __repr__(self) -> str:
+        return (
+            f"RankOneEigen(eigenvalues={self.eigenvalues!r}, n_deflated={self.n_deflated}, "
+            f"eigenvectors={'formed' if self.formed else 'formed when read'})"
+        )
 
 
 def _as_vector(x: ArrayLike, name: str) -> NDArray[np.float64]:
@@ -772,11 +938,11 @@ def _rank_one_positive(
             found = _secular_eigenpairs(dk, zk_unit, rho_k, window, n_threads)
             if warm is not None:
                 warm.reset()
-        lam_k, selected, vectors_k = found
+        lam_k, selected, rows = found
     else:
         lam_k = np.empty(0)
         selected = slice(0, 0)
-        vectors_k = np.empty((0, 0))
+        rows = np.empty((0, 0))
     lam_deflated = defl.d[deflated]
     chosen_deflated = np.flatnonzero((lam_deflated > window[0]) & (lam_deflated < window[1]))
     # Merge the two ascending lists of returned eigenvalues; rank = output column.
@@ -784,19 +950,12 @@ def _rank_one_positive(
     order = np.argsort(sel_lam, kind="stable")
     rank = np.empty_like(order)
     rank[order] = np.arange(order.size)
-    m_secular = vectors_k.shape[0]
-    if deflated.size == 0:
-        # No deflation: columns already ascending and in the coordinates of d.
-        return RankOneEigen(sel_lam[order], vectors_k.T, 0)
-    # Row-major (n, m) so that undoing a rotation touches two contiguous rows.
-    vectors = np.zeros((n, sel_lam.size))
-    vectors[np.ix_(kept, rank[:m_secular])] = vectors_k.T
-    vectors[deflated[chosen_deflated], rank[m_secular:]] = 1.0
-    # Undo the Givens rotations: the basis is Q = G_1 G_2 ... G_r, so apply G_r first.
-    # BLAS drot works in place on the two rows: (p, q) <- (c p - s q, s p + c q).
-    for p, q, c, s in reversed(defl.rotations) if sel_lam.size else ():
-        drot(vectors[p], vectors[q], c, -s, overwrite_x=True, overwrite_y=True)
-    return RankOneEigen(sel_lam[order], vectors, int(deflated.size))
+    assembly = _Assembly(
+        rows, n, kept, deflated[chosen_deflated], rank, defl.rotations, int(deflated.size)
+    )
+    if isinstance(rows, SecularRows):
+        return RankOneEigen(sel_lam[order], None, int(deflated.size), assembly=assembly)
+    return RankOneEigen(sel_lam[order], assembly.form(), int(deflated.size))
 
 
 def _secular_values_lapack(

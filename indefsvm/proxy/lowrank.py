@@ -686,9 +686,8 @@ class LowRankProxyOperator:
             d, z, sigma, which="below", upper=float(smoothing), n_threads=self.engine_threads
         )
         s, fields = eigen_state_fields(
-            d, z, sigma, low.eigenvalues, low.eigenvectors, u_norm_sq,
-            getattr(self, "excess_accuracy", 0.0),
-        )  # fmt: skip
+            d, z, sigma, low, u_norm_sq, getattr(self, "excess_accuracy", 0.0)
+        )
         state = LowRankProxyState(
             u=u, kstar_u=np.empty(0), residual_norm=rn, residual=residual, **fields
         )

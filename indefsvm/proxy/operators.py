@@ -22,7 +22,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from indefsvm.linalg.rank_one import SecularWarmStart, rank_one_eigh, rank_one_eigvals_below
+from indefsvm.linalg.rank_one import (
+    RankOneEigen,
+    SecularWarmStart,
+    rank_one_eigh,
+    rank_one_eigvals_below,
+)
 from indefsvm.threads import blas_threads_inside, engine_threads, usable_cores
 
 
@@ -113,6 +118,24 @@ class ProxyState:
     neg_sq_sum: float
     neg_sq_change: float = 0.0
     neg_sq_change_error: float = 0.0
+
+
+def _low_vectors(state: ProxyState) -> NDArray[np.float64] | None:
+    vectors = state._low_vectors
+    if isinstance(vectors, RankOneEigen):
+        # Formed on first read (out-of-sample rows, K*, products with other vectors): an
+        # evaluation itself needs only the two products eigen_state_fields forms without it.
+        vectors = state._low_vectors = vectors.eigenvectors
+    return vectors
+
+
+def _set_low_vectors(state: ProxyState, value: Any) -> None:
+    state._low_vectors = value
+
+
+# ``low_vectors`` may be given as the RankOneEigen it comes from (dataclass __init__ assigns
+# through this property): the n x k array is then formed only if something reads it.
+ProxyState.low_vectors = property(_low_vectors, _set_low_vectors)  # type: ignore[assignment]
 
 
 #: Absolute accuracy of a computed eigenvalue of ``diag(d) + sigma z z'`` in units of
@@ -389,8 +412,7 @@ def eigen_state_fields(
     d: NDArray[np.float64],
     z: NDArray[np.float64],
     sigma: float,
-    lam: NDArray[np.float64],
-    W: NDArray[np.float64],
+    low: RankOneEigen,
     u_norm_sq: float,
     excess_accuracy: float,
 ) -> tuple[NDArray[np.float64], dict[str, Any]]:
@@ -398,26 +420,28 @@ def eigen_state_fields(
     (theory.md §1).
 
     ``z`` are the coordinates of ``u`` in that basis (``V'u`` for a dense ``K0``, ``(U'u, ||r||)``
-    for a factored one, theory.md §11) and ``(lam, W)`` the eigenpairs of ``diag(d) + sigma z z'``
-    below zero (ascending). Shared by the dense and the low-rank operators, which differ only in
-    the basis. Returns ``(s, fields)`` with ``s = (diag(d) + sigma z z') z - W_- diag(lam_-) W_-'
-    z``, the basis coordinates of ``K* u``.
+    for a factored one, theory.md §11) and ``low`` the eigenpairs ``(lam, W)`` of
+    ``diag(d) + sigma z z'`` below a threshold (ascending). Shared by the dense and the low-rank
+    operators, which differ only in the basis. Returns ``(s, fields)`` with ``s = (diag(d) +
+    sigma z z') z - W_- diag(lam_-) W_-' z``, the basis coordinates of ``K* u``. The two products
+    with ``W_-`` come from ``low`` without forming ``W`` where it can (the compiled secular
+    engine); ``fields["low_vectors"]`` is ``low`` itself, formed into the array when read.
     """
-    # Eigenvalues ascend, so the negative ones are a prefix: a slice (a view), where a boolean
-    # mask would copy the n x k block twice per evaluation.
-    neg = slice(0, int(np.searchsorted(lam, 0.0)))
-    wz = W[:, neg].T @ z
-    s = d * z + (sigma * float(z @ z)) * z - W[:, neg] @ (lam[neg] * wz)
+    lam = low.eigenvalues
+    # Eigenvalues ascend, so the negative ones are a prefix.
+    kneg = int(np.searchsorted(lam, 0.0))
+    wz = low.rmatvec(z, kneg)
+    s = d * z + (sigma * float(z @ z)) * z - low.matvec(lam[:kneg] * wz)
     fields = dict(
         z=z,
         low_values=lam,
-        low_vectors=W,
+        low_vectors=low,
         u_kstar_u=float(z @ s),
         u_k0_u=float(z @ (d * z)),
         u_norm_sq=u_norm_sq,
-        u_mneg_u=float(np.sum(lam[neg] * wz**2)),
-        neg_sq_sum=float(np.sum(lam[neg] ** 2)),
-        **neg_sq_change_fields(d, z, sigma, lam[neg], u_norm_sq, excess_accuracy),
+        u_mneg_u=float(np.sum(lam[:kneg] * wz**2)),
+        neg_sq_sum=float(np.sum(lam[:kneg] ** 2)),
+        **neg_sq_change_fields(d, z, sigma, lam[:kneg], u_norm_sq, excess_accuracy),
     )
     return s, fields
 
@@ -605,9 +629,8 @@ class ProxyKernelOperator:
             warm_start=self.warm_start,
         )
         s, fields = eigen_state_fields(
-            d, z, sigma, low.eigenvalues, low.eigenvectors, u_norm_sq,
-            getattr(self, "excess_accuracy", 0.0),
-        )  # fmt: skip
+            d, z, sigma, low, u_norm_sq, getattr(self, "excess_accuracy", 0.0)
+        )
         return ProxyState(u=u, kstar_u=V @ s, **fields)
 
     def objective_state(self, u: NDArray[np.float64]) -> ProxyState:

@@ -358,6 +358,66 @@ def test_property_rank_one_update_of_symmetric_matrix(problem):
     assert np.linalg.norm(M @ Wf - Wf * res.eigenvalues) <= 1e-9 * scale * max(1, d.size)
 
 
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(symmetric_problems(), st.sampled_from([0.0, 0.3]))
+def test_property_products_without_the_vectors_match_dense(problem, upper):
+    """``W'x`` and ``W c`` of a result whose vectors are not formed (the solver's products,
+    ``M_- x = W diag(lam) W'x`` and the projector ``W W'x``) against dense ``eigh``, on
+    repeated and clustered eigenvalues (deflation and its Givens rotations)."""
+    K0, u, sigma = problem
+    d, V = np.linalg.eigh(K0)
+    z = V.T @ u
+    n = d.size
+    x = np.cos(np.arange(n) + 0.5) + z / max(1.0, float(np.linalg.norm(z)))
+    res = rank_one_eigh(d, z, sigma, which="below", upper=upper)
+    lam = res.eigenvalues
+    wx = res.rmatvec(x)
+    mneg_x = res.matvec(np.minimum(lam, 0.0) * wx)
+    proj_x = res.matvec(wx)
+    first = res.rmatvec(x, count=lam.size // 2)
+    A, w, Vd = _dense(d, z, sigma)
+    scale = _scale(d, z, sigma)
+    tol = 1e-9 * scale * max(1.0, float(np.linalg.norm(x)))
+    neg = w < 0
+    dense_mneg = Vd[:, neg] @ (w[neg] * (Vd[:, neg].T @ x))
+    assert np.linalg.norm(mneg_x - dense_mneg) <= tol
+    # The projector on the returned pairs: the dense one on the same number of smallest pairs
+    # (the threshold is not at an eigenvalue of these problems but rounding may tie).
+    dense_proj = Vd[:, : lam.size] @ (Vd[:, : lam.size].T @ x)
+    gap_ok = lam.size in (0, n) or w[lam.size] - w[lam.size - 1] > 1e-6 * scale
+    if gap_ok:
+        assert np.linalg.norm(proj_x - dense_proj) <= 1e-6 * max(1.0, float(np.linalg.norm(x)))
+    # The same products from the formed vectors (what every other reader sees).
+    W = res.eigenvectors
+    np.testing.assert_allclose(wx, W.T @ x, rtol=0, atol=1e-12 * max(1.0, np.linalg.norm(x)))
+    np.testing.assert_allclose(
+        first, (W.T @ x)[: lam.size // 2], rtol=0, atol=1e-12 * max(1.0, np.linalg.norm(x))
+    )
+    c = np.linspace(-1.0, 1.0, lam.size)
+    np.testing.assert_allclose(
+        rank_one_eigh(d, z, sigma, which="below", upper=upper).matvec(c),
+        W @ c,
+        rtol=0,
+        atol=1e-12 * max(1, lam.size),
+    )
+
+
+def test_compiled_engine_forms_the_vectors_only_when_read(engine):
+    if engine != "numba":
+        pytest.skip("the LAPACK path returns its vectors formed")
+    rng = np.random.default_rng(5)
+    d = np.sort(rng.standard_normal(300))
+    z = rng.standard_normal(300)
+    res = rank_one_eigh(d, z, 0.3, which="below")
+    assert not res.formed
+    wz = res.rmatvec(z)
+    out = res.matvec(res.eigenvalues * wz)
+    assert not res.formed
+    W = res.eigenvectors
+    assert res.formed and W.shape == (300, res.eigenvalues.size)
+    np.testing.assert_allclose(out, W @ (res.eigenvalues * (W.T @ z)), rtol=0, atol=1e-12)
+
+
 # --------------------------------------------------------------------------- input checks
 
 
