@@ -276,6 +276,7 @@ def lowrank_newton(
     proximal: float = 1e-2,
     armijo: float = 1e-4,
     fallback: bool = True,
+    gradient_start: bool = True,
 ) -> SolveResult:
     """Maximise a low-rank classification problem by the second-order method of the module.
 
@@ -303,6 +304,14 @@ def lowrank_newton(
         accelerated projected gradient from the best point (same monitor: the history, the
         limits and the certified bounds carry on; ``info["fallback"]`` records it). False: stop
         with ``"stalled"``.
+    gradient_start : bool
+        Without ``alpha0`` and when the initial point is ``alpha = 0`` (classification),
+        start from the projected-gradient step (step ``1 / L``, the projected gradient's first
+        step) when it ascends: the model's
+        ``J`` is singular at ``alpha = 0`` (``gamma = 0``), where the first model then needs
+        its proximal term and often the dual's semismooth Newton steps; one step moves the
+        rows the linear term pushes to their bound (all of them for a small ``C``). One
+        evaluation. False: start at the initial point.
 
     Returns
     -------
@@ -327,6 +336,9 @@ def lowrank_newton(
     floor = curvature_floor * scale
     ev = problem.evaluate(x)
     monitor.offer(ev)
+    if gradient_start and alpha0 is None and not np.any(ev.alpha) and _finite(ev):
+        # (alpha = 0 only: the classifiers' start; the one-class start 1/n is regular)
+        ev = _gradient_start(problem, monitor, ev, scale)
     counts = {"n_inner": 0, "n_inexact_inner": 0, "n_halvings": 0, "n_model": 0, "n_gradient": 0}
     b_prev = ev.intercept
     prox = proximal * scale
@@ -407,6 +419,20 @@ def lowrank_newton(
         "n_gram_passes": op.n_gram_passes - gram0,
     }
     return monitor.finish(info=info)
+
+
+def _gradient_start(
+    problem: ProxyKernelProblem, monitor: SolverMonitor, ev: Evaluation, lipschitz: float
+) -> Evaluation:
+    """The projected-gradient step from ``ev`` when it ascends, else ``ev`` (option
+    ``gradient_start``)."""
+    w = problem.metric
+    step = ev.gradient / (lipschitz if w is None else lipschitz * w)
+    trial = problem.evaluate(problem.prox(ev.alpha + step, 1.0 / lipschitz, w))
+    monitor.offer(trial)
+    if _finite(trial) and trial.objective >= ev.objective:
+        return trial
+    return ev
 
 
 def _fall_back(problem, monitor, counts, op, passes0, gram0) -> SolveResult:

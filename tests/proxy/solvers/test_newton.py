@@ -406,3 +406,31 @@ def test_a_stalled_newton_falls_back_warm_started_to_the_projected_gradient():
     # was a factor of 10^4 below it)
     assert chained.objective_excess >= (1 - 2e-2) * pg.objective_excess
     np.testing.assert_array_equal(chained.history["iteration"], np.arange(1, 1501))
+
+
+@pytest.mark.parametrize("C", [1e-4, 1e-2, 1.0])
+def test_gradient_start_leaves_the_singular_origin_and_reaches_the_same_optimum(C):
+    """At ``alpha = 0`` the model's ``J`` is singular; the first step is the projected
+    gradient's. Small ``C``: that step puts the rows at their bound, and the first model is
+    solved by the active-set iteration (no dual model), where the origin's model needs one."""
+    Phi, s, y = factor_data(1000, 50, 1)
+    tol = 1e-8
+    runs = {
+        start: solve_quiet(
+            lowrank_problem(Phi, s, y, C=C),
+            method="lowrank_newton",
+            tol=tol,
+            options={"gradient_start": start},
+        )
+        for start in (True, False)
+    }
+    K0 = (Phi * s) @ Phi.T
+    dense = solve_quiet(
+        make_problem("svc", 0.5 * (K0 + K0.T), y, C=C), method="pg", tol=1e-10, max_iter=20000
+    )
+    for result in runs.values():
+        assert result.status == "converged", result.message
+        assert excess(result) == pytest.approx(excess(dense), rel=1e-7)
+    if C == 1e-4:
+        assert runs[True].info["n_model"] == 0 < runs[False].info["n_model"]
+        assert runs[True].info["n_passes"] < runs[False].info["n_passes"]
