@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sklearn.base import ClassifierMixin
+from sklearn.base import ClassifierMixin, is_classifier
 
 from indefsvm.base import (
     KERNEL_PARAMETER_CONSTRAINTS,
@@ -371,15 +371,17 @@ def test_template_refuses_one_class_before_touching_the_kernel(estimator):
 def test_one_nystroem_builder_and_landmark_checks_for_both_paradigms(make):
     """Both paradigms build the same map from the same parameters, clip a landmark scheme
     to n quietly and refuse the same landmark conflicts with the same words."""
+    X = np.random.default_rng(0).normal(size=(20, 3))
     est = make(**SIG, n_components=50, random_state=3, nystroem_params={"landmarks": "kmeans++"})
-    nys = est._landmark_map("kernel-stand-in", 20)
+    target = np.arange(20) % 2
+    with pytest.warns(UserWarning, match="n_components = 50 > n = 20"):
+        nys = est.fit(X, target if is_classifier(est) else target.astype(float)).nystroem_
     assert (nys.n_components, nys.landmarks, nys.random_state, nys.gamma) == (
         20,
         "kmeans++",
         3,
         0.5,
     )
-    X = np.random.default_rng(0).normal(size=(20, 3))
     with pytest.raises(ValueError, match="n_components=5 but landmarks gives 3 indices"):
         make(kernel="sigmoid", n_components=5, nystroem_params={"landmarks": [0, 1, 2]}).fit(
             X, np.arange(20) % 2

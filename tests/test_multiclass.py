@@ -23,6 +23,7 @@ from indefsvm.krein import (
     SimilarityRidge,
     SimilarityRidgeClassifier,
 )
+from indefsvm.multiclass import ovo_vote_scores
 
 CLASSIFIERS = {
     "IndefiniteSVC": lambda: indefsvm.IndefiniteSVC(C=1.0, rho=1.0),
@@ -136,6 +137,24 @@ def _pairs(y):
             yield np.flatnonzero((y == classes[i]) | (y == classes[j]))
 
 
+def _ovo(clf, X, inputs=None):
+    """The pairs' decisions ``(m, n_pairs)``, positive for the pair's second class, in public
+    terms: scikit-learn's ``decision_function_shape="ovo"`` where the classifier has it; else (the
+    Krein classifiers) each pair model of ``estimators_`` on ``inputs(k)`` (default ``X``), checked
+    first against the classifier's own decision (the one-vs-one vote scores of those values)."""
+    if "decision_function_shape" in clf.get_params():
+        return clf.set_params(decision_function_shape="ovo").decision_function(X)
+    D = np.column_stack(
+        [
+            e.decision_function(X if inputs is None else inputs(k))
+            for k, e in enumerate(clf.estimators_)
+        ]
+    )
+    votes = ovo_vote_scores(D, len(clf.classes_))
+    assert np.allclose(clf.decision_function(X), votes, rtol=1e-10, atol=1e-10)
+    return D
+
+
 def _nystroem_kernel(K_AZ, K_ZZ, K_BZ):
     """``K_AZ K_ZZ^+ K_ZB`` with the Nystroem cut-off (|d| <= 1e-10 max|d| dropped)."""
     return K_AZ @ np.linalg.pinv(K_ZZ, rcond=1e-10, hermitian=True) @ K_BZ.T
@@ -165,7 +184,9 @@ def test_multiclass_landmarks_are_rows_of_the_full_training_set(name, precompute
         clf = make(
             n_components=landmarks.size, **kernel, nystroem_params={"landmarks": landmarks}
         ).fit(K if precomputed else X, y)
-        ovo = clf._pair_decisions(Kt if precomputed else Xt)
+        test = Kt if precomputed else Xt
+        columns = Kt[:, landmarks] if precomputed else sigmoid_kernel(Xt, X[landmarks], **SIG)
+        ovo = _ovo(clf, test, lambda k: columns)
         for k, idx in enumerate(_pairs(y)):
             K_ZZ = K[np.ix_(landmarks, landmarks)]
             K_pp = _nystroem_kernel(K[np.ix_(idx, landmarks)], K_ZZ, K[np.ix_(idx, landmarks)])
@@ -203,7 +224,7 @@ def test_other_low_rank_classifiers_share_the_landmarks(make):
     Kt = sigmoid_kernel(Xt, X, **SIG)
     landmarks = np.arange(0, 90, 3)  # rows of every class
     clf = make(n_components=landmarks.size, nystroem_params={"landmarks": landmarks}).fit(K, y)
-    ovo = clf._pair_decisions(Kt)
+    ovo = _ovo(clf, Kt, lambda k: Kt[:, landmarks])
     for k, idx in enumerate(_pairs(y)):
         # The pair's landmarks are only some of the shared ones; the reference gets the pair's
         # rows plus every shared landmark as the kernel it sees, landmark columns k(., Z).
@@ -252,7 +273,7 @@ def test_vector_rho_is_sliced_per_pair(precomputed, low_rank):
     clf = indefsvm.IndefiniteSVC(rho=rho, tol=1e-10, **kernel, **extra).fit(
         K if precomputed else X, y
     )
-    ovo = clf._pair_decisions(Kt if precomputed else Xt)
+    ovo = _ovo(clf, Kt if precomputed else Xt)
     for k, idx in enumerate(_pairs(y)):
         K_pp, K_tp = K[np.ix_(idx, idx)], Kt[:, idx]
         if low_rank:
@@ -423,9 +444,11 @@ def test_multiclass_model_stores_training_rows_once(make):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         alone = make(kernel="sigmoid", **DIGIT_KERNEL).fit(X[rows], y[rows])
-    assert np.allclose(
-        named._pair_decisions(X_test)[:, k], alone.decision_function(X_test), atol=1e-6
+    # the Krein pairs are precomputed models on their rows' kernel columns
+    ovo = _ovo(
+        named, X_test, lambda j: Kt[:, np.flatnonzero(np.isin(y, named.pairwise_classes_[j]))]
     )
+    assert np.allclose(ovo[:, k], alone.decision_function(X_test), atol=1e-6)
 
 
 def test_low_rank_multiclass_model_stores_neither_rows_nor_kernel():
@@ -482,7 +505,7 @@ def test_pairs_keep_their_rows_when_the_test_map_needs_features():
 
     params = {"formulation": "square", "square_test_map": "wu", "kernel": kernel}
     clf = KreinClassifier(**params).fit(X, y)
-    ovo = clf._pair_decisions(Xt)
+    ovo = _ovo(clf, Xt)
     for k, idx in enumerate(_pairs(y)):
         alone = KreinClassifier(**params).fit(X[idx], y[idx])
         assert np.allclose(ovo[:, k], alone.decision_function(Xt), rtol=1e-8, atol=1e-10)

@@ -22,6 +22,7 @@ from indefsvm.approximation.nystrom import IndefiniteNystroem
 from indefsvm.krein.lowrank import squared_hinge_svm
 from indefsvm.krein.models import KreinKernelRidgeClassifier, KreinSquaredHingeSVC
 from indefsvm.linalg.factor import LowRankKernel
+from indefsvm.multiclass import ovo_vote_scores
 from indefsvm.proxy.api import solve_problem
 
 SIG = {"gamma": 0.3, "coef0": -0.4}
@@ -99,6 +100,19 @@ def _reference_shsvm(P, Pt, s, t):
     return (Psi_t * sig) @ sol.z + sol.intercept
 
 
+def _ovo(clf, test, columns):
+    """The pairs' decisions ``(n_test, n_pairs)``, positive for the pair's second class, in public
+    terms: scikit-learn's ``decision_function_shape="ovo"`` where the classifier has it; else (the
+    Krein classifiers) each pair model of ``estimators_`` on the landmark columns ``columns``,
+    checked first against the classifier's own decision (their one-vs-one vote scores)."""
+    if "decision_function_shape" in clf.get_params():
+        return clf.set_params(decision_function_shape="ovo").decision_function(test)
+    D = np.column_stack([e.decision_function(columns) for e in clf.estimators_])
+    votes = ovo_vote_scores(D, len(clf.classes_))
+    assert np.allclose(clf.decision_function(test), votes, rtol=1e-10, atol=1e-10)
+    return D
+
+
 CASES = {
     "IndefiniteSVC": (
         lambda **k: IndefiniteSVC(C=1.0, rho=1.0, tol=1e-10, solver="lowrank_newton", **k),
@@ -133,7 +147,12 @@ def test_pairs_are_binary_fits_on_rows_of_one_shared_factor(name, landmarks, pre
         clf = make(
             **kernel, n_components=M, random_state=4, nystroem_params={"landmarks": scheme}
         ).fit(train, y)
-        ovo = clf._pair_decisions(test)  # (n_test, n_pairs), positive for the second class
+        C = (
+            test[:, clf.landmarks_]
+            if precomputed
+            else sigmoid_kernel(test, clf.landmark_points_, **SIG)
+        )
+        ovo = _ovo(clf, test, C)
     assert np.array_equal(clf.landmarks_, nys.landmarks_)  # landmarks from all classes, once
     # one map object for every pair, with the factorisation of the map fitted on all rows
     first = clf.estimators_[0].nystroem_
@@ -155,8 +174,12 @@ def test_shared_test_features_equal_each_pairs_own_map(name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         clf = make(kernel="sigmoid", **SIG, n_components=M, random_state=0).fit(X, y)
-        ovo = clf._pair_decisions(Xt)
         C = sigmoid_kernel(Xt, clf.landmark_points_, **SIG)
         own = np.column_stack([e.decision_function(C) for e in clf.estimators_])
-    assert np.allclose(ovo, own, rtol=1e-12, atol=1e-12)
+        # the classifier's votes are those of the pairs' own decisions
+        votes = ovo_vote_scores(own, len(clf.classes_))
+        assert np.allclose(clf.decision_function(Xt), votes, rtol=1e-12, atol=1e-12)
+        if "decision_function_shape" in clf.get_params():
+            ovo = clf.set_params(decision_function_shape="ovo").decision_function(Xt)
+            assert np.allclose(ovo, own, rtol=1e-12, atol=1e-12)
     assert clf.predict(Xt).shape == (len(Xt),)

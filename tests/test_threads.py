@@ -115,14 +115,14 @@ def test_large_fits_use_the_free_cores(two_threads_allowed, monkeypatch):
     use_threads = rank_one._use_threads
     monkeypatch.setattr(rank_one, "_use_threads", lambda n: requests.append(n) or use_threads(n))
     K, y = sigmoid_problem(40, 5)
-    monkeypatch.setattr(T, "_others_running", lambda: 0)
+    monkeypatch.setattr(T, "free_cores", lambda: T.usable_cores())  # an idle machine
     with T.limit_threads(40) as chosen:
         assert chosen == {"blas": 2, "engine": 2, "openmp": 1}
     IndefiniteSVC(kernel="precomputed").fit(K, y)
     assert set(requests) == {2}
     requests.clear()
     # Both cores busy with other processes: one thread (a second one would wait for a core).
-    monkeypatch.setattr(T, "_others_running", lambda: 2)
+    monkeypatch.setattr(T, "free_cores", lambda: 1)
     with T.limit_threads(40) as chosen:
         assert chosen == {"blas": 1, "engine": 1, "openmp": 1}
     IndefiniteSVC(kernel="precomputed").fit(K, y)
@@ -254,7 +254,7 @@ def test_study_tasks_cap_every_pool(monkeypatch):
     the Numba engine and LIBSVM's OpenMP, which a fit sizes itself (issue 22)."""
     from indefsvm.studies import harness
 
-    monkeypatch.setattr(T, "_others_running", lambda: 0)
+    monkeypatch.setattr(T, "free_cores", lambda: T.usable_cores())  # an idle machine
     monkeypatch.setattr(T, "CROSSOVER", {"blas": 1.0, "engine": 1.0, "openmp": 1.0})
     monkeypatch.setattr(T, "usable_cores", lambda: 2)
     seen = {}

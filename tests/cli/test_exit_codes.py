@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import indefsvm.cli as cli
 from indefsvm.cli import main
 from indefsvm.cli.common import EPILOG, EXIT_CODES, ExitCode
 
@@ -74,17 +73,20 @@ def test_top_level_exit_paths(problem, tmp_path, monkeypatch, capsys):
     assert main(["predict", str(tmp_path / "none.skops"), K]) == 2
     assert main(["example-data", str(tmp_path / "ex"), "--n", "2"]) == 2
 
-    def bug(args):
+    def bug(*args, **kwargs):
         raise ZeroDivisionError("boom")
 
-    def ctrl_c(args):
+    def ctrl_c(*args, **kwargs):
         raise KeyboardInterrupt
 
+    # the solve command's solver (a public function) fails or is interrupted
+    import indefsvm.proxy.api as api
+
     capsys.readouterr()
-    monkeypatch.setitem(cli._COMMANDS, "solve", bug)
+    monkeypatch.setattr(api, "solve_problem", bug)
     assert main(["solve", K, y]) == ExitCode.INTERNAL_ERROR == 3
     assert "internal error: ZeroDivisionError: boom" in capsys.readouterr().err
-    monkeypatch.setitem(cli._COMMANDS, "solve", ctrl_c)
+    monkeypatch.setattr(api, "solve_problem", ctrl_c)
     assert main(["solve", K, y]) == ExitCode.INTERRUPTED == 130
     assert "interrupted" in capsys.readouterr().err
 

@@ -54,6 +54,16 @@ def _store(
     return directory
 
 
+def _rows_store(directory: Path, rows: list[dict[str, str]]) -> Path:
+    """A results directory whose ``summary.csv`` holds ``rows``."""
+    directory.mkdir()
+    with open(directory / "summary.csv", "w", newline="") as fh:
+        writer = csv.DictWriter(fh, FIELDS)
+        writer.writeheader()
+        writer.writerows(rows)
+    return directory
+
+
 def test_from_combines_stores_run_one_data_set_each(wrapper, tmp_path):
     # error rates with the study's ranks (lower is better; a tie shares rank 1.5); the accuracy
     # rows are 1 - error with the same ranks (higher is better)
@@ -104,17 +114,22 @@ def test_a_given_split_is_one_score_without_std_and_bars_stop_at_100(
          "p_vs_best": "nan"}
         for m, mean, rank, bold in (("A", "0.9", "1.0", "1"), ("B", "0.8", "2.0", "0"))
     ]  # fmt: skip
-    wrapper._write_method_table(tmp_path, rows, {}, "accuracy")
-    table = (tmp_path / "methods.md").read_text()
+    spec = ROOT / "experiments" / "table3_000.toml"  # not run: --from reads the stores only
+    given, out = _rows_store(tmp_path / "given", rows), tmp_path / "out"
+    assert wrapper.run(spec, "unused", {}, "accuracy", ["--from", str(given), "--out", str(out)],
+                       "note") == 0  # fmt: skip
+    table = (out / "methods.md").read_text()
     assert "| ts / dtw | **90.00** | 80.00 |" in table and "nan" not in table
     assert table.startswith("# Every method (accuracy, %, test score on the given split)")
     folds = [{**r, "std": "0.05", "n_folds": "5", "mean": "0.98"} for r in rows]
     kept, close = [], plt.close
     monkeypatch.setattr(plt, "close", kept.append)  # keep the figure to look at its bars
-    wrapper._draw(tmp_path, folds, "accuracy")
-    (fig,) = kept
+    store, out = _rows_store(tmp_path / "folds", folds), tmp_path / "out_folds"
+    assert wrapper.run(spec, "unused", {}, "accuracy", ["--from", str(store), "--out", str(out)],
+                       "note") == 0  # fmt: skip
+    (fig,) = (f for f in kept if hasattr(f, "axes"))
     tops = [seg[:, 1].max() for c in fig.axes[0].collections for seg in c.get_segments()]
     assert tops and max(tops) <= 100.0 + 1e-9  # 98 % + 5 % stops at 100 %
-    assert (tmp_path / "methods.png").stat().st_size > 1000
+    assert (out / "methods.png").stat().st_size > 1000
+    assert "mean ± std over the outer folds" in " ".join(t.get_text() for t in fig.texts)
     close(fig)
-    assert wrapper._what(folds) == "mean ± std over the outer folds"

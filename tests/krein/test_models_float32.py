@@ -18,6 +18,7 @@ import pytest
 
 import indefsvm.krein.lowrank as lowrank
 from indefsvm import IndefiniteSVC
+from indefsvm.kernels import sigmoid_kernel
 from indefsvm.krein.models import (
     KreinClassifier,
     KreinKernelRidgeClassifier,
@@ -100,8 +101,12 @@ def test_float32_one_vs_one_pairs_share_a_float32_factor(monkeypatch):
         for dtype in ("float64", "float32")
     }
     assert seen == [np.dtype(np.float64)] * 3 + [np.dtype(np.float32)] * 3
-    d64 = fits["float64"]._pair_decisions(Xt)
-    d32 = fits["float32"]._pair_decisions(Xt)
+    # the pairs' decisions: each pair model on the shared landmark columns (public estimators_)
+    d64, d32 = (
+        np.column_stack([e.decision_function(C) for e in fit.estimators_])
+        for fit in fits.values()
+        for C in [sigmoid_kernel(Xt, fit.landmark_points_, gamma=0.3, coef0=-0.4)]
+    )
     assert np.max(np.abs(d32 - d64)) <= 1e-4 * float(np.max(np.abs(d64)))
 
 

@@ -3,8 +3,9 @@ on the clip-spectrum features of the same Nystroem map.
 
 For every feasible alpha, ``0 <= D_+(alpha) - (f(alpha) - f(0)) <= ||Y alpha||^4 / (16 rho)``
 (``D_+`` the SVM dual on ``(K0)_+``; benchmarks/bench_lowrank.py ``--check-clip`` derives it and
-the choice of rho). The reference is LIBSVM (free intercept, same C) on the precomputed linear
-kernel of the features ``Phi[:, signature_ > 0]``, i.e. ``(K0)_+``: independent of our solvers.
+the choice of rho). The reference is LIBSVM through scikit-learn's ``SVC`` (free intercept, same
+C) on the precomputed linear kernel of the features ``Phi[:, signature_ > 0]``, i.e. ``(K0)_+``:
+independent of our solvers.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_breast_cancer
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.svm import SVC
 
 from indefsvm import IndefiniteSVC
 from indefsvm.approximation.nystrom import factor_eigenvalues
-from indefsvm.proxy._libsvm import train_precomputed
 
 C = 0.1
 
@@ -63,9 +64,12 @@ def _clip_reference(clf, X, y, Xt):
     keep = nys.signature_ > 0
     F, Ft = nys.transform(X)[:, keep], nys.transform(Xt)[:, keep]
     ypm = np.where(y == clf.classes_[1], 1.0, -1.0)
-    ref = train_precomputed(F @ F.T, ypm, svm_type=0, C=C, tol=1e-10)
-    sign = 1.0 if ref.labels[0] == 1 else -1.0
-    return F, ypm, ref, sign, sign * ((Ft @ F.T) @ ref.coef + ref.intercept)
+    # scikit-learn's LIBSVM on the clipped features: its classes_ are (-1, 1), so dual_coef_ is
+    # y_i alpha_i and a positive decision is the class +1.
+    svc = SVC(kernel="precomputed", C=C, tol=1e-10).fit(F @ F.T, ypm)
+    coef = np.zeros(len(ypm))
+    coef[svc.support_] = svc.dual_coef_[0]
+    return F, ypm, coef, (Ft @ F.T) @ coef + svc.intercept_[0]
 
 
 @pytest.mark.parametrize("solver", ["lowrank_newton", "pg"])
@@ -83,7 +87,7 @@ def test_large_rho_is_the_hinge_svm_on_clip_features(table, solver):
         warnings.simplefilter("ignore", ConvergenceWarning)
         clf = _model(rho, solver).fit(X, y)
     assert np.array_equal(clf.nystroem_.eigenvalues_, probe.eigenvalues_)
-    F, ypm, ref, sign, ref_decision = _clip_reference(clf, X, y, Xt)
+    F, ypm, coef, ref_decision = _clip_reference(clf, X, y, Xt)
     ours = clf.decision_function(Xt)
     # Same classifier: decision values to the solvers' tolerances, hence the same accuracy.
     scale = float(np.max(np.abs(ref_decision)))
@@ -91,8 +95,8 @@ def test_large_rho_is_the_hinge_svm_on_clip_features(table, solver):
     acc_ref = np.mean(np.where(ref_decision > 0, clf.classes_[1], clf.classes_[0]) == yt)
     assert abs(np.mean(clf.predict(Xt) == yt) - acc_ref) <= 0.005
     # Dual objectives: ours (f - f(0)) below D_+ by at most the bias bound + our certified gap.
-    alpha = np.abs(ref.coef)
-    dual_ref = float(alpha.sum() - 0.5 * ref.coef @ (F @ (F.T @ ref.coef)))
+    alpha = np.abs(coef)
+    dual_ref = float(alpha.sum() - 0.5 * coef @ (F @ (F.T @ coef)))
     res = clf.result_
     # f(alpha) - f(0) as the solver formed it, without f(0) (about 1.8e10 here, whose ulp of
     # 3.8e-6 exceeded the slack when the test subtracted it: red on a fresh install).
@@ -102,7 +106,7 @@ def test_large_rho_is_the_hinge_svm_on_clip_features(table, solver):
     # The multipliers are the LIBSVM ones (the SVM dual is strictly concave along F' Y alpha
     # only, so compare what is unique: the weight vector).
     w_ours = F.T @ (ypm * res.alpha)
-    w_ref = F.T @ ref.coef * sign
+    w_ref = F.T @ coef
     assert np.linalg.norm(w_ours - w_ref) <= 2e-5 * np.linalg.norm(w_ref)
 
 

@@ -22,7 +22,6 @@ from indefsvm.linalg.factor import LowRankKernel
 from indefsvm.proxy import lowrank
 from indefsvm.proxy.lowrank import LowRankProxyKernel
 from indefsvm.proxy.problems import make_problem
-from indefsvm.proxy.solvers._monitor import UNCERTIFIED_STATUSES
 
 
 def factor(n, m, seed, *, spread=2.0, dtype=np.float64):
@@ -52,6 +51,16 @@ def pair(kind, Phi, s, K, rho, rng, **kw):
 
 
 KINDS = ["svc", "svr", "oneclass"]
+#: The statuses that end a run without a certificate: SolveResult.status documents that every
+#: status but "converged" and "callback" warns.
+WARNING_STATUSES = (
+    "max_iter",
+    "max_time",
+    "stalled",
+    "numerical_error",
+    "solver_error",
+    "precision_limit",
+)
 
 
 def rel(a, b):
@@ -505,7 +514,7 @@ def test_low_rank_certified_gap_is_confirmed_by_a_60_digit_reference(method):
         assert float(best - excess) <= res.gap + res.gap_error
         assert res.gap <= float(ub_excess - excess) + res.gap_error + 1e-12
     else:
-        assert res.status in UNCERTIFIED_STATUSES
+        assert res.status in WARNING_STATUSES
         assert any(issubclass(w.category, ConvergenceWarning) for w in caught)
 
 

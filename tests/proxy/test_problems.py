@@ -777,15 +777,16 @@ def test_input_checks_have_clear_messages():
 
 
 def test_input_scale_limits_are_exact():
-    """``max|K| * n > 1e150`` is refused; exactly at the limit it is not (checked before eigh)."""
+    """``max|K| * n > 1e150`` is refused; exactly at the limit it is not (checked before eigh,
+    when the operator is made). A rho whose ``sigma = 1/(4 rho)`` overflows is refused with its
+    own message (just above that, the objective's range check refuses first)."""
     K = np.full((2, 2), 0.5e150)
-    P._check_input_scale(K)
+    assert P.make_operator(K, 1.0).n == 2
     with pytest.raises(ValueError, match="^K0 has entries up to"):
-        P._check_input_scale(K * 1.0000001)
-    P._check_input_scale(np.zeros((0, 0)))  # an empty kernel has scale 0
-    P._check_sigma(0.25e-300)
-    with pytest.raises(ValueError, match=r"^rho = "):
-        P._check_sigma(1e-310)
+        P.make_operator(K * 1.0000001, 1.0)
+    K0, y = np.array([[1.0, 0.5], [0.5, -1.0]]), np.array([1.0, -1.0])
+    with pytest.raises(ValueError, match=r"^rho = 1e-310 is too small"):
+        ClassificationProblem(K0, y, rho=1e-310)
 
 
 def test_objective_range_check_names_the_overflowing_terms():
@@ -913,8 +914,6 @@ def test_base_class_hooks_are_abstract():
     assert base.l1_weight == 0.0
     with pytest.raises(NotImplementedError):
         base.evaluate(np.full(n, 1.0 / n))
-    with pytest.raises(NotImplementedError):
-        base._libsvm_solution(K0, 1e-3)
 
 
 def test_objective_range_check_refuses_a_huge_box_with_a_clear_error():

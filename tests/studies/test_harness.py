@@ -8,8 +8,8 @@ import numpy as np
 from helpers import SMALL_STUDY, write_small_study_data, write_study_spec
 
 from indefsvm.studies import run_study
-from indefsvm.studies.data import load_dataset
-from indefsvm.studies.harness import _fit_score, kernel_blocks, outer_splits
+from indefsvm.studies.data import StudyData, load_dataset
+from indefsvm.studies.harness import Task, kernel_blocks, outer_splits, run_task
 from indefsvm.studies.spec import DatasetSpec, KernelSpec, MethodSpec, Study
 
 
@@ -64,15 +64,22 @@ def test_second_study_in_one_process_does_not_reuse_the_first_ones_kernels(tmp_p
 def test_a_failing_measure_keeps_the_others():
     from sklearn.metrics import accuracy_score
 
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(45, 2))
-    y = np.digitize(X[:, 0], [-0.4, 0.4])
-    K = X @ X.T + 1.0
-    method = MethodSpec("SpectrumSVC", "s", params={"spectrum": "clip"})
-    r = _fit_score(method, {}, K[:30, :30], y[:30], K[30:, :30], y[30:],
-                   ["accuracy", "f1"], 0)  # fmt: skip
     from indefsvm import SpectrumSVC
 
-    pred = SpectrumSVC(kernel="precomputed", spectrum="clip").fit(K[:30, :30], y[:30])
-    assert r["scores"]["accuracy"] == accuracy_score(y[30:], pred.predict(K[30:, :30]))
-    assert math.isnan(r["scores"]["f1"]) and "measure f1 failed" in r["status"]
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(45, 2))
+    y = np.digitize(X[:, 0], [-0.4, 0.4])  # three classes: the binary f1 fails
+    K = X @ X.T + 1.0
+    data = StudyData(name="d", y=y, X=None, K=K, standardize=False, key="d", description="")
+    kernel = KernelSpec(name="precomputed", label="precomputed")
+    method = MethodSpec("SpectrumSVC", "s", params={"spectrum": "clip"})
+    study = Study(name="s", seed=0, outer_folds=3, inner_folds=2, scoring="accuracy",
+                  metrics=("f1",), task="classification", search="grid", n_iter=None,
+                  significance="welch", alpha=0.05, datasets=(), kernels=(kernel,),
+                  methods=(method,))  # fmt: skip
+    task = Task("outer", "d", "precomputed", "s", 0)
+    r = run_task(task, data, study)
+    fit, ev = outer_splits(y, study)[0]
+    pred = SpectrumSVC(kernel="precomputed", spectrum="clip").fit(K[np.ix_(fit, fit)], y[fit])
+    assert r["score"] == accuracy_score(y[ev], pred.predict(K[np.ix_(ev, fit)]))
+    assert math.isnan(r["metrics"]["f1"]) and "measure f1 failed" in r["status"]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,7 +12,7 @@ from helpers import SMALL_STUDY, write_small_study_data, write_study_spec
 from scipy import stats
 
 from indefsvm.studies import Store, run_study
-from indefsvm.studies.report import significance_p, summarize
+from indefsvm.studies.report import significance_p, summarize, write_report
 from indefsvm.studies.spec import DatasetSpec, MethodSpec, Study
 
 
@@ -31,6 +33,49 @@ def _records(scores: dict[str, list[float]]):
          "score": None if math.isnan(s) else s, "metrics": {}}
         for m, v in scores.items() for f, s in enumerate(v)
     ]  # fmt: skip
+
+
+def _report(directory, study, records):
+    """``write_report`` on a results directory holding ``records`` (outer records of
+    :func:`summarize`'s form): the report's text and its figures by file name (the Figure objects
+    as ``savefig`` wrote them)."""
+
+    store = Store.create(directory, study)
+    for r in records:
+        task = types.SimpleNamespace(
+            dataset=r["dataset"], kernel=r["kernel"], method=r["method"],
+            outer_fold=r["outer_fold"], params=r.get("params", '{"kernel": {}, "method": {}}'),
+        )  # fmt: skip
+        store.write_outer(
+            {"task": task, "score": r["score"], "metrics": r["metrics"], "inner_score": None,
+             "status": "ok" if r["score"] is not None else "failed", "gap": None,
+             "relative_gap": None, "iota": r.get("iota"), "n_train": r.get("n_train", 30),
+             "n_test": r.get("n_test", 10), "seed": 0, "warnings": "", "versions": "",
+             "fit_time": r.get("fit_time", 0.01), "predict_time": 0.0, "kernel_time": 0.0}
+        )  # fmt: skip
+    store.close()
+    return _written(directory)
+
+
+def _written(directory):
+    """``write_report(directory)``: the report's text and its figures by file name."""
+    import matplotlib.figure
+    import matplotlib.pyplot as plt
+
+    figures = {}
+    savefig = matplotlib.figure.Figure.savefig
+
+    def keep(fig, fname, *args, **kwargs):
+        figures[Path(fname).name] = fig
+        return savefig(fig, fname, *args, **kwargs)
+
+    matplotlib.figure.Figure.savefig = keep
+    try:
+        report = write_report(directory).read_text()
+    finally:
+        matplotlib.figure.Figure.savefig = savefig
+        plt.close("all")
+    return report, figures
 
 
 def _nadeau_bengio_reference(x, y, ratio=0.25):
@@ -73,22 +118,17 @@ def test_a_cell_with_failed_folds_never_wins_and_tests_pair_complete_folds(test)
 
 
 def test_report_marks_failed_cells(tmp_path):
-    from indefsvm.studies.report import _table
-
     nan = math.nan
     scores = {"A": [0.99, nan, nan, nan, 0.98], "B": [0.8, 0.7, 0.75, 0.82, 0.78],
               "C": [0.7, 0.7, 0.6, 0.7, 0.7]}  # fmt: skip
-    study = _study()
-    lines = _table(summarize(_records(scores), study, "accuracy"), study, "accuracy")
-    row = next(x for x in lines if x.startswith("| d / precomputed |"))
+    report, _ = _report(tmp_path, _study(), _records(scores))
+    row = next(x for x in report.splitlines() if x.startswith("| d / precomputed |"))
     cells = [x.strip() for x in row.strip("|").split("|")][1:]
     assert "3/5 folds failed" in cells[0] and "**" not in cells[0]
     assert cells[1].startswith("**")
 
 
 def test_report_defines_its_measures_and_iota_and_plots_tell_methods_apart(tmp_path):
-    from indefsvm.studies.report import _plots
-
     write_small_study_data(tmp_path)
     spec = SMALL_STUDY.replace("inner_folds = 2", 'inner_folds = 2\nmetrics = ["average"]')
     spec += '\n[[methods]]\nestimator = "KreinClassifier"\ngrid = { lambda_plus = [0.1, 1.0] }\n'
@@ -99,23 +139,12 @@ def test_report_defines_its_measures_and_iota_and_plots_tell_methods_apart(tmp_p
     assert "averaged over the rows" in report  # what the average rank averages
     assert "*mean iota*" in report and "differs between the methods" in report
 
-    store = Store(out)
-    study, records = store.study(), store.outer_records()
-    store.close()
-    rows = summarize(records, study, study.scoring)
-    timings = {(r["dataset"], r["kernel"], r["method"], r["outer_fold"]): r["fit_time"]
-               for r in records}  # fmt: skip
-    figures = {}
-    _plots(records, rows, study, timings, out, figures)
+    _, figures = _written(out)
     legend = figures["scores.png"].legends[0]
     markers = [h.get_marker() for h in legend.legend_handles]
     assert len(set(markers)) == len(markers) == 2
     lines = figures["fit_time_vs_n.png"].axes[0].get_lines()
     assert lines and all(line.get_linestyle() in ("None", "none", "") for line in lines)
-    import matplotlib.pyplot as plt
-
-    for fig in figures.values():
-        plt.close(fig)
 
 
 def test_default_test_is_the_paired_corrected_one_and_uses_the_recorded_fold_sizes():
@@ -161,30 +190,25 @@ def _plot_inputs(n_train, given=False, mean=0.985):
         methods=(MethodSpec("IndefiniteSVC", "A"), MethodSpec("SpectrumSVC", "B"),
                  MethodSpec("KreinSVC", "C")),
     )  # fmt: skip
-    records, timings = [], {}
+    records = []
     for i, d in enumerate(datasets):
         for m in "ABC":
             for f in range(folds):
-                score = min(1.0, mean + 0.03 * rng.normal())
+                score = min(1.0, max(0.0, mean + 0.03 * rng.normal()))
                 records.append({"dataset": d.name, "kernel": "precomputed", "method": m,
                                 "outer_fold": f, "score": score, "metrics": {}, "iota": 0.1,
                                 "n_train": n_train[i], "n_test": 20,
-                                "params": '{"kernel": {}, "method": {"C": 1.0}}'})  # fmt: skip
-                timings[(d.name, "precomputed", m, f)] = 0.01 * (1 + i)
-    return study, records, timings
+                                "params": '{"kernel": {}, "method": {"C": 1.0}}',
+                                "fit_time": 0.01 * (1 + i)})  # fmt: skip
+    return study, records
 
 
 @pytest.mark.parametrize("given", [False, True])
 def test_score_plot_clips_bars_labels_ticks_and_says_what_a_point_is(tmp_path, given):
-    import matplotlib.pyplot as plt
-
-    from indefsvm.studies.report import _plots
-
-    study, records, timings = _plot_inputs([250, 280], given=given)
+    study, records = _plot_inputs([250, 280], given=given)
     rows = summarize(records, study, "accuracy")
     assert {r["row"] for r in rows} == {"d0 / precomputed", "d1 / precomputed"}
-    figures = {}
-    _plots(records, rows, study, timings, tmp_path, figures)
+    _, figures = _report(tmp_path, study, records)
     fig = figures["scores.png"]
     title = " ".join(t.get_text() for t in fig.texts)  # the suptitle
     axes = [ax for ax in fig.axes if ax.get_visible()]
@@ -201,31 +225,33 @@ def test_score_plot_clips_bars_labels_ticks_and_says_what_a_point_is(tmp_path, g
         assert "mean ± std" not in title and "given train/test split" in title
     else:
         assert "mean ± std over 5 outer folds" in title
-    for fig in figures.values():
-        plt.close(fig)
 
 
 @pytest.mark.parametrize(("n_train", "scale"), [([250, 280], "linear"), ([100, 5000], "log")])
 def test_fit_time_axis_is_linear_for_nearly_equal_n(tmp_path, n_train, scale):
-    import matplotlib.pyplot as plt
-
-    from indefsvm.studies.report import _plots
-
-    study, records, timings = _plot_inputs(n_train)
-    figures = {}
-    _plots(records, summarize(records, study, "accuracy"), study, timings, tmp_path, figures)
+    study, records = _plot_inputs(n_train)
+    _, figures = _report(tmp_path, study, records)
     assert figures["fit_time_vs_n.png"].axes[0].get_xscale() == scale
-    for fig in figures.values():
-        plt.close(fig)
 
 
-def test_clipped_error_stays_in_the_measure_range():
-    from indefsvm.studies.report import _clipped_error
-
-    assert _clipped_error(0.98, 0.03, (0.0, 1.0)) == pytest.approx((0.03, 0.02))
-    assert _clipped_error(0.01, 0.03, (0.0, 1.0)) == pytest.approx((0.01, 0.03))
-    assert _clipped_error(5.0, 2.0, None) == (2.0, 2.0)
-    assert _clipped_error(0.5, math.nan, (0.0, 1.0)) == (0.0, 0.0)
+def test_error_bars_stop_at_zero_too(tmp_path):
+    """Scores near 0 %: the bars (mean ± std) are cut at the bottom of the range as well, and
+    the part above the mean stays a whole std."""
+    study, records = _plot_inputs([250, 280], mean=0.015)
+    rows = summarize(records, study, "accuracy")
+    _, figures = _report(tmp_path, study, records)
+    bars = [
+        seg[:, 1]
+        for ax in figures["scores.png"].axes
+        if ax.get_visible()
+        for c in ax.collections
+        for seg in c.get_segments()
+    ]
+    assert len(bars) == len(rows) and min(b.min() for b in bars) >= 0.0
+    cut = [r for r in rows if r["mean"] < r["std"]]
+    assert cut  # the data holds bars that would cross 0
+    tops = sorted(b.max() for b in bars)
+    assert np.allclose(tops, sorted(100.0 * (r["mean"] + r["std"]) for r in rows), rtol=1e-9)
 
 
 def test_report_has_selected_parameters_ranks_and_cd_diagram(tmp_path):

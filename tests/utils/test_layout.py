@@ -369,3 +369,109 @@ def test_the_layout_checks_find_misplaced_files(tmp_path):
         "test_issue7.py: names no root module or subpackage of pkg",
     ]
     assert _conftest_importers(tests) == ["nosuch/test_mod.py"]
+
+
+# -- private names in tests: only the numerical contracts of docs/design.md ------------------------
+
+DESIGN = PACKAGE.parent / "docs" / "design.md"
+
+
+def _private_names_tool():
+    from helpers import load_script
+
+    return load_script("tools/private_names.py", "private_names_tool")
+
+
+def _contract_rows(text: str) -> list[tuple[str, list[str], list[str]]]:
+    """The rows of the table "Private names in tests" of docs/design.md: (contract, file
+    patterns relative to tests/, name patterns), read from the backticked cells."""
+    import re
+
+    begin, end = "<!-- private-names:begin -->", "<!-- private-names:end -->"
+    block = text[text.index(begin) + len(begin) : text.index(end)]
+    rows = []
+    for line in block.strip().splitlines()[2:]:  # after the header and the rule
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        rows.append(
+            (cells[0], re.findall(r"`([^`]+)`", cells[1]), re.findall(r"`([^`]+)`", cells[2]))
+        )
+    return rows
+
+
+def _private_name_violations(found: dict, rows: list) -> list[str]:
+    """Uses outside the table (a file's private name no row of that file allows), and names a
+    row lists that no file of the row uses any more (``*`` patterns may stay unused)."""
+    from fnmatch import fnmatchcase
+
+    bad = []
+    for path, uses in sorted(found.items()):
+        rel = path.removeprefix("tests/")
+        allowed = [
+            n for _, files, names in rows if any(fnmatchcase(rel, f) for f in files) for n in names
+        ]
+        for name in sorted(uses.names()):
+            if not any(fnmatchcase(name, pattern) for pattern in allowed):
+                bad.append(f"tests/{rel} uses {name}, in no row of docs/design.md for this file")
+    for contract, files, names in rows:
+        used = set().union(
+            *(
+                u.names()
+                for p, u in found.items()
+                if any(fnmatchcase(p.removeprefix("tests/"), f) for f in files)
+            )
+        )
+        for name in names:
+            if "*" not in name and name not in used:
+                bad.append(f"{contract}: {name} is listed but no file of the row uses it")
+    return bad
+
+
+def test_tests_use_private_names_only_for_the_listed_contracts():
+    tool = _private_names_tool()
+    rows = _contract_rows(DESIGN.read_text())
+    assert len(rows) >= 10 and all(files and names for _, files, names in rows)
+    assert _private_name_violations(tool.scan_tests(TESTS), rows) == []
+
+
+def test_the_private_name_check_finds_uses_outside_the_table(tmp_path):
+    tool = _private_names_tool()
+    source = (
+        "import indefsvm.linalg._secular_numba as kernel\n"
+        "from indefsvm.proxy.solvers.accpm import _Localization, analytic_center_cutting_plane\n"
+        "from indefsvm.threads import free_cores\n"
+        "class Stub:\n"
+        "    def __init__(self):\n"
+        "        self._state = 1\n"
+        "    def _f(self, a):\n"
+        "        return self._state\n"
+        "def test_x(monkeypatch, est, T):\n"
+        "    est._pair_decisions(1)\n"
+        "    Stub()._f(0)\n"
+        "    monkeypatch.setattr(T, '_others_running', lambda: 0)\n"
+        "    monkeypatch.setattr('indefsvm.linalg.rank_one._dlaed4', None)\n"
+        "    est.__class__, getattr(est, 'public')\n"
+    )
+    uses = tool.scan(source)
+    assert uses.names() == {
+        "_secular_numba", "_Localization", "_pair_decisions", "_others_running", "_dlaed4"
+    }  # fmt: skip
+    assert sum(uses.imports.values()) == 3 and sum(uses.attributes.values()) == 2
+    table = (
+        "<!-- private-names:begin -->\n"
+        "| Contract | Test files | Private names | Why |\n|---|---|---|---|\n"
+        "| engine | `linalg/test_*.py` | `_secular_numba`, `_dlaed4`, `_gone` | . |\n"
+        "| accpm | `x/test_a.py` | `_Localization`, `_others_*` | . |\n"
+        "<!-- private-names:end -->"
+    )
+    rows = _contract_rows(table)
+    assert rows[0] == ("engine", ["linalg/test_*.py"], ["_secular_numba", "_dlaed4", "_gone"])
+    found = {"tests/linalg/test_k.py": tool.scan(source), "tests/x/test_a.py": tool.scan(source)}
+    assert _private_name_violations(found, rows) == [
+        "tests/linalg/test_k.py uses _Localization, in no row of docs/design.md for this file",
+        "tests/linalg/test_k.py uses _others_running, in no row of docs/design.md for this file",
+        "tests/linalg/test_k.py uses _pair_decisions, in no row of docs/design.md for this file",
+        "tests/x/test_a.py uses _dlaed4, in no row of docs/design.md for this file",
+        "tests/x/test_a.py uses _pair_decisions, in no row of docs/design.md for this file",
+        "tests/x/test_a.py uses _secular_numba, in no row of docs/design.md for this file",
+        "engine: _gone is listed but no file of the row uses it",
+    ]
