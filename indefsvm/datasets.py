@@ -130,31 +130,9 @@ def make_krein_regression(
             raise ValueError(f"coef0 must be finite; got {coef0!r}.")
     rng = np.random.default_rng(random_state)
     X = rng.uniform(-1.0, 1.0, size=(n, d))
-    fixed = gamma is not None and (kernel == "gaussian" or coef0 is not None)
-    for _ in range(1 if fixed else _MAX_DRAWS):
-        g = (
-            gamma
-            if gamma is not None
-            else float(np.exp(rng.uniform(*np.log(_GAMMA_RANGE[kernel]))))
-        )
-        if kernel == "gaussian":
-            params = {"gamma": g}
-            G = gaussian_kernel(X, gamma=g)
-        else:
-            c = coef0 if coef0 is not None else float(rng.uniform(*_COEF0_RANGE))
-            params = {"gamma": g, "coef0": c}
-            G = sigmoid_kernel(X, gamma=g, coef0=c)
-        mu, V = np.linalg.eigh(G)
-        abs_mu = np.abs(mu)
-        condition = float(abs_mu.max() / abs_mu.min()) if abs_mu.min() > 0 else np.inf
-        if condition <= max_condition:
-            break
-    else:
-        raise ValueError(
-            f"the {kernel} kernel matrix is too ill-conditioned to invert (condition number "
-            f"{condition:.3g} > max_condition={max_condition:.3g}) for params {params}; pass other "
-            f"hyperparameters, more n_features, or a larger max_condition."
-        )
+    G, mu, V, params, condition = _invertible_base_kernel(
+        X, kernel, gamma, coef0, max_condition, rng
+    )
     K = (V * (mu - 1.0 / mu)) @ V.T
     K = 0.5 * (K + K.T)
     coef = rng.standard_normal(n) / np.sqrt(n)
@@ -177,6 +155,46 @@ def make_krein_regression(
         noise_std=noise_std,
         params=params,
         description=description,
+    )
+
+
+def _invertible_base_kernel(
+    X: NDArray[np.float64],
+    kernel: str,
+    gamma: float | None,
+    coef0: float | None,
+    max_condition: float,
+    rng: np.random.Generator,
+) -> tuple[NDArray, NDArray, NDArray, dict[str, float], float]:
+    """Base kernel ``G`` on ``X`` with condition number at most ``max_condition``.
+
+    Hyperparameters not given are drawn (up to ``_MAX_DRAWS`` times) until ``G`` is that well
+    conditioned. Returns ``G``, its eigenvalues and eigenvectors, the parameters and the
+    condition number.
+    """
+    fixed = gamma is not None and (kernel == "gaussian" or coef0 is not None)
+    for _ in range(1 if fixed else _MAX_DRAWS):
+        g = (
+            gamma
+            if gamma is not None
+            else float(np.exp(rng.uniform(*np.log(_GAMMA_RANGE[kernel]))))
+        )
+        if kernel == "gaussian":
+            params = {"gamma": g}
+            G = gaussian_kernel(X, gamma=g)
+        else:
+            c = coef0 if coef0 is not None else float(rng.uniform(*_COEF0_RANGE))
+            params = {"gamma": g, "coef0": c}
+            G = sigmoid_kernel(X, gamma=g, coef0=c)
+        mu, V = np.linalg.eigh(G)
+        abs_mu = np.abs(mu)
+        condition = float(abs_mu.max() / abs_mu.min()) if abs_mu.min() > 0 else np.inf
+        if condition <= max_condition:
+            return G, mu, V, params, condition
+    raise ValueError(
+        f"the {kernel} kernel matrix is too ill-conditioned to invert (condition number "
+        f"{condition:.3g} > max_condition={max_condition:.3g}) for params {params}; pass other "
+        f"hyperparameters, more n_features, or a larger max_condition."
     )
 
 
@@ -606,16 +624,7 @@ def load_aeon(
     X = np.asarray(X, dtype=np.float64)
     if max_samples is not None:
         X, y, which = X[:max_samples], y[:max_samples], which[:max_samples]
-    what = "train and test splits concatenated" if split is None else f"official {split} split"
-    return Bunch(
-        data=X,
-        target=y,
-        split=which,
-        description=(
-            f"aeon's bundled UCR data set {name} ({X.shape[0]} univariate series of length "
-            f"{X.shape[1]}, {what})."
-        ),
-    )
+    return _series_bunch(X, y, which, split, f"aeon's bundled UCR data set {name}")
 
 
 #: UCR data sets whose official split ships inside an optional package's wheel (loaded offline):
@@ -708,13 +717,17 @@ def load_ucr(name: str, *, split: str | None = None) -> Bunch:
     X = np.concatenate([parts[p][0] for p in wanted])
     y = np.concatenate([parts[p][1] for p in wanted])
     which = np.concatenate([np.full(len(parts[p][1]), p) for p in wanted])
+    return _series_bunch(X, y, which, split, f"UCR data set {name} bundled with {package}")
+
+
+def _series_bunch(
+    X: NDArray[np.float64], y: NDArray, which: NDArray, split: str | None, source: str
+) -> Bunch:
+    """The Bunch of a UCR data set: series, labels, the split of each and a description."""
     what = "train and test splits concatenated" if split is None else f"official {split} split"
     return Bunch(
         data=X,
         target=y,
         split=which,
-        description=(
-            f"UCR data set {name} bundled with {package} ({X.shape[0]} univariate series of "
-            f"length {X.shape[1]}, {what})."
-        ),
+        description=(f"{source} ({X.shape[0]} univariate series of length {X.shape[1]}, {what})."),
     )

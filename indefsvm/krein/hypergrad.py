@@ -156,46 +156,13 @@ def validation_hypergradient(
     """
     eig = K if isinstance(K, KernelEigen) else kernel_eigen(K, tol=rcond)
     n = eig.n
-    if formulation == "krein":
-        if lambda_plus is None or lambda_minus is None:
-            raise ValueError("formulation='krein' needs lambda_plus and lambda_minus.")
-        lambda_plus = check_positive(lambda_plus, "lambda_plus")
-        lambda_minus = check_positive(lambda_minus, "lambda_minus")
-        rho = krein_regularizer_eigenvalues(eig.eigenvalues, lambda_plus, lambda_minus)
-    elif formulation == "omcs":
-        if lam is None:
-            raise ValueError("formulation='omcs' needs lam.")
-        lam = check_positive(lam, "lam")
-        rho = lam * eig.eigenvalues
-    else:
-        raise ValueError(f"formulation must be 'krein' or 'omcs'; got {formulation!r}.")
-    K_val = check_finite_matrix(K_val, name="K_val")
-    y_val = check_finite_matrix(np.ravel(y_val), name="y_val", ndim=1)
-    if K_val.shape != (y_val.shape[0], n):
-        raise ValueError(
-            f"K_val must have shape (len(y_val), n) = {(y_val.shape[0], n)}; got {K_val.shape}."
-        )
-    dK = {} if dK is None else dK
-    dK_val = {} if dK_val is None else dK_val
-    if set(dK) != set(dK_val):
-        raise ValueError(f"dK and dK_val must have the same keys; got {set(dK)} and {set(dK_val)}.")
-    reserved = {"lambda_plus", "lambda_minus", "lam", "r"} & set(dK)
-    if reserved:
-        raise ValueError(f"kernel parameter names {reserved} clash with hyperparameter names.")
+    rho, lambda_plus, lambda_minus, lam = _regularizer_spectrum(
+        eig, formulation, lambda_plus, lambda_minus, lam
+    )
+    K_val, y_val, dK, dK_val = _check_validation_inputs(K_val, y_val, n, dK, dK_val)
 
-    # hard_tol=0: only an exactly vanishing y_hat_0 is the (non-differentiable) hard case; a
-    # tiny one is a near-hard case, solved by the root finder and differentiable.
-    if hard_case not in ("raise", "branch"):
-        raise ValueError(f"hard_case must be 'raise' or 'branch'; got {hard_case!r}.")
-    sol = variance_constrained_least_squares(eig, y, rho, r, hard_tol=0.0)
+    sol = _differentiable_solution(eig, y, rho, r, hard_case)
     if sol.hard_case:
-        if hard_case == "raise":
-            raise ValueError(
-                "the solution is in the hard case (multiplier at its bracket end, y vanishes "
-                "on the eigenspace of min D); the implicit derivative of the validation loss "
-                "does not exist there. Pass hard_case='branch' for the derivative of the "
-                "returned branch of minimisers."
-            )
         return _hard_case_hypergradient(
             eig, sol, formulation, lambda_plus, lambda_minus, lam, r, intercept, K_val, y_val, dK
         )
@@ -231,48 +198,161 @@ def validation_hypergradient(
         dmu[name] = d_mu
         grad[name] = extra - dG_alpha_t + d_mu * tu
 
-    if formulation == "krein":
-        pos = sigma > 0
-        neg = ~pos
-        _accumulate(
-            "lambda_plus", n * float(q_hat[pos] @ a_hat[pos]), n * float(t_hat[pos] @ a_hat[pos])
-        )
-        _accumulate(
-            "lambda_minus",
-            -n * float(q_hat[neg] @ a_hat[neg]),
-            -n * float(t_hat[neg] @ a_hat[neg]),
-        )
-        g = np.where(pos, n * lambda_plus, -n * lambda_minus)
-    else:
-        _accumulate("lam", n * float(q_hat @ a_hat), n * float(t_hat @ a_hat))
-        g = np.full(sigma.shape[0], n * lam)
+    terms, g = _regularization_terms(
+        formulation, n, sigma, (q_hat, t_hat, a_hat), lambda_plus, lambda_minus, lam
+    )
+    for name, dG_q, dG_t in terms:
+        _accumulate(name, dG_q, dG_t)
     # r enters only through the constraint: d mu = n r dr / q'u.
     dmu["r"] = n * r / qu
     grad["r"] = dmu["r"] * tu
 
     if dK:
-        diff_g = g[:, None] - g[None, :]
-        diff_s = sigma[:, None] - sigma[None, :]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            Gamma = np.where(diff_g != 0.0, diff_g / diff_s, 0.0)
-        for name, dKp in dK.items():
-            dKp = check_finite_matrix(dKp, name=f"dK[{name!r}]")
-            dKv = check_finite_matrix(dK_val[name], name=f"dK_val[{name!r}]")
-            if dKp.shape != (n, n) or dKv.shape != K_val.shape:
-                raise ValueError(
-                    f"dK[{name!r}] must be {(n, n)} and dK_val[{name!r}] {K_val.shape}; got "
-                    f"{dKp.shape} and {dKv.shape}."
-                )
-            W = VJ.T @ dKp @ VJ
-            dG = Gamma * W if projector_derivative else np.zeros_like(W)
-            terms = (
-                float(q_hat @ W @ a_hat),
-                float(u_hat @ W @ a_hat),
-                float(t_hat @ W @ a_hat),
-                float(e @ (dKv @ alpha)),
-            )
-            _accumulate(name, float(q_hat @ dG @ a_hat), float(t_hat @ dG @ a_hat), terms)
+        vectors = (q_hat, u_hat, t_hat, a_hat, e, alpha)
+        for name, dG_q, dG_t, terms in _kernel_parameter_terms(
+            dK, dK_val, K_val, n, g, sigma, VJ, vectors, projector_derivative
+        ):
+            _accumulate(name, dG_q, dG_t, terms)
     return HyperGradient(loss=loss, grad=grad, mu=mu, dmu=dmu)
+
+
+def _differentiable_solution(
+    eig: KernelEigen, y: ArrayLike, rho: NDArray[np.float64], r: float, hard_case: str
+) -> Any:
+    """Solve eq. (5); a hard-case solution is refused unless ``hard_case="branch"``."""
+    # hard_tol=0: only an exactly vanishing y_hat_0 is the (non-differentiable) hard case; a
+    # tiny one is a near-hard case, solved by the root finder and differentiable.
+    if hard_case not in ("raise", "branch"):
+        raise ValueError(f"hard_case must be 'raise' or 'branch'; got {hard_case!r}.")
+    sol = variance_constrained_least_squares(eig, y, rho, r, hard_tol=0.0)
+    if sol.hard_case and hard_case == "raise":
+        raise ValueError(
+            "the solution is in the hard case (multiplier at its bracket end, y vanishes "
+            "on the eigenspace of min D); the implicit derivative of the validation loss "
+            "does not exist there. Pass hard_case='branch' for the derivative of the "
+            "returned branch of minimisers."
+        )
+    return sol
+
+
+def _regularizer_spectrum(
+    eig: KernelEigen,
+    formulation: str,
+    lambda_plus: float | None,
+    lambda_minus: float | None,
+    lam: float | None,
+) -> tuple[NDArray[np.float64], float | None, float | None, float | None]:
+    """Check the regularisation of ``formulation`` and return ``rho`` on the spectrum with it."""
+    if formulation == "krein":
+        if lambda_plus is None or lambda_minus is None:
+            raise ValueError("formulation='krein' needs lambda_plus and lambda_minus.")
+        lambda_plus = check_positive(lambda_plus, "lambda_plus")
+        lambda_minus = check_positive(lambda_minus, "lambda_minus")
+        rho = krein_regularizer_eigenvalues(eig.eigenvalues, lambda_plus, lambda_minus)
+    elif formulation == "omcs":
+        if lam is None:
+            raise ValueError("formulation='omcs' needs lam.")
+        lam = check_positive(lam, "lam")
+        rho = lam * eig.eigenvalues
+    else:
+        raise ValueError(f"formulation must be 'krein' or 'omcs'; got {formulation!r}.")
+    return rho, lambda_plus, lambda_minus, lam
+
+
+def _check_validation_inputs(
+    K_val: ArrayLike,
+    y_val: ArrayLike,
+    n: int,
+    dK: dict[str, ArrayLike] | None,
+    dK_val: dict[str, ArrayLike] | None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], dict, dict]:
+    """Check the validation rows and targets and the names of the kernel derivatives."""
+    K_val = check_finite_matrix(K_val, name="K_val")
+    y_val = check_finite_matrix(np.ravel(y_val), name="y_val", ndim=1)
+    if K_val.shape != (y_val.shape[0], n):
+        raise ValueError(
+            f"K_val must have shape (len(y_val), n) = {(y_val.shape[0], n)}; got {K_val.shape}."
+        )
+    dK = {} if dK is None else dK
+    dK_val = {} if dK_val is None else dK_val
+    if set(dK) != set(dK_val):
+        raise ValueError(f"dK and dK_val must have the same keys; got {set(dK)} and {set(dK_val)}.")
+    reserved = {"lambda_plus", "lambda_minus", "lam", "r"} & set(dK)
+    if reserved:
+        raise ValueError(f"kernel parameter names {reserved} clash with hyperparameter names.")
+    return K_val, y_val, dK, dK_val
+
+
+def _regularization_terms(
+    formulation: str,
+    n: int,
+    sigma: NDArray[np.float64],
+    vectors: tuple[NDArray[np.float64], ...],
+    lambda_plus: float | None,
+    lambda_minus: float | None,
+    lam: float | None,
+) -> tuple[list[tuple[str, float, float]], NDArray[np.float64]]:
+    """``(name, q'dG alpha, t'dG alpha)`` of each regularisation parameter, and ``g(sigma)``.
+
+    ``vectors`` is ``(q_hat, t_hat, a_hat)``; ``dG`` is ``n P_+``, ``-n P_-`` or ``n P``.
+    """
+    q_hat, t_hat, a_hat = vectors
+    if formulation == "krein":
+        pos = sigma > 0
+        neg = ~pos
+        terms = [
+            ("lambda_plus", n * float(q_hat[pos] @ a_hat[pos]), n * float(t_hat[pos] @ a_hat[pos])),
+            (
+                "lambda_minus",
+                -n * float(q_hat[neg] @ a_hat[neg]),
+                -n * float(t_hat[neg] @ a_hat[neg]),
+            ),
+        ]
+        g = np.where(pos, n * lambda_plus, -n * lambda_minus)
+    else:
+        terms = [("lam", n * float(q_hat @ a_hat), n * float(t_hat @ a_hat))]
+        g = np.full(sigma.shape[0], n * lam)
+    return terms, g
+
+
+def _kernel_parameter_terms(
+    dK: dict[str, ArrayLike],
+    dK_val: dict[str, ArrayLike],
+    K_val: NDArray[np.float64],
+    n: int,
+    g: NDArray[np.float64],
+    sigma: NDArray[np.float64],
+    VJ: NDArray[np.float64],
+    vectors: tuple[NDArray[np.float64], ...],
+    projector_derivative: bool,
+):
+    """Yield ``(name, q'dG alpha, t'dG alpha, dK terms)`` for each kernel parameter in turn.
+
+    ``vectors`` is ``(q_hat, u_hat, t_hat, a_hat, e, alpha)``. A generator, so that each
+    parameter is checked just before its terms are accumulated, as in one loop.
+    """
+    q_hat, u_hat, t_hat, a_hat, e, alpha = vectors
+    diff_g = g[:, None] - g[None, :]
+    diff_s = sigma[:, None] - sigma[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        Gamma = np.where(diff_g != 0.0, diff_g / diff_s, 0.0)
+    for name, dKp in dK.items():
+        dKp = check_finite_matrix(dKp, name=f"dK[{name!r}]")
+        dKv = check_finite_matrix(dK_val[name], name=f"dK_val[{name!r}]")
+        if dKp.shape != (n, n) or dKv.shape != K_val.shape:
+            raise ValueError(
+                f"dK[{name!r}] must be {(n, n)} and dK_val[{name!r}] {K_val.shape}; got "
+                f"{dKp.shape} and {dKv.shape}."
+            )
+        W = VJ.T @ dKp @ VJ
+        dG = Gamma * W if projector_derivative else np.zeros_like(W)
+        terms = (
+            float(q_hat @ W @ a_hat),
+            float(u_hat @ W @ a_hat),
+            float(t_hat @ W @ a_hat),
+            float(e @ (dKv @ alpha)),
+        )
+        yield name, float(q_hat @ dG @ a_hat), float(t_hat @ dG @ a_hat), terms
 
 
 def _validation_loss(
@@ -479,15 +559,7 @@ def tune_variance_constrained(
     kernel-parameter derivatives of such a fold are 0). A warning is logged and the count is
     reported in ``TuningResult.n_hard_case``.
     """
-    allowed = ("krein", "omcs", *TRANSFORM_METHODS)
-    if formulation not in allowed:
-        raise ValueError(f"formulation must be one of {allowed}; got {formulation!r}.")
-    # A spectrum formulation is eq. (2) (OMCS) on the transformed inner kernels.
-    spectrum = formulation if formulation in TRANSFORM_METHODS else None
-    if spectrum is not None:
-        formulation = "omcs"
-        if tune_kernel_params:
-            raise ValueError("tune_kernel_params cannot be combined with a spectrum transform.")
+    formulation, spectrum = _tuning_formulation(formulation, tune_kernel_params)
     # Validate the initial values here, not after np.log: log(0) = -inf was silently clipped
     # to the lower bound, and log(-1) = nan was reported as "got nan".
     if formulation == "krein":
@@ -498,6 +570,73 @@ def tune_variance_constrained(
     log_bounds = _check_log_bounds(log_bounds)
     if isinstance(max_iter, bool) or not isinstance(max_iter, int | np.integer) or max_iter < 1:
         raise ValueError(f"max_iter must be an integer >= 1; got {max_iter!r}.")
+    X, y, params0, tune_kernel_params, precomputed = _check_tuning_data(
+        X, y, kernel, kernel_params, tune_kernel_params
+    )
+    folds = _inner_folds(y.shape[0], n_folds, random_state)
+    r0 = float(np.std(y)) if r is None else check_positive(r, "r")
+    if r0 <= 0:
+        raise ValueError("y is constant; pass r > 0.")
+    hyper_names = ["lambda_plus", "lambda_minus"] if formulation == "krein" else ["lam"]
+    names = [*hyper_names, "r", *tune_kernel_params]
+    init = {"lambda_plus": lambda_plus, "lambda_minus": lambda_minus, "lam": lam, "r": r0}
+    init.update({k: float(params0[k]) for k in tune_kernel_params})
+    z0 = _log_start(names, init, log_bounds)
+
+    def _fold_data(params: dict[str, Any], need_grad: bool):
+        setting = {
+            "kernel": kernel,
+            "precomputed": precomputed,
+            "tune_kernel_params": tune_kernel_params,
+            "kernel_grad": kernel_grad,
+            "center": center,
+            "spectrum": spectrum,
+        }
+        grad = need_grad and bool(tune_kernel_params)
+        return [_tuning_fold(X, y, tr, va, params, grad, **setting) for tr, va in folds]
+
+    cached = None if tune_kernel_params else _fold_data(params0, need_grad=False)
+    history: list[float] = []
+    hard_cases = [0]
+
+    def objective(z: NDArray) -> tuple[float, NDArray]:
+        theta = dict(zip(names, np.exp(z), strict=True))
+        params = dict(params0)
+        params.update({k: theta[k] for k in tune_kernel_params})
+        data = cached if cached is not None else _fold_data(params, need_grad=True)
+        total, g = _mean_hypergradient(data, theta, names, formulation, hard_cases)
+        history.append(total)
+        if verbose:
+            shown = ", ".join(f"{k}={theta[k]:.3g}" for k in names)
+            logger.info("[tune %3d] val MSE %.5g  (%s)", len(history), total, shown)
+        return total, g * np.exp(z)  # chain rule for log-parameters
+
+    res = _minimize_logs(objective, z0, len(names), log_bounds, max_iter)
+    return _tuning_result(res, names, history, n_hard_case=hard_cases[0])
+
+
+def _tuning_formulation(formulation: str, tune_kernel_params: Sequence[str]) -> tuple[str, Any]:
+    """Check ``formulation``; return the problem solved (eq. 2 or 4) and the spectrum method."""
+    allowed = ("krein", "omcs", *TRANSFORM_METHODS)
+    if formulation not in allowed:
+        raise ValueError(f"formulation must be one of {allowed}; got {formulation!r}.")
+    # A spectrum formulation is eq. (2) (OMCS) on the transformed inner kernels.
+    spectrum = formulation if formulation in TRANSFORM_METHODS else None
+    if spectrum is not None:
+        formulation = "omcs"
+        if tune_kernel_params:
+            raise ValueError("tune_kernel_params cannot be combined with a spectrum transform.")
+    return formulation, spectrum
+
+
+def _check_tuning_data(
+    X: ArrayLike,
+    y: ArrayLike,
+    kernel: str | Callable,
+    kernel_params: dict[str, Any] | None,
+    tune_kernel_params: Sequence[str],
+) -> tuple[NDArray, NDArray, dict[str, Any], list[str], bool]:
+    """Check the data, the kernel and the tuned kernel parameters' initial values."""
     y = check_finite_matrix(np.ravel(y), name="y", ndim=1)
     params0 = {} if kernel_params is None else dict(kernel_params)
     tune_kernel_params = list(tune_kernel_params)
@@ -518,6 +657,13 @@ def tune_variance_constrained(
     n = y.shape[0]
     if X.shape[0] != n:
         raise ValueError(f"X has {X.shape[0]} rows but y has {n} entries.")
+    return X, y, params0, tune_kernel_params, precomputed
+
+
+def _inner_folds(
+    n: int, n_folds: int, random_state: int | np.random.Generator | None
+) -> list[tuple[NDArray, NDArray]]:
+    """Check ``n_folds`` and return the shuffled inner (train, validation) index pairs."""
     if not isinstance(n_folds, int | np.integer) or n_folds < 2:
         raise ValueError(f"n_folds must be an integer >= 2; got {n_folds!r}.")
     seed = (
@@ -525,14 +671,11 @@ def tune_variance_constrained(
         if not isinstance(random_state, np.random.Generator)
         else int(random_state.integers(2**31 - 1))
     )
-    folds = list(KFold(n_splits=n_folds, shuffle=True, random_state=seed).split(np.arange(n)))
-    r0 = float(np.std(y)) if r is None else check_positive(r, "r")
-    if r0 <= 0:
-        raise ValueError("y is constant; pass r > 0.")
-    hyper_names = ["lambda_plus", "lambda_minus"] if formulation == "krein" else ["lam"]
-    names = [*hyper_names, "r", *tune_kernel_params]
-    init = {"lambda_plus": lambda_plus, "lambda_minus": lambda_minus, "lam": lam, "r": r0}
-    init.update({k: float(params0[k]) for k in tune_kernel_params})
+    return list(KFold(n_splits=n_folds, shuffle=True, random_state=seed).split(np.arange(n)))
+
+
+def _log_start(names: list[str], init: dict[str, float], log_bounds: tuple[float, float]):
+    """The starting point in the logarithms, clipped (with a warning) into ``log_bounds``."""
     z0 = np.log([float(init[k]) for k in names])
     outside = [k for k, z in zip(names, z0, strict=True) if not log_bounds[0] <= z <= log_bounds[1]]
     if outside:
@@ -544,110 +687,138 @@ def tune_variance_constrained(
             *np.exp(log_bounds),
         )
         z0 = np.clip(z0, *log_bounds)
+    return z0
 
-    def _fold_data(params: dict[str, Any], need_grad: bool):
-        out = []
-        K_full = X if precomputed else None
-        for tr, va in folds:
-            if precomputed:
-                Ktr = K_full[np.ix_(tr, tr)]
-                Kva = K_full[np.ix_(va, tr)]
-            else:
-                Ktr = np.asarray(kernel(X[tr], None, **params))
-                Kva = np.asarray(kernel(X[va], X[tr], **params))
-            dtr: dict[str, NDArray] = {}
-            dva: dict[str, NDArray] = {}
-            if need_grad and tune_kernel_params:
-                if kernel_grad is not None:
-                    gtr = kernel_grad(X[tr], None, **params)
-                    gva = kernel_grad(X[va], X[tr], **params)
-                    dtr = {k: np.asarray(gtr[k]) for k in tune_kernel_params}
-                    dva = {k: np.asarray(gva[k]) for k in tune_kernel_params}
-                else:
-                    for k in tune_kernel_params:
-                        dtr[k] = _kernel_derivative_fd(kernel, X[tr], None, params, k)
-                        dva[k] = _kernel_derivative_fd(kernel, X[va], X[tr], params, k)
-            ytr = y[tr]
-            b = float(np.mean(ytr)) if center else 0.0
-            if center:
-                Ktr, col, grand = center_kernel_train(Ktr)
-                Kva = center_kernel_test(Kva, col, grand)
-                for k in list(dtr):
-                    dtr[k], dcol, dgrand = center_kernel_train(dtr[k])
-                    dva[k] = center_kernel_test(dva[k], dcol, dgrand)
-            if spectrum is not None:
-                tr_map = spectrum_transform(Ktr, spectrum)
-                Ktr, Kva = tr_map.kernel, tr_map.transform(Kva)
-            out.append((kernel_eigen(Ktr), ytr - b, Kva, y[va], b, dtr, dva))
-        return out
 
-    cached = None if tune_kernel_params else _fold_data(params0, need_grad=False)
-    history: list[float] = []
-    hard_cases = [0]
+def _tuning_fold(
+    X: NDArray,
+    y: NDArray,
+    tr: NDArray,
+    va: NDArray,
+    params: dict[str, Any],
+    need_grad: bool,
+    *,
+    kernel: str | Callable,
+    precomputed: bool,
+    tune_kernel_params: list[str],
+    kernel_grad: Callable | None,
+    center: bool,
+    spectrum: str | None,
+) -> tuple:
+    """One inner fold's eigendecomposition, targets, validation rows and kernel derivatives."""
+    if precomputed:
+        Ktr = X[np.ix_(tr, tr)]
+        Kva = X[np.ix_(va, tr)]
+    else:
+        Ktr = np.asarray(kernel(X[tr], None, **params))
+        Kva = np.asarray(kernel(X[va], X[tr], **params))
+    dtr: dict[str, NDArray] = {}
+    dva: dict[str, NDArray] = {}
+    if need_grad:
+        if kernel_grad is not None:
+            gtr = kernel_grad(X[tr], None, **params)
+            gva = kernel_grad(X[va], X[tr], **params)
+            dtr = {k: np.asarray(gtr[k]) for k in tune_kernel_params}
+            dva = {k: np.asarray(gva[k]) for k in tune_kernel_params}
+        else:
+            for k in tune_kernel_params:
+                dtr[k] = _kernel_derivative_fd(kernel, X[tr], None, params, k)
+                dva[k] = _kernel_derivative_fd(kernel, X[va], X[tr], params, k)
+    ytr = y[tr]
+    b = float(np.mean(ytr)) if center else 0.0
+    if center:
+        Ktr, col, grand = center_kernel_train(Ktr)
+        Kva = center_kernel_test(Kva, col, grand)
+        for k in list(dtr):
+            dtr[k], dcol, dgrand = center_kernel_train(dtr[k])
+            dva[k] = center_kernel_test(dva[k], dcol, dgrand)
+    if spectrum is not None:
+        tr_map = spectrum_transform(Ktr, spectrum)
+        Ktr, Kva = tr_map.kernel, tr_map.transform(Kva)
+    return kernel_eigen(Ktr), ytr - b, Kva, y[va], b, dtr, dva
 
-    def objective(z: NDArray) -> tuple[float, NDArray]:
-        theta = dict(zip(names, np.exp(z), strict=True))
-        params = dict(params0)
-        params.update({k: theta[k] for k in tune_kernel_params})
-        data = cached if cached is not None else _fold_data(params, need_grad=True)
-        total = 0.0
-        g = np.zeros(len(names))
-        for fold, (eig, ytr, Kva, yva, b, dtr, dva) in enumerate(data):
-            hg = validation_hypergradient(
-                eig,
-                ytr,
-                Kva,
-                yva,
-                formulation=formulation,
-                lambda_plus=theta.get("lambda_plus"),
-                lambda_minus=theta.get("lambda_minus"),
-                lam=theta.get("lam"),
-                r=theta["r"],
-                intercept=b,
-                dK=dtr,
-                dK_val=dva,
-                hard_case="branch",
-            )
-            if hg.hard_case:
-                hard_cases[0] += 1
-                # Warn once per tuning run; later occurrences go to the debug log.
-                logger.log(
-                    logging.WARNING if hard_cases[0] == 1 else logging.DEBUG,
-                    "tune_variance_constrained: fold %d at %s is in the hard case of the "
-                    "secular equation (targets vanish on the bottom eigenspace, e.g. constant "
-                    "targets on the inner training fold); using the loss of the returned "
-                    "minimiser and the derivative of its branch%s (count in n_hard_case).",
-                    fold,
-                    ", ".join(f"{k}={theta[k]:.3g}" for k in names),
-                    " (kernel-parameter gradient of this fold set to 0)" if dtr else "",
-                )
-            total += hg.loss
-            g += np.array([hg.grad[k] for k in names])
-        total /= len(data)
-        g /= len(data)
-        history.append(total)
-        if verbose:
-            shown = ", ".join(f"{k}={theta[k]:.3g}" for k in names)
-            logger.info("[tune %3d] val MSE %.5g  (%s)", len(history), total, shown)
-        return total, g * np.exp(z)  # chain rule for log-parameters
 
-    res = minimize(
+def _log_hard_case_fold(
+    count: int, fold: int, theta: dict[str, float], names: list[str], kernel_terms: bool
+) -> None:
+    """Log a fold in the hard case: a warning the first time in a run, then at DEBUG."""
+    logger.log(
+        logging.WARNING if count == 1 else logging.DEBUG,
+        "tune_variance_constrained: fold %d at %s is in the hard case of the "
+        "secular equation (targets vanish on the bottom eigenspace, e.g. constant "
+        "targets on the inner training fold); using the loss of the returned "
+        "minimiser and the derivative of its branch%s (count in n_hard_case).",
+        fold,
+        ", ".join(f"{k}={theta[k]:.3g}" for k in names),
+        " (kernel-parameter gradient of this fold set to 0)" if kernel_terms else "",
+    )
+
+
+def _mean_hypergradient(
+    data: list[tuple],
+    theta: dict[str, float],
+    names: list[str],
+    formulation: str,
+    hard_cases: list[int],
+) -> tuple[float, NDArray[np.float64]]:
+    """Mean validation loss over the inner folds and its gradient in ``theta`` (``names``).
+
+    ``hard_cases[0]`` counts the folds met in the hard case over the whole tuning run.
+    """
+    total = 0.0
+    g = np.zeros(len(names))
+    for fold, (eig, ytr, Kva, yva, b, dtr, dva) in enumerate(data):
+        hg = validation_hypergradient(
+            eig,
+            ytr,
+            Kva,
+            yva,
+            formulation=formulation,
+            lambda_plus=theta.get("lambda_plus"),
+            lambda_minus=theta.get("lambda_minus"),
+            lam=theta.get("lam"),
+            r=theta["r"],
+            intercept=b,
+            dK=dtr,
+            dK_val=dva,
+            hard_case="branch",
+        )
+        if hg.hard_case:
+            hard_cases[0] += 1
+            _log_hard_case_fold(hard_cases[0], fold, theta, names, bool(dtr))
+        total += hg.loss
+        g += np.array([hg.grad[k] for k in names])
+    total /= len(data)
+    g /= len(data)
+    return total, g
+
+
+def _minimize_logs(
+    objective: Callable, z0: NDArray, n_params: int, log_bounds: tuple[float, float], max_iter: int
+) -> Any:
+    """L-BFGS-B on the log-hyperparameters, each within ``log_bounds``."""
+    return minimize(
         objective,
         z0,
         jac=True,
         method="L-BFGS-B",
-        bounds=[log_bounds] * len(names),
+        bounds=[log_bounds] * n_params,
         options={"maxiter": max_iter},
     )
-    best = dict(zip(names, np.exp(res.x).tolist(), strict=True))
+
+
+def _tuning_result(
+    res: Any, names: Sequence[str], history: list[float], n_hard_case: int = 0
+) -> TuningResult:
+    """The :class:`TuningResult` of an L-BFGS-B run in the logarithms of ``names``."""
     return TuningResult(
-        params=best,
+        params=dict(zip(names, np.exp(res.x).tolist(), strict=True)),
         loss=float(res.fun),
         n_evaluations=int(res.nfev),
         success=bool(res.success),
         message=str(res.message),
         history=history,
-        n_hard_case=hard_cases[0],
+        n_hard_case=n_hard_case,
     )
 
 

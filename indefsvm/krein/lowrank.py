@@ -617,6 +617,55 @@ def _exact_line_search_rows(F: Factor, a: Any, c: Any, q0: float, q1: float) -> 
     return max(0.0, -float(inter[j]) / float(slope[j]))
 
 
+def _check_squared_hinge_inputs(
+    F: ArrayLike, y: ArrayLike, reg: ArrayLike, fit_intercept: bool, z0: ArrayLike | None
+) -> tuple[Any, NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Check the features, labels and regulariser; the start ``w`` (intercept last, if any)."""
+    F = _check_features(F)
+    r = F.shape[1]
+    y = F.rows(y)
+    if not bool((abs(y) == 1.0).all()):
+        raise ValueError("y must contain only -1.0 and +1.0 labels.")
+    reg = check_finite_matrix(reg, name="reg", ndim=1)
+    if reg.shape[0] != r or np.any(reg <= 0):
+        raise ValueError(f"reg must be {r} positive regularisation values.")
+    p = r + 1 if fit_intercept else r
+    w = np.zeros(p) if z0 is None else np.array(z0, dtype=np.float64)
+    if w.shape[0] == r and fit_intercept:
+        w = np.concatenate([w, [0.0]])
+    if w.shape[0] != p:
+        raise ValueError(f"z0 must have {r} or {p} entries; got {w.shape[0]}.")
+    return F, y, reg, w
+
+
+def _active_set_minimiser(
+    F: Any, y: NDArray, active: NDArray, regp: NDArray, w: NDArray, fit_intercept: bool
+) -> NDArray[np.float64]:
+    """Minimiser of the regularised least squares on the active set (the Newton point)."""
+    r = F.shape[1]
+    H, rhs = _active_normal_equations(F, y, active, fit_intercept)
+    H[np.diag_indices_from(H)] += regp
+    if fit_intercept and not bool(active.any()):
+        H[r, r] = 1.0  # no active point: the intercept is free, keep it
+        rhs[r] = w[r]
+    try:
+        return scipy.linalg.solve(H, rhs, assume_a="pos", check_finite=False)
+    except (np.linalg.LinAlgError, scipy.linalg.LinAlgError):
+        return scipy.linalg.lstsq(H, rhs, check_finite=False)[0]
+
+
+def _newton_step_length(
+    F: Any, y: NDArray, out: NDArray, delta: NDArray, regp: NDArray, w: NDArray, d: NDArray
+) -> float:
+    """Exact minimiser ``t`` of the objective along ``d`` (outputs change by ``t delta``)."""
+    # phi(t) along d: a_i = 1 - y_i o_i, c_i = y_i delta_i.
+    q0 = float(regp @ (w * d))
+    q1 = float(regp @ (d * d))
+    if F.distributed:  # the walk over the sorted breakpoints needs the vectors in one place
+        return _exact_line_search_rows(F, 1.0 - y * out, y * delta, q0, q1)
+    return exact_line_search(1.0 - y * out, y * delta, q0, q1)
+
+
 def squared_hinge_svm(
     F: ArrayLike,
     y: ArrayLike,
@@ -656,21 +705,10 @@ def squared_hinge_svm(
     -------
     SquaredHingeSolution
     """
-    F = _check_features(F)
+    F, y, reg, w = _check_squared_hinge_inputs(F, y, reg, fit_intercept, z0)
     n, r = F.shape
-    y = F.rows(y)
-    if not bool((abs(y) == 1.0).all()):
-        raise ValueError("y must contain only -1.0 and +1.0 labels.")
-    reg = check_finite_matrix(reg, name="reg", ndim=1)
-    if reg.shape[0] != r or np.any(reg <= 0):
-        raise ValueError(f"reg must be {r} positive regularisation values.")
-    p = r + 1 if fit_intercept else r
+    p = w.shape[0]
     regp = np.concatenate([n * reg, [0.0]]) if fit_intercept else n * reg
-    w = np.zeros(p) if z0 is None else np.array(z0, dtype=np.float64)
-    if w.shape[0] == r and fit_intercept:
-        w = np.concatenate([w, [0.0]])
-    if w.shape[0] != p:
-        raise ValueError(f"z0 must have {r} or {p} entries; got {w.shape[0]}.")
 
     def outputs(v: NDArray) -> NDArray:
         return _matvec(F, v[:r], float(v[r]) if fit_intercept else 0.0)
@@ -688,15 +726,7 @@ def squared_hinge_svm(
     n_iter = 0
     active = y * out < 1.0
     for n_iter in range(1, max_iter + 1):  # noqa: B007 - reported
-        H, rhs = _active_normal_equations(F, y, active, fit_intercept)
-        H[np.diag_indices_from(H)] += regp
-        if fit_intercept and not bool(active.any()):
-            H[r, r] = 1.0  # no active point: the intercept is free, keep it
-            rhs[r] = w[r]
-        try:
-            w_bar = scipy.linalg.solve(H, rhs, assume_a="pos", check_finite=False)
-        except (np.linalg.LinAlgError, scipy.linalg.LinAlgError):
-            w_bar = scipy.linalg.lstsq(H, rhs, check_finite=False)[0]
+        w_bar = _active_set_minimiser(F, y, active, regp, w, fit_intercept)
         d = w_bar - w
         out_bar = outputs(w_bar)
         active_bar = y * out_bar < 1.0
@@ -708,13 +738,7 @@ def squared_hinge_svm(
             converged = True
             break
         delta = out_bar - out
-        # phi(t) along d: a_i = 1 - y_i o_i, c_i = y_i delta_i.
-        q0 = float(regp @ (w * d))
-        q1 = float(regp @ (d * d))
-        if F.distributed:  # the walk over the sorted breakpoints needs the vectors in one place
-            t = _exact_line_search_rows(F, 1.0 - y * out, y * delta, q0, q1)
-        else:
-            t = exact_line_search(1.0 - y * out, y * delta, q0, q1)
+        t = _newton_step_length(F, y, out, delta, regp, w, d)
         w = w + t * d
         # On Dask: cut the graph, out stays on the workers as data, not as a chain of updates.
         out = F.persist(out + t * delta)

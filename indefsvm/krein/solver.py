@@ -200,8 +200,22 @@ def minimize_quadratic_on_sphere(
     else:
         b_active = b
         t_lo = b0_norm / radius
-    b2 = b_active * b_active
     t_hi = float(np.linalg.norm(b_active)) / radius
+    t, n_iter = _secular_root(b_active * b_active, e, radius, t_lo, t_hi, max_iter)
+    x = b_active / (e + t)
+    return SphereSolution(
+        x=x, mu=delta - t, gap=t, hard_case=False, n_iter=n_iter, objective=_objective(x)
+    )
+
+
+def _secular_root(
+    b2: NDArray, e: NDArray, radius: float, t_lo: float, t_hi: float, max_iter: int
+) -> tuple[float, int]:
+    """Root ``t`` in ``[t_lo, t_hi]`` of ``1/radius - 1/||x(t)||`` and the iterations it took.
+
+    ``||x(t)||^2 = sum_i b2_i / (e_i + t)^2``; safeguarded Newton on the secular function,
+    starting from ``t_hi``.
+    """
     t = t_hi
     n_iter = 0
     for n_iter in range(1, max_iter + 1):  # noqa: B007 - n_iter is reported
@@ -229,10 +243,7 @@ def minimize_quadratic_on_sphere(
             t = t_new
             break
         t = t_new
-    x = b_active / (e + t)
-    return SphereSolution(
-        x=x, mu=delta - t, gap=t, hard_case=False, n_iter=n_iter, objective=_objective(x)
-    )
+    return t, n_iter
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,13 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.optimize import minimize
 
-from indefsvm.krein.hypergrad import TuningResult, _check_log_bounds
+from indefsvm.krein.hypergrad import (
+    TuningResult,
+    _check_log_bounds,
+    _minimize_logs,
+    _tuning_result,
+)
 from indefsvm.utils.validation import check_positive, check_square_symmetric
 
 logger = logging.getLogger(__name__)
@@ -90,7 +94,6 @@ def tune_squared_hinge(
     vector machines. Machine Learning 46, 2002. D. Oglic, T. Gaertner. Scalable learning in
     reproducing kernel Krein spaces. ICML 2019, Sect. 2.5.
     """
-    from sklearn.base import clone
     from sklearn.model_selection import StratifiedKFold
 
     from indefsvm.krein.lowrank import squared_hinge_hypergradient, squared_hinge_svm
@@ -105,13 +108,7 @@ def tune_squared_hinge(
         )
     lambda_plus = check_positive(lambda_plus, "lambda_plus")
     lambda_minus = check_positive(lambda_minus, "lambda_minus")
-    if isinstance(n_folds, bool) or not isinstance(n_folds, (int, np.integer)) or n_folds < 2:
-        raise ValueError(f"n_folds must be an integer >= 2; got {n_folds!r}.")
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
-        raise ValueError(f"max_iter must be an integer >= 1; got {max_iter!r}.")
-    if loss not in ("squared_hinge", "squared_error"):
-        raise ValueError(f"loss must be 'squared_hinge' or 'squared_error'; got {loss!r}.")
-    log_bounds = _check_log_bounds(log_bounds)
+    log_bounds = _check_tuning_settings(n_folds, max_iter, loss, log_bounds)
     precomputed = estimator.kernel == "precomputed"
     if precomputed:
         X = check_square_symmetric(X, name="X (precomputed kernel)")
@@ -123,18 +120,8 @@ def tune_squared_hinge(
     )  # fmt: skip
     folds = list(StratifiedKFold(n_folds, shuffle=True, random_state=seed).split(np.zeros(n), yl))
 
-    data = []
-    for tr, va in folds:
-        if precomputed:
-            Xtr, Xva = X[np.ix_(tr, tr)], X[np.ix_(va, tr)]
-        else:
-            Xtr, Xva = X[tr], X[va]
-        est = clone(estimator).set_params(lambda_plus=lambda_plus, lambda_minus=lambda_minus)
-        if getattr(est, "random_state", None) is None and est.n_components is not None:
-            est.set_params(random_state=seed)
-        est.fit(Xtr, yl[tr])  # builds the fold's factor (independent of lambda_+-)
-        data.append((est._features(Xtr), yl[tr], est._features(Xva), yl[va], est.signature_))
-
+    start = {"lambda_plus": lambda_plus, "lambda_minus": lambda_minus}
+    data = [_fold_factor(estimator, X, yl, tr, va, precomputed, start, seed) for tr, va in folds]
     names = ("lambda_plus", "lambda_minus")
     z0 = np.clip(np.log([lambda_plus, lambda_minus]), *log_bounds)
     history: list[float] = []
@@ -165,19 +152,42 @@ def tune_squared_hinge(
                         len(history), loss, total, lp, lm)  # fmt: skip
         return total, g * np.exp(z)
 
-    res = minimize(
-        objective,
-        z0,
-        jac=True,
-        method="L-BFGS-B",
-        bounds=[log_bounds] * 2,
-        options={"maxiter": max_iter},
-    )
-    return TuningResult(
-        params=dict(zip(names, np.exp(res.x).tolist(), strict=True)),
-        loss=float(res.fun),
-        n_evaluations=int(res.nfev),
-        success=bool(res.success),
-        message=str(res.message),
-        history=history,
-    )
+    res = _minimize_logs(objective, z0, 2, log_bounds, max_iter)
+    return _tuning_result(res, names, history)
+
+
+def _check_tuning_settings(
+    n_folds: Any, max_iter: Any, loss: Any, log_bounds: Any
+) -> tuple[float, float]:
+    """Check the folds, the iteration cap and the loss; return the checked ``log_bounds``."""
+    if isinstance(n_folds, bool) or not isinstance(n_folds, (int, np.integer)) or n_folds < 2:
+        raise ValueError(f"n_folds must be an integer >= 2; got {n_folds!r}.")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
+        raise ValueError(f"max_iter must be an integer >= 1; got {max_iter!r}.")
+    if loss not in ("squared_hinge", "squared_error"):
+        raise ValueError(f"loss must be 'squared_hinge' or 'squared_error'; got {loss!r}.")
+    return _check_log_bounds(log_bounds)
+
+
+def _fold_factor(
+    estimator: Any,
+    X: Any,
+    yl: NDArray,
+    tr: NDArray,
+    va: NDArray,
+    precomputed: bool,
+    start: dict[str, float],
+    seed: Any,
+) -> tuple:
+    """Fit ``estimator`` on one inner fold for its factor: features, labels and signature."""
+    from sklearn.base import clone
+
+    if precomputed:
+        Xtr, Xva = X[np.ix_(tr, tr)], X[np.ix_(va, tr)]
+    else:
+        Xtr, Xva = X[tr], X[va]
+    est = clone(estimator).set_params(**start)
+    if getattr(est, "random_state", None) is None and est.n_components is not None:
+        est.set_params(random_state=seed)
+    est.fit(Xtr, yl[tr])  # builds the fold's factor (independent of lambda_+-)
+    return est._features(Xtr), yl[tr], est._features(Xva), yl[va], est.signature_

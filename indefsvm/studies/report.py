@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import math
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -298,16 +299,20 @@ def _plots(
 
     measure = study.scoring
     scale = 100.0 if _percent(measure) else 1.0
-    unit = " (%)" if scale == 100.0 else ""
     configs = list(dict.fromkeys(r["config"] for r in rows))
-    datasets = list(dict.fromkeys(r["row"] for r in rows))
     cmap = plt.get_cmap("tab10" if len(configs) <= 10 else "tab20")
-    colors = {c: cmap(i % cmap.N) for i, c in enumerate(configs)}
     # Methods differ by marker as well as colour: readable in grey print and for colour-blind
     # readers.
     method_markers = "osD^v<>pP*Xh"
-    marks = {c: method_markers[i % len(method_markers)] for i, c in enumerate(configs)}
-    made = []
+    style = _PlotStyle(
+        measure=measure,
+        scale=scale,
+        unit=" (%)" if scale == 100.0 else "",
+        configs=configs,
+        datasets=list(dict.fromkeys(r["row"] for r in rows)),
+        colors={c: cmap(i % cmap.N) for i, c in enumerate(configs)},
+        marks={c: method_markers[i % len(method_markers)] for i, c in enumerate(configs)},
+    )
 
     def save(fig: Any, name: str) -> None:
         # "tight": titles, tick labels and legends outside the axes are kept whole
@@ -317,7 +322,33 @@ def _plots(
         else:
             plt.close(fig)
 
-    # 1. score per method, data set and kernel
+    save(_plot_scores(plt, rows, study, style), "scores.png")
+    save(_plot_score_vs_iota(plt, records, study, style), "score_vs_indefiniteness.png")
+    save(_plot_fit_time(plt, records, study, timings, style), "fit_time_vs_n.png")
+    return [
+        ("Score per method and data set", "scores.png"),
+        ("Score against indefiniteness", "score_vs_indefiniteness.png"),
+        ("Fit time against n", "fit_time_vs_n.png"),
+    ]
+
+
+@dataclass(frozen=True)
+class _PlotStyle:
+    """What the plots share: the measure and its scale, the methods' colours and markers."""
+
+    measure: str
+    scale: float
+    unit: str
+    configs: list[str]
+    datasets: list[str]
+    colors: dict[str, Any]
+    marks: dict[str, str]
+
+
+def _plot_scores(plt: Any, rows: list[dict[str, Any]], study: Study, style: _PlotStyle) -> Any:
+    """Plot 1: the score per method, data set and kernel, one panel per data set / kernel."""
+    measure, scale, unit = style.measure, style.scale, style.unit
+    configs, datasets, colors, marks = style.configs, style.datasets, style.colors, style.marks
     # One panel per row with its own y range: data sets differ more than methods do. Error
     # bars (std over the outer folds) stop at the measure's range (no accuracy above 100 %);
     # a given split has one score and no bar.
@@ -353,14 +384,18 @@ def _plots(
     fig.legend(handles=handles, loc="outside right center", fontsize=8)
     fig.suptitle(f"{study.name}: {measure}, {_score_description(study, rows)}\n"
                  "filled marker: bold in the table", fontsize=10)  # fmt: skip
-    save(fig, "scores.png")
-    made.append(("Score per method and data set", "scores.png"))
+    return fig
 
-    # 2. score against indefiniteness of the training kernel
+
+def _plot_score_vs_iota(
+    plt: Any, records: list[dict[str, Any]], study: Study, style: _PlotStyle
+) -> Any:
+    """Plot 2: the outer-fold scores against the indefiniteness of the training kernel."""
+    scale, colors, datasets = style.scale, style.colors, style.datasets
     fig, ax = plt.subplots(figsize=(8.0, 4.2))
     markers = "osD^v<>pP*X"
     ds_marker = {d: markers[i % len(markers)] for i, d in enumerate(datasets)}
-    for c in configs:
+    for c in style.configs:
         xs = [r for r in records if r["method"] == c and r["iota"] is not None]
         ax.scatter([], [], color=colors[c], label=c, s=18)
         for d in datasets:
@@ -374,20 +409,28 @@ def _plots(
     for d in datasets:
         ax.scatter([], [], color="gray", marker=ds_marker[d], label=d, s=18)
     ax.set_xlabel("indefiniteness iota of the training kernel (sum |neg. eig.| / sum |eig.|)")
-    ax.set_ylabel(f"outer-fold {measure}{unit}")
+    ax.set_ylabel(f"outer-fold {style.measure}{style.unit}")
     ax.set_title("Score against indefiniteness (one point per outer fold)")
     ax.legend(fontsize=7, bbox_to_anchor=(1.01, 1.0), loc="upper left")
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    save(fig, "score_vs_indefiniteness.png")
-    made.append(("Score against indefiniteness", "score_vs_indefiniteness.png"))
+    return fig
 
-    # 3. fit time against n: one point per (method, data set / kernel) -- markers only, since
-    # a line through points of different data sets would suggest a trend that is none.
+
+def _plot_fit_time(
+    plt: Any,
+    records: list[dict[str, Any]],
+    study: Study,
+    timings: dict[tuple, float],
+    style: _PlotStyle,
+) -> Any:
+    """Plot 3: the fit time against n, one point per method and data set / kernel."""
+    # Markers only, since a line through points of different data sets would suggest a trend
+    # that is none.
     fig, ax = plt.subplots(figsize=(7.5, 4.2))
-    for c in configs:
+    for c in style.configs:
         xs, ys = [], []
-        for d in datasets:
+        for d in style.datasets:
             ns, ts = [], []
             for r in records:
                 t = timings.get((r["dataset"], r["kernel"], r["method"], r["outer_fold"]))
@@ -403,7 +446,7 @@ def _plots(
                 xs.append(float(np.median(ns)))
                 ys.append(float(np.median(ts)))
         if xs:
-            ax.plot(xs, ys, ls="none", marker=marks[c], color=colors[c], label=c, ms=6)
+            ax.plot(xs, ys, ls="none", marker=style.marks[c], color=style.colors[c], label=c, ms=6)
     # A log axis only when the values span a decade: three nearly equal n on a log axis
     # look like a trend of labels (2.5 x 10^2 ... 2.9 x 10^2).
     all_n = [x for line in ax.get_lines() for x in line.get_xdata()]
@@ -420,9 +463,7 @@ def _plots(
     ax.legend(fontsize=8, bbox_to_anchor=(1.01, 1.0), loc="upper left")
     ax.grid(alpha=0.3, which="both")
     fig.tight_layout()
-    save(fig, "fit_time_vs_n.png")
-    made.append(("Fit time against n", "fit_time_vs_n.png"))
-    return made
+    return fig
 
 
 def _format_value(v: Any) -> str:

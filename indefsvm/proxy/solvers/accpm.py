@@ -63,7 +63,7 @@ old barrier (strictly feasible for every old constraint) before Newton resumes (
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -115,6 +115,16 @@ def _sufficient_decrease(phi_new: float, phi: float, step: float, decrement_sq: 
         phi_new <= phi - 0.01 * step * decrement_sq
         or (np.isfinite(phi_new) and phi_new <= phi and decrement_sq < 1e-6)
     )
+
+
+def _step_to_boundary(rates_and_slacks: Iterable[tuple[NDArray, NDArray]]) -> float:
+    """Largest ``t`` keeping every ``slack + t rate`` non-negative (inf if none decreases)."""
+    t = np.inf
+    for rate, slack in rates_and_slacks:
+        dec = rate < 0
+        if np.any(dec):
+            t = min(t, float(np.min(slack[dec] / -rate[dec])))
+    return t
 
 
 class _Localization:
@@ -194,12 +204,7 @@ class _Localization:
         if self.m:
             rates.append(-(self.A[: self.m] @ dx))
             slacks.append(s)
-        t = np.inf
-        for rate, slack in zip(rates, slacks, strict=True):
-            dec = rate < 0
-            if np.any(dec):
-                t = min(t, float(np.min(slack[dec] / -rate[dec])))
-        return t
+        return _step_to_boundary(zip(rates, slacks, strict=True))
 
     def center(
         self, x: NDArray[np.float64], *, tol: float, max_steps: int
@@ -548,42 +553,20 @@ def _accpm(
             break
 
         t0 = time.perf_counter()
-        g_red = g - loc.c * (float(loc.c @ g) / float(loc.c @ loc.c))
-        g_norm = float(np.linalg.norm(g_red))
-        if not np.isfinite(g_norm):
-            raise FloatingPointError("non-finite gradient at an analytic center")
-        if g_norm <= 1e-300:
+        cut = _central_cut(loc, p, g)
+        if cut is None:
             # The gradient is normal to the feasible hyperplane at an interior point: the center
             # maximises f over the feasible set, the certified bound says how well.
             status_note = "zero gradient on the hyperplane at an interior center"
             monitor.conclude(status_note)
             break
-        # Cut g'(a - p) >= 0 written as a'x <= b with a unit normal (the equality part of g is
-        # constant on the feasible set, so only the reduced gradient matters).
-        a_new = -g_red / g_norm
-        b_new = float(a_new @ p)
-        if loc.m >= max_cuts:
-            rel = loc.relevance(x)
-            keep = np.sort(np.argsort(rel)[::-1][: max_cuts - 1])
-            loc.keep(keep)
-        # Move the center into the new half-space: a step in the Dikin ellipsoid of the current
-        # barrier along the direction that increases the new slack fastest.
-        dx = loc.reduced_solve(-a_new)
-        norm_h = float(-a_new @ dx)
-        moved = False
-        if norm_h > 0 and np.isfinite(norm_h):
-            radius = recenter_radius
-            sl, su, s = loc.slacks(x)
-            t_max = loc.max_step(x, dx, sl, su, s)
-            step = min(radius / np.sqrt(norm_h), 0.9 * t_max)
-            x_try = x + step * dx
-            if b_new - float(a_new @ x_try) > 0:
-                x = x_try
-                moved = True
+        a_new, b_new = cut
+        x_moved = _move_into_cut(loc, x, a_new, b_new, max_cuts, recenter_radius)
         times["cuts"] += time.perf_counter() - t0
-        if not moved:
+        if x_moved is None:
             status_note = "the localization set has no interior left at working precision"
             break
+        x = x_moved
         loc.add_cut(a_new, b_new)
         t0 = time.perf_counter()
         try:
@@ -603,6 +586,54 @@ def _accpm(
         "ellipsoid_bound": best_ellipsoid,
     }
     return _finish(monitor, status_note, info)
+
+
+def _central_cut(
+    loc: _Localization, p: NDArray[np.float64], g: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], float] | None:
+    """The cut ``a'x <= b`` (unit ``a``) of the supergradient ``g`` at ``p``; None if ``g`` is
+    normal to the feasible hyperplane."""
+    g_red = g - loc.c * (float(loc.c @ g) / float(loc.c @ loc.c))
+    g_norm = float(np.linalg.norm(g_red))
+    if not np.isfinite(g_norm):
+        raise FloatingPointError("non-finite gradient at an analytic center")
+    if g_norm <= 1e-300:
+        return None
+    # Cut g'(a - p) >= 0 written as a'x <= b with a unit normal (the equality part of g is
+    # constant on the feasible set, so only the reduced gradient matters).
+    a_new = -g_red / g_norm
+    return a_new, float(a_new @ p)
+
+
+def _move_into_cut(
+    loc: _Localization,
+    x: NDArray[np.float64],
+    a_new: NDArray[np.float64],
+    b_new: float,
+    max_cuts: int,
+    recenter_radius: float,
+) -> NDArray[np.float64] | None:
+    """Drop cuts beyond ``max_cuts - 1``, then move the center strictly into the new cut.
+
+    None when no step in the Dikin ellipsoid gets inside (no interior left).
+    """
+    if loc.m >= max_cuts:
+        rel = loc.relevance(x)
+        keep = np.sort(np.argsort(rel)[::-1][: max_cuts - 1])
+        loc.keep(keep)
+    # Move the center into the new half-space: a step in the Dikin ellipsoid of the current
+    # barrier along the direction that increases the new slack fastest.
+    dx = loc.reduced_solve(-a_new)
+    norm_h = float(-a_new @ dx)
+    if norm_h > 0 and np.isfinite(norm_h):
+        radius = recenter_radius
+        sl, su, s = loc.slacks(x)
+        t_max = loc.max_step(x, dx, sl, su, s)
+        step = min(radius / np.sqrt(norm_h), 0.9 * t_max)
+        x_try = x + step * dx
+        if b_new - float(a_new @ x_try) > 0:
+            return x_try
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -784,11 +815,7 @@ class _EpigraphLocalization:
             if feasible and decrement_sq <= 2.0 * tol:
                 break
             # Largest step keeping every slack positive.
-            t_max = np.inf
-            for rate, slack in ((da, sl), (-da, su), (ds, s)):
-                dec = rate < 0
-                if np.any(dec):
-                    t_max = min(t_max, float(np.min(slack[dec] / -rate[dec])))
+            t_max = _step_to_boundary(((da, sl), (-da, su), (ds, s)))
             if dt < 0:
                 t_max = min(t_max, t / -dt)
             if not feasible:
@@ -914,15 +941,6 @@ def _proximal_accpm(
     c = loc.c
     a, t = x, np.nan
     lip = max(float(problem.lipschitz_estimate()), 1e-12)
-
-    def rho_initial(g_norm: float) -> float:
-        step_len = g_norm / lip if g_norm > 0 else 1.0
-        return (1.0 + objective_weight) / max(step_len, 1e-12) ** 2
-
-    def t_initial(g_norm: float) -> float:
-        # A model gap of 1% of what the gradient could gain across the box.
-        return max(g_norm * float(np.linalg.norm(loc.upper - loc.lower)), 1e-12) * 1e-2
-
     failures = 0
     n_polish = 0
     polish_steps = 50
@@ -948,37 +966,10 @@ def _proximal_accpm(
             raise FloatingPointError("non-finite gradient at an analytic center")
         g_red = g - c * (float(c @ g) / float(c @ c))
         g_norm = float(np.linalg.norm(g_red))
-        if loc.m == 0:
-            # Proximal weight of the first centre: with one cut the proximal centre is a step
-            # of length sqrt((1 + w) / rho_p) along the reduced gradient; start at the length of
-            # a gradient step with the problem's curvature scale.
-            loc.rho = rho_initial(g_norm)
-            t = t_initial(g_norm)
-        elif loc.m >= max_cuts:
-            # Step 3 of Algorithm 2: drop the least relevant cuts (measure (12) at the centre,
-            # which is strictly inside, before the objective cut moves).
-            rel = loc.relevance(a, t, loc.cut_slacks(a, t))
-            loc.keep(np.sort(np.argsort(rel)[::-1][: max_cuts - 1]))
-        gap_model = t
-        if f > loc.theta:
-            if np.isfinite(loc.theta):
-                n_serious += 1
-                loc.rho /= prox_update
-                t = max(t - (f - loc.theta), 0.5 * gap_model)
-            loc.move(p.copy(), f)
-        else:
-            loc.rho *= null_update
-        loc.add_cut(g, f, p)
-        # Warm start from the previous centre (strictly inside the box). If the model still
-        # promises an improvement there (every cut above theta by 1% of the last model gap),
-        # lowering t below the lowest cut gives a strictly feasible start. Otherwise violated
-        # cut slacks are replaced by half the previous model gap and infeasible-start Newton
-        # steps restore the cut equations.
-        model = loc.cut_slacks(a, 0.0)
-        if model.min() > 1e-2 * gap_model:
-            t = min(t, 0.5 * float(model.min()))
-        s = loc.cut_slacks(a, t)
-        s = np.where(s > 0, s, 0.5 * gap_model)
+        t, s, serious = _proximal_cut(
+            loc, a, t, (p, f, g), g_norm, lip, max_cuts, objective_weight, prox_update, null_update
+        )
+        n_serious += serious
         times["cuts"] += time.perf_counter() - t0
         t0 = time.perf_counter()
         try:
@@ -998,10 +989,7 @@ def _proximal_accpm(
             t1 = time.perf_counter()
             if first_polish is None:
                 first_polish = monitor.n_iter + 1
-            assert monitor.best is not None
-            if polish_from is None or monitor.best.objective > polish_from.objective:
-                polish_from = monitor.best
-            stop_now, lip, polish_from = _polish(
+            stop_now, lip, polish_from = _polish_from_best(
                 problem, monitor, loc, lip, polish_steps, polish_from
             )
             n_polish += polish_steps
@@ -1025,20 +1013,9 @@ def _proximal_accpm(
                 )
                 times["center"] += time.perf_counter() - t0
                 break
-            loc.keep(np.array([loc.m - 1]))
-            loc.rho = rho_initial(g_norm)
-            # Start halfway to the interior start point (on the hyperplane, well inside the
-            # box): centres pinned to the bounds at 1e-17 would block the infeasible-start steps.
-            a = 0.5 * (a + x)
-            t = t_initial(g_norm)
-            s = loc.cut_slacks(a, t)
-            s = np.where(s > 0, s, t)
-            try:
-                a, t, steps = loc.center(a, t, s, tol=newton_tol, max_steps=4 * max_newton)
-            except LocalizationSetEmpty:
-                # The next evaluation is at the (feasible, interior) restart point; its cut
-                # starts the bundle again.
-                pass
+            a, t, steps = _restart_bundle(
+                loc, a, x, g_norm, lip, objective_weight, steps, newton_tol, max_newton
+            )
         times["center"] += time.perf_counter() - t0
         newton_total += steps
 
@@ -1055,6 +1032,119 @@ def _proximal_accpm(
         **_timing_info(times, monitor),
     }
     return _finish(monitor, status_note, info)
+
+
+def _rho_initial(g_norm: float, lip: float, objective_weight: float) -> float:
+    """Proximal weight of a first centre: a step as long as a gradient step (curvature ``lip``)."""
+    step_len = g_norm / lip if g_norm > 0 else 1.0
+    return (1.0 + objective_weight) / max(step_len, 1e-12) ** 2
+
+
+def _t_initial(g_norm: float, loc: _EpigraphLocalization) -> float:
+    """Model gap of a first centre."""
+    # A model gap of 1% of what the gradient could gain across the box.
+    return max(g_norm * float(np.linalg.norm(loc.upper - loc.lower)), 1e-12) * 1e-2
+
+
+def _proximal_cut(
+    loc: _EpigraphLocalization,
+    a: NDArray[np.float64],
+    t: float,
+    point: tuple[NDArray[np.float64], float, NDArray[np.float64]],
+    g_norm: float,
+    lip: float,
+    max_cuts: int,
+    objective_weight: float,
+    prox_update: float,
+    null_update: float,
+) -> tuple[float, NDArray[np.float64], bool]:
+    """Steps 3-4 of Algorithm 2: add the cut of ``point = (p, f, g)`` and warm-start the centre.
+
+    Returns the model gap ``t`` and the cut slacks to start the centring from, and whether the
+    step was serious (``f`` above the proximal centre's value).
+    """
+    p, f, g = point
+    if loc.m == 0:
+        # Proximal weight of the first centre: with one cut the proximal centre is a step
+        # of length sqrt((1 + w) / rho_p) along the reduced gradient; start at the length of
+        # a gradient step with the problem's curvature scale.
+        loc.rho = _rho_initial(g_norm, lip, objective_weight)
+        t = _t_initial(g_norm, loc)
+    elif loc.m >= max_cuts:
+        # Step 3 of Algorithm 2: drop the least relevant cuts (measure (12) at the centre,
+        # which is strictly inside, before the objective cut moves).
+        rel = loc.relevance(a, t, loc.cut_slacks(a, t))
+        loc.keep(np.sort(np.argsort(rel)[::-1][: max_cuts - 1]))
+    gap_model = t
+    serious = False
+    if f > loc.theta:
+        if np.isfinite(loc.theta):
+            serious = True
+            loc.rho /= prox_update
+            t = max(t - (f - loc.theta), 0.5 * gap_model)
+        loc.move(p.copy(), f)
+    else:
+        loc.rho *= null_update
+    loc.add_cut(g, f, p)
+    # Warm start from the previous centre (strictly inside the box). If the model still
+    # promises an improvement there (every cut above theta by 1% of the last model gap),
+    # lowering t below the lowest cut gives a strictly feasible start. Otherwise violated
+    # cut slacks are replaced by half the previous model gap and infeasible-start Newton
+    # steps restore the cut equations.
+    model = loc.cut_slacks(a, 0.0)
+    if model.min() > 1e-2 * gap_model:
+        t = min(t, 0.5 * float(model.min()))
+    s = loc.cut_slacks(a, t)
+    s = np.where(s > 0, s, 0.5 * gap_model)
+    return t, s, serious
+
+
+def _polish_from_best(
+    problem: DenseProblem,
+    monitor: SolverMonitor,
+    loc: _EpigraphLocalization,
+    lip: float,
+    polish_steps: int,
+    polish_from: Evaluation | None,
+) -> tuple[bool, float, Evaluation]:
+    """Polish from the better of the monitor's best point and the last polish's end point."""
+    assert monitor.best is not None
+    if polish_from is None or monitor.best.objective > polish_from.objective:
+        polish_from = monitor.best
+    return _polish(problem, monitor, loc, lip, polish_steps, polish_from)
+
+
+def _restart_bundle(
+    loc: _EpigraphLocalization,
+    a: NDArray[np.float64],
+    x: NDArray[np.float64],
+    g_norm: float,
+    lip: float,
+    objective_weight: float,
+    steps: int,
+    newton_tol: float,
+    max_newton: int,
+) -> tuple[NDArray[np.float64], float, int]:
+    """Keep only the newest cut and centre again from halfway to the start point ``x``.
+
+    Returns the centre, its model gap and the Newton steps taken (``steps`` unchanged and the
+    restart point itself when the centring fails: the next evaluation is there).
+    """
+    loc.keep(np.array([loc.m - 1]))
+    loc.rho = _rho_initial(g_norm, lip, objective_weight)
+    # Start halfway to the interior start point (on the hyperplane, well inside the
+    # box): centres pinned to the bounds at 1e-17 would block the infeasible-start steps.
+    a = 0.5 * (a + x)
+    t = _t_initial(g_norm, loc)
+    s = loc.cut_slacks(a, t)
+    s = np.where(s > 0, s, t)
+    try:
+        a, t, steps = loc.center(a, t, s, tol=newton_tol, max_steps=4 * max_newton)
+    except LocalizationSetEmpty:
+        # The next evaluation is at the (feasible, interior) restart point; its cut
+        # starts the bundle again.
+        pass
+    return a, t, steps
 
 
 #: What the solver needs from the problem's kernel operator

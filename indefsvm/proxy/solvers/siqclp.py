@@ -80,6 +80,7 @@ from __future__ import annotations
 import logging
 import time
 import warnings
+from dataclasses import dataclass, field
 from typing import Any
 
 import cvxpy as cp
@@ -696,57 +697,31 @@ def _exchange(
         tol=monitor.tol,
     )
 
-    qclp = _QCLP(problem, compile, solver, dict(solver_options or {}))
-    mkl = MKLMaster(problem, **mkl_options) if master == "mkl" else None
-    if monitor.max_time is not None:
-        qclp.deadline = monitor.start + monitor.max_time
-        if mkl is not None:
-            mkl.deadline = qclp.deadline
+    qclp, mkl = _masters(problem, monitor, compile, solver, solver_options, master, mkl_options)
     K0 = problem.working_kernel
     rho = problem.penalty_rho
     t0 = time.perf_counter()
     L1 = _initial_factor(problem)
     K1 = L1 @ L1.T
     kernels = [_Kernel(L1, rho * float(np.sum((K1 - K0) ** 2)), 0)]
-    time_kernel = time.perf_counter() - t0
-    relaxation = np.inf
+    stats = _ExchangeStats(time_kernel=time.perf_counter() - t0)
     centre = _ProximalCentre(problem, prox_weight, stabilise == "proximal")
     #: the model's last predicted increase: the master must be more accurate than that, or the
     #: serious-step test compares noise
     last_predicted = np.inf
-    time_bound = 0.0
-    time_kernel_bound = 0.0
-    n_kernel_bounds = 0
-    #: (iteration of the best point, full precision) pairs whose kernel bound was computed
-    bounded: set[tuple[int, bool]] = set()
     best_tag = 0
-    n_exchange_stops = 0
-    n_pruned = 0
     stop_reason = None
     solver_error: str | None = None
     iteration = 0
-    max_constraints = 0
     while True:
         iteration += 1
-        max_constraints = max(max_constraints, len(kernels))
-        try:
-            if mkl is not None:
-                target = mkl_gap * min(monitor.gap, last_predicted)
-                t_i, alpha_raw, mult = _solve_mkl_master(mkl, kernels, monitor, target, centre)
-            else:
-                t_i, alpha_raw, mult = qclp.solve(kernels)
-        except SubproblemTimeout as exc:
-            if monitor.best is None:
-                monitor.offer(problem.evaluate(problem.initial_point()))
-                monitor.end_iteration()
-            monitor.stop("max_time", f"time limit {monitor.max_time}s reached ({exc})")
+        stats.max_constraints = max(stats.max_constraints, len(kernels))
+        target = mkl_gap * min(monitor.gap, last_predicted) if mkl is not None else None
+        solved, solver_error = _master_step(problem, monitor, qclp, mkl, kernels, target, centre)
+        if solved is None:
             break
-        except SubproblemError as exc:
-            # No installed solver could solve (13): stop with the best certified point so far
-            # (its gap stays certified: bounds never depend on the failed subproblem).
-            solver_error = str(exc)
-            break
-        relaxation = t_i
+        t_i, alpha_raw, mult = solved
+        stats.relaxation = t_i
         if not np.all(np.isfinite(alpha_raw)):
             solver_error = f"the QCLP solver returned a non-finite alpha at iteration {iteration}"
             break
@@ -760,7 +735,7 @@ def _exchange(
         if certify_mixture:
             t0 = time.perf_counter()
             _offer_bound(monitor, _mixture_bound(problem, kernels, mult, alpha))
-            time_bound += time.perf_counter() - t0
+            stats.time_bound += time.perf_counter() - t0
         # What the model still promises over the best point it knows: t_i - f(alpha_i), or over
         # the proximal centre.
         model_gap = max(t_i - ev.objective, 0.0) if iteration > 1 else np.inf
@@ -768,26 +743,9 @@ def _exchange(
             predicted = centre.update(alpha, ev.objective, t_i, mkl, len(kernels))
             if predicted is not None:
                 last_predicted = model_gap = predicted
-        # The kernel bound at the best point is worth its SVM solve only when that point is
-        # accurate compared with the gap left (the model promises little more): then the
-        # first-order excess of the cheap bound, not the point, keeps the certified gap open.
-        if stabilise == "proximal":
-            # The certified bounds at a point are first order in its error when the SVMs are
-            # degenerate (low-rank kernels), f only second order: the proximal iterates go on
-            # until the model promises nothing above rounding, not just tol / 10.
-            exchange_done = model_gap <= 1e-13 * max(1.0, abs(t_i))
-        else:
-            exchange_done = ev.objective >= t_i - exchange_tol * max(1.0, abs(t_i))
-        if (
-            mkl is not None
-            and kernel_bound
-            and monitor.relative_gap > monitor.tol
-            and (model_gap <= 0.1 * monitor.gap or exchange_done)
-            and (best_tag, exchange_done) not in bounded
-        ):
-            time_kernel_bound += _bound_by_kernel_svm(problem, monitor, mkl, full=exchange_done)
-            bounded.add((best_tag, exchange_done))
-            n_kernel_bounds += 1
+        exchange_done = _exchange_rule(stabilise, model_gap, ev.objective, t_i, exchange_tol)
+        if mkl is not None and kernel_bound:
+            _kernel_bound_step(problem, monitor, mkl, model_gap, (best_tag, exchange_done), stats)
         # Step 2 of Algorithm 3 (exchange_done above): f(alpha_i) is the value of the constraint
         # of K_{i+1} = K*(alpha_i). (Proximal: t_i is the model at the proximal point;
         # t_i <= f(alpha_i) + tol means the centre maximises the model, which bounds f from
@@ -800,21 +758,15 @@ def _exchange(
             # Algorithm 3 would stop here; the certified gap has not reached tol yet (the QCLP
             # solution is only as accurate as the conic solver), so keep exchanging for a few
             # more kernels, which moves alpha, before giving up.
-            n_exchange_stops += 1
-            if n_exchange_stops > exchange_patience:
+            stats.n_exchange_stops += 1
+            if stats.n_exchange_stops > exchange_patience:
                 stop_reason = "exchange"
                 break
-        # Pruning (Chen & Ye): constraints other than the newest whose multipliers vanish.
-        keep = [j for j in range(len(kernels)) if mult[j] >= prune_tol or j == len(kernels) - 1]
-        n_pruned += len(kernels) - len(keep)
-        kernels = [kernels[j] for j in keep]
-        # Step 1: K_{i+1} = K*(alpha_i) in the working coordinates (Theorem 1).
+        kernels, n_dropped = _prune(kernels, mult, prune_tol)
+        stats.n_pruned += n_dropped
         t0 = time.perf_counter()
-        K_new = problem.working_proxy_kernel(ev.state)
-        factor = _psd_factor(K_new)
-        constant = rho * float(np.sum((factor @ factor.T - K0) ** 2))
-        kernels.append(_Kernel(factor, constant, iteration))
-        time_kernel += time.perf_counter() - t0
+        kernels.append(_proxy_kernel_constraint(problem, ev.state, K0, rho, iteration))
+        stats.time_kernel += time.perf_counter() - t0
 
     _conclude(monitor, problem, solver_error, stop_reason, stabilise, exchange_tol, iteration)
     info = {
@@ -823,17 +775,17 @@ def _exchange(
         "time_compile": qclp.compile_time,
         "time_solver": qclp.solve_time,
         "time_qclp": qclp.wall_time,
-        "time_kernel": time_kernel,
-        "time_mixture_bound": time_bound,
-        "time_kernel_bound": time_kernel_bound,
-        "n_kernel_bounds": n_kernel_bounds,
+        "time_kernel": stats.time_kernel,
+        "time_mixture_bound": stats.time_bound,
+        "time_kernel_bound": stats.time_kernel_bound,
+        "n_kernel_bounds": stats.n_kernel_bounds,
         "n_compilations": qclp.n_compilations,
         "n_constraints": len(kernels),
-        "max_constraints": max_constraints,
-        "n_pruned": n_pruned,
-        "relaxation_value": relaxation,
+        "max_constraints": stats.max_constraints,
+        "n_pruned": stats.n_pruned,
+        "relaxation_value": stats.relaxation,
         "stop_rule": stop_reason or monitor.status,
-        "n_exchange_rule_hits": n_exchange_stops,
+        "n_exchange_rule_hits": stats.n_exchange_stops,
         "solver_fallbacks": qclp.fallbacks,
         "solver_error": solver_error,
         "master": master,
@@ -844,6 +796,129 @@ def _exchange(
     if mkl is not None:
         info.update(_mkl_info(mkl))
     return monitor.finish(info=info)
+
+
+@dataclass
+class _ExchangeStats:
+    """Times and counts of one run of the exchange method (reported in ``info``)."""
+
+    time_kernel: float
+    time_bound: float = 0.0
+    time_kernel_bound: float = 0.0
+    n_kernel_bounds: int = 0
+    #: (iteration of the best point, full precision) pairs whose kernel bound was computed
+    bounded: set[tuple[int, bool]] = field(default_factory=set)
+    relaxation: float = np.inf
+    n_exchange_stops: int = 0
+    n_pruned: int = 0
+    max_constraints: int = 0
+
+
+def _kernel_bound_step(
+    problem: DenseProblem,
+    monitor: SolverMonitor,
+    mkl: MKLMaster,
+    model_gap: float,
+    tag: tuple[int, bool],
+    stats: _ExchangeStats,
+) -> None:
+    """Offer the kernel SVM bound at the best point when it is worth its SVM solve.
+
+    ``tag`` is (iteration of the best point, whether the exchange rule holds); each tag is
+    bounded once, with the full-precision SVM when the exchange rule holds.
+    """
+    # The kernel bound at the best point is worth its SVM solve only when that point is
+    # accurate compared with the gap left (the model promises little more): then the
+    # first-order excess of the cheap bound, not the point, keeps the certified gap open.
+    exchange_done = tag[1]
+    if (
+        monitor.relative_gap > monitor.tol
+        and (model_gap <= 0.1 * monitor.gap or exchange_done)
+        and tag not in stats.bounded
+    ):
+        stats.time_kernel_bound += _bound_by_kernel_svm(problem, monitor, mkl, full=exchange_done)
+        stats.bounded.add(tag)
+        stats.n_kernel_bounds += 1
+
+
+def _masters(
+    problem: DenseProblem,
+    monitor: SolverMonitor,
+    compile: str,
+    solver: str,
+    solver_options: dict[str, Any] | None,
+    master: str,
+    mkl_options: dict[str, Any],
+) -> tuple[_QCLP, MKLMaster | None]:
+    """The QCLP master (13) and, with ``master="mkl"``, the MKL one, both with the deadline."""
+    qclp = _QCLP(problem, compile, solver, dict(solver_options or {}))
+    mkl = MKLMaster(problem, **mkl_options) if master == "mkl" else None
+    if monitor.max_time is not None:
+        qclp.deadline = monitor.start + monitor.max_time
+        if mkl is not None:
+            mkl.deadline = qclp.deadline
+    return qclp, mkl
+
+
+def _master_step(
+    problem: DenseProblem,
+    monitor: SolverMonitor,
+    qclp: _QCLP,
+    mkl: MKLMaster | None,
+    kernels: list[_Kernel],
+    target: float | None,
+    centre: _ProximalCentre,
+) -> tuple[tuple[float, NDArray[np.float64], NDArray[np.float64]] | None, str | None]:
+    """Solve the master over ``kernels``: ``((t, alpha, multipliers), None)``.
+
+    ``(None, None)`` when the time limit is reached (the monitor is stopped) and
+    ``(None, message)`` when no installed solver could solve it: the exchange stops.
+    """
+    try:
+        if mkl is not None:
+            return _solve_mkl_master(mkl, kernels, monitor, target, centre), None
+        return qclp.solve(kernels), None
+    except SubproblemTimeout as exc:
+        if monitor.best is None:
+            monitor.offer(problem.evaluate(problem.initial_point()))
+            monitor.end_iteration()
+        monitor.stop("max_time", f"time limit {monitor.max_time}s reached ({exc})")
+        return None, None
+    except SubproblemError as exc:
+        # No installed solver could solve (13): stop with the best certified point so far
+        # (its gap stays certified: bounds never depend on the failed subproblem).
+        return None, str(exc)
+
+
+def _exchange_rule(
+    stabilise: str | None, model_gap: float, f: float, t_i: float, exchange_tol: float
+) -> bool:
+    """Step 2 of Algorithm 3: the model promises no more than the tolerance over ``f``."""
+    if stabilise == "proximal":
+        # The certified bounds at a point are first order in its error when the SVMs are
+        # degenerate (low-rank kernels), f only second order: the proximal iterates go on
+        # until the model promises nothing above rounding, not just tol / 10.
+        return model_gap <= 1e-13 * max(1.0, abs(t_i))
+    return f >= t_i - exchange_tol * max(1.0, abs(t_i))
+
+
+def _prune(
+    kernels: list[_Kernel], mult: NDArray[np.float64], prune_tol: float
+) -> tuple[list[_Kernel], int]:
+    """Pruning (Chen & Ye): drop constraints other than the newest whose multipliers vanish."""
+    keep = [j for j in range(len(kernels)) if mult[j] >= prune_tol or j == len(kernels) - 1]
+    return [kernels[j] for j in keep], len(kernels) - len(keep)
+
+
+def _proxy_kernel_constraint(
+    problem: DenseProblem, state: Any, K0: NDArray[np.float64], rho: Any, iteration: int
+) -> _Kernel:
+    """Step 1: the constraint of ``K_{i+1} = K*(alpha_i)`` in the working coordinates."""
+    # Theorem 1: the proxy kernel of alpha_i; its constant is rho ||K_{i+1} - K0||_F^2.
+    K_new = problem.working_proxy_kernel(state)
+    factor = _psd_factor(K_new)
+    constant = rho * float(np.sum((factor @ factor.T - K0) ** 2))
+    return _Kernel(factor, constant, iteration)
 
 
 def _solve_mkl_master(
