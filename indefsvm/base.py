@@ -20,7 +20,8 @@ Every estimator of :mod:`indefsvm.proxy.estimators` (proxy-kernel SVMs, paper 00
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
@@ -53,11 +54,13 @@ __all__ = [
     "KernelInputMixin",
     "PrecomputedColumns",
     "check_landmark_parameters",
+    "check_nystroem_prediction",
     "fit_context",
     "nystroem_param",
     "nystroem_test_features",
     "prediction_param",
     "set_init_parameters",
+    "shared_rows_attached",
 ]
 
 #: Constraints of the kernel-input parameters shared by every estimator.
@@ -202,14 +205,74 @@ def check_landmark_parameters(estimator: Any) -> None:
             )
 
 
-def nystroem_test_features(estimator: Any, X: Any) -> NDArray[np.float64]:
+def check_nystroem_prediction(estimator: Any) -> None:
+    """Refuse ``out_of_sample="transductive"`` for a model of the Nystroem map (``n_components``).
+
+    New points of a low-rank model are mapped by the Nystroem features; the transductive
+    heuristic would need the dense train+test kernel. Estimators without the prediction rule
+    (no ``out_of_sample`` in ``prediction_params``) pass.
+    """
+    if prediction_param(estimator, "out_of_sample", "projection") != "projection":
+        raise ValueError(
+            "with n_components, prediction goes through the Nystroem map; prediction_params "
+            "out_of_sample='transductive' needs the dense train+test kernel."
+        )
+
+
+@contextmanager
+def shared_rows_attached(
+    estimator: Any,
+    nystroem: Any,
+    *,
+    features: Any | None = None,
+    test_features: Any | None = None,
+) -> Iterator[Any]:
+    """Attach a one-vs-one pair's rows of a shared Nystroem map to ``estimator`` for one call.
+
+    The bridge to the code that reads a pair's rows from attributes instead of taking them as
+    an argument: the Krein models (:mod:`indefsvm.krein.models`, through
+    :meth:`KernelInputMixin._fit_landmarks` and :meth:`KernelInputMixin._nystroem_features`)
+    and the Platt folds of :mod:`indefsvm.probability`. The proxy-kernel estimators take the
+    rows as an input map (:class:`indefsvm.proxy.inputs.PairRows`) and use this only to hand
+    them to the Platt folds. ``features`` are the pair's training rows of the map's features,
+    ``test_features`` the map's features of the points about to be decided; both attributes
+    are removed when the call ends, so no fitted state keeps them.
+    """
+    given = {}
+    if features is not None:
+        given["_ovo_factor"] = (nystroem, features)
+    if test_features is not None:
+        given["_ovo_features"] = test_features
+    for name, value in given.items():
+        setattr(estimator, name, value)
+    try:
+        yield estimator
+    finally:
+        for name in given:
+            delattr(estimator, name)
+
+
+def _attached_rows(estimator: Any) -> tuple[Any, Any] | None:
+    """``(nystroem, features)`` attached by :func:`shared_rows_attached`, or None."""
+    return vars(estimator).get("_ovo_factor")
+
+
+def _attached_test_features(estimator: Any) -> Any | None:
+    """The test features attached by :func:`shared_rows_attached`, or None."""
+    return vars(estimator).get("_ovo_features")
+
+
+def nystroem_test_features(
+    estimator: Any, X: Any, nystroem: Any | None = None
+) -> NDArray[np.float64]:
     """Nystroem features of new points for an estimator fitted with ``n_components``.
 
     ``X`` holds raw features, or the ``(m, n_train)`` test-vs-train kernel with
     ``kernel="precomputed"`` (then the features are ``k(x, Z) W`` read from the landmark
-    columns, what ``nystroem_.transform`` computes from points).
+    columns, what ``nystroem_.transform`` computes from points). ``nystroem`` is the fitted
+    map (the estimator's ``nystroem_`` when None); ``X`` is checked by the estimator.
     """
-    nys = estimator.nystroem_
+    nys = estimator.nystroem_ if nystroem is None else nystroem
     if is_dask_array(X):
         # Lazy row-chunked features: the caller's decision values are the only n-vector.
         _refuse_dask_precomputed(estimator)
@@ -343,16 +406,25 @@ class KernelInputMixin:
     def _test_kernel(self, X: Any) -> NDArray[np.float64]:
         """Validate ``X`` and return the ``(m, n_train)`` test-vs-train kernel."""
         if self._precomputed():
-            try:
-                return validate_data(self, X, dtype=np.float64, reset=False)
-            except ValueError as exc:
-                if "features" not in str(exc):
-                    raise
-                # sklearn's text first (its checks match it), then what it means here.
-                raise ValueError(
-                    f"{exc} With kernel='precomputed', X must be the (m, {self.n_features_in_}) "
-                    "kernel between test and training points."
-                ) from exc
+            return self._given_test_kernel(X)
+        return self._computed_test_kernel(X)
+
+    def _given_test_kernel(self, X: Any) -> NDArray[np.float64]:
+        """The ``(m, n_train)`` test-vs-train kernel given with ``kernel="precomputed"``,
+        validated against the training kernel's size."""
+        try:
+            return validate_data(self, X, dtype=np.float64, reset=False)
+        except ValueError as exc:
+            if "features" not in str(exc):
+                raise
+            # sklearn's text first (its checks match it), then what it means here.
+            raise ValueError(
+                f"{exc} With kernel='precomputed', X must be the (m, {self.n_features_in_}) "
+                "kernel between test and training points."
+            ) from exc
+
+    def _computed_test_kernel(self, X: Any) -> NDArray[np.float64]:
+        """``k(X, X_fit_)``: the test-vs-train kernel computed from validated test points."""
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return self._call_kernel(X, self.X_fit_)
 
@@ -411,13 +483,14 @@ class KernelInputMixin:
         check_landmark_parameters(self)
         return getattr(self, "n_components", None) is not None
 
-    def _nystroem_features(self, X: Any) -> NDArray[np.float64]:
-        """Nystroem features of new points (:func:`nystroem_test_features`), or those a
-        one-vs-one model computed once for all its pairs from the shared map."""
-        given = self.__dict__.get("_ovo_features")
+    def _nystroem_features(self, X: Any, nystroem: Any | None = None) -> NDArray[np.float64]:
+        """Nystroem features of new points by the map ``nystroem`` (``nystroem_`` when None;
+        :func:`nystroem_test_features`), or those a one-vs-one model computed once for all its
+        pairs from the shared map (:func:`shared_rows_attached`)."""
+        given = _attached_test_features(self)
         if given is not None:
             return given
-        return nystroem_test_features(self, X)
+        return nystroem_test_features(self, X, nystroem)
 
     def _fit_landmarks(
         self,
@@ -435,14 +508,15 @@ class KernelInputMixin:
         reads only the landmark columns of the given kernel (the "points" are row indices) and
         the kernel is released after fitting (prediction reads the test kernel's columns). A
         one-vs-one pair (:mod:`indefsvm.multiclass`) receives its rows of the landmark columns
-        and of the factor of the multi-class model's one shared map (``_ovo_factor``). ``y`` is
+        and of the factor of the multi-class model's one shared map (attached by
+        :func:`shared_rows_attached`). ``y`` is
         validated with ``X`` (``check`` as for :func:`sklearn.utils.validation.validate_data`)
         unless ``"no_validation"``. A ``dask.array`` ``X`` goes to :meth:`_fit_landmarks_dask`.
         """
         check_landmark_parameters(self)
         self._kernel_arguments()  # a parameter that does not apply fails before the data
         no_y = isinstance(y, str) and y == "no_validation"
-        shared = getattr(self, "_ovo_factor", None)
+        shared = _attached_rows(self)
         if shared is not None:
             if no_y:
                 C = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)

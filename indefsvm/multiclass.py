@@ -59,7 +59,13 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from indefsvm.base import check_landmark_parameters, fit_context, prediction_param
+from indefsvm.base import (
+    check_landmark_parameters,
+    check_nystroem_prediction,
+    fit_context,
+    prediction_param,
+    shared_rows_attached,
+)
 from indefsvm.utils.constraints import is_outermost_fit
 from indefsvm.utils.dask_rows import is_dask_array, rowwise_on_workers
 from indefsvm.utils.fingerprint import TrainingRows
@@ -168,8 +174,12 @@ class OneVsOneMixin:
         no_fit_params(self, dict(fit_params), why)
         return self._fit_classes(X, y, None)
 
-    def _fit_classes(self, X: ArrayLike, y: ArrayLike, sample_weight: Any):
-        """:meth:`fit` with ``sample_weight`` (None, or checked here: one per row of ``X``)."""
+    def _fit_classes(self, X: ArrayLike, y: ArrayLike, sample_weight: Any, inputs: Any = None):
+        """:meth:`fit` with ``sample_weight`` (None, or checked here: one per row of ``X``).
+
+        ``inputs`` is an input map handed to ``_fit_binary`` (by an estimator's
+        :meth:`_fit_shared_rows`), for classifiers whose binary fit takes one.
+        """
         if y is None:
             validate_data(self, X, y)  # scikit-learn's "requires y to be passed" error
         if sample_weight is not None:
@@ -203,7 +213,8 @@ class OneVsOneMixin:
                 "are one binary problem, more are fitted one-vs-one); got "
                 f"{classes.shape[0]} class(es) {classes[:10].tolist()}."
             )
-        self._fit_binary(X, y, **_weights(sample_weight))
+        given = {} if inputs is None else {"inputs": inputs}
+        self._fit_binary(X, y, **_weights(sample_weight), **given)
         return self
 
     def _remember_pair_training_inputs(self, X: Any) -> None:
@@ -282,13 +293,26 @@ class OneVsOneMixin:
         """
         return True
 
-    def _ovo_low_rank(self) -> bool:
-        # n_components must be a parameter (PerturbSVC inherits the attribute, not the option).
-        return (
-            hasattr(self, "_landmark_map")
-            and "n_components" in self.get_params(deep=False)
-            and self.n_components is not None
-        )
+    def _fit_shared_rows(
+        self, X: Any, y: Any, sample_weight: NDArray | None, nystroem: Any, features: Any
+    ) -> Any:
+        """Fit this clone as a pair on its rows of the multi-class model's shared map.
+
+        ``X`` are the pair's landmark columns ``k(X_pair, Z)``, ``features`` its rows of the
+        shared map's training features (formed once, by the multi-class model), ``nystroem``
+        the shared map. By default the rows are attached for the fit
+        (:func:`indefsvm.base.shared_rows_attached`, read by the Krein models); an estimator
+        that takes them as an input map overrides this (the proxy-kernel SVC).
+        """
+        with shared_rows_attached(self, nystroem, features=features):
+            return self.fit(X, y, **_weights(sample_weight))
+
+    def _decide_shared_rows(self, X: Any, features: Any) -> NDArray[np.float64]:
+        """A pair's decision values of landmark columns ``X`` whose shared-map features
+        ``features`` the multi-class model formed once for all pairs (attached by default, as
+        :meth:`_fit_shared_rows`)."""
+        with shared_rows_attached(self, None, test_features=features):
+            return self.decision_function(X)
 
     def _fit_multiclass(
         self, X: ArrayLike, y: ArrayLike | None, sample_weight: NDArray | None = None
@@ -361,22 +385,23 @@ class OneVsOneMixin:
                             k: v for k, v in weights.items() if k in (classes[i], classes[j])
                         }
                     )
-                if mode == "landmarks":
-                    Xs = train[idx]
-                    # The pair's rows of the one shared factor (its kernel is K_pair|Z).
-                    est._ovo_factor = (shared_map, factor[idx])
-                elif mode == "kernel":
-                    Xs = train[np.ix_(idx, idx)]
-                else:
-                    Xs = train[np.ix_(idx, idx)] if pairwise else train[idx]
-                pair_weight = _weights(None if sample_weight is None else sample_weight[idx])
+                pair_weight = None if sample_weight is None else sample_weight[idx]
                 # One pair after the other: side by side (threads or processes) they were not
                 # faster, their small numpy steps hold the GIL (docs/benchmarks.md, "Fast by
                 # default", Multi-class).
-                try:
-                    estimators.append(est.fit(Xs, y_arr[idx], **pair_weight))
-                finally:
-                    est.__dict__.pop("_ovo_factor", None)
+                if mode == "landmarks":
+                    # The pair's rows of the one shared factor (its kernel is K_pair|Z).
+                    fitted = est._fit_shared_rows(
+                        train[idx], y_arr[idx], pair_weight, shared_map, factor[idx]
+                    )
+                else:
+                    Xs = (
+                        train[idx]
+                        if mode == "features" and not pairwise
+                        else train[np.ix_(idx, idx)]
+                    )
+                    fitted = est.fit(Xs, y_arr[idx], **_weights(pair_weight))
+                estimators.append(fitted)
                 indices.append(idx)
                 pairs.append((classes[i], classes[j]))
         self.ovo_ = {"indices": indices, "pairwise": pairwise, "mode": mode}
@@ -414,9 +439,8 @@ class OneVsOneMixin:
         ``features`` its float64 features of all rows, formed once by its check);
         ``"features"``: the raw rows (estimators whose test map needs more than kernel rows).
         """
-        if self._ovo_low_rank():
-            if hasattr(self, "_low_rank_requested"):
-                self._low_rank_requested()  # refuses out_of_sample="transductive"
+        if self._low_rank():
+            check_nystroem_prediction(self)
             landmark_map, C, _ = self._fit_landmarks(Xa, columns=True)
             # fit_transform's check (fit read only the landmarks); its features are the factor
             features = landmark_map.check_columns(C)
@@ -450,7 +474,7 @@ class OneVsOneMixin:
                 # the map was shared have one map per pair and compute their own).
                 features = C @ self.estimators_[0].nystroem_.components_
                 D = np.column_stack(
-                    [_decision_with_features(est, C, features) for est in self.estimators_]
+                    [est._decide_shared_rows(C, features) for est in self.estimators_]
                 )
                 return self._pair_training_rows(X, D)
         elif mode == "kernel":
@@ -547,15 +571,6 @@ def _weights(sample_weight: NDArray | None) -> dict[str, Any]:
     """``{"sample_weight": w}`` when weights are given, else no argument (binary fits of
     estimators without weights take none)."""
     return {} if sample_weight is None else {"sample_weight": sample_weight}
-
-
-def _decision_with_features(est: Any, C: NDArray, features: NDArray) -> NDArray[np.float64]:
-    """A pair's decision on landmark columns ``C`` whose shared-map features are given."""
-    est._ovo_features = features
-    try:
-        return est.decision_function(C)
-    finally:
-        est.__dict__.pop("_ovo_features", None)
 
 
 def _is_pairwise(estimator: Any) -> bool:

@@ -197,6 +197,23 @@ class LowRankKernel:
         v = np.asarray(v, dtype=np.float64)
         return self.backend.mat(self.signature * self.backend.rmat(v))
 
+    def cross(self, features: NDArray[np.floating]) -> NDArray[np.float64]:
+        """Kernel rows ``F diag(signature) Phi'`` of new points (features ``F``) against the
+        factor's rows ``Phi``.
+
+        Parameters
+        ----------
+        features : ndarray of shape (k, m)
+            The new points' features ``F`` in the factor's coordinates (e.g. the Nyström map's
+            ``transform`` of them).
+
+        Returns
+        -------
+        ndarray of shape (k, n)
+            One pass over the factor (on the workers for a dask factor): ``k`` kernel rows.
+        """
+        return self.backend.mat((features * self.signature).T).T
+
     def toarray(self, *, max_n: int = DENSE_LIMIT) -> NDArray[np.float64]:
         """The dense ``n x n`` kernel (refused above ``max_n`` rows: it would need n^2 memory)."""
         check_dense(self.n, max_n, "the dense kernel K0")

@@ -76,6 +76,7 @@ from indefsvm.base import (
     NYSTROEM_PARAMS_DEFAULTS,
     IndefsvmEstimator,
     KernelInputMixin,
+    check_landmark_parameters,
     fit_context,
     prediction_param,
     set_init_parameters,
@@ -88,6 +89,7 @@ from indefsvm.proxy.api import (
     solve_problem,
     split_options,
 )
+from indefsvm.proxy.inputs import InputMap, PairRows, fit_input, fitted_input
 from indefsvm.proxy.out_of_sample import (
     OUT_OF_SAMPLE,
     estimate_intercept_paper,
@@ -121,7 +123,13 @@ __all__ = [
 
 
 class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
-    """Shared fitting and prediction of the estimators built on a :class:`ProxyKernelProblem`."""
+    """Shared fitting and prediction of the estimators built on a :class:`ProxyKernelProblem`.
+
+    A fit builds its input map (:mod:`indefsvm.proxy.inputs`: the dense kernel, the Nystroem
+    features, or a one-vs-one pair's rows of a shared map) and passes it to
+    :meth:`_fit_problem`; prediction rebuilds it from the fitted state. Its ``low_rank`` is the
+    one question asked about the kind of input.
+    """
 
     #: The plain Nystroem map by default: the problem depends only on the approximated kernel
     #: ``Phi S Phi'``, which both factorisations give, and the plain one skips the one-shot QR
@@ -257,7 +265,7 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
                 "-K for a negative definite K), SpectrumSVC(spectrum='flip') or "
                 "indefsvm.krein.KreinSVC.",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=5,
             )
 
     def _check_common(self) -> None:
@@ -273,7 +281,7 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
             raise ValueError(
                 f"{owner}: solver_options['keep_training_state'] must be a bool; got {keep!r}."
             )
-        self._low_rank()  # checks the landmark parameters
+        check_landmark_parameters(self)
         rho = np.asarray(self.rho, dtype=np.float64)
         if self._prediction("out_of_sample") == "transductive" and rho.ndim > 0:
             raise ValueError(
@@ -282,69 +290,56 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
                 "Use 'projection'."
             )
 
-    def _low_rank_requested(self) -> bool:
-        m = getattr(self, "n_components", None)
-        if m is None:
-            return False
-        if self._prediction("out_of_sample") != "projection":
-            raise ValueError(
-                "with n_components, prediction goes through the Nystroem map; prediction_params "
-                "out_of_sample='transductive' needs the dense train+test kernel."
-            )
-        return True
+    def _fit_problem(
+        self, inputs: InputMap, make: Callable[[Any, Any], ProxyKernelProblem]
+    ) -> tuple[ProxyKernelProblem, SolveResult]:
+        """Solve ``make(K, rho)`` on the training operand ``K`` of the input map ``inputs``.
 
-    def _fit_input(self, X: Any, y: Any = "no_validation", **check: Any):
-        """``(K_train, y)``: the dense kernel, or a ``LowRankKernel`` when ``n_components``.
-
-        With ``n_components=m`` an :class:`~indefsvm.approximation.nystrom.IndefiniteNystroem` with
-        ``m``
-        landmarks is fitted and ``K_train ~= Phi diag(signature_) Phi'`` is passed on as a
-        factor: the low-rank proxy-kernel SVM (:mod:`indefsvm.proxy.lowrank`), O(nm) memory.
+        The fitting path of every estimator here: the penalty in the units of ``rho_scale``
+        (:meth:`_scaled_problem`), the solver, the fitted state (:meth:`_finish_fit`). ``K`` is
+        the dense kernel or, with ``n_components``, the factor ``LowRankKernel(Phi,
+        signature_)`` of the Nystroem map (the low-rank proxy-kernel SVM of
+        :mod:`indefsvm.proxy.lowrank`, O(nm) memory). A low-rank model keeps the map as
+        ``nystroem_``, from which prediction rebuilds its input
+        (:func:`~indefsvm.proxy.inputs.fitted_input`); a dense fit drops the map of an earlier
+        fit, so that a refitted model predicts through its own input.
         """
-        if not self._low_rank_requested():
-            self._nystroem_fitted = False
-            return self._fit_kernel(X, y, **check)
-        from indefsvm.linalg.factor import LowRankKernel
+        if inputs.low_rank:
+            self.nystroem_ = inputs.nystroem
+        elif hasattr(self, "nystroem_"):
+            del self.nystroem_
+        K = inputs.training_operand()
+        problem = self._scaled_problem(K, lambda rho: make(K, rho))
+        result = self._solve(problem)
+        self._finish_fit(inputs, problem, result)
+        return problem, result
 
-        nys, Phi, y = self._fit_landmarks(X, y, **check)
-        self.nystroem_ = nys
-        self._nystroem_fitted = True
-        return LowRankKernel(Phi, nys.signature_), y
+    def _finish_fit(self, inputs: InputMap, problem: Any, result: SolveResult) -> None:
+        """The fitted state of a solved problem, in the coordinates of the input map.
 
-    def _finish_fit(self, problem: ProxyKernelProblem, result: SolveResult) -> None:
-        if getattr(problem, "low_rank", False):
-            self._finish_fit_low_rank(problem, result)
-            return
+        The decision is ``k_x' c + b`` with ``c = P_+ u`` (``dual_coef_``, n coefficients) on
+        kernel rows, or ``phi(x)' c + b`` (``feature_coef_``, in the factor's coordinates) on
+        Nystroem features: a low-rank fit forms nothing n x n, ``K*`` stays a factor.
+        """
         self.problem_ = problem
         self.result_ = result
         self.alpha_ = result.alpha.copy()
         # The dense K* (O(n^2 k), formed on first access of result.kernel) only when it is kept:
         # _release_training_state drops it otherwise, and prediction does not use it.
-        self.proxy_kernel_ = result.kernel if self._keep_training_state() else None
-        self.n_iter_ = result.n_iter
-        u = problem.sign * self.alpha_
-        self._u = u
-        bound = float(np.max(np.abs(problem.upper)))
-        self.support_ = np.flatnonzero(np.abs(self.alpha_) > 1e-8 * bound)
-        # decision = (P_+ k_x)'u = k_x' (P_+ u): the projection map folded into n coefficients.
-        self.dual_coef_ = projection_coefficients(problem, self.alpha_)
-        self._set_train_scores(problem)
-        self._release_training_state()
-
-    def _finish_fit_low_rank(self, problem: Any, result: SolveResult) -> None:
-        # Nothing n x n: K* stays a factor, the decision is linear in the Nystroem features.
-        self.problem_ = problem
-        self.result_ = result
-        self.alpha_ = result.alpha.copy()
-        self.proxy_kernel_ = result.kernel
+        keep = inputs.low_rank or self._keep_training_state()
+        self.proxy_kernel_ = result.kernel if keep else None
         self.n_iter_ = result.n_iter
         self._u = problem.sign * self.alpha_
         bound = float(np.max(np.abs(problem.upper)))
         self.support_ = np.flatnonzero(np.abs(self.alpha_) > 1e-8 * bound)
-        state = problem.state(self.alpha_)
-        self.feature_coef_ = problem.feature_coef(self.alpha_, state=state)
+        if inputs.low_rank:
+            state = problem.state(self.alpha_)
+            self.feature_coef_ = problem.feature_coef(self.alpha_, state=state)
+        else:
+            # decision = (P_+ k_x)'u = k_x' (P_+ u): the projection map folded into n numbers.
+            self.dual_coef_ = projection_coefficients(problem, self.alpha_)
         self._set_train_scores(problem)
-        self._release_training_state()
+        self._release_training_state(inputs)
 
     def _set_train_scores(self, problem: Any) -> None:
         """``train_scores_ = K* u``: the learned kernel's decisions (before the intercept) on
@@ -375,7 +370,7 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
             d[rows] = values + self.intercept_
         return d
 
-    def _release_training_state(self) -> None:
+    def _release_training_state(self, inputs: InputMap) -> None:
         """Drop the O(n^2) training state unless ``keep_training_state`` (model size).
 
         Prediction needs ``dual_coef_`` (the out-of-sample map folded into n coefficients) or,
@@ -386,7 +381,7 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
             return
         problem = self.problem_
         transductive = self._prediction("out_of_sample") == "transductive"
-        if transductive and not getattr(self, "_nystroem_fitted", False):
+        if transductive and not inputs.low_rank:
             self.train_kernel_ = problem.operator.K0
         self.result_ = dataclasses.replace(self.result_, kernel=None)
         self.proxy_kernel_ = None
@@ -419,13 +414,13 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
         """
         check_is_fitted(self)
         self._check_no_test_test(K_test_test)
-        if getattr(self, "_nystroem_fitted", False):
+        inputs = fitted_input(self)
+        if inputs.low_rank:
             # Rows of the Nystroem kernel Phi_x diag(s) Phi' (m x n: fine for a few points).
             problem = self._fitted_problem()
-            F = self._nystroem_features(X)
-            R = problem.operator.factor.backend.mat((F * self.nystroem_.signature_).T).T
+            R = inputs.kernel_rows(X, problem.operator.factor)
             return self._training_proxy_rows(X, problem.out_of_sample_rows(self.alpha_, R))
-        R = self._test_kernel(X)
+        R = inputs.test_operand(X)
         if self._prediction("out_of_sample") == "projection":
             rows = self._fitted_problem().out_of_sample_rows(self.alpha_, R)
             return self._training_proxy_rows(X, rows)
@@ -467,16 +462,25 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
 
     @rowwise_on_workers
     def _raw_decision(self, X: Any, K_test_test: ArrayLike | None) -> NDArray[np.float64]:
+        return self._decision_with(fitted_input(self), X, K_test_test)
+
+    def _decision_with(
+        self, inputs: InputMap, X: Any, K_test_test: ArrayLike | None = None
+    ) -> NDArray[np.float64]:
+        """Decision values of ``X`` from the test operand of the input map ``inputs``.
+
+        The fitted model's own map (:func:`~indefsvm.proxy.inputs.fitted_input`), or the one a
+        multi-class model passes to its pairs (the shared map's features of ``X``, formed once).
+        """
         check_is_fitted(self)
         self._check_no_test_test(K_test_test)
-        if getattr(self, "_nystroem_fitted", False):
+        T = inputs.test_operand(X)
+        if inputs.low_rank:
             # Inductive map through the Nystroem features: (P_+ k_x)'u = phi(x) @ feature_coef_.
-            d = self._nystroem_features(X) @ self.feature_coef_ + self.intercept_
-            return self._with_training_rows(X, d)
-        R = self._test_kernel(X)
+            return self._with_training_rows(X, T @ self.feature_coef_ + self.intercept_)
         if self._prediction("out_of_sample") == "projection":
-            return self._with_training_rows(X, R @ self.dual_coef_ + self.intercept_)
-        return self._transductive(X, R, K_test_test) @ self._u + self.intercept_
+            return self._with_training_rows(X, T @ self.dual_coef_ + self.intercept_)
+        return self._transductive(X, T, K_test_test) @ self._u + self.intercept_
 
 
 _COMMON_DOC = """
@@ -702,20 +706,50 @@ class IndefiniteSVC(
             sample_weight=sample_weight,
         )  # fmt: skip
 
-    def _fit_binary(self, X: Any, y: Any, sample_weight: NDArray | None = None) -> None:
-        """Solve eq. (7) on the training kernel (two classes); ``C_i = C w_i`` with weights."""
+    def _fit_binary(
+        self,
+        X: Any,
+        y: Any,
+        sample_weight: NDArray | None = None,
+        inputs: InputMap | None = None,
+    ) -> None:
+        """Solve eq. (7) on the training kernel (two classes); ``C_i = C w_i`` with weights.
+
+        ``inputs`` is the input map a multi-class model gives a pair (its rows of the shared
+        Nystroem map, :meth:`_fit_shared_rows`); otherwise it is built from ``X``.
+        """
         self._check_common()
-        K, y = self._fit_input(X, y)
-        problem = self._scaled_problem(K, lambda rho: self._make_problem(K, y, rho, sample_weight))
+        inputs, y = fit_input(self, X, y, given=inputs)
+        problem, result = self._fit_problem(
+            inputs, lambda K, rho: self._make_problem(K, y, rho, sample_weight)
+        )
         self.classes_ = problem.classes
-        result = self._solve(problem)
-        self._finish_fit(problem, result)
         if self._prediction("intercept") == "paper":
+            K = inputs.training_operand()
             self.intercept_ = estimate_intercept_paper(self.alpha_, K, problem.y, problem.box)
         else:
             self.intercept_ = float(result.intercept)
         self._remember_training_inputs(X)
-        self._fit_probability(X, y, problem.y, sample_weight)
+        # The Platt folds of a pair read its rows of the shared map as attributes.
+        with inputs.attached(self):
+            self._fit_probability(X, y, problem.y, sample_weight)
+
+    @fit_context
+    def _fit_shared_rows(
+        self, X: Any, y: Any, sample_weight: NDArray | None, nystroem: Any, features: Any
+    ) -> IndefiniteSVC:
+        """Fit as a one-vs-one pair on its rows of the multi-class model's shared map.
+
+        The template's hook (:meth:`indefsvm.multiclass.OneVsOneMixin._fit_shared_rows`):
+        the rows ``features`` of the shared map ``nystroem`` are the fit's input map
+        (:class:`~indefsvm.proxy.inputs.PairRows`); ``X`` are the pair's landmark columns.
+        """
+        return self._fit_classes(X, y, sample_weight, inputs=PairRows(nystroem, features))
+
+    def _decide_shared_rows(self, X: Any, features: Any) -> NDArray[np.float64]:
+        """A pair's decision values of points whose shared-map features the multi-class model
+        formed once for all pairs (the template's hook, as :meth:`_fit_shared_rows`)."""
+        return self._decision_with(PairRows(self.nystroem_, test_features=features), X)
 
     def _decision_binary(self, X: Any, *extra: Any) -> NDArray[np.float64]:
         return self._raw_decision(X, *extra)
@@ -937,16 +971,14 @@ class IndefiniteSVR(RegressorMixin, _ProxyKernelEstimator):
             Per-point weights of the loss: ``C_i = C w_i`` (LIBSVM's instance weights).
         """
         self._check_common()
-        K, y = self._fit_input(X, y, y_numeric=True)
-        weights = check_sample_weight(sample_weight, K.shape[0], owner=type(self).__name__)
-        problem = self._scaled_problem(
-            K,
-            lambda rho: make_problem(
+        inputs, y = fit_input(self, X, y, y_numeric=True)
+        weights = check_sample_weight(sample_weight, inputs.n_samples, owner=type(self).__name__)
+        _, result = self._fit_problem(
+            inputs,
+            lambda K, rho: make_problem(
                 "svr", K, y, C=self.C, rho=rho, epsilon=self.epsilon, sample_weight=weights
             ),
         )
-        result = self._solve(problem)
-        self._finish_fit(problem, result)
         self.intercept_ = float(result.intercept)
         self._remember_training_inputs(X)
         return self
@@ -1050,14 +1082,12 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
         weights do.
         """
         self._check_common()
-        K, _ = self._fit_input(X)
-        weights = check_sample_weight(sample_weight, K.shape[0], owner=type(self).__name__)
-        problem = self._scaled_problem(
-            K,
-            lambda rho: make_problem("oneclass", K, nu=self.nu, rho=rho, sample_weight=weights),
+        inputs, _ = fit_input(self, X)
+        weights = check_sample_weight(sample_weight, inputs.n_samples, owner=type(self).__name__)
+        problem, _ = self._fit_problem(
+            inputs,
+            lambda K, rho: make_problem("oneclass", K, nu=self.nu, rho=rho, sample_weight=weights),
         )
-        result = self._solve(problem)
-        self._finish_fit(problem, result)
         self.intercept_ = self._nu_optimal_intercept(problem.box)
         self.offset_ = -self.intercept_
         self._remember_training_inputs(X)

@@ -1,0 +1,204 @@
+"""The input map of a proxy-kernel fit (indefsvm.proxy.inputs), case by case.
+
+Each kind of input is checked against a reference computed without it: the kernel formula
+written out (``tanh(gamma <x, y> + coef0)``), or the Nystroem map's own ``transform``.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from indefsvm.approximation.nystrom import IndefiniteNystroem
+from indefsvm.linalg.factor import LowRankKernel
+from indefsvm.proxy.estimators import IndefiniteSVC, IndefiniteSVR
+from indefsvm.proxy.inputs import (
+    KernelFunction,
+    NystroemFeatures,
+    PairRows,
+    PrecomputedKernel,
+    fit_input,
+    fitted_input,
+)
+
+SIG = {"gamma": 0.4, "coef0": -0.3}
+M = 10
+
+
+def _sigmoid(A, B):
+    """The sigmoid kernel written out (the reference: not the package's kernel function)."""
+    return np.tanh(SIG["gamma"] * np.asarray(A) @ np.asarray(B).T + SIG["coef0"])
+
+
+def _train_kernel(X):
+    K = _sigmoid(X, X)
+    return 0.5 * (K + K.T)  # exactly symmetric, as a training kernel must be
+
+
+def _data(seed=0, n=60):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = np.where(X[:, 0] - 0.5 * X[:, 1] > 0, 1, -1)
+    return X, y, rng.normal(size=(7, 3))
+
+
+def _map(X, **params):
+    return IndefiniteNystroem(
+        kernel="sigmoid", **SIG, n_components=M, random_state=0, factorization="plain", **params
+    ).fit(X)
+
+
+def test_precomputed_kernel_is_the_given_kernel_and_its_test_rows():
+    X, y, Xt = _data()
+    K, Kt = _train_kernel(X), _sigmoid(Xt, X)
+    est = IndefiniteSVC()
+    inputs, labels = fit_input(est, K, y)
+    assert type(inputs) is PrecomputedKernel and not inputs.low_rank
+    assert np.array_equal(labels, y) and inputs.n_samples == X.shape[0]
+    assert np.array_equal(inputs.training_operand(), K)
+    assert np.array_equal(inputs.test_operand(Kt), Kt)
+    assert np.array_equal(inputs.kernel_rows(Kt, K), Kt)
+    with pytest.raises(ValueError, match=r"must be the \(m, 60\) kernel"):
+        inputs.test_operand(Kt[:, :-1])
+
+
+def test_kernel_function_computes_the_training_and_test_kernels():
+    X, y, Xt = _data()
+    est = IndefiniteSVC(kernel="sigmoid", **SIG)
+    inputs, _ = fit_input(est, X, y)
+    assert type(inputs) is KernelFunction and not inputs.low_rank
+    np.testing.assert_allclose(inputs.training_operand(), _sigmoid(X, X), rtol=0, atol=1e-14)
+    np.testing.assert_allclose(inputs.test_operand(Xt), _sigmoid(Xt, X), rtol=0, atol=1e-14)
+    with pytest.raises(ValueError, match="features"):
+        inputs.test_operand(Xt[:, :2])
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_nystroem_features_are_the_maps_transform(dtype):
+    X, y, Xt = _data()
+    est = IndefiniteSVC(kernel="sigmoid", **SIG, n_components=M, random_state=0,
+                        nystroem_params={"dtype": dtype})  # fmt: skip
+    inputs, _ = fit_input(est, X, y)
+    assert type(inputs) is NystroemFeatures and inputs.low_rank
+    reference = _map(X, dtype=dtype)
+    factor = inputs.training_operand()
+    assert isinstance(factor, LowRankKernel) and inputs.training_operand() is factor
+    assert factor.features.dtype == np.dtype(dtype)
+    assert np.array_equal(factor.features, reference.transform(X))
+    assert np.array_equal(factor.signature, reference.signature_)
+    F = reference.transform(Xt)
+    assert np.array_equal(inputs.test_operand(Xt), F)
+    # the training kernel's rows of new points: F diag(s) Phi'
+    Phi = np.asarray(reference.transform(X), dtype=np.float64)
+    expected = (np.asarray(F, dtype=np.float64) * reference.signature_) @ Phi.T
+    np.testing.assert_allclose(inputs.kernel_rows(Xt, factor), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_nystroem_features_of_a_precomputed_kernel_read_its_landmark_columns():
+    """With kernel="precomputed" the map reads the landmark columns of the given kernels: the
+    features equal those of the map fitted on the points with the same landmarks."""
+    X, y, Xt = _data()
+    est = IndefiniteSVC(n_components=M, random_state=0)
+    inputs, _ = fit_input(est, _train_kernel(X), y)
+    assert inputs.low_rank
+    on_points = _map(X, landmarks=inputs.nystroem.landmarks_)
+    np.testing.assert_allclose(
+        inputs.training_operand().features, on_points.transform(X), rtol=0, atol=1e-12
+    )
+    np.testing.assert_allclose(
+        inputs.test_operand(_sigmoid(Xt, X)), on_points.transform(Xt), rtol=0, atol=1e-12
+    )
+
+
+def test_nystroem_features_of_a_dask_array_stay_a_dask_factor():
+    da = pytest.importorskip("dask.array")
+    X, y, _ = _data()
+    est = IndefiniteSVR(kernel="sigmoid", **SIG, n_components=M, random_state=0)
+    inputs, _ = fit_input(est, da.from_array(X, chunks=20), y.astype(float), y_numeric=True)
+    assert inputs.low_rank
+    factor = inputs.training_operand()
+    assert factor.backend.distributed
+    np.testing.assert_allclose(
+        np.asarray(factor.features), inputs.nystroem.transform(X), rtol=0, atol=1e-12
+    )
+
+
+def test_pair_rows_are_rows_of_the_shared_features():
+    X, y, Xt = _data()
+    shared = _map(X)
+    Phi, Phi_t = shared.transform(X), shared.transform(Xt)
+    rows = np.flatnonzero(y > 0)
+    pair = PairRows(shared.column_input(), Phi[rows], test_features=Phi_t)
+    assert pair.low_rank and pair.n_samples == rows.shape[0]
+    factor = pair.training_operand()
+    assert np.array_equal(factor.features, shared.transform(X[rows]))
+    assert np.array_equal(factor.signature, shared.signature_)
+    assert np.array_equal(pair.test_operand(Xt), shared.transform(Xt))
+    with pytest.raises(ValueError, match="no test features"):
+        PairRows(shared.column_input(), Phi[rows]).test_operand(Xt)
+
+
+def test_pair_rows_attach_nothing_that_outlives_the_call():
+    X, y, _ = _data()
+    shared = _map(X)
+    est = IndefiniteSVC()
+    before = set(vars(est))
+    with PairRows(shared.column_input(), shared.transform(X)).attached(est):
+        assert set(vars(est)) != before
+    assert set(vars(est)) == before
+    dense, _ = fit_input(est, _train_kernel(X), y)
+    before = set(vars(est))
+    with dense.attached(est):
+        assert set(vars(est)) == before
+
+
+def test_one_vs_one_pairs_decide_from_the_shared_features():
+    """Each pair of a multi-class model decides ``phi(x) @ feature_coef_ + intercept_`` with
+    the shared map's features ``k(x, Z) W`` of the test points."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(90, 3))
+    y = np.digitize(X[:, 0] + 0.3 * X[:, 1], [-0.4, 0.4])
+    Xt = rng.normal(size=(9, 3))
+    clf = IndefiniteSVC(kernel="sigmoid", **SIG, n_components=M, random_state=0,
+                        decision_function_shape="ovo").fit(X, y)  # fmt: skip
+    W = clf.estimators_[0].nystroem_.components_
+    F = _sigmoid(Xt, clf.landmark_points_) @ W
+    expected = np.column_stack([F @ e.feature_coef_ + e.intercept_ for e in clf.estimators_])
+    np.testing.assert_allclose(clf.decision_function(Xt), expected, rtol=1e-12, atol=1e-12)
+    # every pair was fitted on its rows of the one shared factor (its own alpha per row)
+    for e, idx in zip(clf.estimators_, clf.ovo_["indices"], strict=True):
+        assert e.nystroem_ is clf.estimators_[0].nystroem_ and e.alpha_.shape == idx.shape
+
+
+def test_fitted_input_follows_the_last_fit():
+    """A dense refit of a low-rank model drops its map: it predicts as a fresh dense model."""
+    X, y, Xt = _data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = IndefiniteSVC(kernel="sigmoid", **SIG, n_components=M, random_state=0).fit(X, y)
+        assert type(fitted_input(est)) is NystroemFeatures
+        est.set_params(n_components=None).fit(X, y)
+        fresh = IndefiniteSVC(kernel="sigmoid", **SIG).fit(X, y)
+    assert not hasattr(est, "nystroem_") and type(fitted_input(est)) is KernelFunction
+    assert np.array_equal(est.decision_function(Xt), fresh.decision_function(Xt))
+    assert type(fitted_input(IndefiniteSVC().fit(_train_kernel(X), y))) is PrecomputedKernel
+
+
+def test_fitted_input_of_a_model_keeps_no_training_operand():
+    X, y, _ = _data()
+    est = IndefiniteSVC(kernel="sigmoid", **SIG).fit(X, y)
+    with pytest.raises(ValueError, match="no training kernel"):
+        fitted_input(est).training_operand()
+    low = IndefiniteSVC(kernel="sigmoid", **SIG, n_components=M, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="no training features"):
+        fitted_input(low).training_operand()
+
+
+def test_nystroem_input_refuses_the_transductive_map():
+    X, y, _ = _data()
+    est = IndefiniteSVC(kernel="sigmoid", **SIG, n_components=M,
+                        prediction_params={"out_of_sample": "transductive"})  # fmt: skip
+    with pytest.raises(ValueError, match="transductive' needs the dense"):
+        fit_input(est, X, y)
