@@ -595,10 +595,10 @@ class SecularRows:
 
     Row ``r`` is ``zhat / delta / ||zhat / delta||`` with ``delta = (d - d[origin[j]]) -
     tau[j]``, ``j = first + r`` (Gu & Eisenstat 1994; :func:`_secular_eigenpairs_numba`).
-    :meth:`form` writes the m x k array; :meth:`rmatvec` and :meth:`matvec` give ``W x`` and
-    ``W' c`` from the same expression without it (one pass of divisions each, no array written
-    or read: at k = 3000 and m = 1500 that array is 36 MB, formed and read twice per evaluation
-    of the proxy kernel otherwise).
+    :meth:`form` writes the m x k array; :meth:`rows_dot` and :meth:`combine` give ``W'x`` and
+    ``W c`` (``W`` the eigenvectors as columns) from the same expression without it (one pass
+    of divisions each, no array written or read: at k = 3000 and m = 1500 that array is 36 MB,
+    formed and read twice per evaluation of the proxy kernel otherwise).
     """
 
     def __init__(
