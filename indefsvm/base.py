@@ -20,8 +20,7 @@ Every estimator of :mod:`indefsvm.proxy.estimators` (proxy-kernel SVMs, paper 00
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
@@ -60,7 +59,6 @@ __all__ = [
     "nystroem_test_features",
     "prediction_param",
     "set_init_parameters",
-    "shared_rows_attached",
 ]
 
 #: Constraints of the kernel-input parameters shared by every estimator.
@@ -217,49 +215,6 @@ def check_nystroem_prediction(estimator: Any) -> None:
             "with n_components, prediction goes through the Nystroem map; prediction_params "
             "out_of_sample='transductive' needs the dense train+test kernel."
         )
-
-
-@contextmanager
-def shared_rows_attached(
-    estimator: Any,
-    nystroem: Any,
-    *,
-    features: Any | None = None,
-    test_features: Any | None = None,
-) -> Iterator[Any]:
-    """Attach a one-vs-one pair's rows of a shared Nystroem map to ``estimator`` for one call.
-
-    The bridge to the code that reads a pair's rows from attributes instead of taking them as
-    an argument: the Krein models (:mod:`indefsvm.krein.models`, through
-    :meth:`KernelInputMixin._fit_landmarks` and :meth:`KernelInputMixin._nystroem_features`)
-    and the Platt folds of :mod:`indefsvm.probability`. The proxy-kernel estimators take the
-    rows as an input map (:class:`indefsvm.proxy.inputs.PairRows`) and use this only to hand
-    them to the Platt folds. ``features`` are the pair's training rows of the map's features,
-    ``test_features`` the map's features of the points about to be decided; both attributes
-    are removed when the call ends, so no fitted state keeps them.
-    """
-    given = {}
-    if features is not None:
-        given["_ovo_factor"] = (nystroem, features)
-    if test_features is not None:
-        given["_ovo_features"] = test_features
-    for name, value in given.items():
-        setattr(estimator, name, value)
-    try:
-        yield estimator
-    finally:
-        for name in given:
-            delattr(estimator, name)
-
-
-def _attached_rows(estimator: Any) -> tuple[Any, Any] | None:
-    """``(nystroem, features)`` attached by :func:`shared_rows_attached`, or None."""
-    return vars(estimator).get("_ovo_factor")
-
-
-def _attached_test_features(estimator: Any) -> Any | None:
-    """The test features attached by :func:`shared_rows_attached`, or None."""
-    return vars(estimator).get("_ovo_features")
 
 
 def nystroem_test_features(
@@ -485,11 +440,7 @@ class KernelInputMixin:
 
     def _nystroem_features(self, X: Any, nystroem: Any | None = None) -> NDArray[np.float64]:
         """Nystroem features of new points by the map ``nystroem`` (``nystroem_`` when None;
-        :func:`nystroem_test_features`), or those a one-vs-one model computed once for all its
-        pairs from the shared map (:func:`shared_rows_attached`)."""
-        given = _attached_test_features(self)
-        if given is not None:
-            return given
+        :func:`nystroem_test_features`)."""
         return nystroem_test_features(self, X, nystroem)
 
     def _fit_landmarks(
@@ -507,23 +458,15 @@ class KernelInputMixin:
         The one Nystroem input path of both paradigms. With ``kernel="precomputed"`` the map
         reads only the landmark columns of the given kernel (the "points" are row indices) and
         the kernel is released after fitting (prediction reads the test kernel's columns). A
-        one-vs-one pair (:mod:`indefsvm.multiclass`) receives its rows of the landmark columns
-        and of the factor of the multi-class model's one shared map (attached by
-        :func:`shared_rows_attached`). ``y`` is
-        validated with ``X`` (``check`` as for :func:`sklearn.utils.validation.validate_data`)
-        unless ``"no_validation"``. A ``dask.array`` ``X`` goes to :meth:`_fit_landmarks_dask`.
+        one-vs-one pair (:mod:`indefsvm.multiclass`) fits no map: it is given its rows of the
+        multi-class model's one shared map as an input map (:class:`indefsvm.inputs.PairRows`).
+        ``y`` is validated with ``X`` (``check`` as for
+        :func:`sklearn.utils.validation.validate_data`) unless ``"no_validation"``. A
+        ``dask.array`` ``X`` goes to :meth:`_fit_landmarks_dask`.
         """
         check_landmark_parameters(self)
         self._kernel_arguments()  # a parameter that does not apply fails before the data
         no_y = isinstance(y, str) and y == "no_validation"
-        shared = _attached_rows(self)
-        if shared is not None:
-            if no_y:
-                C = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
-            else:
-                C, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, **check)
-            nys, Phi = shared
-            return nys, (C if columns else Phi), y
         if is_dask_array(X):
             return self._fit_landmarks_dask(X, None if no_y else y, columns, lazy, **check)
         kernel: Any = self.kernel

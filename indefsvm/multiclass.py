@@ -64,8 +64,8 @@ from indefsvm.base import (
     check_nystroem_prediction,
     fit_context,
     prediction_param,
-    shared_rows_attached,
 )
+from indefsvm.inputs import PairRows
 from indefsvm.utils.constraints import is_outermost_fit
 from indefsvm.utils.dask_rows import is_dask_array, rowwise_on_workers
 from indefsvm.utils.fingerprint import TrainingRows
@@ -125,6 +125,11 @@ class OneVsOneMixin:
       is the positive class);
     * ``_decision_binary(X, *extra)``: signed decision values, positive for ``classes_[1]``.
 
+    A classifier with ``n_components`` also takes a one-vs-one pair's input map as an argument:
+    ``_fit_binary(X, y, inputs=rows)`` and ``_decision_binary(X, inputs=rows)`` with ``rows`` a
+    :class:`~indefsvm.inputs.PairRows` (its rows of the multi-class model's shared Nystroem
+    map), given by the hooks :meth:`_fit_shared_rows` and :meth:`_decide_shared_rows`.
+
     :meth:`fit` checks the targets once (``y`` given, classification targets, at least two
     classes), fits one clone per pair of classes when there are more than two
     (:meth:`_fit_multiclass`: per-pair slices of ``class_weight`` and of every per-point
@@ -177,8 +182,8 @@ class OneVsOneMixin:
     def _fit_classes(self, X: ArrayLike, y: ArrayLike, sample_weight: Any, inputs: Any = None):
         """:meth:`fit` with ``sample_weight`` (None, or checked here: one per row of ``X``).
 
-        ``inputs`` is an input map handed to ``_fit_binary`` (by an estimator's
-        :meth:`_fit_shared_rows`), for classifiers whose binary fit takes one.
+        ``inputs`` is an input map handed to ``_fit_binary`` (a one-vs-one pair's rows of a
+        shared map, by :meth:`_fit_shared_rows`), for classifiers whose binary fit takes one.
         """
         if y is None:
             validate_data(self, X, y)  # scikit-learn's "requires y to be passed" error
@@ -293,26 +298,28 @@ class OneVsOneMixin:
         """
         return True
 
+    @fit_context
     def _fit_shared_rows(
-        self, X: Any, y: Any, sample_weight: NDArray | None, nystroem: Any, features: Any
+        self, X: Any, y: Any, sample_weight: NDArray | None, rows: PairRows
     ) -> Any:
         """Fit this clone as a pair on its rows of the multi-class model's shared map.
 
-        ``X`` are the pair's landmark columns ``k(X_pair, Z)``, ``features`` its rows of the
-        shared map's training features (formed once, by the multi-class model), ``nystroem``
-        the shared map. By default the rows are attached for the fit
-        (:func:`indefsvm.base.shared_rows_attached`, read by the Krein models); an estimator
-        that takes them as an input map overrides this (the proxy-kernel SVC).
+        ``X`` are the pair's landmark columns ``k(X_pair, Z)``; ``rows`` holds the shared map
+        and the pair's rows of its training features (formed once, by the multi-class model).
+        They are the binary fit's input map, passed as an argument
+        (``_fit_binary(X, y, inputs=rows)``). The Platt folds of a pair
+        (:mod:`indefsvm.probability`) fit their clones here too, each on its rows
+        (:meth:`~indefsvm.inputs.PairRows.fold`).
         """
-        with shared_rows_attached(self, nystroem, features=features):
-            return self.fit(X, y, **_weights(sample_weight))
+        return self._fit_classes(X, y, sample_weight, inputs=rows)
 
-    def _decide_shared_rows(self, X: Any, features: Any) -> NDArray[np.float64]:
+    def _decide_shared_rows(self, X: Any, rows: PairRows) -> NDArray[np.float64]:
         """A pair's decision values of landmark columns ``X`` whose shared-map features
-        ``features`` the multi-class model formed once for all pairs (attached by default, as
-        :meth:`_fit_shared_rows`)."""
-        with shared_rows_attached(self, None, test_features=features):
-            return self.decision_function(X)
+        (``rows.test_features``) the multi-class model formed once for all pairs (passed to
+        ``_decision_binary(X, inputs=rows)``, as :meth:`_fit_shared_rows` passes the training
+        rows)."""
+        check_is_fitted(self)
+        return self._decision_binary(X, inputs=rows)
 
     def _fit_multiclass(
         self, X: ArrayLike, y: ArrayLike | None, sample_weight: NDArray | None = None
@@ -392,7 +399,7 @@ class OneVsOneMixin:
                 if mode == "landmarks":
                     # The pair's rows of the one shared factor (its kernel is K_pair|Z).
                     fitted = est._fit_shared_rows(
-                        train[idx], y_arr[idx], pair_weight, shared_map, factor[idx]
+                        train[idx], y_arr[idx], pair_weight, PairRows(shared_map, factor[idx])
                     )
                 else:
                     Xs = (
@@ -472,10 +479,9 @@ class OneVsOneMixin:
             if self.ovo_.get("shared_map", False):
                 # The test features of the shared map, once for all pairs (models saved before
                 # the map was shared have one map per pair and compute their own).
-                features = C @ self.estimators_[0].nystroem_.components_
-                D = np.column_stack(
-                    [est._decide_shared_rows(C, features) for est in self.estimators_]
-                )
+                shared_map = self.estimators_[0].nystroem_
+                rows = PairRows(shared_map, test_features=C @ shared_map.components_)
+                D = np.column_stack([est._decide_shared_rows(C, rows) for est in self.estimators_])
                 return self._pair_training_rows(X, D)
         elif mode == "kernel":
             K_test = self._test_kernel(X)

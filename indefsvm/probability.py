@@ -242,12 +242,16 @@ class PlattProbabilityMixin:
         y: ArrayLike,
         labels_pm: NDArray[np.float64],
         sample_weight: NDArray[np.float64] | None = None,
+        rows: Any | None = None,
     ) -> None:
         """Platt's sigmoid on out-of-fold decision values (binary problem).
 
         The folds split the rows of every per-point input: the training kernel (blocks), the
         features, a one-vs-one pair's rows of a shared Nystroem factor, a vector ``rho`` and
-        the sample weights.
+        the sample weights. ``rows`` is the input map a one-vs-one pair of a low-rank model was
+        fitted on (an :class:`indefsvm.inputs.PairRows`, None otherwise): each fold's clone is
+        fitted and decides through the template's hooks (``_fit_shared_rows``,
+        ``_decide_shared_rows``) on the fold's rows of it (``rows.fold(train, test)``).
         """
         from sklearn.base import clone
         from sklearn.model_selection import StratifiedKFold
@@ -264,11 +268,10 @@ class PlattProbabilityMixin:
             )
         Xa = np.asarray(X)
         n = labels_pm.shape[0]
-        # A one-vs-one pair of a low-rank model holds its rows of the multi-class model's shared
-        # Nystroem factor, and X is then its rows of the landmark columns k(X, Z) (n x m): the
-        # folds take rows of both, never a block of X as if it were an n x n kernel.
-        shared = self.__dict__.get("_ovo_factor")
-        pairwise = _is_precomputed(self) and shared is None
+        # A one-vs-one pair of a low-rank model is given its rows of the multi-class model's
+        # shared Nystroem factor, and X is then its rows of the landmark columns k(X, Z) (n x m):
+        # the folds take rows of both, never a block of X as if it were an n x n kernel.
+        pairwise = _is_precomputed(self) and rows is None
         # Per-point parameters (a vector rho) and sample weights follow the fold's rows.
         per_point = {}
         for name in getattr(self, "_ovo_per_sample_params", ()):
@@ -285,18 +288,11 @@ class PlattProbabilityMixin:
                 probability=False, **{name: v[train] for name, v in per_point.items()}
             )
             fit_args = {} if sample_weight is None else {"sample_weight": sample_weight[train]}
-            if shared is not None:
-                nys, Phi = shared
-                est._ovo_factor = (nys, Phi[train])
-                try:
-                    est.fit(Xa[train], y[train], **fit_args)
-                finally:
-                    est.__dict__.pop("_ovo_factor", None)
-                est._ovo_features = Phi[test]
-                try:
-                    decision[test] = est.decision_function(Xa[test])
-                finally:
-                    est.__dict__.pop("_ovo_features", None)
+            if rows is not None:
+                fold = rows.fold(train, test)
+                weight = None if sample_weight is None else sample_weight[train]
+                est._fit_shared_rows(Xa[train], y[train], weight, fold)
+                decision[test] = est._decide_shared_rows(Xa[test], fold)
             elif pairwise:
                 est.fit(Xa[np.ix_(train, train)], y[train], **fit_args)
                 extra = ()

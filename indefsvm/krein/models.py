@@ -45,6 +45,7 @@ from indefsvm.base import (
     nystroem_param,
     set_init_parameters,
 )
+from indefsvm.inputs import InputMap, PairRows, fit_input, fitted_input
 from indefsvm.krein.centering import center_kernel_test, center_kernel_train
 from indefsvm.krein.solver import (
     KernelEigen,
@@ -162,7 +163,7 @@ class _KernelEstimatorMixin(KernelInputMixin):
         return nystroem_param(self, "factorization") == "plain"
 
     def _prepare_train_factor(
-        self, X: Any
+        self, X: Any, inputs: PairRows | None = None
     ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """Nystroem features ``Phi`` (orthogonal columns), signature and ``|eigenvalues|``.
 
@@ -172,12 +173,19 @@ class _KernelEstimatorMixin(KernelInputMixin):
         ``factorization="plain"`` the features are paper 003's ``L = K_XZ U |D|^{-1/2}`` with
         the signature ``sign(D)`` of ``K_ZZ = U D U'`` (columns not orthogonal); centring only
         centres the columns and the split stays that of ``K_ZZ``.
+
+        The features come from the fit's input map (:func:`~indefsvm.inputs.fit_input`): the
+        Nystroem map of ``n_components`` fitted on ``X``, or ``inputs``, a one-vs-one pair's
+        rows of the multi-class model's shared map (:class:`~indefsvm.inputs.PairRows`, given by
+        the template's :meth:`~indefsvm.multiclass.OneVsOneMixin._fit_shared_rows`; ``X`` are
+        then the pair's landmark columns).
         """
         from indefsvm.krein.lowrank import rediagonalize
 
         # A dask factor stays lazy until its final form (centred, rotated) is persisted below:
         # the kernel is evaluated again per pass, but the workers hold one factor, not two.
-        ny, Phi, _ = self._fit_landmarks(X, lazy=True)
+        inputs, _ = fit_input(self, X, given=inputs, lazy=True)
+        ny, Phi = inputs.nystroem, inputs.features
         s = ny.signature_
         lam = ny.eigenvalues_
         self.nystroem_ = ny
@@ -193,7 +201,7 @@ class _KernelEstimatorMixin(KernelInputMixin):
             Phi -= self.feature_mean_.astype(Phi.dtype)
         # A one-vs-one pair's rows of the shared factor are not an eigenbasis of its own
         # K_pair|Z: re-diagonalised, so that lambda_+/- act on its eigenspaces (as in a binary fit).
-        shared = self.__dict__.get("_ovo_factor") is not None
+        shared = isinstance(inputs, PairRows)
         if (self.center or shared) and not self._landmark_split():
             T, lam = rediagonalize(Phi, s, tol=getattr(self, "rcond", None))
             self.feature_rotation_ = T
@@ -206,11 +214,11 @@ class _KernelEstimatorMixin(KernelInputMixin):
         Phi = as_factor(Phi).persist(Phi)
         return Phi, s, np.abs(lam)
 
-    def _fitted_low_rank(self) -> bool:
-        return getattr(self, "nystroem_", None) is not None
-
-    def _test_factor(self, X: Any) -> NDArray[np.float64]:
-        P = self._nystroem_features(X)
+    def _test_factor(self, X: Any, inputs: InputMap) -> NDArray[np.float64]:
+        """The fitted factor's coordinates of new points: their features by the input map
+        ``inputs`` (the model's own, :func:`~indefsvm.inputs.fitted_input`, or a pair's rows of
+        a shared map), centred and rotated as the training features were."""
+        P = inputs.test_operand(X)
         return (P - self.feature_mean_) @ self.feature_rotation_
 
     def _test_diag(self, X: ArrayLike) -> NDArray[np.float64]:
@@ -372,7 +380,9 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         self.transform_ = None
         return r
 
-    def _fit_targets(self, X: ArrayLike, y: NDArray[np.float64]) -> KreinRegressor:
+    def _fit_targets(
+        self, X: ArrayLike, y: NDArray[np.float64], inputs: PairRows | None = None
+    ) -> KreinRegressor:
         if (
             self.square_test_map == "wu"
             and self.formulation == "square"
@@ -382,7 +392,7 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
                 "square_test_map='wu' needs k(x, x) of test points: use a callable kernel."
             )
         if self._low_rank():
-            return self._fit_low_rank(X, y)
+            return self._fit_low_rank(X, y, inputs)
         K = self._prepare_train(X)
         yc = self._centred_targets(y, K.shape[0])
         r = self._radius(yc)
@@ -453,14 +463,16 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         F, _ = SPECTRUM_MAPS[self.formulation].factor(Phi, s, absl, inplace=True)
         return F, np.full(F.shape[1], lam)
 
-    def _test_features(self, X: Any) -> NDArray[np.float64]:
-        Phi = self._test_factor(X)
+    def _test_features(self, X: Any, inputs: InputMap) -> NDArray[np.float64]:
+        Phi = self._test_factor(X, inputs)
         s, absl = self.signature_, np.abs(self.feature_eigenvalues_)
         if self.formulation in ("krein", "omcs"):
             return Phi * s
         return SPECTRUM_MAPS[self.formulation].factor(Phi, s, absl)[0]
 
-    def _fit_low_rank(self, X: Any, y: NDArray[np.float64]) -> KreinRegressor:
+    def _fit_low_rank(
+        self, X: Any, y: NDArray[np.float64], inputs: PairRows | None = None
+    ) -> KreinRegressor:
         """Paper 003, Sect. 2.4: KREIN VC-LSM (and the eq. 2 variants) on the factor."""
         from indefsvm.krein.lowrank import lowrank_variance_constrained
 
@@ -479,7 +491,7 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
                 f"got {self.formulation!r} (a spectrum transformation needs the eigenvalues of "
                 "the low-rank kernel: use factorization='one-shot')."
             )
-        Phi, s, absl = self._prepare_train_factor(X)
+        Phi, s, absl = self._prepare_train_factor(X, inputs)
         yc = self._centred_targets(y, Phi.shape[0])
         r = self._radius(yc)
         F, reg = self._low_rank_features(Phi, s, absl)
@@ -518,12 +530,14 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
             return tr.transform(Kt, K_test_diag=diag)
         return tr.transform(Kt)
 
-    def _decision(self, X: ArrayLike) -> NDArray[np.float64]:
+    def _decision(self, X: ArrayLike, inputs: PairRows | None = None) -> NDArray[np.float64]:
         """``f(x) = k~(x)' alpha + intercept`` with the training maps applied to ``k(x)``.
 
-        Low rank: ``f(x) = F(x) coef_ + intercept`` with the Nystroem features of ``x``."""
-        if self._fitted_low_rank():
-            return self._test_features(X) @ self.coef_ + self.intercept_
+        Low rank: ``f(x) = F(x) coef_ + intercept`` with the Nystroem features of ``x`` (by the
+        model's own map, or those of a pair's ``inputs``, formed by the multi-class model)."""
+        inputs = fitted_input(self) if inputs is None else inputs
+        if inputs.low_rank:
+            return self._test_features(X, inputs) @ self.coef_ + self.intercept_
         check_is_fitted(self, "alpha_")
         return self._transformed_test_rows(X) @ self.alpha_ + self.intercept_
 
@@ -539,14 +553,14 @@ class _SignClassifierMixin(OneVsOneMixin, ClassifierMixin):
     ``decision_function`` of shape ``(n_samples, n_classes)`` (``"ovr"``).
     """
 
-    def _fit_binary(self, X: Any, y: Any, **weights: Any) -> None:
+    def _fit_binary(self, X: Any, y: Any, inputs: PairRows | None = None, **weights: Any) -> None:
         labels = rows_binary_labels(y)
         self.classes_ = labels.classes
-        self._fit_targets(X, labels.y, **weights)
+        self._fit_targets(X, labels.y, inputs=inputs, **weights)
 
-    def _decision_binary(self, X: Any) -> NDArray[np.float64]:
+    def _decision_binary(self, X: Any, inputs: PairRows | None = None) -> NDArray[np.float64]:
         # The regression fit on ±1 targets; positive means classes_[1].
-        return self._decision(X)
+        return self._decision(X, inputs)
 
 
 class KreinClassifier(_SignClassifierMixin, KreinRegressor):
@@ -614,11 +628,13 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator)
     ) -> None:
         set_init_parameters(self, locals())
 
-    def _fit_targets(self, X: ArrayLike, y: NDArray[np.float64]) -> KreinKernelRidge:
+    def _fit_targets(
+        self, X: ArrayLike, y: NDArray[np.float64], inputs: PairRows | None = None
+    ) -> KreinKernelRidge:
         if self._low_rank():
             from indefsvm.krein.lowrank import lowrank_krein_ridge
 
-            Phi, s, _ = self._prepare_train_factor(X)
+            Phi, s, _ = self._prepare_train_factor(X, inputs)
             self.coef_ = lowrank_krein_ridge(
                 Phi,
                 s,
@@ -645,12 +661,15 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator)
         no_fit_params(self, fit_params, self._sample_weight_refusal)
         return self._fit_targets(X, self._regression_y(X, y))
 
-    def _decision(self, X: ArrayLike) -> NDArray[np.float64]:
+    def _decision(self, X: ArrayLike, inputs: PairRows | None = None) -> NDArray[np.float64]:
         """``f(x) = k(x)' alpha + intercept`` with the original (indefinite) kernel.
 
-        Low rank: ``f(x) = phi(x) S coef_ + intercept`` (Nystroem features ``phi``)."""
-        if self._fitted_low_rank():
-            return (self._test_factor(X) * self.signature_) @ self.coef_ + self.intercept_
+        Low rank: ``f(x) = phi(x) S coef_ + intercept`` (Nystroem features ``phi``, by the
+        model's own map or those of a pair's ``inputs``)."""
+        inputs = fitted_input(self) if inputs is None else inputs
+        if inputs.low_rank:
+            phi = self._test_factor(X, inputs)
+            return (phi * self.signature_) @ self.coef_ + self.intercept_
         check_is_fitted(self, "alpha_")
         return self._prepare_test(X) @ self.alpha_ + self.intercept_
 
@@ -818,9 +837,11 @@ class KreinSquaredHingeSVC(
     ) -> None:
         set_init_parameters(self, locals())
 
-    def _train_features(self, X: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    def _train_features(
+        self, X: Any, inputs: PairRows | None = None
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         if self._low_rank():
-            Phi, s, _ = self._prepare_train_factor(X)
+            Phi, s, _ = self._prepare_train_factor(X, inputs)
             return Phi, s
         K = self._prepare_train(X)
         eig = kernel_eigen(K, tol=self.rcond)
@@ -833,18 +854,21 @@ class KreinSquaredHingeSVC(
         self.signature_ = s
         return V * np.sqrt(np.abs(sigma)), s
 
-    def _features(self, X: Any) -> NDArray[np.float64]:
-        """``phi(x) S``: the features on which ``f`` is linear."""
-        if self._fitted_low_rank():
-            return self._test_factor(X) * self.signature_
+    def _features(self, X: Any, inputs: PairRows | None = None) -> NDArray[np.float64]:
+        """``phi(x) S``: the features on which ``f`` is linear (of a pair's ``inputs``, the
+        shared map's features formed by the multi-class model, when given)."""
+        inputs = fitted_input(self) if inputs is None else inputs
+        if inputs.low_rank:
+            return self._test_factor(X, inputs) * self.signature_
         return (self._prepare_test(X) @ self.eigen_map_) * self.signature_
 
-    def _fit_binary(self, X: Any, y: Any) -> None:
-        """Solve the SH-SVM primal on the (exact or Nystroem) factor."""
+    def _fit_binary(self, X: Any, y: Any, inputs: PairRows | None = None) -> None:
+        """Solve the SH-SVM primal on the (exact or Nystroem) factor (a one-vs-one pair's
+        rows of a shared map are its ``inputs``)."""
         from indefsvm.krein.lowrank import squared_hinge_svm
 
         lp, lm = float(self.lambda_plus), float(self.lambda_minus)
-        Phi, s = self._train_features(X)
+        Phi, s = self._train_features(X, inputs)
         labels = rows_binary_labels(y, Phi.shape[0])
         self.classes_ = labels.classes
         self.train_features_shape_ = Phi.shape
@@ -865,10 +889,10 @@ class KreinSquaredHingeSVC(
         self.intercept_ = sol.intercept
         self.n_iter_ = sol.n_iter
 
-    def _decision_binary(self, X: Any) -> NDArray[np.float64]:
+    def _decision_binary(self, X: Any, inputs: PairRows | None = None) -> NDArray[np.float64]:
         """``f(x) = phi(x) S z + b``."""
         check_is_fitted(self, "coef_")
-        return self._features(X) @ self.coef_ + self.intercept_
+        return self._features(X, inputs) @ self.coef_ + self.intercept_
 
     def validation_hypergradient(
         self,
@@ -961,15 +985,24 @@ class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         return {"factorization": "plain"}
 
     def _fit_targets(
-        self, X: ArrayLike, y: NDArray[np.float64], sample_weight: NDArray | None = None
+        self,
+        X: ArrayLike,
+        y: NDArray[np.float64],
+        sample_weight: NDArray | None = None,
+        inputs: PairRows | None = None,
     ) -> SimilarityRidge:
         lam = float(self.lam)
         if self._low_rank():
             # The features are the similarities to the landmarks, k(X, Z).
-            pair = getattr(self, "_ovo_factor", None) is not None
-            self.nystroem_, K, _ = self._fit_landmarks(X, columns=True)
-            # A one-vs-one pair reads its landmark columns from the multi-class model.
-            self.landmark_points_ = None if pair else self.nystroem_.landmark_points_
+            if inputs is None:
+                self.nystroem_, K, _ = self._fit_landmarks(X, columns=True)
+                self.landmark_points_ = self.nystroem_.landmark_points_
+            else:
+                # A one-vs-one pair: X are its rows of the landmark columns of the shared map,
+                # and prediction reads the columns the multi-class model forms.
+                fit_input(self, X, given=inputs)  # checks X (n_features_in_: the landmarks)
+                self.nystroem_, K = inputs.nystroem, np.asarray(X, dtype=np.float64)
+                self.landmark_points_ = None
         else:
             K = self._prepare_train(X)
         y = rows_targets(y, K.shape[0])
@@ -1009,14 +1042,16 @@ class SimilarityRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         :class:`sklearn.linear_model.Ridge` takes it)."""
         return self._fit_targets(X, self._regression_y(X, y), sample_weight)
 
-    def _decision(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Ridge prediction on the test similarity rows."""
+    def _decision(self, X: ArrayLike, inputs: PairRows | None = None) -> NDArray[np.float64]:
+        """Ridge prediction on the test similarity rows (a pair's are the landmark columns
+        ``X`` the multi-class model formed; the pair's ``inputs`` add nothing to them)."""
         check_is_fitted(self, "ridge_")
-        if on_workers(X) and self._fitted_low_rank():
+        low_rank = (fitted_input(self) if inputs is None else inputs).low_rank
+        if on_workers(X) and low_rank:
             _refuse_dask_precomputed(self)
             C = self.nystroem_.landmark_columns(X)
             return C @ self.ridge_.coef_ + self.ridge_.intercept_
-        if self._fitted_low_rank():
+        if low_rank:
             if self._precomputed():
                 return self.ridge_.predict(self._landmark_similarities(X))
             return self.ridge_.predict(self._landmark_similarities(self._check_raw(X, reset=False)))

@@ -81,6 +81,7 @@ from indefsvm.base import (
     prediction_param,
     set_init_parameters,
 )
+from indefsvm.inputs import InputMap, PairRows, fit_input, fitted_input
 from indefsvm.kernels.registry import KERNEL_ALIASES, KERNEL_NAMES, resolve_kernel
 from indefsvm.multiclass import WeightedOneVsOneMixin
 from indefsvm.probability import PlattProbabilityMixin, probability_method
@@ -89,7 +90,6 @@ from indefsvm.proxy.api import (
     solve_problem,
     split_options,
 )
-from indefsvm.proxy.inputs import InputMap, PairRows, fit_input, fitted_input
 from indefsvm.proxy.out_of_sample import (
     OUT_OF_SAMPLE,
     estimate_intercept_paper,
@@ -125,7 +125,7 @@ __all__ = [
 class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
     """Shared fitting and prediction of the estimators built on a :class:`ProxyKernelProblem`.
 
-    A fit builds its input map (:mod:`indefsvm.proxy.inputs`: the dense kernel, the Nystroem
+    A fit builds its input map (:mod:`indefsvm.inputs`: the dense kernel, the Nystroem
     features, or a one-vs-one pair's rows of a shared map) and passes it to
     :meth:`_fit_problem`; prediction rebuilds it from the fitted state. Its ``low_rank`` is the
     one question asked about the kind of input.
@@ -301,7 +301,7 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
         signature_)`` of the Nystroem map (the low-rank proxy-kernel SVM of
         :mod:`indefsvm.proxy.lowrank`, O(nm) memory). A low-rank model keeps the map as
         ``nystroem_``, from which prediction rebuilds its input
-        (:func:`~indefsvm.proxy.inputs.fitted_input`); a dense fit drops the map of an earlier
+        (:func:`~indefsvm.inputs.fitted_input`); a dense fit drops the map of an earlier
         fit, so that a refitted model predicts through its own input.
         """
         if inputs.low_rank:
@@ -469,7 +469,7 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
     ) -> NDArray[np.float64]:
         """Decision values of ``X`` from the test operand of the input map ``inputs``.
 
-        The fitted model's own map (:func:`~indefsvm.proxy.inputs.fitted_input`), or the one a
+        The fitted model's own map (:func:`~indefsvm.inputs.fitted_input`), or the one a
         multi-class model passes to its pairs (the shared map's features of ``X``, formed once).
         """
         check_is_fitted(self)
@@ -719,6 +719,7 @@ class IndefiniteSVC(
         Nystroem map, :meth:`_fit_shared_rows`); otherwise it is built from ``X``.
         """
         self._check_common()
+        pair = inputs  # a one-vs-one pair's rows (else None): its Platt folds split them
         inputs, y = fit_input(self, X, y, given=inputs)
         problem, result = self._fit_problem(
             inputs, lambda K, rho: self._make_problem(K, y, rho, sample_weight)
@@ -730,28 +731,16 @@ class IndefiniteSVC(
         else:
             self.intercept_ = float(result.intercept)
         self._remember_training_inputs(X)
-        # The Platt folds of a pair read its rows of the shared map as attributes.
-        with inputs.attached(self):
-            self._fit_probability(X, y, problem.y, sample_weight)
+        self._fit_probability(X, y, problem.y, sample_weight, rows=pair)
 
-    @fit_context
-    def _fit_shared_rows(
-        self, X: Any, y: Any, sample_weight: NDArray | None, nystroem: Any, features: Any
-    ) -> IndefiniteSVC:
-        """Fit as a one-vs-one pair on its rows of the multi-class model's shared map.
-
-        The template's hook (:meth:`indefsvm.multiclass.OneVsOneMixin._fit_shared_rows`):
-        the rows ``features`` of the shared map ``nystroem`` are the fit's input map
-        (:class:`~indefsvm.proxy.inputs.PairRows`); ``X`` are the pair's landmark columns.
-        """
-        return self._fit_classes(X, y, sample_weight, inputs=PairRows(nystroem, features))
-
-    def _decide_shared_rows(self, X: Any, features: Any) -> NDArray[np.float64]:
-        """A pair's decision values of points whose shared-map features the multi-class model
-        formed once for all pairs (the template's hook, as :meth:`_fit_shared_rows`)."""
-        return self._decision_with(PairRows(self.nystroem_, test_features=features), X)
-
-    def _decision_binary(self, X: Any, *extra: Any) -> NDArray[np.float64]:
+    def _decision_binary(
+        self, X: Any, *extra: Any, inputs: PairRows | None = None
+    ) -> NDArray[np.float64]:
+        """Decision values of ``X``: through the fitted model's own input map, or through the
+        rows ``inputs`` a multi-class model gives a pair (the shared map's features of ``X``,
+        formed once for all pairs: the template's :meth:`_decide_shared_rows`)."""
+        if inputs is not None:
+            return self._decision_with(inputs, X, *extra)
         return self._raw_decision(X, *extra)
 
     def decision_function(

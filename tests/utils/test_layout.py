@@ -16,11 +16,13 @@ public API). A unit imports only units of strictly lower layers, never one of it
 2. ``linalg``, ``kernels``, ``metrics``: numerical building blocks, knowing no estimator
 3. ``approximation``, ``datasets``: the Nystroem map (on the kernels), data sets (kernels)
 4. ``base``, ``probability``: the estimator contract shared by both paradigms, Platt scaling
-5. ``multiclass``: one-vs-one on top of the base
-6. ``proxy``, ``krein``: paradigm 1 and paradigm 2
-7. ``indefsvm`` (the root ``__init__``), ``plotting``: the public API, figures of fitted models
-8. ``persistence``, ``studies``: model files, comparative studies (through the public API)
-9. ``cli``: the command line, on everything
+5. ``inputs``: the input map of a fit (dense kernel, kernel function, Nystroem features, a
+   one-vs-one pair's rows of a shared map), on the base
+6. ``multiclass``: one-vs-one on top of the base and the input map
+7. ``proxy``, ``krein``: paradigm 1 and paradigm 2
+8. ``indefsvm`` (the root ``__init__``), ``plotting``: the public API, figures of fitted models
+9. ``persistence``, ``studies``: model files, comparative studies (through the public API)
+10. ``cli``: the command line, on everything
 
 A private module (``_name``, or one inside a private package) is imported only from inside its
 own unit.
@@ -130,6 +132,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"linalg", "kernels", "metrics"}),
     frozenset({"approximation", "datasets"}),
     frozenset({"base", "probability"}),
+    frozenset({"inputs"}),
     frozenset({"multiclass"}),
     frozenset({"proxy", "krein"}),
     frozenset({"indefsvm", "plotting"}),

@@ -1,10 +1,11 @@
-"""The input map of a proxy-kernel fit: what the problem is built on, and what new points become.
+"""The input map of a fit: what the problem is built on, and what new points become.
 
-A proxy-kernel estimator (:mod:`indefsvm.proxy.estimators`) learns on one of two operands, the
-dense training kernel ``K0`` (n x n) or a factor ``K0 = Phi diag(s) Phi'`` of the Nystroem map
-(:class:`~indefsvm.linalg.factor.LowRankKernel`), and decides new points from the matching
-test operand: their kernel rows against the training points, or their Nystroem features. An
-:class:`InputMap` owns both sides of one fit, with one implementation per kind of input:
+An estimator with a kernel input (:class:`~indefsvm.base.KernelInputMixin`) learns on one of
+two operands, the dense training kernel ``K0`` (n x n) or a factor ``K0 = Phi diag(s) Phi'`` of
+the Nystroem map (:class:`~indefsvm.linalg.factor.LowRankKernel`), and decides new points from
+the matching test operand: their kernel rows against the training points, or their Nystroem
+features. An :class:`InputMap` owns both sides of one fit, with one implementation per kind of
+input:
 
 * :class:`PrecomputedKernel`: ``kernel="precomputed"``; the given ``(n, n)`` kernel and the
   given ``(m, n)`` test-vs-train kernel;
@@ -14,10 +15,13 @@ test operand: their kernel rows against the training points, or their Nystroem f
   (in memory or a dask array on the workers) and of new points;
 * :class:`PairRows`: a one-vs-one pair of a multi-class model with one shared Nystroem map
   (:mod:`indefsvm.multiclass`): the pair's rows of the shared map's features, formed once for
-  all pairs, and the shared map's features of new points, also formed once.
+  all pairs, and the shared map's features of new points, also formed once; the Platt folds of
+  a pair (:mod:`indefsvm.probability`) take their rows of it (:meth:`PairRows.fold`).
 
-It answers the one low-rank question of a fit, :attr:`InputMap.low_rank`: the estimators do
-not ask their parameters, their problem or their fitted attributes again. The map is built by
+Both paradigms use it: the proxy-kernel estimators (:mod:`indefsvm.proxy.estimators`) build
+their problem on it, the Krein models (:mod:`indefsvm.krein.models`) their low-rank factor. It
+answers the one low-rank question of a fit, :attr:`InputMap.low_rank`: the estimators do not
+ask their parameters, their problem or their fitted attributes again. The map is built by
 :func:`fit_input` from the training data (or given to the fit, for a pair) and passed to the
 code that needs it; after the fit, :func:`fitted_input` rebuilds it from the fitted state
 (``nystroem_`` for a low-rank model), so nothing new is saved in a model file.
@@ -25,14 +29,13 @@ code that needs it; after the fit, :func:`fitted_input` rebuilds it from the fit
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 from sklearn.utils.validation import validate_data
 
-from indefsvm.base import check_nystroem_prediction, shared_rows_attached
+from indefsvm.base import check_nystroem_prediction
 from indefsvm.linalg.factor import LowRankKernel
 
 __all__ = [
@@ -88,15 +91,6 @@ class InputMap:
         map forms the rows ``F diag(s) Phi'`` from it and the points' features ``F``.
         """
         return self.test_operand(X)
-
-    def attached(self, estimator: Any) -> AbstractContextManager[Any]:
-        """A context in which code that reads a pair's rows from attributes finds them.
-
-        Nothing to attach but for :class:`PairRows` (see :func:`indefsvm.base.
-        shared_rows_attached`: the Platt folds of :mod:`indefsvm.probability` split a pair's
-        rows that way).
-        """
-        return nullcontext(estimator)
 
 
 class _DenseKernel(InputMap):
@@ -214,22 +208,35 @@ class PairRows(NystroemFeatures):
             raise ValueError("these pair rows were given no test features.")
         return self.test_features
 
-    def attached(self, estimator: Any) -> AbstractContextManager[Any]:
-        return shared_rows_attached(estimator, self.nystroem, features=self.features)
+    def fold(self, train: NDArray[np.intp], test: NDArray[np.intp]) -> PairRows:
+        """The rows of one fold of the pair's internal cross-validation (the Platt folds of
+        :mod:`indefsvm.probability`): its ``train`` rows to fit on, its ``test`` rows to decide,
+        both rows of this pair's features of the one shared map."""
+        if self.features is None:
+            raise ValueError("these pair rows were given no training features to split.")
+        return PairRows(self.nystroem, self.features[train], test_features=self.features[test])
 
 
 def fit_input(
-    estimator: Any, X: Any, y: Any = "no_validation", *, given: InputMap | None = None, **check: Any
+    estimator: Any,
+    X: Any,
+    y: Any = "no_validation",
+    *,
+    given: InputMap | None = None,
+    lazy: bool = False,
+    **check: Any,
 ) -> tuple[InputMap, Any]:
     """``(input_map, y)``: the input map of a fit on ``X`` (and ``y``, validated with it).
 
     The kind follows the parameters: ``n_components`` gives :class:`NystroemFeatures` (the map
     is fitted here, :meth:`~indefsvm.base.KernelInputMixin._fit_landmarks`; a dask ``X`` keeps
-    its features on the workers), otherwise the dense kernel of ``kernel="precomputed"``
-    (:class:`PrecomputedKernel`) or of a kernel function (:class:`KernelFunction`). A map
-    ``given`` by the caller (a one-vs-one pair's :class:`PairRows`) is used as it is; ``X`` and
-    ``y`` are still checked, and ``X`` (the pair's landmark columns) sets ``n_features_in_``.
-    ``check`` is passed to the validation (e.g. ``y_numeric=True``).
+    its features on the workers, with ``lazy`` not yet evaluated: the Krein models centre and
+    rotate them before they persist them), otherwise the dense kernel of
+    ``kernel="precomputed"`` (:class:`PrecomputedKernel`) or of a kernel function
+    (:class:`KernelFunction`). A map ``given`` by the caller (a one-vs-one pair's
+    :class:`PairRows`) is used as it is; ``X`` and ``y`` are still checked, and ``X`` (the
+    pair's landmark columns) sets ``n_features_in_``. ``check`` is passed to the validation
+    (e.g. ``y_numeric=True``).
     """
     no_y = isinstance(y, str) and y == "no_validation"
     if given is not None:
@@ -243,7 +250,7 @@ def fit_input(
         dense = PrecomputedKernel if estimator._precomputed() else KernelFunction
         return dense(estimator, K), y
     check_nystroem_prediction(estimator)
-    nystroem, features, y = estimator._fit_landmarks(X, y, **check)
+    nystroem, features, y = estimator._fit_landmarks(X, y, lazy=lazy, **check)
     return NystroemFeatures(estimator, nystroem, features), y
 
 

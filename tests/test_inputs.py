@@ -1,7 +1,8 @@
-"""The input map of a proxy-kernel fit (indefsvm.proxy.inputs), case by case.
+"""The input map of a fit (indefsvm.inputs), case by case.
 
 Each kind of input is checked against a reference computed without it: the kernel formula
-written out (``tanh(gamma <x, y> + coef0)``), or the Nystroem map's own ``transform``.
+written out (``tanh(gamma <x, y> + coef0)``), the Nystroem map's own ``transform``, or a model
+fitted alone on the rows a one-vs-one pair (Krein or proxy) or a Platt fold is given.
 """
 
 from __future__ import annotations
@@ -10,11 +11,10 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.model_selection import StratifiedKFold
 
 from indefsvm.approximation.nystrom import IndefiniteNystroem
-from indefsvm.linalg.factor import LowRankKernel
-from indefsvm.proxy.estimators import IndefiniteSVC, IndefiniteSVR
-from indefsvm.proxy.inputs import (
+from indefsvm.inputs import (
     KernelFunction,
     NystroemFeatures,
     PairRows,
@@ -22,6 +22,11 @@ from indefsvm.proxy.inputs import (
     fit_input,
     fitted_input,
 )
+from indefsvm.krein import models as km
+from indefsvm.linalg.factor import LowRankKernel
+from indefsvm.multiclass import ovo_vote_scores
+from indefsvm.probability import platt_sigmoid
+from indefsvm.proxy.estimators import IndefiniteSVC, IndefiniteSVR
 
 SIG = {"gamma": 0.4, "coef0": -0.3}
 M = 10
@@ -140,18 +145,76 @@ def test_pair_rows_are_rows_of_the_shared_features():
         PairRows(shared.column_input(), Phi[rows]).test_operand(Xt)
 
 
-def test_pair_rows_attach_nothing_that_outlives_the_call():
+def test_pair_rows_fold_takes_the_folds_rows_of_the_shared_features():
     X, y, _ = _data()
     shared = _map(X)
-    est = IndefiniteSVC()
-    before = set(vars(est))
-    with PairRows(shared.column_input(), shared.transform(X)).attached(est):
-        assert set(vars(est)) != before
-    assert set(vars(est)) == before
-    dense, _ = fit_input(est, _train_kernel(X), y)
-    before = set(vars(est))
-    with dense.attached(est):
-        assert set(vars(est)) == before
+    rows = np.flatnonzero(y > 0)
+    train, test = np.arange(0, rows.shape[0], 2), np.arange(1, rows.shape[0], 2)
+    fold = PairRows(shared.column_input(), shared.transform(X)[rows]).fold(train, test)
+    assert type(fold) is PairRows and fold.low_rank
+    assert np.array_equal(fold.training_operand().features, shared.transform(X[rows[train]]))
+    assert np.array_equal(fold.test_operand(None), shared.transform(X[rows[test]]))
+    with pytest.raises(ValueError, match="no training features"):
+        PairRows(shared.column_input(), test_features=shared.transform(X)).fold(train, test)
+
+
+@pytest.mark.parametrize(
+    "cls",
+    [km.KreinClassifier, km.KreinKernelRidgeClassifier, km.KreinSquaredHingeSVC,
+     km.SimilarityRidgeClassifier],
+)  # fmt: skip
+def test_krein_pair_is_the_binary_model_of_its_rows_of_the_shared_map(cls):
+    """A Krein pair of a multi-class low-rank model is given its rows of the one shared map: with
+    the landmarks among the rows of its two classes, it is the binary model fitted alone on
+    those rows with the same landmarks. And the model's decision through the features it forms
+    once for all pairs equals each pair deciding from the landmark columns ``k(x, Z)`` itself."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(90, 3))
+    y = np.digitize(X[:, 0] + 0.3 * X[:, 1], [-0.4, 0.4])
+    Xt = rng.normal(size=(9, 3))
+    first = np.flatnonzero(y < 2)  # the rows of the first pair, classes (0, 1)
+    landmarks = np.sort(rng.choice(first, M, replace=False))
+    clf = cls(kernel="sigmoid", **SIG, n_components=M,
+              nystroem_params={"landmarks": landmarks}).fit(X, y)  # fmt: skip
+    alone = cls(kernel="sigmoid", **SIG, n_components=M,
+                nystroem_params={"landmarks": np.searchsorted(first, landmarks)}
+                ).fit(X[first], y[first])  # fmt: skip
+    assert np.array_equal(clf.ovo_["indices"][0], first)
+    C = _sigmoid(Xt, X[landmarks])  # the pairs' input: landmark columns, by the formula
+    np.testing.assert_allclose(
+        clf.estimators_[0].decision_function(C), alone.decision_function(Xt), rtol=0, atol=1e-10
+    )
+    own = np.column_stack([e.decision_function(C) for e in clf.estimators_])
+    np.testing.assert_allclose(
+        clf.decision_function(Xt), ovo_vote_scores(own, 3), rtol=0, atol=1e-12
+    )
+
+
+def test_platt_folds_of_a_pair_fit_on_their_rows_of_the_shared_map():
+    """Each one-vs-one pair of a low-rank ``IndefiniteSVC(probability=True)`` fits its sigmoid on
+    out-of-fold decisions of models of the fold's rows of the shared map: the reference fits
+    the dense SVM on the Nystroem kernel ``Phi_train S Phi_train'`` of each fold (the shared
+    map's ``transform`` rows), on the same stratified folds."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(90, 3))
+    y = np.digitize(X[:, 0] + 0.3 * X[:, 1], [-0.4, 0.4])
+    clf = IndefiniteSVC(kernel="sigmoid", **SIG, n_components=M, random_state=0,
+                        probability=True).fit(X, y)  # fmt: skip
+    shared = _map(X)
+    assert np.array_equal(shared.landmarks_, clf.landmarks_)
+    s = shared.signature_
+    for pair, idx in zip(clf.estimators_, clf.ovo_["indices"], strict=True):
+        Phi = shared.transform(X[idx])
+        labels = np.where(y[idx] == pair.classes_[1], 1.0, -1.0)
+        decision = np.empty(idx.shape[0])
+        folds = StratifiedKFold(n_splits=5, shuffle=True, random_state=0)
+        for train, test in folds.split(np.zeros(idx.shape[0]), labels):
+            K = (Phi[train] * s) @ Phi[train].T
+            fold = IndefiniteSVC().fit(0.5 * (K + K.T), labels[train])
+            decision[test] = fold.decision_function((Phi[test] * s) @ Phi[train].T)
+        A, B = platt_sigmoid(decision, labels)
+        # the two solvers (low-rank Newton, dense PG) agree to their tolerance
+        np.testing.assert_allclose([pair.probA_[0], pair.probB_[0]], [A, B], rtol=0, atol=1e-5)
 
 
 def test_one_vs_one_pairs_decide_from_the_shared_features():
