@@ -265,3 +265,34 @@ def test_nystroem_input_refuses_the_transductive_map():
                         prediction_params={"out_of_sample": "transductive"})  # fmt: skip
     with pytest.raises(ValueError, match="transductive' needs the dense"):
         fit_input(est, X, y)
+
+
+def test_platt_folds_of_a_binary_fit_with_explicit_landmarks_use_its_map():
+    """Explicit landmarks are indices into the training set, which a fold's rows are not: the
+    Platt folds fit on their rows of the model's own map. Reference: the dense SVM on each
+    fold's Nystroem kernel from the map's ``transform`` rows, on the same stratified folds."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(80, 3))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=80) > 0, 1, -1)
+    landmarks = np.arange(0, 80, 4)
+    clf = IndefiniteSVC(
+        kernel="sigmoid",
+        **SIG,
+        n_components=landmarks.size,
+        random_state=0,
+        probability=True,
+        nystroem_params={"landmarks": landmarks},
+    ).fit(X, y)
+    assert np.array_equal(clf.nystroem_.landmarks_, landmarks)
+    Phi = clf.nystroem_.transform(X)
+    s = clf.nystroem_.signature_
+    labels = np.where(y == clf.classes_[1], 1.0, -1.0)
+    decision = np.empty(X.shape[0])
+    folds = StratifiedKFold(n_splits=5, shuffle=True, random_state=0)
+    for train, test in folds.split(np.zeros(X.shape[0]), labels):
+        K = (Phi[train] * s) @ Phi[train].T
+        fold = IndefiniteSVC().fit(0.5 * (K + K.T), labels[train])
+        decision[test] = fold.decision_function((Phi[test] * s) @ Phi[train].T)
+    A, B = platt_sigmoid(decision, labels)
+    np.testing.assert_allclose([clf.probA_[0], clf.probB_[0]], [A, B], rtol=0, atol=1e-5)
+    assert np.all(np.isfinite(clf.predict_proba(X[:5])))
