@@ -713,3 +713,17 @@ def test_clustered_poles_found_by_hypothesis(engine, request):
         )
     assert_matches_dense(d, z, 2.5e-5, which="all")
     assert_matches_dense(d, z, 2.5e-5, which="below", upper=0.0)
+
+
+def test_result_says_whether_its_vectors_are_formed_and_needs_one_of_them(engine):
+    res = rank_one_eigh(np.array([-1.0, 0.5, 2.0, 3.0]), np.array([1.0, 1.0, 1.0, 1.0]), 0.3)
+    lazy = engine == "numba"
+    text = repr(res)
+    assert text.startswith("RankOneEigen(eigenvalues=array([")
+    assert text.endswith(f"n_deflated=0, eigenvectors={'formed when read' if lazy else 'formed'})")
+    assert res.eigenvectors.shape[0] == 4
+    assert repr(res).endswith("n_deflated=0, eigenvectors=formed)")
+    with pytest.raises(
+        ValueError, match=r"^RankOneEigen needs the eigenvectors or their assembly\.$"
+    ):
+        RankOneEigen(np.zeros(2))
