@@ -10,6 +10,18 @@ import warnings
 import cvxpy as cp
 import numpy as np
 
+#: The statuses that end a run without a certificate, written out from the documentation (not
+#: the package's own list): SolveResult.status says every status but "converged" and
+#: "callback" warns.
+WARNING_STATUSES = (
+    "max_iter",
+    "max_time",
+    "stalled",
+    "numerical_error",
+    "solver_error",
+    "precision_limit",
+)
+
 
 def psd_part(M):
     w, V = np.linalg.eigh(0.5 * (M + M.T))

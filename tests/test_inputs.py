@@ -190,6 +190,18 @@ def test_krein_pair_is_the_binary_model_of_its_rows_of_the_shared_map(cls):
     )
 
 
+def _platt_on_dense_folds(Phi, s, labels):
+    """Platt's ``(A, B)`` from out-of-fold decisions of the dense SVM on each fold's Nystroem
+    kernel ``Phi_train S Phi_train'`` (the reference of the low-rank fits' Platt folds)."""
+    decision = np.empty(labels.shape[0])
+    folds = StratifiedKFold(n_splits=5, shuffle=True, random_state=0)
+    for train, test in folds.split(np.zeros(labels.shape[0]), labels):
+        K = (Phi[train] * s) @ Phi[train].T
+        fold = IndefiniteSVC().fit(0.5 * (K + K.T), labels[train])
+        decision[test] = fold.decision_function((Phi[test] * s) @ Phi[train].T)
+    return platt_sigmoid(decision, labels)
+
+
 def test_platt_folds_of_a_pair_fit_on_their_rows_of_the_shared_map():
     """Each one-vs-one pair of a low-rank ``IndefiniteSVC(probability=True)`` fits its sigmoid on
     out-of-fold decisions of models of the fold's rows of the shared map: the reference fits
@@ -206,13 +218,7 @@ def test_platt_folds_of_a_pair_fit_on_their_rows_of_the_shared_map():
     for pair, idx in zip(clf.estimators_, clf.ovo_["indices"], strict=True):
         Phi = shared.transform(X[idx])
         labels = np.where(y[idx] == pair.classes_[1], 1.0, -1.0)
-        decision = np.empty(idx.shape[0])
-        folds = StratifiedKFold(n_splits=5, shuffle=True, random_state=0)
-        for train, test in folds.split(np.zeros(idx.shape[0]), labels):
-            K = (Phi[train] * s) @ Phi[train].T
-            fold = IndefiniteSVC().fit(0.5 * (K + K.T), labels[train])
-            decision[test] = fold.decision_function((Phi[test] * s) @ Phi[train].T)
-        A, B = platt_sigmoid(decision, labels)
+        A, B = _platt_on_dense_folds(Phi, s, labels)
         # the two solvers (low-rank Newton, dense PG) agree to their tolerance
         np.testing.assert_allclose([pair.probA_[0], pair.probB_[0]], [A, B], rtol=0, atol=1e-5)
 
@@ -287,12 +293,6 @@ def test_platt_folds_of_a_binary_fit_with_explicit_landmarks_use_its_map():
     Phi = clf.nystroem_.transform(X)
     s = clf.nystroem_.signature_
     labels = np.where(y == clf.classes_[1], 1.0, -1.0)
-    decision = np.empty(X.shape[0])
-    folds = StratifiedKFold(n_splits=5, shuffle=True, random_state=0)
-    for train, test in folds.split(np.zeros(X.shape[0]), labels):
-        K = (Phi[train] * s) @ Phi[train].T
-        fold = IndefiniteSVC().fit(0.5 * (K + K.T), labels[train])
-        decision[test] = fold.decision_function((Phi[test] * s) @ Phi[train].T)
-    A, B = platt_sigmoid(decision, labels)
+    A, B = _platt_on_dense_folds(Phi, s, labels)
     np.testing.assert_allclose([clf.probA_[0], clf.probB_[0]], [A, B], rtol=0, atol=1e-5)
     assert np.all(np.isfinite(clf.predict_proba(X[:5])))

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import WARNING_STATUSES
 from sklearn.exceptions import ConvergenceWarning
 
 import indefsvm
@@ -51,16 +52,6 @@ def pair(kind, Phi, s, K, rho, rng, **kw):
 
 
 KINDS = ["svc", "svr", "oneclass"]
-#: The statuses that end a run without a certificate: SolveResult.status documents that every
-#: status but "converged" and "callback" warns.
-WARNING_STATUSES = (
-    "max_iter",
-    "max_time",
-    "stalled",
-    "numerical_error",
-    "solver_error",
-    "precision_limit",
-)
 
 
 def rel(a, b):

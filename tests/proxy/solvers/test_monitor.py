@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 import pytest
 from mp_reference import mp_excess
-from reference import random_feasible_alpha
+from reference import WARNING_STATUSES, random_feasible_alpha
 from sklearn.exceptions import ConvergenceWarning
 
 import indefsvm
@@ -192,16 +192,6 @@ def test_bad_settings_get_clear_errors(problem, kwargs, match):
 
 
 METHODS = ("pg", "accpm", "siqclp")
-#: The statuses that end a run without a certificate: SolveResult.status documents that every
-#: status but "converged" and "callback" warns.
-WARNING_STATUSES = (
-    "max_iter",
-    "max_time",
-    "stalled",
-    "numerical_error",
-    "solver_error",
-    "precision_limit",
-)
 
 
 def reproducer(scale: float) -> tuple[np.ndarray, np.ndarray]:
