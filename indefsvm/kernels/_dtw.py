@@ -15,6 +15,24 @@ import numba
 import numpy as np
 
 
+@numba.njit(inline="always", error_model="numpy")
+def _relax_row(
+    ai: float, b: np.ndarray, prev: np.ndarray, cur: np.ndarray, lo: int, hi: int
+) -> None:
+    """One row of the recursion, cells ``lo..hi``: ``cur[j] = (a_i - b_j)^2 + min(prev[j - 1],
+    prev[j], cur[j - 1])``. Inlined into its callers at Numba's IR level, so each keeps its own
+    loop bounds (a called cell made the matrix 3-5 times slower; inlined it runs at the same
+    speed, with identical results)."""
+    for j in range(lo, hi + 1):
+        cost = (ai - b[j - 1]) ** 2
+        best = prev[j - 1]
+        if prev[j] < best:
+            best = prev[j]
+        if cur[j - 1] < best:
+            best = cur[j - 1]
+        cur[j] = cost + best
+
+
 @numba.njit(cache=True, error_model="numpy")
 def _dtw_pair(a: np.ndarray, b: np.ndarray, w: int) -> float:
     n, m = a.shape[0], b.shape[0]
@@ -28,14 +46,7 @@ def _dtw_pair(a: np.ndarray, b: np.ndarray, w: int) -> float:
         hi = min(m, i + w)
         # Cells left of the band (and the stale entry of the row before last) are unreachable.
         cur[lo - 1] = np.inf
-        for j in range(lo, hi + 1):
-            cost = (a[i - 1] - b[j - 1]) ** 2
-            best = prev[j - 1]
-            if prev[j] < best:
-                best = prev[j]
-            if cur[j - 1] < best:
-                best = cur[j - 1]
-            cur[j] = cost + best
+        _relax_row(a[i - 1], b, prev, cur, lo, hi)
         if hi < m:
             # The next row reads this cell as its upper neighbour: outside the band.
             cur[hi + 1] = np.inf
@@ -46,22 +57,15 @@ def _dtw_pair(a: np.ndarray, b: np.ndarray, w: int) -> float:
 @numba.njit(cache=True, error_model="numpy")
 def _dtw_pair_full(a: np.ndarray, b: np.ndarray) -> float:
     """:func:`_dtw_pair` when the band covers every cell: the same recursion and the same
-    operations in the same order (identical results), with fixed loop bounds, which the compiler
-    vectorises and unrolls better than the band's row-dependent ones (about twice as fast)."""
+    operations in the same order (identical results), with fixed loop bounds ``1..m``, which the
+    compiler unrolls better than the band's row-dependent ones (about twice as fast)."""
     n, m = a.shape[0], b.shape[0]
     prev = np.full(m + 1, np.inf)
     cur = np.full(m + 1, np.inf)
     prev[0] = 0.0
     for i in range(1, n + 1):
         cur[0] = np.inf
-        for j in range(1, m + 1):
-            cost = (a[i - 1] - b[j - 1]) ** 2
-            best = prev[j - 1]
-            if prev[j] < best:
-                best = prev[j]
-            if cur[j - 1] < best:
-                best = cur[j - 1]
-            cur[j] = cost + best
+        _relax_row(a[i - 1], b, prev, cur, 1, m)
         prev, cur = cur, prev
     return prev[m]
 
