@@ -59,6 +59,7 @@ vector machines. Machine Learning 46, 2002.
 
 from __future__ import annotations
 
+import functools
 import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -580,10 +581,10 @@ def _block_segments(a: NDArray, c: NDArray, points: NDArray[np.float64]) -> NDAr
 def _exact_line_search_rows(F: Factor, a: Any, c: Any, q0: float, q1: float) -> float:
     """:func:`exact_line_search` for vectors ``a`` and ``c`` cut like the rows of ``F``, exact.
 
-    Its passes are ``F.reduce_vectors``; on Dask each brings back O(chunks * 64) numbers and the
-    vectors never leave the workers.
+    Its passes are ``F.reduce`` over the vectors only (``factor=False``); on Dask each brings back
+    O(chunks * 64) numbers and the vectors never leave the workers.
     """
-    reduce = F.reduce_vectors
+    reduce = functools.partial(F.reduce, factor=False)
     lo, hi = 0.0, np.inf
     while True:
         _, values, complete = reduce(

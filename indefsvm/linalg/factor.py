@@ -10,7 +10,7 @@ through one backend object, which makes the row-block passes: in this process
 
 Passes. Named ones for the proxy operator (``Phi' V``, ``Phi W``, ``(Phi T)'(Phi T)``,
 ``Phi_I' Phi_I``, ``B_I' W``) and generic ones that take a block function of the caller's
-(:meth:`NumpyFactor.reduce`, :meth:`~NumpyFactor.map`, :meth:`~NumpyFactor.reduce_vectors`),
+(:meth:`NumpyFactor.reduce`, :meth:`~NumpyFactor.map`),
 which the Krein learners use with their own block functions: the numerical meaning stays in the
 module that owns it, the backend decides where and in which pieces the rows are read. In memory
 the blocks are :func:`~indefsvm.utils.blocks.rows_per_block` rows (a float32 block is converted
@@ -102,13 +102,30 @@ def _scaled_rows(
     scale: NDArray[np.float64] | None,
     transform: NDArray[np.float64] | None = None,
 ) -> NDArray[np.float64]:
-    """``diag(scale) P[sel] transform`` in float64 (``scale`` indexed like ``P``; None: 1)."""
+    """``diag(scale) P[sel] transform`` in float64, ``scale`` the selected rows' scale (None: 1).
+
+    Scaled in place when the selection is already a copy (fancy indexing, a float32 block made
+    float64): a Dask worker holds its share of the factor and no second temporary; a slice of a
+    float64 factor is a view and is scaled into a new array.
+    """
     B = P[sel].astype(np.float64, copy=False)
     if scale is not None:
-        B = B * scale[sel, None]
+        own = not np.may_share_memory(B, P)
+        B = np.multiply(B, scale[:, None], out=B if own else None)
     if transform is not None:
         B = B @ transform
     return B
+
+
+def _rows_gram_part(
+    P: NDArray,
+    sel: Any,
+    scale: NDArray[np.float64] | None,
+    transform: NDArray[np.float64] | None,
+) -> NDArray[np.float64]:
+    """``B'B`` of ``B = diag(scale) P[sel] transform`` (``scale`` those rows' scale)."""
+    B = _scaled_rows(P, sel, scale, transform)
+    return B.T @ B
 
 
 def _gram_of_rows(
@@ -121,8 +138,7 @@ def _gram_of_rows(
     """``sum B'B`` over the row selections ``pieces`` of ``diag(scale) P transform``."""
     G = np.zeros((k, k))
     for sel in pieces:
-        B = _scaled_rows(P, sel, scale, transform)
-        G += B.T @ B
+        G += _rows_gram_part(P, sel, None if scale is None else scale[sel], transform)
     return G
 
 
@@ -321,7 +337,96 @@ def _add(a: Any, b: Any) -> Any:
     return a + b
 
 
-class NumpyFactor:
+class _FactorPasses:
+    """The passes both factor backends offer, documented once: each backend supplies how a
+    block function runs over its rows (``_fold``, ``_map``) and how selected rows are read
+    (``_rows_gram``); the arguments are checked and documented here."""
+
+    Phi: Any
+
+    def rows_gram(
+        self,
+        idx: NDArray[np.intp],
+        scale: NDArray[np.float64] | None,
+        transform: NDArray[np.float64] | None = None,
+    ) -> NDArray[np.float64]:
+        """``B'B`` with ``B`` the rows ``idx`` (sorted) of ``diag(scale) Phi`` (times
+        ``transform``: ``T'(B'B)T`` formed from the rows, O(mk) per row read)."""
+        k = self.Phi.shape[1] if transform is None else transform.shape[1]
+        if idx.size == 0:
+            return np.zeros((k, k))
+        return self._rows_gram(idx, scale, transform, k)
+
+    # -- generic passes: a block function of the caller's, run over the row blocks. The numerical
+    # meaning stays with the caller (e.g. the Krein learners' normal equations); the backend only
+    # decides where and in which pieces the rows are read (in memory: row blocks of
+    # :func:`~indefsvm.utils.blocks.rows_per_block` rows; Dask: one task per row chunk, on the
+    # worker that holds it).
+
+    def reduce(
+        self,
+        func: Callable[..., Any],
+        *rows: Any,
+        args: Sequence[Any] = (),
+        combine: Callable[[Any, Any], Any] = _add,
+        factor: bool = True,
+    ) -> Any:
+        """``combine`` over the row blocks of ``func(Phi_b, rows_1[b], ..., *args)``.
+
+        In memory the blocks are :func:`~indefsvm.utils.blocks.rows_per_block` rows of the
+        factor (a float64 copy of a float32 block fits in the budget), combined left to right;
+        on Dask one summary per row chunk is made on the workers and combined there
+        (:func:`~indefsvm.utils.dask_rows.reduce_rows`): only the result reaches this process.
+
+        Parameters
+        ----------
+        func : callable
+            ``func(block, *row_blocks, *args)`` returning an array, a scalar or a tuple of them.
+        *rows : ndarray of shape (n, ...)
+            Arrays cut like the factor's rows (e.g. from :meth:`rows`).
+        args : sequence
+            Passed whole to every call.
+        combine : callable, default the sum
+        factor : bool, default True
+            Whether ``func`` reads the factor's block (its first argument). False: ``func``
+            takes only the row vectors' blocks, and the factor is not read (a pass over
+            vectors that live where the factor's rows do, e.g. a line search).
+
+        Returns
+        -------
+        The combined summary.
+        """
+        arrays = (self.Phi, *rows) if factor else rows
+        return self._fold(func, arrays, args, combine)
+
+    def map(
+        self,
+        func: Callable[..., Any],
+        *rows: Any,
+        args: Sequence[Any] = (),
+        dtype: Any = np.float64,
+    ) -> Any:
+        """``func(Phi, *rows, *args)``: one value (or row) per row of the factor.
+
+        In memory the function sees the whole factor at once (its result is n-sized anyway)
+        and returns an ndarray; on Dask it runs per row chunk and the result is a row-chunked
+        dask array kept on the workers (persisted: later passes read it, not recompute it).
+        """
+        return self._map(func, (self.Phi, *rows), args, dtype)
+
+    def _fold(self, func: Any, arrays: tuple, args: Sequence[Any], combine: Any) -> Any:
+        raise NotImplementedError
+
+    def _map(self, func: Any, arrays: tuple, args: Sequence[Any], dtype: Any) -> Any:
+        raise NotImplementedError
+
+    def _rows_gram(
+        self, idx: NDArray[np.intp], scale: Any, transform: Any, k: int
+    ) -> NDArray[np.float64]:
+        raise NotImplementedError
+
+
+class NumpyFactor(_FactorPasses):
     """The passes over an in-memory factor ``Phi`` (numpy, float64 or float32).
 
     One of the two factor backends of :class:`LowRankProxyOperator` (the other is
@@ -379,15 +484,9 @@ class NumpyFactor:
         k = Phi.shape[1] if T is None else T.shape[1]
         return _gram_of_rows(Phi, _blocks(Phi), scale, T, k)
 
-    def rows_gram(
-        self,
-        idx: NDArray[np.intp],
-        scale: NDArray[np.float64] | None,
-        transform: NDArray[np.float64] | None = None,
+    def _rows_gram(
+        self, idx: NDArray[np.intp], scale: Any, transform: Any, k: int
     ) -> NDArray[np.float64]:
-        """``B'B`` with ``B`` the rows ``idx`` of ``diag(scale) Phi`` (times ``transform``:
-        ``T'(B'B)T`` formed from the rows, O(mk) per row read)."""
-        k = self.Phi.shape[1] if transform is None else transform.shape[1]
         step = _rows(self.Phi.shape[1])
         pieces = (idx[start : start + step] for start in range(0, idx.shape[0], step))
         return _gram_of_rows(self.Phi, pieces, scale, transform, k)
@@ -396,11 +495,9 @@ class NumpyFactor:
         self, idx: NDArray[np.intp], W: NDArray[np.float64], scale: NDArray[np.float64] | None
     ) -> NDArray[np.float64]:
         """``B'W`` with ``B`` the rows ``idx`` of ``diag(scale) Phi`` (``W``: one row per index)."""
-        return _scaled_rows(self.Phi, idx, scale).T @ W
+        return _scaled_rows(self.Phi, idx, None if scale is None else scale[idx]).T @ W
 
-    # -- generic passes: a block function of the caller's, run over the row blocks. The numerical
-    # meaning stays with the caller (e.g. the Krein learners' normal equations); the backend only
-    # decides where and in which pieces the rows are read.
+    # -- generic passes (see _FactorPasses): row blocks in this process.
 
     def rows(self, v: Any, name: str = "y") -> NDArray[np.float64]:
         """``v`` checked as a float64 vector with one entry per row of the factor.
@@ -426,44 +523,6 @@ class NumpyFactor:
             )
         return v
 
-    def reduce(
-        self,
-        func: Callable[..., Any],
-        *rows: Any,
-        args: Sequence[Any] = (),
-        combine: Callable[[Any, Any], Any] = _add,
-    ) -> Any:
-        """``combine`` over the row blocks of ``func(Phi_b, rows_1[b], ..., *args)``.
-
-        The blocks are :func:`~indefsvm.utils.blocks.rows_per_block` rows of the factor (a
-        float64 copy of a float32 block fits in the budget), combined left to right.
-
-        Parameters
-        ----------
-        func : callable
-            ``func(block, *row_blocks, *args)`` returning an array, a scalar or a tuple of them.
-        *rows : ndarray of shape (n, ...)
-            Arrays cut like the factor's rows (e.g. from :meth:`rows`).
-        args : sequence
-            Passed whole to every call.
-        combine : callable, default the sum
-
-        Returns
-        -------
-        The combined summary.
-        """
-        return self._fold(func, (self.Phi, *rows), args, combine)
-
-    def reduce_vectors(
-        self,
-        func: Callable[..., Any],
-        *rows: Any,
-        args: Sequence[Any] = (),
-        combine: Callable[[Any, Any], Any] = _add,
-    ) -> Any:
-        """:meth:`reduce` over row vectors only (the factor is not read)."""
-        return self._fold(func, rows, args, combine)
-
     def _fold(self, func: Any, arrays: tuple, args: Sequence[Any], combine: Any) -> Any:
         result = None
         for sl in _blocks(self.Phi):
@@ -471,19 +530,9 @@ class NumpyFactor:
             result = part if result is None else combine(result, part)
         return result
 
-    def map(
-        self,
-        func: Callable[..., Any],
-        *rows: Any,
-        args: Sequence[Any] = (),
-        dtype: Any = np.float64,
-    ) -> NDArray:
-        """``func(Phi, *rows, *args)``: one value (or row) per row of the factor.
-
-        In memory the function sees the whole factor at once (its result is n-sized anyway);
-        :meth:`DaskFactor.map` runs it per row chunk and keeps the result on the workers.
-        """
-        return func(self.Phi, *rows, *args)
+    def _map(self, func: Any, arrays: tuple, args: Sequence[Any], dtype: Any) -> NDArray:
+        # In memory the function sees the whole factor at once (its result is n-sized anyway).
+        return func(*arrays, *args)
 
     def persist(self, x: Any) -> Any:
         """``x`` kept where the rows are (in memory: ``x`` itself)."""
@@ -499,17 +548,6 @@ def _chunk_mat(P: NDArray, w: NDArray[np.float64]) -> NDArray[np.float64]:
     return P.astype(np.float64, copy=False) @ w
 
 
-def _own_scaled_rows(
-    P: NDArray, local: NDArray[np.intp], scale: NDArray[np.float64] | None
-) -> NDArray[np.float64]:
-    """``diag(scale) P[local]`` in float64, scaled in place in the copy the indexing made (a
-    worker's memory holds its share of the factor: no second temporary)."""
-    B = P[local].astype(np.float64, copy=False)
-    if scale is not None:
-        B *= scale[:, None]
-    return B
-
-
 def _chunk_rows_gram(
     P: NDArray,
     local: NDArray[np.intp],
@@ -518,10 +556,7 @@ def _chunk_rows_gram(
 ) -> NDArray[np.float64]:
     """``B'B`` of the rows ``local`` of one row chunk (``B = diag(scale) P[local] transform``,
     ``scale`` those rows' scale), with a leading axis of length 1 for the sum over chunks."""
-    B = _own_scaled_rows(P, local, scale)
-    if transform is not None:
-        B = B @ transform
-    return (B.T @ B)[None]
+    return _rows_gram_part(P, local, scale, transform)[None]
 
 
 def _chunk_rows_rmat(
@@ -529,7 +564,7 @@ def _chunk_rows_rmat(
 ) -> NDArray[np.float64]:
     """``B'W`` of the rows ``local`` of one row chunk (``B = diag(scale) P[local]``, ``scale``
     those rows' scale), with a leading axis of length 1 for the sum over chunks."""
-    return (_own_scaled_rows(P, local, scale).T @ W)[None]
+    return (_scaled_rows(P, local, scale).T @ W)[None]
 
 
 def _summed_on_workers(parts: Any) -> NDArray[np.float64]:
@@ -538,7 +573,7 @@ def _summed_on_workers(parts: Any) -> NDArray[np.float64]:
     return np.asarray(parts.sum(axis=0, split_every=_DASK_FAN_IN).compute())
 
 
-class DaskFactor:
+class DaskFactor(_FactorPasses):
     """The passes over a factor ``Phi`` held by Dask workers as a row-chunked ``dask.array``.
 
     Every pass is a map-reduce over the row chunks ``Phi_c`` that runs where the chunks are:
@@ -685,15 +720,9 @@ class DaskFactor:
         with self._reduce():
             return np.asarray((B.T @ B).compute())
 
-    def rows_gram(
-        self,
-        idx: NDArray[np.intp],
-        scale: NDArray[np.float64] | None,
-        transform: NDArray[np.float64] | None = None,
+    def _rows_gram(
+        self, idx: NDArray[np.intp], scale: Any, transform: Any, k: int
     ) -> NDArray[np.float64]:
-        k = self.Phi.shape[1] if transform is None else transform.shape[1]
-        if idx.size == 0:
-            return np.zeros((k, k))
         which, args = self._local_rows(idx, scale)
         rows = [(local, part) for local, part, _ in args]
         parts = self._per_chunk(_chunk_rows_gram, rows, (k, k), False, which, shared=(transform,))
@@ -728,45 +757,21 @@ class DaskFactor:
         )
         return _summed_on_workers(parts)
 
-    # -- generic passes (see NumpyFactor): the block function runs on the workers, once per row
+    # -- generic passes (see _FactorPasses): the block function runs on the workers, once per row
     # chunk; row vectors are dask arrays with the factor's row chunks and stay there.
 
     def rows(self, v: Any, name: str = "y") -> Any:
         """``v`` (numpy or dask) as a float64 dask vector with the factor's row chunks."""
         return align_rows(v, self.Phi, name, dtype=np.float64)
 
-    def reduce(
-        self,
-        func: Callable[..., Any],
-        *rows: Any,
-        args: Sequence[Any] = (),
-        combine: Callable[[Any, Any], Any] = _add,
-    ) -> Any:
-        """:meth:`NumpyFactor.reduce` as one map-reduce pass: ``func`` per row chunk on the
-        workers, the summaries combined pairwise there (:func:`~indefsvm.utils.dask_rows.
-        reduce_rows`); only the result reaches this process."""
-        return reduce_rows(func, self.Phi, *rows, args=args, combine=combine)
+    def _fold(self, func: Any, arrays: tuple, args: Sequence[Any], combine: Any) -> Any:
+        # One map-reduce pass: ``func`` per row chunk on the workers, the summaries combined
+        # pairwise there; only the result reaches this process.
+        return reduce_rows(func, *arrays, args=args, combine=combine)
 
-    def reduce_vectors(
-        self,
-        func: Callable[..., Any],
-        *rows: Any,
-        args: Sequence[Any] = (),
-        combine: Callable[[Any, Any], Any] = _add,
-    ) -> Any:
-        """:meth:`reduce` over row vectors only (the factor is not read)."""
-        return reduce_rows(func, *rows, args=args, combine=combine)
-
-    def map(
-        self,
-        func: Callable[..., Any],
-        *rows: Any,
-        args: Sequence[Any] = (),
-        dtype: Any = np.float64,
-    ) -> Any:
-        """``func`` per row chunk: a row-chunked dask array, persisted (later passes read it
-        instead of recomputing it)."""
-        return persist_rows(map_rows(func, self.Phi, *rows, args=args, dtype=dtype))
+    def _map(self, func: Any, arrays: tuple, args: Sequence[Any], dtype: Any) -> Any:
+        # Persisted: later passes read the result instead of recomputing it.
+        return persist_rows(map_rows(func, *arrays, args=args, dtype=dtype))
 
     def persist(self, x: Any) -> Any:
         """``x`` (a row-chunked dask array) computed and kept on the workers: cuts its graph."""

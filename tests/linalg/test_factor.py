@@ -158,7 +158,7 @@ def test_generic_passes_equal_dense_products(monkeypatch, data, dtype):
         assert total == pytest.approx(v.sum(), rel=1e-12)
         out = backend.map(_affine, args=(z, 0.5))
         np.testing.assert_allclose(np.asarray(out), F @ z + 0.5, **tol)
-        dot = backend.reduce_vectors(lambda a, b: float(a @ b), vr, wr)
+        dot = backend.reduce(lambda a, b: float(a @ b), vr, wr, factor=False)
         assert dot == pytest.approx(v @ w, rel=1e-12)
         kept = backend.persist(backend.map(_affine, args=(z, 0.0)))
         np.testing.assert_allclose(np.asarray(kept), F @ z, **tol)
