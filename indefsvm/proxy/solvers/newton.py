@@ -53,7 +53,7 @@ from numpy.typing import NDArray
 from indefsvm.proxy.problems import Evaluation, ProxyKernelProblem
 from indefsvm.proxy.result import SolveResult
 from indefsvm.proxy.solvers._monitor import SolverMonitor
-from indefsvm.proxy.solvers.pg import starting_point
+from indefsvm.proxy.solvers.pg import proximal_step, starting_point
 from indefsvm.utils.validation import is_positive_int, is_real
 
 logger = logging.getLogger("indefsvm.proxy.solvers")
@@ -426,9 +426,7 @@ def _gradient_start(
 ) -> Evaluation:
     """The projected-gradient step from ``ev`` when it ascends, else ``ev`` (option
     ``gradient_start``)."""
-    w = problem.metric
-    step = ev.gradient / (lipschitz if w is None else lipschitz * w)
-    trial = problem.evaluate(problem.prox(ev.alpha + step, 1.0 / lipschitz, w))
+    trial = problem.evaluate(proximal_step(problem, ev.alpha, ev.gradient, lipschitz))
     monitor.offer(trial)
     if _finite(trial) and trial.objective >= ev.objective:
         return trial

@@ -133,9 +133,6 @@ def projected_gradient(
     w = problem.metric
     if w is None:
         w = np.ones(problem.n)
-        metric = None
-    else:
-        metric = w
     L = float(lipschitz0) if lipschitz0 is not None else max(problem.lipschitz_estimate(), 1e-12)
     ev_x = problem.evaluate(x)
     monitor.offer(ev_x)
@@ -159,7 +156,7 @@ def projected_gradient(
         y = ev_y.alpha
         backtracks_before = n_backtracks
         for _ in range(MAX_BACKTRACKS):
-            x_new = problem.prox(y + g / (L * w), 1.0 / L, metric)
+            x_new = proximal_step(problem, y, g, L)
             ev_new = evaluate_trial(x_new)
             monitor.offer(ev_new)
             n_partial += ev_new.partial
@@ -240,6 +237,20 @@ def projected_gradient(
         "lipschitz_estimate": L,
     }
     return monitor.finish(info=info)
+
+
+def proximal_step(
+    problem: ProxyKernelProblem, x: NDArray[np.float64], g: NDArray[np.float64], lipschitz: float
+) -> NDArray[np.float64]:
+    """The projected-gradient step ``prox(x + g / (L w), 1 / L, w)`` from ``x`` with gradient
+    ``g`` and Lipschitz estimate ``L``, in the problem's metric ``w`` (None: Euclidean).
+
+    Algorithm 1 of paper 004 (Sect. 3.2) with its step ``t / k`` replaced by ``1 / L``, the
+    prox of the l1 term and the metric of ``Problem.metric``. The Newton method's first step
+    (its option ``gradient_start``) is this step too.
+    """
+    w = problem.metric
+    return problem.prox(x + g / (lipschitz if w is None else lipschitz * w), 1.0 / lipschitz, w)
 
 
 def starting_point(
