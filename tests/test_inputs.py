@@ -273,23 +273,27 @@ def test_nystroem_input_refuses_the_transductive_map():
         fit_input(est, X, y)
 
 
-def test_platt_folds_of_a_binary_fit_with_explicit_landmarks_use_its_map():
-    """Explicit landmarks are indices into the training set, which a fold's rows are not: the
-    Platt folds fit on their rows of the model's own map. Reference: the dense SVM on each
-    fold's Nystroem kernel from the map's ``transform`` rows, on the same stratified folds."""
+@pytest.mark.parametrize("landmarks", ["explicit", "uniform", "kmeans++"])
+def test_platt_folds_of_a_binary_low_rank_fit_use_its_map(landmarks):
+    """The Platt folds of a binary low-rank fit take their rows of the model's own Nystroem map
+    (the model's kernel, kept fixed as a precomputed one is), whatever chose the landmarks;
+    explicit landmarks, indices into the training set, could not be refitted on a fold anyway.
+    Reference: the dense SVM on each fold's Nystroem kernel from the map's ``transform`` rows,
+    on the same stratified folds."""
     rng = np.random.default_rng(4)
     X = rng.normal(size=(80, 3))
     y = np.where(X[:, 0] + 0.3 * rng.normal(size=80) > 0, 1, -1)
-    landmarks = np.arange(0, 80, 4)
+    given = np.arange(0, 80, 4) if landmarks == "explicit" else landmarks
     clf = IndefiniteSVC(
         kernel="sigmoid",
         **SIG,
-        n_components=landmarks.size,
+        n_components=20,
         random_state=0,
         probability=True,
-        nystroem_params={"landmarks": landmarks},
+        nystroem_params={"landmarks": given},
     ).fit(X, y)
-    assert np.array_equal(clf.nystroem_.landmarks_, landmarks)
+    if landmarks == "explicit":
+        assert np.array_equal(clf.nystroem_.landmarks_, given)
     Phi = clf.nystroem_.transform(X)
     s = clf.nystroem_.signature_
     labels = np.where(y == clf.classes_[1], 1.0, -1.0)

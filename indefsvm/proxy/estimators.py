@@ -78,7 +78,6 @@ from indefsvm.base import (
     KernelInputMixin,
     check_landmark_parameters,
     fit_context,
-    nystroem_param,
     prediction_param,
     set_init_parameters,
 )
@@ -732,14 +731,11 @@ class IndefiniteSVC(
         else:
             self.intercept_ = float(result.intercept)
         self._remember_training_inputs(X)
-        if (
-            pair is None
-            and inputs.low_rank
-            and not isinstance(nystroem_param(self, "landmarks"), str)
-        ):
-            # Explicit landmarks are indices into this training set, which a Platt fold's
-            # rows are not: the folds take their rows of this fit's map (as one-vs-one pairs
-            # take theirs of the shared map) instead of refitting a map on the fold.
+        if pair is None and inputs.low_rank:
+            # The Platt folds take their rows of this fit's Nystroem map, as one-vs-one pairs
+            # take theirs of the shared map: the map is the model's kernel, fixed like a
+            # precomputed one (LIBSVM's folds keep the kernel too), and is not refitted on
+            # each fold. Explicit landmark indices, which index this training set, need it.
             pair = PairRows(inputs.nystroem, inputs.features)
         self._fit_probability(X, y, problem.y, sample_weight, rows=pair)
 
