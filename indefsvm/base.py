@@ -47,6 +47,7 @@ from indefsvm.utils.validation import (
 
 __all__ = [
     "KERNEL_PARAMETER_CONSTRAINTS",
+    "KERNEL_PARAMS_DOC",
     "NYSTROEM_PARAMETER_CONSTRAINTS",
     "NYSTROEM_PARAMS_DEFAULTS",
     "IndefsvmEstimator",
@@ -69,6 +70,15 @@ KERNEL_PARAMETER_CONSTRAINTS: dict[str, list[Any]] = {
     "degree": [Real, None],
     "kernel_params": [Mapping, None],
 }
+
+#: The docstring paragraph of those parameters beside ``kernel`` (its text differs by estimator):
+#: ``{KERNEL_PARAMS}`` of :func:`indefsvm.utils.docstrings.fill_doc`.
+KERNEL_PARAMS_DOC = """
+    gamma, coef0, degree : float, optional
+        Kernel parameters passed to the kernel function when not None.
+    kernel_params : dict, optional
+        Further keyword arguments of the kernel function.
+"""
 
 
 #: Constraints of the Nystroem input (``n_components``), the same in both paradigms.

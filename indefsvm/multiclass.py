@@ -68,6 +68,7 @@ from indefsvm.base import (
 from indefsvm.inputs import PairRows
 from indefsvm.utils.constraints import is_outermost_fit
 from indefsvm.utils.dask_rows import is_dask_array, rowwise_on_workers
+from indefsvm.utils.docstrings import filled_doc
 from indefsvm.utils.fingerprint import TrainingRows
 from indefsvm.utils.validation import check_sample_weight, no_fit_params
 
@@ -114,6 +115,18 @@ def ovo_vote_scores(decisions: NDArray[np.float64], n_classes: int) -> NDArray[n
     return votes + confidence / (3.0 * (np.abs(confidence) + 1.0))
 
 
+#: Paragraphs of the ``fit`` docstrings, written once (:func:`~indefsvm.utils.docstrings.fill_doc`).
+_DOC_PARAGRAPHS = {
+    "FIT_X_Y": """
+        X : array_like of shape (n, n) or (n, n_features)
+            The training kernel with ``kernel="precomputed"``, else the training points.
+        y : array_like of shape (n,)
+            Class labels (any type). Two classes are one binary problem; more are handled
+            one-vs-one (one problem per pair of classes, as :class:`sklearn.svm.SVC`).
+        """,
+}
+
+
 class OneVsOneMixin:
     """The classifier template: target checks, one-vs-one dispatch, binary fit and decision.
 
@@ -157,16 +170,13 @@ class OneVsOneMixin:
         return tags
 
     @fit_context
+    @filled_doc(**_DOC_PARAGRAPHS)
     def fit(self, X: ArrayLike, y: ArrayLike, **fit_params: Any):
         """Fit the binary problem, or one binary problem per pair of classes.
 
         Parameters
         ----------
-        X : array_like of shape (n, n) or (n, n_features)
-            The training kernel with ``kernel="precomputed"``, else the training points.
-        y : array_like of shape (n,)
-            Class labels (any type). Two classes are one binary problem; more are handled
-            one-vs-one (one problem per pair of classes, as :class:`sklearn.svm.SVC`).
+        {FIT_X_Y}
         **fit_params
             None are taken: ``sample_weight`` is refused with the reason (the formulation has
             no per-sample weights; the classifiers that have them take it by name).
@@ -552,16 +562,13 @@ class WeightedOneVsOneMixin(OneVsOneMixin):
     scikit-learn's ``has_fit_parameter`` and metadata routing see it."""
 
     @fit_context
+    @filled_doc(**_DOC_PARAGRAPHS)
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None):
         """Fit the binary problem, or one binary problem per pair of classes.
 
         Parameters
         ----------
-        X : array_like of shape (n, n) or (n, n_features)
-            The training kernel with ``kernel="precomputed"``, else the training points.
-        y : array_like of shape (n,)
-            Class labels (any type). Two classes are one binary problem; more are handled
-            one-vs-one (one problem per pair of classes, as :class:`sklearn.svm.SVC`).
+        {FIT_X_Y}
         sample_weight : array_like of shape (n,), optional
             Per-point weights of the loss (LIBSVM's instance weights: ``C_i = C w_i``, times
             the class weight). Each one-vs-one pair takes its rows.

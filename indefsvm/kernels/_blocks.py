@@ -13,6 +13,28 @@ from indefsvm.utils import blocks
 from indefsvm.utils.blocks import rows_per_block
 from indefsvm.utils.validation import check_finite_matrix
 
+#: Paragraphs of the kernel functions' docstrings, written once
+#: (:func:`~indefsvm.utils.docstrings.filled_doc` fills ``{X_Y}``, ``{GRAM}``, ...).
+_KERNEL_DOC_PARAGRAPHS = {
+    "X_Y": """
+        X : array_like of shape (n_x, d)
+        Y : array_like of shape (n_y, d), optional
+        """,
+    "GRAM": """
+        Returns
+        -------
+        ndarray of shape (n_x, n_y)
+        """,
+    "SIGMA": """
+        sigma : float
+            Positive bandwidth (on the squared distance).
+        """,
+    "P": """
+        p : float
+            Positive exponent.
+        """,
+}
+
 
 def _rows_per_block(n_cols: int, n_temporaries: int = 1) -> int:
     """Rows per block so that ``n_temporaries`` float64 blocks fit in the one budget,

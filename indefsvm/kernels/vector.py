@@ -9,48 +9,47 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from indefsvm.kernels._blocks import (
+    _KERNEL_DOC_PARAGRAPHS,
     _blocked_inner_products,
     _blocked_sq_distances,
     _check_pair,
     _check_real,
 )
+from indefsvm.utils.docstrings import filled_doc
 from indefsvm.utils.validation import check_positive
 
 
+@filled_doc(**_KERNEL_DOC_PARAGRAPHS)
 def squared_euclidean_distances(X: ArrayLike, Y: ArrayLike | None = None) -> NDArray[np.float64]:
     """Squared Euclidean distances ``||x_i - y_j||^2``, built in row blocks.
 
     Parameters
     ----------
-    X : array_like of shape (n_x, d)
-    Y : array_like of shape (n_y, d), optional
+    {X_Y}
         Defaults to ``X`` (then the diagonal is exactly 0 and the result exactly symmetric).
 
-    Returns
-    -------
-    ndarray of shape (n_x, n_y)
+    {GRAM}
     """
     X, Y, sym = _check_pair(X, Y)
     return _blocked_sq_distances(X, Y, sym, lambda block: None)
 
 
+@filled_doc(**_KERNEL_DOC_PARAGRAPHS)
 def linear_kernel(X: ArrayLike, Y: ArrayLike | None = None) -> NDArray[np.float64]:
     """Linear kernel ``k(x, y) = <x, y>`` (positive semi-definite).
 
     Parameters
     ----------
-    X : array_like of shape (n_x, d)
-    Y : array_like of shape (n_y, d), optional
+    {X_Y}
         Defaults to ``X``.
 
-    Returns
-    -------
-    ndarray of shape (n_x, n_y)
+    {GRAM}
     """
     X, Y, sym = _check_pair(X, Y)
     return _blocked_inner_products(X, Y, sym, lambda block: None)
 
 
+@filled_doc(**_KERNEL_DOC_PARAGRAPHS)
 def polynomial_kernel(
     X: ArrayLike,
     Y: ArrayLike | None = None,
@@ -65,8 +64,7 @@ def polynomial_kernel(
 
     Parameters
     ----------
-    X : array_like of shape (n_x, d)
-    Y : array_like of shape (n_y, d), optional
+    {X_Y}
     degree : int
         Positive integer degree.
     gamma : float
@@ -74,9 +72,7 @@ def polynomial_kernel(
     coef0 : float
         Additive constant.
 
-    Returns
-    -------
-    ndarray of shape (n_x, n_y)
+    {GRAM}
     """
     if isinstance(degree, bool) or int(degree) != degree or degree < 1:
         raise ValueError(f"degree must be a positive integer; got {degree!r}.")
@@ -93,6 +89,7 @@ def polynomial_kernel(
     return _blocked_inner_products(X, Y, sym, apply)
 
 
+@filled_doc(**_KERNEL_DOC_PARAGRAPHS)
 def gaussian_kernel(
     X: ArrayLike, Y: ArrayLike | None = None, *, gamma: float = 1.0
 ) -> NDArray[np.float64]:
@@ -100,14 +97,11 @@ def gaussian_kernel(
 
     Parameters
     ----------
-    X : array_like of shape (n_x, d)
-    Y : array_like of shape (n_y, d), optional
+    {X_Y}
     gamma : float
         Positive inverse squared length scale.
 
-    Returns
-    -------
-    ndarray of shape (n_x, n_y)
+    {GRAM}
     """
     gamma = check_positive(gamma, "gamma")
     X, Y, sym = _check_pair(X, Y)
@@ -119,6 +113,7 @@ def gaussian_kernel(
     return _blocked_sq_distances(X, Y, sym, apply)
 
 
+@filled_doc(**_KERNEL_DOC_PARAGRAPHS)
 def sigmoid_kernel(
     X: ArrayLike, Y: ArrayLike | None = None, *, gamma: float = 1.0, coef0: float = 0.0
 ) -> NDArray[np.float64]:
@@ -129,16 +124,13 @@ def sigmoid_kernel(
 
     Parameters
     ----------
-    X : array_like of shape (n_x, d)
-    Y : array_like of shape (n_y, d), optional
+    {X_Y}
     gamma : float
         Positive slope ``a``.
     coef0 : float
         Offset ``b`` (any sign).
 
-    Returns
-    -------
-    ndarray of shape (n_x, n_y)
+    {GRAM}
     """
     gamma = check_positive(gamma, "gamma")
     coef0 = _check_real(coef0, "coef0")
@@ -152,6 +144,7 @@ def sigmoid_kernel(
     return _blocked_inner_products(X, Y, sym, apply)
 
 
+@filled_doc(**_KERNEL_DOC_PARAGRAPHS)
 def epanechnikov_kernel(
     X: ArrayLike, Y: ArrayLike | None = None, *, sigma: float = 1.0, p: float = 1.0
 ) -> NDArray[np.float64]:
@@ -161,16 +154,11 @@ def epanechnikov_kernel(
 
     Parameters
     ----------
-    X : array_like of shape (n_x, d)
-    Y : array_like of shape (n_y, d), optional
-    sigma : float
-        Positive bandwidth (on the squared distance).
-    p : float
-        Positive exponent.
+    {X_Y}
+    {SIGMA}
+    {P}
 
-    Returns
-    -------
-    ndarray of shape (n_x, n_y)
+    {GRAM}
     """
     sigma = check_positive(sigma, "sigma")
     p = check_positive(p, "p")
@@ -186,6 +174,7 @@ def epanechnikov_kernel(
     return _blocked_sq_distances(X, Y, sym, apply)
 
 
+@filled_doc(**_KERNEL_DOC_PARAGRAPHS)
 def gaussian_combination_kernel(
     X: ArrayLike,
     Y: ArrayLike | None = None,
@@ -204,14 +193,11 @@ def gaussian_combination_kernel(
 
     Parameters
     ----------
-    X : array_like of shape (n_x, d)
-    Y : array_like of shape (n_y, d), optional
+    {X_Y}
     sigma1, sigma2, sigma3 : float
         Positive bandwidths (on the squared distance).
 
-    Returns
-    -------
-    ndarray of shape (n_x, n_y)
+    {GRAM}
     """
     s1 = check_positive(sigma1, "sigma1")
     s2 = check_positive(sigma2, "sigma2")
@@ -227,6 +213,7 @@ def gaussian_combination_kernel(
     return _blocked_sq_distances(X, Y, sym, apply, n_temporaries=3)
 
 
+@filled_doc(**_KERNEL_DOC_PARAGRAPHS)
 def multiquadric_kernel(
     X: ArrayLike, Y: ArrayLike | None = None, *, sigma: float = 1.0, c: float = 1.0
 ) -> NDArray[np.float64]:
@@ -237,16 +224,12 @@ def multiquadric_kernel(
 
     Parameters
     ----------
-    X : array_like of shape (n_x, d)
-    Y : array_like of shape (n_y, d), optional
-    sigma : float
-        Positive bandwidth (on the squared distance).
+    {X_Y}
+    {SIGMA}
     c : float
         Offset (finite; only ``c^2`` enters).
 
-    Returns
-    -------
-    ndarray of shape (n_x, n_y)
+    {GRAM}
     """
     sigma = check_positive(sigma, "sigma")
     c = _check_real(c, "c")
@@ -260,6 +243,7 @@ def multiquadric_kernel(
     return _blocked_sq_distances(X, Y, sym, apply)
 
 
+@filled_doc(**_KERNEL_DOC_PARAGRAPHS)
 def thin_plate_spline_kernel(
     X: ArrayLike, Y: ArrayLike | None = None, *, sigma: float = 1.0, p: float = 1.0
 ) -> NDArray[np.float64]:
@@ -272,16 +256,12 @@ def thin_plate_spline_kernel(
 
     Parameters
     ----------
-    X : array_like of shape (n_x, d)
-    Y : array_like of shape (n_y, d), optional
+    {X_Y}
     sigma : float
         Positive scale.
-    p : float
-        Positive exponent.
+    {P}
 
-    Returns
-    -------
-    ndarray of shape (n_x, n_y)
+    {GRAM}
     """
     sigma = check_positive(sigma, "sigma")
     p = check_positive(p, "p")
@@ -297,6 +277,7 @@ def thin_plate_spline_kernel(
     return _blocked_sq_distances(X, Y, sym, apply, n_temporaries=3)
 
 
+@filled_doc(**_KERNEL_DOC_PARAGRAPHS)
 def difference_of_gaussians_kernel(
     X: ArrayLike,
     Y: ArrayLike | None = None,
@@ -313,16 +294,13 @@ def difference_of_gaussians_kernel(
 
     Parameters
     ----------
-    X : array_like of shape (n_x, d)
-    Y : array_like of shape (n_y, d), optional
+    {X_Y}
     gamma1, gamma2 : float
         Positive inverse squared length scales of the positive and the negative component.
     weight : float
         Positive weight of the subtracted Gaussian.
 
-    Returns
-    -------
-    ndarray of shape (n_x, n_y)
+    {GRAM}
     """
     g1 = check_positive(gamma1, "gamma1")
     g2 = check_positive(gamma2, "gamma2")

@@ -37,6 +37,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d,
 
 from indefsvm.base import (
     KERNEL_PARAMETER_CONSTRAINTS,
+    KERNEL_PARAMS_DOC,
     NYSTROEM_PARAMETER_CONSTRAINTS,
     IndefsvmEstimator,
     KernelInputMixin,
@@ -60,6 +61,7 @@ from indefsvm.linalg.spectrum import SPECTRUM_MAPS, TRANSFORM_METHODS, spectrum_
 from indefsvm.multiclass import OneVsOneMixin, WeightedOneVsOneMixin
 from indefsvm.utils.constraints import Interval, StrOptions
 from indefsvm.utils.dask_rows import on_workers
+from indefsvm.utils.docstrings import fill_doc
 from indefsvm.utils.validation import (
     check_binary_labels,
     check_sample_weight,
@@ -128,9 +130,11 @@ _NYSTROEM_PARAMS_DOC = """    nystroem_params : dict, optional
         ``K_ZZ``, as in the map."""
 
 
-def _doc(text: str) -> str:
-    """Docstring with the shared ``nystroem_params`` paragraph filled in."""
-    return text.replace("{NYSTROEM_PARAMS}", _NYSTROEM_PARAMS_DOC)
+#: The paragraphs of the estimators' docstrings (:func:`indefsvm.utils.docstrings.fill_doc`).
+_DOC_PARAGRAPHS = {
+    "KERNEL_PARAMS": KERNEL_PARAMS_DOC,
+    "NYSTROEM_PARAMS": _NYSTROEM_PARAMS_DOC,
+}
 
 
 class _KernelEstimatorMixin(KernelInputMixin):
@@ -266,7 +270,7 @@ def _scale_columns_inplace(Phi: NDArray, scale: NDArray[np.float64]) -> NDArray:
 
 
 class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
-    __doc__ = _doc(
+    __doc__ = fill_doc(
         """Variance-constrained least squares in a Krein space (Oglic & Gaertner 2018).
 
     Parameters
@@ -275,10 +279,7 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         ``"precomputed"`` (``X`` is the kernel), a kernel name of :mod:`indefsvm.kernels`
         (:data:`~indefsvm.kernels.KERNEL_NAMES`, aliases ``"rbf"``, ``"poly"``) or
         ``kernel(X, Y=None, **params)`` returning the (possibly indefinite) kernel.
-    gamma, coef0, degree : float, optional
-        Kernel parameters passed to the kernel function when not None.
-    kernel_params : dict, optional
-        Further keyword arguments of the kernel function.
+    {KERNEL_PARAMS}
     formulation : {"krein", "omcs", "flip", "clip", "shift", "square"}
         The optimisation problem (all solved globally by the secular equation, so there is no
         solver choice). ``"krein"``: eq. (4), regularisation
@@ -314,7 +315,7 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         callable). With ``kernel="precomputed"`` the map reads only the landmark columns of
         the given training kernel (``fit``) and of the test-vs-train kernel (``predict``).
         With every training point as a landmark it reproduces the full-rank method.
-{NYSTROEM_PARAMS} ``"factorization": "plain"`` only with ``formulation="krein"`` or
+    {NYSTROEM_PARAMS} ``"factorization": "plain"`` only with ``formulation="krein"`` or
         ``"omcs"`` (the spectrum transformations need the eigenvalues of ``K_X|Z``).
     random_state : int, Generator or None
         Seed of the landmark selection.
@@ -334,7 +335,8 @@ class KreinRegressor(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
         The radius used (``r`` or the default ``std(y)``).
     solution_ : VarianceConstrainedSolution
     transform_ : SpectrumTransform or None
-    """
+    """,
+        **_DOC_PARAGRAPHS,
     )
 
     _parameter_constraints: dict = {
@@ -575,7 +577,7 @@ class KreinClassifier(_SignClassifierMixin, KreinRegressor):
 
 
 class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator):
-    __doc__ = _doc(
+    __doc__ = fill_doc(
         """Krein kernel ridge regression / KREIN LSM (Oglic & Gaertner 2019, Sect. 2.4).
 
     ``min_f (1/n) sum (f(x_i) - y_i)^2 + lambda_+ ||f_+||^2 + lambda_- ||f_-||^2``, closed form
@@ -593,7 +595,7 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator)
     n_components : int, optional
         None (default): full rank on the dense kernel. An int ``m``: the low-rank method of
         paper 003 on ``m`` Nystroem landmarks (see :class:`KreinRegressor`).
-{NYSTROEM_PARAMS}
+    {NYSTROEM_PARAMS}
     random_state : int, Generator or None
 
     Notes
@@ -601,7 +603,8 @@ class KreinKernelRidge(_KernelEstimatorMixin, RegressorMixin, IndefsvmEstimator)
     Low rank (``n_components``): KREIN LSM of paper 003, Sect. 2.4,
     ``z = (F'F + n Lambda)^{-1} F'y`` with ``F = Phi S`` the Nystroem features times their
     signature (:func:`indefsvm.krein.lowrank.lowrank_krein_ridge`); ``f(x) = F(x) z``.
-    """
+    """,
+        **_DOC_PARAGRAPHS,
     )
 
     _parameter_constraints: dict = {
@@ -762,7 +765,7 @@ class KreinSquaredHingeSVC(
         "squared hinge"
     )
 
-    __doc__ = _doc(
+    __doc__ = fill_doc(
         """KREIN SH-SVM: squared-hinge SVM in a Krein space (Oglic & Gaertner 2019, Sect. 2.5).
 
     ``min_f sum_i max(1 - y_i f(x_i), 0)^2 + n lambda_+ ||f_+||^2 + n lambda_- ||f_-||^2``
@@ -793,7 +796,7 @@ class KreinSquaredHingeSVC(
     rcond : float, optional
         Relative zero tolerance for eigenvalues (full rank; default ``n eps``).
     n_components : int, optional
-{NYSTROEM_PARAMS}
+    {NYSTROEM_PARAMS}
     random_state : int, Generator or None
 
     Attributes
@@ -804,7 +807,8 @@ class KreinSquaredHingeSVC(
     signature_ : ndarray of shape (r,)
     solution_ : SquaredHingeSolution
     classes_ : ndarray of shape (2,)
-    """
+    """,
+        **_DOC_PARAGRAPHS,
     )
 
     _parameter_constraints: dict = {

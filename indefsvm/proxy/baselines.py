@@ -42,6 +42,7 @@ from indefsvm.multiclass import WeightedOneVsOneMixin
 from indefsvm.probability import PlattProbabilityMixin, probability_method
 from indefsvm.proxy import _libsvm
 from indefsvm.utils.constraints import Interval, StrOptions
+from indefsvm.utils.docstrings import fill_doc
 from indefsvm.utils.log import user_stacklevel
 from indefsvm.utils.validation import check_binary_labels, class_weights_to_C
 
@@ -165,7 +166,7 @@ _BASE_PARAMS_DOC = """
 
 
 class SpectrumSVC(_LibsvmKernelClassifier):
-    __doc__ = (
+    __doc__ = fill_doc(
         """SVM on a spectrum-modified kernel (paper 004, Sect. 5.1: denoise, flip, shift).
 
     The training kernel ``K = U diag(lambda) U'`` is made PSD by ``spectrum`` and LIBSVM is
@@ -183,12 +184,12 @@ class SpectrumSVC(_LibsvmKernelClassifier):
         would make scikit-learn take the classifier for a transformer, and ``method`` is kept
         for the optimisation algorithm elsewhere.)
     shift : float, optional
-        Diagonal shift for ``spectrum="shift"`` (default ``max(0, -lambda_min)``)."""
-        + _BASE_PARAMS_DOC
-        + """
+        Diagonal shift for ``spectrum="shift"`` (default ``max(0, -lambda_min)``).
+    {BASE_PARAMS}
     transform_ : SpectrumTransform
         The fitted transformation (eigendecomposition, transformed kernel, test map).
-    """
+    """,
+        BASE_PARAMS=_BASE_PARAMS_DOC,
     )
 
     _parameter_constraints: dict = {
@@ -232,7 +233,7 @@ class SpectrumSVC(_LibsvmKernelClassifier):
 
 
 class ModSVC(_LibsvmKernelClassifier):
-    __doc__ = (
+    __doc__ = fill_doc(
         """Mod SVM of paper 004 (Lin & Lin 2003): identity in the objective, kernel in the
     constraints.
 
@@ -244,9 +245,8 @@ class ModSVC(_LibsvmKernelClassifier):
     for a new point is ``k_x' w + b``.
 
     Parameters
-    ----------"""
-        + _BASE_PARAMS_DOC
-        + """
+    ----------
+    {BASE_PARAMS}
     alpha_ : ndarray of shape (n_train,)
         The variable ``a`` of the formulation above (``Y a = dual_coef_``).
 
@@ -254,7 +254,8 @@ class ModSVC(_LibsvmKernelClassifier):
     ----------
     H.-T. Lin, C.-J. Lin. A study on sigmoid kernels for SVM and the training of non-PSD kernels
     by SMO-type methods. Technical report, National Taiwan University, 2003.
-    """
+    """,
+        BASE_PARAMS=_BASE_PARAMS_DOC,
     )
 
     def __init__(
@@ -290,7 +291,7 @@ class ModSVC(_LibsvmKernelClassifier):
 
 
 class DirectSVC(_LibsvmKernelClassifier):
-    __doc__ = (
+    __doc__ = fill_doc(
         """LIBSVM on the indefinite kernel as it is (the *SVM* column of paper 004, Table 2).
 
     LIBSVM's SMO-type decomposition still converges on a non-PSD kernel (Lin & Lin 2003), but
@@ -301,12 +302,12 @@ class DirectSVC(_LibsvmKernelClassifier):
     Parameters
     ----------
     psd_tol : float
-        Relative tolerance of the PSD check behind the warning."""
-        + _BASE_PARAMS_DOC
-        + """
+        Relative tolerance of the PSD check behind the warning.
+    {BASE_PARAMS}
     lambda_min_ : float
         Smallest eigenvalue of the training kernel.
-    """
+    """,
+        BASE_PARAMS=_BASE_PARAMS_DOC,
     )
 
     _parameter_constraints: dict = {

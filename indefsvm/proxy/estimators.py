@@ -72,6 +72,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from indefsvm.base import (
     KERNEL_PARAMETER_CONSTRAINTS,
+    KERNEL_PARAMS_DOC,
     NYSTROEM_PARAMETER_CONSTRAINTS,
     NYSTROEM_PARAMS_DEFAULTS,
     IndefsvmEstimator,
@@ -105,6 +106,7 @@ from indefsvm.utils.constraints import (
     is_outermost_fit,
 )
 from indefsvm.utils.dask_rows import rowwise_on_workers
+from indefsvm.utils.docstrings import fill_doc
 from indefsvm.utils.fingerprint import TrainingRows
 from indefsvm.utils.progress import LONG_FIT_ROWS
 from indefsvm.utils.validation import check_sample_weight
@@ -483,7 +485,8 @@ class _ProxyKernelEstimator(KernelInputMixin, IndefsvmEstimator):
         return self._transductive(X, T, K_test_test) @ self._u + self.intercept_
 
 
-_COMMON_DOC = """
+_COMMON_DOC = fill_doc(
+    """
     solver : {"auto", "pg", "accpm", "siqclp", "lowrank_newton"}
         Optimisation algorithm, passed to :func:`indefsvm.solve_problem` as ``method``
         (``"auto"``, the default: ``"lowrank_newton"`` for classification with a scalar ``rho``
@@ -501,10 +504,7 @@ _COMMON_DOC = """
     kernel : "precomputed", str or callable
         ``"precomputed"`` (``X`` is the kernel), a name of :data:`KERNEL_NAMES` (or alias
         ``"rbf"``, ``"poly"``, ``"tangent"``), or ``kernel(X, Y=None, **params) -> K``.
-    gamma, coef0, degree : float, optional
-        Kernel parameters passed to the kernel function when not None.
-    kernel_params : dict, optional
-        Further keyword arguments of the kernel function.
+    {KERNEL_PARAMS}
     solver_options : dict, optional
         The solver's own options, as :func:`indefsvm.solve` takes them in ``options`` (e.g.
         ``{"step_size": 5.0}``), and the same further keys (:data:`indefsvm.proxy.api.OPTION_KEYS`):
@@ -559,7 +559,9 @@ _COMMON_DOC = """
         transductive heuristic (needs ``K_test_test``); and, in the classifiers,
         ``"intercept"`` ({"certified", "paper"}, default ``"certified"``): the best ``b`` of
         the solver's primal bound with kernel ``K*``, or the published ``estimate_b.m`` on the
-        original ``K0`` (:func:`estimate_intercept_paper`)."""
+        original ``K0`` (:func:`estimate_intercept_paper`).""",
+    KERNEL_PARAMS=KERNEL_PARAMS_DOC,
+)
 
 
 _RHO_SCALE_DOC = """    rho_scale : {None, "spectral"}, default None
@@ -576,21 +578,18 @@ _ATTRIBUTES_DOC = """    Attributes
         The penalty the solver used (``rho`` itself unless ``rho_scale="spectral"``)."""
 
 
-def _doc(text: str) -> str:
-    """Docstring with the shared parameter paragraphs filled in (one text per parameter)."""
-    for key, value in (
-        ("{COMMON}", _COMMON_DOC),
-        ("{RHO_SCALE}", _RHO_SCALE_DOC),
-        ("{ATTRIBUTES}", _ATTRIBUTES_DOC),
-    ):
-        text = text.replace(key, value)
-    return text
+#: The paragraphs of the estimators' docstrings (:func:`indefsvm.utils.docstrings.fill_doc`).
+_DOC_PARAGRAPHS = {
+    "COMMON": _COMMON_DOC,
+    "RHO_SCALE": _RHO_SCALE_DOC,
+    "ATTRIBUTES": _ATTRIBUTES_DOC,
+}
 
 
 class IndefiniteSVC(
     PlattProbabilityMixin, WeightedOneVsOneMixin, ClassifierMixin, _ProxyKernelEstimator
 ):
-    __doc__ = _doc(
+    __doc__ = fill_doc(
         """Indefinite SVM classifier of Luss & d'Aspremont (paper 004, eq. 4/7).
 
     Maximises ``e'alpha - 1/2 (Y alpha)'K*(Y alpha) + rho ||K* - K0||_F^2`` over
@@ -606,17 +605,17 @@ class IndefiniteSVC(
     rho : float or array_like of shape (n_train,)
         Penalty on ``||K - K0||_F^2`` (> 0); a vector gives componentwise penalties
         ``H_ij = sqrt(rho_i rho_j)`` (Sect. 4.4, Theorem 3).
-{RHO_SCALE}
+    {RHO_SCALE}
     class_weight : None, "balanced", "paper" or dict
         Per-class multipliers of ``C`` (``"paper"``: the published code's ``C n_pos / n_neg``
         for the negative class; dict keys are the user's labels).
-{COMMON}
+    {COMMON}
     probability : bool
         Enable :meth:`predict_proba` (Platt scaling on an internal stratified 5-fold
         cross-validation seeded by ``random_state``, as ``sklearn.svm.SVC(probability=True)``;
         fitting costs 5 more fits, per pair with more than two classes).
 
-{ATTRIBUTES}
+    {ATTRIBUTES}
     classes_ : ndarray of shape (2,)
         The labels; ``classes_[1]`` is the positive class (+1 in the problem).
     alpha_ : ndarray of shape (n_train,)
@@ -650,7 +649,8 @@ class IndefiniteSVC(
     >>> clf = IndefiniteSVC(kernel="sigmoid", gamma=0.5, coef0=-0.2, C=1.0, rho=1.0).fit(X, y)
     >>> clf.predict(X[:3]).tolist()
     ['a', 'a', 'a']
-    """
+    """,
+        **_DOC_PARAGRAPHS,
     )
 
     _problem_kind = "svc"
@@ -810,7 +810,7 @@ class IndefiniteSVC(
 
 
 class PerturbSVC(IndefiniteSVC):
-    __doc__ = _doc(
+    __doc__ = fill_doc(
         """PerturbSVM for a positive semi-definite kernel (paper 004, Sect. 4.3, eq. 21-22).
 
     Maximises ``e'alpha - 1/2 u'K0u - ||u||^4 / (16 rho)`` with ``u = Y alpha`` over the SVM
@@ -826,8 +826,9 @@ class PerturbSVC(IndefiniteSVC):
     psd_tol : float
         Relative tolerance of the PSD check: eigenvalues above ``-psd_tol * max|lambda|`` count as
         rounding errors (1e-5 by default, which admits kernels computed from float32 data).
-{COMMON}
-    """
+    {COMMON}
+    """,
+        **_DOC_PARAGRAPHS,
     )
 
     _problem_kind = "perturb"
@@ -889,7 +890,7 @@ class PerturbSVC(IndefiniteSVC):
 
 
 class IndefiniteSVR(RegressorMixin, _ProxyKernelEstimator):
-    __doc__ = _doc(
+    __doc__ = fill_doc(
         """Indefinite support vector regression (paper 004, Sect. 4.1, eq. 14-17).
 
     Maximises ``y'alpha - epsilon ||alpha||_1 - 1/2 alpha'K*alpha + rho ||K* - K0||_F^2`` over
@@ -904,10 +905,10 @@ class IndefiniteSVR(RegressorMixin, _ProxyKernelEstimator):
         Width of the insensitive tube (>= 0).
     rho : float or array_like of shape (n_train,)
         Kernel penalty (scalar, or componentwise as in Theorem 3).
-{RHO_SCALE}
-{COMMON}
+    {RHO_SCALE}
+    {COMMON}
 
-{ATTRIBUTES}
+    {ATTRIBUTES}
     alpha_ : ndarray of shape (n_train,)
         Dual solution (signed coefficients).
     dual_coef_ : ndarray of shape (n_train,)
@@ -916,7 +917,8 @@ class IndefiniteSVR(RegressorMixin, _ProxyKernelEstimator):
         Best intercept of the certified primal bound.
     support_, proxy_kernel_, result_, problem_, n_iter_, n_features_in_
         As in :class:`IndefiniteSVC`.
-    """
+    """,
+        **_DOC_PARAGRAPHS,
     )
 
     _problem_kind = "svr"
@@ -993,7 +995,7 @@ class IndefiniteSVR(RegressorMixin, _ProxyKernelEstimator):
 
 
 class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
-    __doc__ = _doc(
+    __doc__ = fill_doc(
         """Indefinite one-class SVM (paper 004, Sect. 4.2, eq. 18-20).
 
     Maximises ``-1/2 alpha'K*alpha + rho ||K* - K0||_F^2`` over ``{e'alpha = 1,
@@ -1020,10 +1022,10 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
         Schoelkopf et al. 2001, Prop. 4, for the decision function ``predict`` uses).
     rho : float or array_like of shape (n_train,)
         Kernel penalty.
-{RHO_SCALE}
-{COMMON}
+    {RHO_SCALE}
+    {COMMON}
 
-{ATTRIBUTES}
+    {ATTRIBUTES}
     alpha_ : ndarray of shape (n_train,)
     dual_coef_ : ndarray of shape (n_train,)
         ``P_+ alpha`` (projection map).
@@ -1034,7 +1036,8 @@ class IndefiniteOneClassSVM(OutlierMixin, _ProxyKernelEstimator):
         (scikit-learn's convention).
     support_, proxy_kernel_, result_, problem_, n_iter_, n_features_in_
         As in :class:`IndefiniteSVC`.
-    """
+    """,
+        **_DOC_PARAGRAPHS,
     )
 
     _problem_kind = "oneclass"

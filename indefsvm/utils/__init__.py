@@ -1,2 +1,3 @@
 """Plumbing shared by both paradigms: input checks, parameter constraints, file input, logging,
-lazy imports and progress reporting. Nothing here knows a learning problem."""
+lazy imports, progress reporting and shared docstring paragraphs. Nothing here knows a
+learning problem."""
