@@ -86,8 +86,11 @@ class ProxyState:
     low_values : ndarray of shape (k,)
         Eigenvalues of ``M`` below the threshold requested (the negative ones, plus those in
         ``[0, smoothing)`` when a smoothing parameter is used).
-    low_vectors : ndarray of shape (n, k)
-        Their eigenvectors in the eigenbasis of ``K0`` (multiply by ``V`` for the true vectors).
+    low : ndarray of shape (n, k), RankOneEigen or None
+        Their eigenvectors in the eigenbasis of ``K0`` (multiply by ``V`` for the true vectors),
+        or the :class:`~indefsvm.linalg.rank_one.RankOneEigen` that forms them: an evaluation
+        needs only two products with them, which the compiled secular engine forms without
+        the ``n x k`` array. Read them as :attr:`low_vectors`. None in a partial state.
     kstar_u : ndarray of shape (n,)
         ``K*(u) u``.
     u_kstar_u, u_k0_u, u_norm_sq : float
@@ -109,7 +112,7 @@ class ProxyState:
     u: NDArray[np.float64]
     z: NDArray[np.float64] | None
     low_values: NDArray[np.float64]
-    low_vectors: NDArray[np.float64]
+    low: NDArray[np.float64] | RankOneEigen | None
     kstar_u: NDArray[np.float64]
     u_kstar_u: float
     u_k0_u: float
@@ -119,23 +122,13 @@ class ProxyState:
     neg_sq_change: float = 0.0
     neg_sq_change_error: float = 0.0
 
-
-def _low_vectors(state: ProxyState) -> NDArray[np.float64] | None:
-    vectors = state._low_vectors
-    if isinstance(vectors, RankOneEigen):
-        # Formed on first read (out-of-sample rows, K*, products with other vectors): an
-        # evaluation itself needs only the two products eigen_state_fields forms without it.
-        vectors = state._low_vectors = vectors.eigenvectors
-    return vectors
-
-
-def _set_low_vectors(state: ProxyState, value: Any) -> None:
-    state._low_vectors = value
-
-
-# ``low_vectors`` may be given as the RankOneEigen it comes from (dataclass __init__ assigns
-# through this property): the n x k array is then formed only if something reads it.
-ProxyState.low_vectors = property(_low_vectors, _set_low_vectors)  # type: ignore[assignment]
+    @property
+    def low_vectors(self) -> NDArray[np.float64] | None:
+        """The eigenvectors of ``low``, formed on first read and kept (out-of-sample rows,
+        ``K*``, products with other vectors need the array; an evaluation does not)."""
+        if isinstance(self.low, RankOneEigen):
+            self.low = self.low.eigenvectors
+        return self.low
 
 
 #: Absolute accuracy of a computed eigenvalue of ``diag(d) + sigma z z'`` in units of
@@ -425,7 +418,7 @@ def eigen_state_fields(
     operators, which differ only in the basis. Returns ``(s, fields)`` with ``s = (diag(d) +
     sigma z z') z - W_- diag(lam_-) W_-' z``, the basis coordinates of ``K* u``. The two products
     with ``W_-`` come from ``low`` without forming ``W`` where it can (the compiled secular
-    engine); ``fields["low_vectors"]`` is ``low`` itself, formed into the array when read.
+    engine); ``fields["low"]`` is ``low`` itself, formed into the array when read.
     """
     lam = low.eigenvalues
     # Eigenvalues ascend, so the negative ones are a prefix.
@@ -435,7 +428,7 @@ def eigen_state_fields(
     fields = dict(
         z=z,
         low_values=lam,
-        low_vectors=low,
+        low=low,
         u_kstar_u=float(z @ s),
         u_k0_u=float(z @ (d * z)),
         u_norm_sq=u_norm_sq,
@@ -608,7 +601,7 @@ class ProxyKernelOperator:
                 u=u,
                 z=None,
                 low_values=np.empty(0),
-                low_vectors=np.empty((self.n, 0)),
+                low=np.empty((self.n, 0)),
                 kstar_u=kstar_u,
                 u_kstar_u=u_k0_u + sigma * u_norm_sq**2,
                 u_k0_u=u_k0_u,
@@ -662,7 +655,7 @@ class ProxyKernelOperator:
             u=u,
             z=z,
             low_values=lam,
-            low_vectors=None,
+            low=None,
             kstar_u=None,
             u_kstar_u=np.nan,
             u_k0_u=u_k0_u,

@@ -1065,3 +1065,27 @@ def test_a_root_farther_than_the_bracket_is_left_to_its_plain_difference(monkeyp
     np.testing.assert_array_equal(ok, expected)
     eps = np.finfo(np.float64).eps
     assert np.all(np.abs(offset[ok] - ref[ok]) <= 4 * eps * np.abs(ref[ok]))
+
+
+def test_state_forms_its_eigenvectors_on_first_read_and_keeps_them():
+    """An evaluation by the compiled engine keeps the negative part's eigenvectors unformed
+    (``state.low`` is the RankOneEigen); ``low_vectors`` forms them once, and they are those
+    of the dense eigendecomposition of ``diag(d) + sigma z z'`` (up to sign)."""
+    if not rank_one_module.numba_available():
+        pytest.skip("needs the compiled secular engine")
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(300, 4))
+    K0 = np.tanh(X @ X.T / 4 - 0.5)
+    op = ProxyKernelOperator(K0, 0.2)  # engine "auto": the compiled one when available
+    state = op.state(rng.uniform(-1.0, 1.0, size=300))
+    assert isinstance(state.low, rank_one_module.RankOneEigen) and not state.low.formed
+    W = state.low_vectors
+    assert isinstance(state.low, np.ndarray) and state.low_vectors is W  # formed once
+    M = np.diag(op.eigenvalues) + 0.2 * np.outer(state.z, state.z)
+    lam, Q = np.linalg.eigh(M)
+    neg = lam < 0
+    np.testing.assert_allclose(state.low_values[: neg.sum()], lam[neg], rtol=0, atol=1e-10)
+    # Same eigenspace: the projectors agree.
+    P = Q[:, neg] @ Q[:, neg].T
+    Wn = W[:, : neg.sum()]
+    np.testing.assert_allclose(Wn @ Wn.T, P, rtol=0, atol=1e-8)
