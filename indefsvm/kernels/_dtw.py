@@ -15,7 +15,7 @@ import numba
 import numpy as np
 
 
-@numba.njit(inline="always", error_model="numpy")
+@numba.njit(inline="always", cache=True, error_model="numpy")
 def _relax_row(
     ai: float, b: np.ndarray, prev: np.ndarray, cur: np.ndarray, lo: int, hi: int
 ) -> None:
