@@ -311,7 +311,8 @@ def lowrank_newton(
         ``J`` is singular at ``alpha = 0`` (``gamma = 0``), where the first model then needs
         its proximal term and often the dual's semismooth Newton steps; one step moves the
         rows the linear term pushes to their bound (all of them for a small ``C``). One
-        evaluation. False: start at the initial point.
+        evaluation, counted as the first iteration: the solve stops there when the gap
+        certifies. False: start at the initial point.
 
     Returns
     -------
@@ -336,13 +337,17 @@ def lowrank_newton(
     floor = curvature_floor * scale
     ev = problem.evaluate(x)
     monitor.offer(ev)
-    if gradient_start and alpha0 is None and not np.any(ev.alpha) and _finite(ev):
-        # (alpha = 0 only: the classifiers' start; the one-class start 1/n is regular)
+    # (alpha = 0 only: the classifiers' start; the one-class start 1/n is regular)
+    started = gradient_start and alpha0 is None and not np.any(ev.alpha) and _finite(ev)
+    if started:
         ev = _gradient_start(problem, monitor, ev, scale)
     counts = {"n_inner": 0, "n_inexact_inner": 0, "n_halvings": 0, "n_model": 0, "n_gradient": 0}
     b_prev = ev.intercept
     prox = proximal * scale
-    while True:
+    # The gradient start is an iteration of its own, and the monitor is asked after it: where
+    # it certifies (a small C, whose rows all go to their bound), no Newton model is built.
+    done = started and monitor.end_iteration(current_objective=ev.objective, step=1.0)
+    while not done:
         if not _finite(ev):
             monitor.stop("numerical_error", "the objective or gradient is not finite")
             break
@@ -411,8 +416,7 @@ def lowrank_newton(
             int(np.count_nonzero((trial.alpha > 0) & (trial.alpha < problem.upper))),
         )
         ev = trial
-        if monitor.end_iteration(current_objective=ev.objective, step=t):
-            break
+        done = monitor.end_iteration(current_objective=ev.objective, step=t)
     info = {
         **counts,
         "n_passes": op.n_passes - passes0,

@@ -408,6 +408,31 @@ def test_a_stalled_newton_falls_back_warm_started_to_the_projected_gradient():
     np.testing.assert_array_equal(chained.history["iteration"], np.arange(1, 1501))
 
 
+def test_gradient_start_is_the_first_iteration_and_ends_a_solve_it_certifies():
+    """With a small ``C`` the projected gradient's first step puts every row at its bound and
+    certifies the gap; the Newton method asks the monitor after that step (its first
+    iteration) and builds no model. Its point is the projected gradient's first iterate, and
+    its value is the dense problem's optimum to the tolerance."""
+    Phi, s, y = factor_data(1000, 50, 1)
+    # The first iterate's relative gap here is 1.8e-6: certified at 1e-5 with room to spare.
+    newton = solve_quiet(lowrank_problem(Phi, s, y, C=1e-4), method="lowrank_newton", tol=1e-5)
+    pg = solve_quiet(lowrank_problem(Phi, s, y, C=1e-4), method="pg", tol=1e-5)
+    assert newton.status == pg.status == "converged"
+    assert newton.n_iter == pg.n_iter == 1
+    assert newton.info["n_model"] == newton.info["n_inner"] == 0
+    np.testing.assert_array_equal(newton.alpha, pg.alpha)
+    K0 = (Phi * s) @ Phi.T
+    dense = solve_quiet(
+        make_problem("svc", 0.5 * (K0 + K0.T), y, C=1e-4), method="pg", tol=1e-10, max_iter=20000
+    )
+    # The certified bounds of each bracket the other's optimum (slack: the rounding of f);
+    # the objective is within the tolerance of the dense optimum.
+    slack = 1e-12 * abs(dense.objective)
+    assert newton.objective <= dense.upper_bound + slack
+    assert newton.upper_bound >= dense.objective - slack
+    assert dense.objective - newton.objective <= 1e-5 * abs(dense.objective)
+
+
 @pytest.mark.parametrize("C", [1e-4, 1e-2, 1.0])
 def test_gradient_start_leaves_the_singular_origin_and_reaches_the_same_optimum(C):
     """At ``alpha = 0`` the model's ``J`` is singular; the first step is the projected
