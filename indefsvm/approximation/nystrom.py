@@ -737,7 +737,7 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         idx, sketch = self._draw_landmarks(X, m, rows, rng, rcond)
         t1 = time.perf_counter()
         Z = X[idx]
-        W0, S = self._set_landmarks(idx, sketch, Z, rows, rcond)
+        W0, S, _ = self._set_landmarks(idx, sketch, Z, rows, rcond)
         if self.factorization == "plain":
             self.fit_time_ = {"landmarks": t1 - t0, "factorization": time.perf_counter() - t1}
             if not keep_features:
@@ -921,13 +921,13 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         Z = np.array(X[idx].compute(), copy=True)
         if not callable(self.kernel):
             Z = check_finite_matrix(Z, name="X (landmark rows)")
-        W0, S = self._set_landmarks(idx, sketch, Z, rows, rcond)
+        W0, S, kzz_peak = self._set_landmarks(idx, sketch, Z, rows, rcond)
         if self.factorization == "plain":
             self.fit_time_ = {"landmarks": t1 - t0, "factorization": time.perf_counter() - t1}
             if not keep_features:
                 return None
             Phi = self.transform(X)
-            if self._plain_within_bound_dask(Phi, X, rows, Z):
+            if self._plain_within_bound_dask(Phi, X, rows, Z, kzz_peak):
                 self.fit_time_["factorization"] = time.perf_counter() - t1
                 self._log_fit(n)
                 return Phi
@@ -939,13 +939,15 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         self._set_one_shot(R0, W0, S, n, (t0, t1), top)
         return self.transform(X) if keep_features else None
 
-    def _plain_within_bound_dask(self, Phi: Any, X: Any, rows: _KernelRows, Z: Any) -> bool:
+    def _plain_within_bound_dask(
+        self, Phi: Any, X: Any, rows: _KernelRows, Z: Any, kzz_peak: float
+    ) -> bool:
         """:meth:`_plain_within_bound` for persisted dask features ``Phi`` of ``X``.
 
         The eigenvalues come from ``Phi'Phi`` (one pass over the features on the workers; an
         ``m x m`` matrix travels). They are first held against the bound of the landmark
-        block's largest entry ``max|K_ZZ| <= max|k(x, z)|`` (no kernel pass; for the usual
-        kernels the two are equal); only beyond it is the kernel's largest entry over all rows
+        block's largest entry ``kzz_peak = max|K_ZZ| <= max|k(x, z)|`` (no kernel pass; for the
+        usual kernels the two are equal); only beyond it is the kernel's largest entry over all rows
         computed (a pass over ``X``), so the decision is that of the in-memory fit.
         """
         from indefsvm.utils.dask_rows import reduce_rows
@@ -953,7 +955,7 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
         n = Phi.shape[0]
         lam = gram_eigenvalues(reduce_rows(_chunk_gram, Phi), self.signature_)
         largest = float(np.max(np.abs(lam))) if lam.size else 0.0
-        if largest <= _BOUND_FACTOR * n * float(np.max(np.abs(rows(Z, Z)))):
+        if largest <= _BOUND_FACTOR * n * kzz_peak:
             return True
         top = reduce_rows(_chunk_top, X, args=(rows, Z), combine=max)
         if largest <= _BOUND_FACTOR * n * top:
@@ -1003,13 +1005,16 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
 
     def _set_landmarks(
         self, idx: NDArray[np.intp], sketch: Any, Z: Any, rows: _KernelRows, rcond: float
-    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
         """Store the landmarks and the factor ``W0, S`` of ``K_ZZ`` (and, for the plain
-        factorisation, the whole map); returns ``(W0, S)``."""
+        factorisation, the whole map); returns ``(W0, S, max|K_ZZ|)`` (the last for the
+        plain map's bound on a dask ``X``, which would otherwise evaluate ``K_ZZ`` again)."""
         self.landmarks_ = idx
         self.sketch_landmarks_ = sketch
         self.landmark_points_ = Z
-        W0, S, d = _landmark_factor(rows(Z, Z), rcond)
+        K_ZZ = rows(Z, Z)
+        peak = float(np.max(np.abs(K_ZZ)))
+        W0, S, d = _landmark_factor(K_ZZ, rcond)
         self.landmark_eigenvalues_ = d
         self.landmark_basis_ = W0
         self.landmark_signature_ = S.astype(np.float64)
@@ -1027,7 +1032,7 @@ class IndefiniteNystroem(TransformerMixin, BaseEstimator):
             self.eigenvalues_ = np.abs(d[np.abs(d) > rcond * np.max(np.abs(d))]) * S
             self.signature_ = S.astype(np.float64)
             self.n_components_ = r
-        return W0, S
+        return W0, S, peak
 
     def _set_one_shot(
         self, R0: NDArray, W0: NDArray, S: NDArray, n: int, times: tuple, top: float
