@@ -500,23 +500,29 @@ def _edit_key(line: str) -> tuple[str, str, str] | None:
 
 
 def _carry_verdicts(lines: list[str], previous: list[str]) -> tuple[list[str], int]:
-    """Append to each new survivor the verdict given by hand to the same edit (same function,
-    same removed and added lines) in the previous survivors file, when that verdict is unique.
+    """Append to each new survivor the verdict given by hand to the same edit in the previous
+    survivors file, when that verdict is unique: first the same function with the same removed
+    and added lines; failing that, the same removed and added lines in any function (code that
+    moved to a function of its own when a long one was split).
 
     Mutant names are numbered per function, so after a code change the same edit gets another
     name; its verdict (an equivalence argument about that edit) still applies unless the code
     around it changed, which is why a carried verdict is reviewed with the diff of the module.
     """
     verdicts: dict[tuple[str, str, str], set[str]] = {}
+    moved: dict[tuple[str, str], set[str]] = {}
     for line in previous:
         key = _edit_key(line)
         fields = line.split("\t")
         if key is not None and len(fields) >= 5 and fields[4].strip():
             verdicts.setdefault(key, set()).add(fields[4])
+            moved.setdefault(key[1:], set()).add(fields[4])
     out, carried = [], 0
     for line in lines:
         key = _edit_key(line)
         found = verdicts.get(key) if key is not None else None
+        if found is None and key is not None:
+            found = moved.get(key[1:])
         if found is not None and len(found) == 1:
             line = f"{line}\t{next(iter(found))}"
             carried += 1

@@ -73,3 +73,28 @@ def test_pytest_verdicts_switch_each_mutant_on_and_run_its_recorded_tests(tmp_pa
     (mutants / "tests" / "test_broken.py").write_text("def test_g():\n    assert False\n")
     broken = tool.pytest_verdicts("mod", tmp_path, names, ["tests/test_broken.py"])
     assert broken == {name: "baseline fails" for name in names}
+
+
+def test_verdicts_follow_an_edit_into_the_function_it_moved_to():
+    """A hand verdict is carried to the same edit: in the same function first, then, for code
+    moved into a function of its own, by the removed and added lines alone; never when the
+    previous file gives that edit two different verdicts."""
+    mutation = load_script("tools/mutation.py")
+    previous = [
+        "# header",
+        "x_big__mutmut_7\tsurvived\t- a = b <= c\t+ a = b < c\tEQUIVALENT: a tie",
+        "x_big__mutmut_9\tsurvived\t- d = e\t+ d = None\tEQUIVALENT: unread",
+        "x_other__mutmut_1\tsurvived\t- d = e\t+ d = None\tNOT DETECTABLE: another reason",
+        "x_big__mutmut_12\tsurvived\t- f(g)\t+ f(None)",
+    ]
+    new = [
+        "x_big__mutmut_8\tsurvived\t- a = b <= c\t+ a = b < c",  # same function, renumbered
+        "x__step__mutmut_3\tsurvived\t- a = b <= c\t+ a = b < c",  # moved out of x_big
+        "x__step__mutmut_4\tsurvived\t- d = e\t+ d = None",  # two verdicts for this edit
+        "x__step__mutmut_5\tsurvived\t- f(g)\t+ f(None)",  # no verdict to carry
+        "x__step__mutmut_6\tsurvived\t- h\t+ None",  # a new edit
+    ]
+    out, carried = mutation._carry_verdicts(new, previous)
+    verdicts = [line.split("\t")[4] if line.count("\t") >= 4 else None for line in out]
+    assert verdicts == ["EQUIVALENT: a tie", "EQUIVALENT: a tie", None, None, None]
+    assert carried == 2

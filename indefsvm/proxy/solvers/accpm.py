@@ -75,6 +75,7 @@ from indefsvm.proxy.problems import Evaluation
 from indefsvm.proxy.protocols import DenseProblem
 from indefsvm.proxy.result import SolveResult
 from indefsvm.proxy.solvers._monitor import SolverMonitor
+from indefsvm.proxy.solvers.pg import proximal_step
 from indefsvm.threads import solver_blas_threads
 from indefsvm.utils.validation import blas_limit
 
@@ -862,7 +863,8 @@ def _polish(
     start: Evaluation,
 ) -> tuple[bool, float, Evaluation]:
     """Accelerated proximal-gradient steps from ``start`` (FISTA, as
-    :mod:`indefsvm.proxy.solvers.pg`).
+    :mod:`indefsvm.proxy.solvers.pg`, with its step
+    :func:`~indefsvm.proxy.solvers.pg.proximal_step`).
 
     Backtracking on ``lip`` by the curvature test and a gradient-based momentum restart
     (O'Donoghue & Candes), both immune to the cancellation that makes objective comparisons
@@ -870,7 +872,6 @@ def _polish(
     last evaluation, from which the next polish continues).
     """
     w = problem.metric
-    metric = w
     if w is None:
         w = np.ones(problem.n)
     x_prev = start.alpha
@@ -880,7 +881,7 @@ def _polish(
     for _ in range(steps):
         g, y = ev_y.gradient, ev_y.alpha
         for _ in range(30):
-            x_new = problem.prox(y + g / (lip * w), 1.0 / lip, metric)
+            x_new = proximal_step(problem, y, g, lip)
             ev_new = problem.evaluate(x_new)
             monitor.offer(ev_new)
             dx = x_new - y
