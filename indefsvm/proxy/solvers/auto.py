@@ -21,9 +21,9 @@ The policy (docs/solvers.md, "Which solver ``auto`` picks"; the grid that chose 
 Measured on the grid of ``benchmarks/bench_auto_policy.py`` (docs/benchmarks.md; 44 points for
 classification, n = 50 to 10^5, both forms, kernel scale 1e-2 to 1e5, rho 1e-3 to 1e8, C 1e-4 to
 1e4, and 98 points with ``--kinds svc oneclass vrho``): the chosen solver never ended
-uncertified where another certified; where it was over 1.2 times the fastest, the fastest took
-at most 0.3 s (the Newton method's set-up on easy factored problems, SIQCLP on small dense
-one-class problems, timing noise).
+uncertified where another certified; where it was over 1.2 times the fastest (14 of the 98
+points), the fastest took at most 0.17 s and the chosen one at most 0.05 s more (the Newton
+method's first model on easy factored problems, SIQCLP on small dense one-class problems).
 
 Solver options narrow the choice: ``options={"step": "paper"}`` can only mean the projected
 gradient, so ``auto`` picks among the solvers that take every option given (and says which
