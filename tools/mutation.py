@@ -471,7 +471,7 @@ def survivors(module: str, workdir: Path, out: Path | None) -> None:
     lines = sorted(res.stdout.splitlines(), key=_natural_key)
     carried = 0
     if out is not None and out.exists():
-        lines, carried = _carry_verdicts(lines, out.read_text().splitlines())
+        lines, carried = carry_verdicts(lines, out.read_text().splitlines())
     header = (
         f"# Mutants of {', '.join(MODULES[module][0])} not killed"
         f" (mutmut, python tools/mutation.py {module});"
@@ -499,7 +499,7 @@ def _edit_key(line: str) -> tuple[str, str, str] | None:
     return function, fields[2], fields[3]
 
 
-def _carry_verdicts(lines: list[str], previous: list[str]) -> tuple[list[str], int]:
+def carry_verdicts(lines: list[str], previous: list[str]) -> tuple[list[str], int]:
     """Append to each new survivor the verdict given by hand to the same edit in the previous
     survivors file, when that verdict is unique: first the same function with the same removed
     and added lines; failing that, the same removed and added lines in any function (code that

@@ -94,7 +94,7 @@ def test_verdicts_follow_an_edit_into_the_function_it_moved_to():
         "x__step__mutmut_5\tsurvived\t- f(g)\t+ f(None)",  # no verdict to carry
         "x__step__mutmut_6\tsurvived\t- h\t+ None",  # a new edit
     ]
-    out, carried = mutation._carry_verdicts(new, previous)
+    out, carried = mutation.carry_verdicts(new, previous)
     verdicts = [line.split("\t")[4] if line.count("\t") >= 4 else None for line in out]
     assert verdicts == ["EQUIVALENT: a tie", "EQUIVALENT: a tie", None, None, None]
     assert carried == 2
