@@ -247,7 +247,7 @@ def proximal_step(
 
     Algorithm 1 of paper 004 (Sect. 3.2) with its step ``t / k`` replaced by ``1 / L``, the
     prox of the l1 term and the metric of ``Problem.metric``. The Newton method's first step
-    (its option ``gradient_start``) is this step too.
+    (its option ``gradient_start``) and ACCPM's polishing steps are this step too.
     """
     w = problem.metric
     return problem.prox(x + g / (lipschitz if w is None else lipschitz * w), 1.0 / lipschitz, w)
