@@ -247,11 +247,12 @@ class PlattProbabilityMixin:
         """Platt's sigmoid on out-of-fold decision values (binary problem).
 
         The folds split the rows of every per-point input: the training kernel (blocks), the
-        features, a one-vs-one pair's rows of a shared Nystroem factor, a vector ``rho`` and
-        the sample weights. ``rows`` is the input map a one-vs-one pair of a low-rank model was
-        fitted on (an :class:`indefsvm.inputs.PairRows`, None otherwise): each fold's clone is
-        fitted and decides through the template's hooks (``_fit_shared_rows``,
-        ``_decide_shared_rows``) on the fold's rows of it (``rows.fold(train, test)``).
+        features, the rows of a Nystroem factor, a vector ``rho`` and the sample weights.
+        ``rows`` is the Nystroem map of a low-rank fit as an :class:`indefsvm.inputs.PairRows`
+        (a one-vs-one pair's rows of the multi-class model's shared map, or a binary model's
+        own map; None for a dense fit): each fold's clone is fitted and decides through the
+        template's hooks (``_fit_shared_rows``, ``_decide_shared_rows``) on the fold's rows of
+        it (``rows.fold(train, test)``), so no map is refitted on a fold.
         """
         from sklearn.base import clone
         from sklearn.model_selection import StratifiedKFold
@@ -268,9 +269,9 @@ class PlattProbabilityMixin:
             )
         Xa = np.asarray(X)
         n = labels_pm.shape[0]
-        # A one-vs-one pair of a low-rank model is given its rows of the multi-class model's
-        # shared Nystroem factor, and X is then its rows of the landmark columns k(X, Z) (n x m):
-        # the folds take rows of both, never a block of X as if it were an n x n kernel.
+        # A low-rank fit gives its rows of a Nystroem factor (a pair's X is then its landmark
+        # columns k(X, Z), n x m): the folds take rows of X and of the factor, never a block of
+        # X as if it were an n x n kernel.
         pairwise = _is_precomputed(self) and rows is None
         # Per-point parameters (a vector rho) and sample weights follow the fold's rows.
         per_point = {}

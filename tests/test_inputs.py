@@ -300,3 +300,23 @@ def test_platt_folds_of_a_binary_low_rank_fit_use_its_map(landmarks):
     A, B = _platt_on_dense_folds(Phi, s, labels)
     np.testing.assert_allclose([clf.probA_[0], clf.probB_[0]], [A, B], rtol=0, atol=1e-5)
     assert np.all(np.isfinite(clf.predict_proba(X[:5])))
+
+
+def test_platt_folds_of_a_precomputed_low_rank_fit_equal_those_on_the_points():
+    """``kernel="precomputed"`` with ``n_components``: the folds take rows of the given n x n
+    kernel and of the model's map; Platt's A and B and the probabilities equal those of the
+    same model fitted on the points with the kernel function (the same landmarks)."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(80, 3))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=80) > 0, 1, -1)
+    Xt = rng.normal(size=(7, 3))
+    common = {"n_components": 20, "random_state": 0, "probability": True}
+    on_points = IndefiniteSVC(kernel="sigmoid", **SIG, **common).fit(X, y)
+    given = IndefiniteSVC(kernel="precomputed", **common).fit(_sigmoid(X, X), y)
+    assert np.array_equal(on_points.nystroem_.landmarks_, given.nystroem_.landmarks_)
+    np.testing.assert_allclose(
+        [given.probA_[0], given.probB_[0]], [on_points.probA_[0], on_points.probB_[0]], rtol=1e-9
+    )
+    np.testing.assert_allclose(
+        given.predict_proba(_sigmoid(Xt, X)), on_points.predict_proba(Xt), rtol=0, atol=1e-10
+    )
